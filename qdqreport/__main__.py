@@ -1,0 +1,3 @@
+from qdqreport.cli import main
+
+raise SystemExit(main())

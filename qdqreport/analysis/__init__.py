@@ -1,0 +1,1 @@
+"""Analysis of a bundle's data for the rules: NumPy and the standard library only."""

@@ -1,0 +1,176 @@
+"""Context: the one object rules see. Typed, cached views of a bundle's data.
+
+Rules never open files or parse CSV columns themselves; they ask the Context, which knows
+the bundle schema. Everything here is NumPy and the standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from qdqreport.bundle.reader import Bundle
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    id: str
+    runtime: str
+    precision: str
+    status: str
+    error: str | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ComparisonInfo:
+    id: str
+    reference: str
+    candidate: str
+    purpose: str
+    sliced: dict[str, dict[str, Any]]
+    class_outputs: tuple[str, ...]
+    skipped: dict[str, str]
+
+
+@dataclass(frozen=True)
+class OutputSummary:
+    """One output tensor of one comparison, summarised over samples (medians and the worst)."""
+
+    output: str
+    samples: int
+    cosine_median: float
+    cosine_min: float
+    worst_sample: int
+    sqnr_median: float
+    sqnr_min: float
+    max_abs: float
+    rel_l2_median: float
+    top1: float | None  # mean top-1 agreement, None when the output is not class scores
+    top5: float | None
+    nonfinite_ref: int
+    nonfinite_cand: int
+    worst_slice: int | None = None  # the slice index with the lowest cosine, when sliced
+    worst_slice_cosine: float | None = None
+    worst_slice_sqnr: float | None = None
+    slice_axis: int | None = None
+
+
+class Context:
+    def __init__(self, bundle: Bundle):
+        self.bundle = bundle
+        self.manifest = bundle.manifest
+        self._tables: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    # --- stages and comparisons ----------------------------------------------------------
+    @cached_property
+    def stages(self) -> list[StageInfo]:
+        return [StageInfo(s["id"], s["runtime"], s["precision"], s["status"], s.get("error"),
+                          s.get("details", {})) for s in self.manifest["stages"]]
+
+    def stage(self, stage_id: str) -> StageInfo | None:
+        return next((s for s in self.stages if s.id == stage_id), None)
+
+    def stage_ok(self, stage_id: str) -> bool:
+        stage = self.stage(stage_id)
+        return stage is not None and stage.status == "ok"
+
+    @cached_property
+    def comparisons(self) -> list[ComparisonInfo]:
+        return [ComparisonInfo(c["id"], c["reference"], c["candidate"], c["purpose"], c.get("sliced", {}),
+                               tuple(c.get("class_outputs", ())), c.get("skipped", {}))
+                for c in self.manifest["comparisons"]]
+
+    def comparison(self, purpose: str) -> ComparisonInfo | None:
+        """The comparison made for *purpose* (export, quantization, deployment, fp16)."""
+        return next((c for c in self.comparisons if c.purpose == purpose), None)
+
+    def sample_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+        return self._table(comparison_id, "samples")
+
+    def slice_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+        return self._table(comparison_id, "slices")
+
+    def tensor_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+        """Per-tensor errors of the marked intermediate tensors (sensitive nodes), if collected."""
+        return self._table(comparison_id, "tensors")
+
+    def output_summaries(self, comparison_id: str) -> list[OutputSummary]:
+        rows_by_output: dict[str, list[dict[str, Any]]] = {}
+        for row in self.sample_rows(comparison_id):
+            rows_by_output.setdefault(row["output"], []).append(row)
+        slices = self.slice_rows(comparison_id)
+        return [_summarise(name, rows, [s for s in slices if s["output"] == name])
+                for name, rows in rows_by_output.items()]
+
+    # --- graph and input evidence --------------------------------------------------------
+    @cached_property
+    def precision(self) -> dict[str, Any] | None:
+        """quant/precision_summary.json: how every node of the QDQ graph is quantized."""
+        return self._artifact_json("precision_summary")
+
+    @cached_property
+    def eval_stats(self) -> dict[str, Any] | None:
+        return self._artifact_json("eval_stats")
+
+    @cached_property
+    def calib_stats(self) -> dict[str, Any] | None:
+        return self._artifact_json("calib_stats")
+
+    @cached_property
+    def range_use(self) -> list[dict[str, Any]] | None:
+        """How evaluation inputs fill the INT8 range of the Q nodes that read the model inputs."""
+        return self._artifact_json("range_use")
+
+    @cached_property
+    def modelopt_log(self) -> dict[str, Any] | None:
+        return self._artifact_json("modelopt_log")
+
+    def _artifact_json(self, kind: str) -> Any:
+        path = self.manifest["artifacts"].get(kind)
+        return self.bundle.json(path) if self.bundle.has(path) else None
+
+    def _table(self, comparison_id: str, kind: str) -> list[dict[str, Any]]:
+        key = (comparison_id, kind)
+        if key not in self._tables:
+            entry = next((c for c in self.manifest["comparisons"] if c["id"] == comparison_id), None)
+            path = entry["tables"].get(kind) if entry else None
+            self._tables[key] = self.bundle.table(path, kind) if self.bundle.has(path) else []
+        return self._tables[key]
+
+
+def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any]]) -> OutputSummary:
+    cosines = [_num(r["cosine"]) for r in rows]
+    sqnrs = [_num(r["sqnr_db"]) for r in rows]
+    worst = min(range(len(rows)), key=lambda i: (cosines[i], i))
+    summary = OutputSummary(
+        output=name, samples=len(rows),
+        cosine_median=statistics.median(cosines), cosine_min=cosines[worst], worst_sample=rows[worst]["sample"],
+        sqnr_median=statistics.median(sqnrs), sqnr_min=min(sqnrs),
+        max_abs=max(_num(r["max_abs"], 0.0) for r in rows),
+        rel_l2_median=statistics.median(_num(r["rel_l2"], math.inf) for r in rows),
+        top1=_mean_or_none(r["top1_agree"] for r in rows), top5=_mean_or_none(r["top5_agree"] for r in rows),
+        nonfinite_ref=sum(r["ref_nan"] + r["ref_inf"] for r in rows),
+        nonfinite_cand=sum(r["cand_nan"] + r["cand_inf"] for r in rows),
+    )
+    if not slices:
+        return summary
+    worst_slice = min(slices, key=lambda s: (_num(s["cosine"]), s["index"]))
+    return OutputSummary(**{**summary.__dict__, "worst_slice": worst_slice["index"],
+                            "worst_slice_cosine": _num(worst_slice["cosine"]),
+                            "worst_slice_sqnr": _num(worst_slice["sqnr_db"]), "slice_axis": worst_slice["axis"]})
+
+
+def _num(value: Any, nan_as: float = -1.0) -> float:
+    """A metric as a float; a missing or NaN metric counts as the worst value (-1 for cosine)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return nan_as
+    return float(value)
+
+
+def _mean_or_none(values: Any) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None

@@ -1,0 +1,117 @@
+"""Error metrics between a reference tensor and a candidate tensor (pure NumPy).
+
+All metrics are computed in float64 over the positions where both tensors are finite; the
+NaN/Inf counts are reported separately so a few bad values neither hide nor poison the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ErrorStats:
+    cosine: float
+    mse: float
+    max_abs: float
+    mean_abs: float
+    sqnr_db: float
+    rel_l2: float
+    ref_nan: int
+    ref_inf: int
+    cand_nan: int
+    cand_inf: int
+
+    def as_row(self) -> dict[str, float | int]:
+        return dict(self.__dict__)
+
+
+def error_stats(reference: np.ndarray, candidate: np.ndarray) -> ErrorStats:
+    ref = np.asarray(reference, dtype=np.float64).ravel()
+    cand = np.asarray(candidate, dtype=np.float64).ravel()
+    if ref.shape != cand.shape:
+        raise ValueError(f"shapes differ: {np.shape(reference)} vs {np.shape(candidate)}")
+    finite = np.isfinite(ref) & np.isfinite(cand)
+    acc = Accumulator()
+    acc.add(ref[finite], cand[finite])
+    return ErrorStats(
+        cosine=acc.cosine(), mse=acc.mse(), max_abs=acc.max_abs, mean_abs=acc.mean_abs(),
+        sqnr_db=acc.sqnr_db(), rel_l2=acc.rel_l2(),
+        ref_nan=int(np.isnan(ref).sum()), ref_inf=int(np.isinf(ref).sum()),
+        cand_nan=int(np.isnan(cand).sum()), cand_inf=int(np.isinf(cand).sum()),
+    )
+
+
+class Accumulator:
+    """Running sums from which cosine, MSE, SQNR and relative L2 follow; memory does not grow."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.ref_sq = 0.0
+        self.cand_sq = 0.0
+        self.dot = 0.0
+        self.diff_sq = 0.0
+        self.abs_sum = 0.0
+        self.max_abs = 0.0
+
+    def add(self, ref: np.ndarray, cand: np.ndarray) -> None:
+        ref = np.asarray(ref, dtype=np.float64).ravel()
+        cand = np.asarray(cand, dtype=np.float64).ravel()
+        diff = cand - ref
+        self.count += ref.size
+        self.ref_sq += float(ref @ ref)
+        self.cand_sq += float(cand @ cand)
+        self.dot += float(ref @ cand)
+        self.diff_sq += float(diff @ diff)
+        self.abs_sum += float(np.abs(diff).sum())
+        if diff.size:
+            self.max_abs = max(self.max_abs, float(np.abs(diff).max()))
+
+    def cosine(self) -> float:
+        if self.count == 0:
+            return math.nan
+        if self.ref_sq == 0.0 and self.cand_sq == 0.0:
+            return 1.0
+        if self.ref_sq == 0.0 or self.cand_sq == 0.0:
+            return 0.0
+        return max(-1.0, min(1.0, self.dot / math.sqrt(self.ref_sq * self.cand_sq)))
+
+    def mse(self) -> float:
+        return self.diff_sq / self.count if self.count else math.nan
+
+    def mean_abs(self) -> float:
+        return self.abs_sum / self.count if self.count else math.nan
+
+    def sqnr_db(self) -> float:
+        """Signal-to-quantization-noise ratio: 10·log10(Σref² / Σ(cand−ref)²); inf when identical."""
+        if self.count == 0:
+            return math.nan
+        if self.diff_sq == 0.0:
+            return math.inf
+        if self.ref_sq == 0.0:
+            return -math.inf
+        return 10.0 * math.log10(self.ref_sq / self.diff_sq)
+
+    def rel_l2(self) -> float:
+        if self.count == 0:
+            return math.nan
+        if self.ref_sq == 0.0:
+            return 0.0 if self.diff_sq == 0.0 else math.inf
+        return math.sqrt(self.diff_sq / self.ref_sq)
+
+
+def topk_agreement(reference: np.ndarray, candidate: np.ndarray, k: int) -> float:
+    """Share of rows (last axis = classes) whose reference top-1 class is in the candidate's top-k."""
+    ref = np.asarray(reference, dtype=np.float64)
+    cand = np.asarray(candidate, dtype=np.float64)
+    classes = ref.shape[-1]
+    ref_rows = ref.reshape(-1, classes)
+    cand_rows = np.nan_to_num(cand.reshape(-1, classes), nan=-np.inf)
+    top1 = ref_rows.argmax(axis=1)
+    if k == 1:
+        return float(np.mean(cand_rows.argmax(axis=1) == top1))
+    topk = np.argsort(-cand_rows, axis=1, kind="stable")[:, :k]
+    return float(np.mean((topk == top1[:, None]).any(axis=1)))

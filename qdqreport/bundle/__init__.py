@@ -1,0 +1,1 @@
+"""The bundle: a versioned folder (or .zip) that is the one contract between collector and renderer."""

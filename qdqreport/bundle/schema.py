@@ -1,0 +1,145 @@
+"""The bundle schema: the one contract between the collector and the renderer.
+
+Versioning is MAJOR.MINOR. A minor version only adds optional fields or trailing table
+columns, so a reader accepts any minor of a major it knows and ignores what it does not
+know. A newer major is refused with a message naming the qdqreport version needed.
+
+Changelog:
+  1.0  first version: stages, output comparisons, precision summary, input statistics.
+
+docs/bundle.md documents every field; tests/test_bundle.py keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qdqreport.errors import BundleError, SchemaVersionError
+
+SCHEMA_NAME = "qdqreport.bundle"
+SCHEMA_VERSION = "1.0"
+MANIFEST = "manifest.json"
+
+# The first qdqreport release that reads each major version (for the refusal message).
+READER_FOR_MAJOR = {1: "0.1"}
+
+STAGE_STATUSES = ("ok", "failed", "skipped")
+KNOWN_STAGES = ("reference", "ort_fp32", "ort_qdq", "trt_fp16", "trt_int8")
+PURPOSES = ("export", "quantization", "deployment", "fp16", "other")
+
+# Declared columns of every CSV table kind. A minor version may append columns; a reader
+# needs the declared ones to be present, in this order, at the start of the header.
+TABLE_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
+    "samples": (
+        ("output", str), ("sample", int), ("cosine", float), ("mse", float),
+        ("max_abs", float), ("mean_abs", float), ("sqnr_db", float), ("rel_l2", float),
+        ("ref_nan", int), ("ref_inf", int), ("cand_nan", int), ("cand_inf", int),
+        ("top1_agree", float), ("top5_agree", float),
+    ),
+    "slices": (
+        ("output", str), ("axis", int), ("index", int), ("ref_rms", float),
+        ("cosine", float), ("sqnr_db", float), ("max_abs", float), ("rel_l2", float),
+    ),
+    "tensors": (
+        ("tensor", str), ("node", str), ("op_type", str), ("samples", int),
+        ("cosine", float), ("sqnr_db", float), ("max_abs", float), ("rel_l2", float),
+        ("ref_absmax", float),
+    ),
+}
+
+
+def parse_version(text: Any, where: str) -> tuple[int, int]:
+    """Return (major, minor) of a "MAJOR.MINOR" string or raise BundleError naming *where*."""
+    if not isinstance(text, str) or not _is_version(text):
+        raise BundleError(f"{where}: schema_version must look like '1.0', got {text!r}")
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+def _is_version(text: str) -> bool:
+    parts = text.split(".")
+    return len(parts) == 2 and all(p.isdigit() for p in parts)
+
+
+def check_version(manifest: dict[str, Any], where: str) -> tuple[int, int]:
+    """Refuse a manifest of another schema or of a major version newer than ours."""
+    if manifest.get("schema") != SCHEMA_NAME:
+        raise BundleError(f"{where}: not a qdqreport bundle (schema is {manifest.get('schema')!r}, "
+                          f"expected {SCHEMA_NAME!r}); pass the folder or .zip written by `qdqreport collect`")
+    major, minor = parse_version(manifest.get("schema_version"), where)
+    ours = parse_version(SCHEMA_VERSION, "qdqreport")[0]
+    if major > ours:
+        raise SchemaVersionError(
+            f"{where}: bundle schema {major}.{minor} is newer than this qdqreport reads ({SCHEMA_VERSION}); "
+            f"upgrade qdqreport to a release that reads schema {major}.x (pip install -U qdqreport)")
+    return major, minor
+
+
+# --- manifest validation ------------------------------------------------------------------
+# A small structural spec, checked by hand so the core install needs no jsonschema. Each key
+# maps to (type, required). Nested dicts are specs; [spec] is a list of items of that spec.
+
+_FILE_REF = {"path": (str, True), "sha256": (str, True), "bytes": (int, False)}
+_TENSOR = {"name": (str, True), "shape": (list, True), "dtype": (str, True)}
+_INPUT_SET = {"source": (str, True), "kind": (str, True), "samples": (int, True),
+              "tensors": ([_TENSOR], True), "sha256": ((str, type(None)), False)}
+_STAGE = {
+    "id": (str, True), "runtime": (str, True), "precision": (str, True), "status": (str, True),
+    "error": ((str, type(None)), False), "seconds": ((float, int, type(None)), False),
+    "artifacts": (dict, True), "details": (dict, False),
+}
+_COMPARISON = {"id": (str, True), "reference": (str, True), "candidate": (str, True),
+               "purpose": (str, True), "tables": (dict, True)}
+MANIFEST_SPEC = {
+    "schema": (str, True), "schema_version": (str, True), "created_at": (str, True),
+    "collector": (dict, True), "tools": (dict, True), "host": (dict, True),
+    "models": ({"fp32": ((dict, type(None)), False), "qdq": ((dict, type(None)), False)}, True),
+    "inputs": (dict, True), "stages": ([_STAGE], True), "comparisons": ([_COMPARISON], True),
+    "artifacts": (dict, True), "files": (dict, True),
+}
+
+
+def validate_manifest(manifest: Any, where: str = MANIFEST) -> None:
+    """Raise BundleError naming the JSON path of the first field that breaks the spec."""
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{where}: the manifest must be a JSON object")
+    _check_spec(manifest, MANIFEST_SPEC, where, "")
+    for i, stage in enumerate(manifest["stages"]):
+        _check_choice(stage["status"], STAGE_STATUSES, where, f"stages[{i}].status")
+    for i, comp in enumerate(manifest["comparisons"]):
+        _check_choice(comp["purpose"], PURPOSES, where, f"comparisons[{i}].purpose")
+    for name, ref in manifest["models"].items():
+        if isinstance(ref, dict):
+            _check_spec(ref, _FILE_REF, where, f"models.{name}")
+    for name, ref in manifest["inputs"].items():
+        if isinstance(ref, dict):
+            _check_spec(ref, _INPUT_SET, where, f"inputs.{name}")
+
+
+def _check_choice(value: str, choices: tuple[str, ...], where: str, path: str) -> None:
+    if value not in choices:
+        raise BundleError(f"{where}: {path} must be one of {'|'.join(choices)}, got {value!r}")
+
+
+def _check_spec(obj: dict[str, Any], spec: dict[str, Any], where: str, prefix: str) -> None:
+    for key, (kind, required) in spec.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if key not in obj:
+            if required:
+                raise BundleError(f"{where}: required field {path} is missing")
+            continue
+        _check_value(obj[key], kind, where, path)
+
+
+def _check_value(value: Any, kind: Any, where: str, path: str) -> None:
+    if isinstance(kind, dict):
+        if not isinstance(value, dict):
+            raise BundleError(f"{where}: {path} must be an object")
+        _check_spec(value, kind, where, path)
+    elif isinstance(kind, list):
+        if not isinstance(value, list):
+            raise BundleError(f"{where}: {path} must be a list")
+        for i, item in enumerate(value):
+            _check_value(item, kind[0], where, f"{path}[{i}]")
+    elif not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise BundleError(f"{where}: {path} has the wrong type ({type(value).__name__})")

@@ -1,0 +1,88 @@
+"""Typed findings with structured evidence. Rules build these; only the renderer formats them."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number that decided (or supports) the finding, with the threshold it was held to."""
+
+    name: str
+    value: float | int | str | None
+    unit: str = ""
+    threshold: str = ""  # e.g. "< 0.99"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A small table; `note` says what was cut when rows were truncated."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Series:
+    """Numbers to plot: `kind` is "bar" (labels -> values) or "points" (index -> value)."""
+
+    title: str
+    kind: str
+    labels: tuple[str, ...]
+    values: tuple[float, ...]
+    y_label: str = ""
+    threshold: float | None = None
+
+
+Evidence = Union[Metric, Table, Text, Series]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A concrete remedy: what to do, and where one exists, the command line that does it."""
+
+    action: str
+    command: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    title: str
+    severity: str
+    confidence: float  # 0..1: how sure the rule is that this cause is real
+    score: float  # 0..1: how much of the observed damage this cause plausibly explains
+    subject: str  # what the finding is about: a stage pair, node names, an input
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    stage: str = ""  # the comparison or stage it concerns, when one
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+        if not 0.0 <= self.confidence <= 1.0 or not 0.0 <= self.score <= 1.0:
+            raise ValueError("confidence and score must be within 0..1")
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable across runs for the same rule and subject: an HTML anchor and a diff key."""
+        return hashlib.sha1(f"{self.rule_id}\0{self.subject}".encode()).hexdigest()[:10]
+
+    def rank_key(self) -> tuple:
+        """Deterministic ranking: severity, then score x confidence, then rule id and subject."""
+        return (SEVERITY_RANK[self.severity], -round(self.score * self.confidence, 6), self.rule_id, self.subject)

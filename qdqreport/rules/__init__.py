@@ -1,0 +1,94 @@
+"""Root-cause rules: one module each, registered by the @rule decorator, discovered by a walk.
+
+Adding a rule means adding one file to this package (or a plug-in module named in the
+`qdqreport.rules` entry-point group). No central list is edited.
+
+A rule is a function `(ctx: Context) -> Iterable[Finding]`. Its docstring is its
+documentation (first line: what it detects; then "Why it matters" and "Fix" paragraphs).
+Its `examples` are bundle recipes that it must fire on (`Fires`) or stay quiet on
+(`Quiet`); tests/test_rules.py runs every example of every registered rule.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Callable, Iterable
+
+if TYPE_CHECKING:  # the Context and the builder are only types here; no import cycle at run time
+    from qdqreport.analysis.context import Context
+    from qdqreport.findings import Finding
+    from qdqreport.testing import BundleBuilder
+
+RuleFunction = Callable[["Context"], Iterable["Finding"]]
+_ID_PATTERN = re.compile(r"^QR\d{3}$")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A bundle recipe: `build(builder)` fills a BundleBuilder; `fires` says what the rule must do."""
+
+    name: str
+    build: Callable[["BundleBuilder"], None]
+    fires: bool
+
+
+def Fires(name: str, build: Callable[["BundleBuilder"], None]) -> Example:  # noqa: N802 - reads as a label
+    return Example(name, build, True)
+
+
+def Quiet(name: str, build: Callable[["BundleBuilder"], None]) -> Example:  # noqa: N802
+    return Example(name, build, False)
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    id: str
+    slug: str
+    title: str
+    function: RuleFunction
+    examples: tuple[Example, ...]
+    module: str
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.function.__doc__ or "")
+
+    @property
+    def summary(self) -> str:
+        return self.doc.splitlines()[0] if self.doc else self.title
+
+    def run(self, ctx: "Context") -> list["Finding"]:
+        return list(self.function(ctx))
+
+
+REGISTRY: dict[str, RuleSpec] = {}
+
+
+def rule(id: str, slug: str, title: str, examples: Iterable[Example] = ()) -> Callable[[RuleFunction], RuleFunction]:  # noqa: A002
+    """Register the decorated function as rule *id*; ids are unique and never reused."""
+    if not _ID_PATTERN.match(id):
+        raise ValueError(f"rule id {id!r} must look like QR001")
+
+    def register(function: RuleFunction) -> RuleFunction:
+        existing = REGISTRY.get(id)
+        if existing is not None and existing.module != function.__module__:
+            raise ValueError(f"rule id {id} is used by both {existing.module} and {function.__module__}")
+        REGISTRY[id] = RuleSpec(id, slug, title, function, tuple(examples), function.__module__)
+        return function
+
+    return register
+
+
+def discover() -> dict[str, RuleSpec]:
+    """Import every rule module of this package and of installed plug-ins; return the registry."""
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+    for entry in entry_points(group="qdqreport.rules"):
+        entry.load()
+    return dict(sorted(REGISTRY.items()))

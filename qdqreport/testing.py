@@ -1,0 +1,77 @@
+"""BundleBuilder: write small real bundles in tests and in rule examples.
+
+It writes through the same BundleWriter and layout functions as the collector, and its
+comparisons run the same comparison code, so a rule example exercises the real path from
+arrays to CSV to Context.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.layout import ARTIFACT_PATHS, COMPARISON_PLAN, base_manifest, write_comparison, write_stage
+from qdqreport.bundle.reader import Bundle
+from qdqreport.bundle.writer import BundleWriter
+
+Samples = Sequence[Mapping[str, np.ndarray]]
+
+
+class BundleBuilder:
+    def __init__(self, directory: Path | str):
+        self.destination = Path(directory) / "bundle"
+        self.manifest = base_manifest(argv=["qdqreport-testing"], created_at="2026-01-01T00:00:00Z")
+        self._stages: dict[str, dict[str, Any]] = {}
+        self._outputs: dict[str, Samples] = {}
+        self._artifacts: dict[str, Any] = {}
+        self._class_outputs: set[str] = set()
+        self._tensor_rows: dict[str, list[Mapping[str, Any]]] = {}
+        self._writer: BundleWriter | None = None
+
+    def stage(self, stage_id: str, outputs: Samples | None = None, status: str = "ok", error: str | None = None,
+              details: Mapping[str, Any] | None = None) -> "BundleBuilder":
+        """Add a stage; ok stages need outputs (one {name: array} per sample)."""
+        self._stages[stage_id] = {"status": status, "error": error, "details": dict(details or {})}
+        if outputs is not None:
+            self._outputs[stage_id] = [{k: np.asarray(v) for k, v in s.items()} for s in outputs]
+        return self
+
+    def class_outputs(self, *names: str) -> "BundleBuilder":
+        self._class_outputs.update(names)
+        return self
+
+    def tensors(self, purpose: str, rows: Iterable[Mapping[str, Any]]) -> "BundleBuilder":
+        """Per-tensor rows (schema table 'tensors') for the comparison of *purpose*."""
+        self._tensor_rows[purpose] = list(rows)
+        return self
+
+    def artifact(self, kind: str, data: Any) -> "BundleBuilder":
+        """A JSON artefact of a known kind (precision_summary, eval_stats, calib_stats, range_use, modelopt_log)."""
+        self._artifacts[kind] = data
+        return self
+
+    def build(self) -> Bundle:
+        with BundleWriter(self.destination, overwrite=True) as writer:
+            manifest = dict(self.manifest)
+            manifest["stages"] = [write_stage(writer, sid, spec["status"], self._outputs.get(sid), spec["error"],
+                                              details=spec["details"]) for sid, spec in self._stages.items()]
+            manifest["comparisons"] = self._comparisons(writer)
+            manifest["artifacts"] = {kind: writer.add_json(ARTIFACT_PATHS[kind], data)
+                                     for kind, data in self._artifacts.items()}
+            writer.commit(manifest)
+        return Bundle(self.destination)
+
+    def context(self) -> Context:
+        return Context(self.build())
+
+    def _comparisons(self, writer: BundleWriter) -> list[dict[str, Any]]:
+        entries = []
+        for reference, candidate, purpose in COMPARISON_PLAN:
+            if reference in self._outputs and candidate in self._outputs:
+                entries.append(write_comparison(writer, reference, candidate, purpose, self._outputs[reference],
+                                                self._outputs[candidate], self._class_outputs,
+                                                self._tensor_rows.get(purpose)))
+        return entries
