@@ -1,0 +1,148 @@
+"""The qdqreport command line.
+
+Exit codes: 0 success; 1 findings at or above --fail-on; 2 bad input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from qdqreport import __version__
+from qdqreport.errors import QdqReportError
+
+DEMO_DIR = Path(__file__).parent / "demo"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    try:
+        return args.handler(args, argv)
+    except QdqReportError as exc:
+        print(f"qdqreport: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("qdqreport: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="qdqreport", description="Find where an INT8 Q/DQ ONNX model loses accuracy.")
+    parser.add_argument("--version", action="version", version=f"qdqreport {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_collect(commands)
+    _add_report(commands)
+    _add_demo(commands)
+    validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes")
+    validate.add_argument("bundle", help="bundle folder or .zip")
+    validate.set_defaults(handler=_validate)
+    rules = commands.add_parser("rules", help="list the root-cause rules, or explain one")
+    rules.add_argument("rule_id", nargs="?", help="a rule id (QR001) or slug to print its documentation")
+    rules.set_defaults(handler=_rules)
+    return parser
+
+
+def _add_collect(commands: argparse._SubParsersAction) -> None:
+    collect = commands.add_parser("collect", help="run every stage on the same inputs and write a bundle",
+                                  description="Run FP32 and QDQ ONNX in ONNX Runtime (TensorRT stages are recorded as "
+                                              "skipped when tensorrt is absent), compare them, and write a bundle.")
+    collect.add_argument("--fp32", required=True, help="the FP32 ONNX model")
+    collect.add_argument("--qdq", required=True, help="the Q/DQ (INT8) ONNX model quantized from it")
+    source = collect.add_mutually_exclusive_group(required=True)
+    source.add_argument("--inputs", help=".npy (single-input models) or .npz keyed by input name; samples along axis 0")
+    source.add_argument("--data-loader-script", metavar="FILE.py[:FUNC]",
+                        help="Polygraphy data-loader script; FUNC (default load_data) returns feed dicts")
+    collect.add_argument("--calib", help="the calibration data used for quantization (.npy/.npz), to compare with --inputs")
+    collect.add_argument("--reference", help="framework outputs (.npz keyed by output name), one row per input row")
+    collect.add_argument("--modelopt-log", help="the log ModelOpt wrote while quantizing (--log_file)")
+    collect.add_argument("--ort-provider", default="cpu", help="ONNX Runtime execution provider (default: cpu)")
+    collect.add_argument("--max-samples", type=int, help="use only the first N samples")
+    collect.add_argument("-o", "--output", required=True, help="bundle folder to write, or a path ending in .zip")
+    collect.add_argument("--force", action="store_true", help="replace an existing bundle")
+    collect.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    collect.set_defaults(handler=_collect)
+
+
+def _add_report(commands: argparse._SubParsersAction) -> None:
+    report = commands.add_parser("report", help="render a bundle as report.html, report.md and findings.json",
+                                 description="Render a bundle offline (no GPU, no ONNX Runtime needed).")
+    report.add_argument("bundle", help="bundle folder or .zip")
+    report.add_argument("-o", "--output", required=True, help="folder for report.html, report.md, findings.json")
+    report.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when a finding of this severity or worse exists")
+    report.set_defaults(handler=_report)
+
+
+def _add_demo(commands: argparse._SubParsersAction) -> None:
+    demo = commands.add_parser("demo", help="collect and report on the bundled real example (a broken INT8 classifier)")
+    demo.add_argument("-o", "--output", default="qdqreport-demo", help="output folder (default: qdqreport-demo)")
+    demo.add_argument("--healthy", action="store_true", help="use the correctly calibrated QDQ model instead of the broken one")
+    demo.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    demo.set_defaults(handler=_demo)
+
+
+def _collect(args: argparse.Namespace, argv: list[str]) -> int:
+    from qdqreport.collect.pipeline import CollectOptions, collect
+    from qdqreport.progress import Progress
+
+    options = CollectOptions(fp32=args.fp32, qdq=args.qdq, inputs=args.inputs or args.data_loader_script,
+                             output=args.output, calib=args.calib, reference=args.reference,
+                             modelopt_log=args.modelopt_log, ort_provider=args.ort_provider,
+                             max_samples=args.max_samples, force=args.force, argv=["qdqreport", *argv])
+    path = collect(options, Progress(quiet=args.quiet))
+    print(path)
+    return 0
+
+
+def _report(args: argparse.Namespace, argv: list[str]) -> int:
+    from qdqreport.render import render_report
+
+    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on)
+    for path in outcome.paths:
+        print(path)
+    return outcome.exit_code
+
+
+def _demo(args: argparse.Namespace, argv: list[str]) -> int:
+    from qdqreport.collect.pipeline import CollectOptions, collect
+    from qdqreport.progress import Progress
+    from qdqreport.render import render_report
+
+    out = Path(args.output)
+    qdq, calib = ("cls_int8.onnx", "calib.npz") if args.healthy else ("cls_int8_x255.onnx", "calib_x255.npz")
+    options = CollectOptions(fp32=str(DEMO_DIR / "cls_fp32.onnx"), qdq=str(DEMO_DIR / qdq), inputs=str(DEMO_DIR / "eval.npz"),
+                             calib=str(DEMO_DIR / calib), output=str(out / "bundle"), force=True,
+                             modelopt_log=None if args.healthy else str(DEMO_DIR / "modelopt_x255.log"),
+                             argv=["qdqreport", *argv])
+    progress = Progress(quiet=args.quiet)
+    bundle = collect(options, progress)
+    outcome = render_report(bundle, out)
+    progress.say("report written")
+    print(f"report: {out / 'report.html'}\nmarkdown: {out / 'report.md'}\nbundle: {bundle}")
+    return outcome.exit_code
+
+
+def _validate(args: argparse.Namespace, argv: list[str]) -> int:
+    from qdqreport.bundle.reader import Bundle
+
+    bundle = Bundle(args.bundle)
+    major, minor = bundle.version
+    print(f"{args.bundle}: valid qdqreport bundle, schema {major}.{minor}, {len(bundle.manifest['files'])} files verified")
+    return 0
+
+
+def _rules(args: argparse.Namespace, argv: list[str]) -> int:
+    from qdqreport.rules import discover
+
+    registry = discover()
+    if args.rule_id is None:
+        for spec in registry.values():
+            print(f"{spec.id}  {spec.slug:32s} {spec.summary}")
+        return 0
+    spec = next((s for s in registry.values() if args.rule_id in (s.id, s.slug)), None)
+    if spec is None:
+        raise QdqReportError(f"no rule {args.rule_id!r}; `qdqreport rules` lists them")
+    print(f"{spec.id} {spec.slug}: {spec.title}\n\n{spec.doc}")
+    return 0

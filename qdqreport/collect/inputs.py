@@ -1,0 +1,207 @@
+"""Load evaluation, calibration and reference data, and check it against the models before any run.
+
+Sources:
+  .npy                 one array, for single-input models
+  .npz                 one array per input, keyed by input name
+  file.py[:func]       a Polygraphy data-loader script: `func` (default `load_data`) returns an
+                       iterable of feed dicts, one per inference (Polygraphy's own convention)
+
+Arrays are split into samples along axis 0: into chunks of the model's batch size when that
+dimension is fixed, otherwise into single items that keep a batch dimension of 1. A sample is
+one inference; every per-sample metric in the bundle refers to these samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from qdqreport.collect.models import TensorSpec
+from qdqreport.errors import InputError
+
+Feed = dict[str, np.ndarray]
+
+
+@dataclass
+class InputSet:
+    source: str
+    kind: str  # npy | npz | script
+    samples: list[Feed]
+    sha256: str | None
+
+    def manifest_entry(self) -> dict[str, Any]:
+        first = self.samples[0]
+        tensors = [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype)} for k, v in first.items()]
+        return {"source": self.source, "kind": self.kind, "samples": len(self.samples), "tensors": tensors, "sha256": self.sha256}
+
+
+def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int | None = None) -> InputSet:
+    """Load *source* as feeds for a model with input *specs*; *role* names the CLI option in errors."""
+    path, func = _split_script(source)
+    if path.suffix == ".py":
+        samples, kind = _from_script(path, func, role), "script"
+    else:
+        arrays = _read_arrays(path, role)
+        samples, kind = _split_samples(_named(arrays, specs, path), specs, path), path.suffix.lstrip(".")
+    if limit is not None:
+        samples = samples[:limit]
+    if not samples:
+        raise InputError(f"{path}: holds no samples ({role}); pass at least one input sample")
+    for index, feed in enumerate(samples):
+        check_feed(feed, specs, f"{path} sample {index}")
+    digest = _sha256(path)
+    return InputSet(str(path), kind, samples, digest)
+
+
+def load_reference(source: str, output_names: Sequence[str], sample_count: int, batch: int | None) -> list[Feed]:
+    """Framework reference outputs (.npz keyed by output name, samples along axis 0), checked."""
+    path = Path(source)
+    arrays = _read_arrays(path, "--reference")
+    if not isinstance(arrays, dict):
+        raise InputError(f"{path}: reference outputs must be an .npz keyed by output name ({', '.join(output_names)})")
+    unknown = sorted(set(arrays) - set(output_names))
+    if unknown:
+        raise InputError(f"{path}: {unknown[0]!r} is not an output of the FP32 model; keys must be among {', '.join(output_names)}")
+    samples: list[Feed] = [{} for _ in range(sample_count)]
+    for name, array in arrays.items():
+        chunk = batch or 1
+        if array.shape[0] != sample_count * chunk:
+            raise InputError(f"{path}: {name!r} holds {array.shape[0]} rows along axis 0 but the inputs give "
+                             f"{sample_count} samples of batch {chunk}; save one reference row per input row")
+        _refuse_nonfinite(array, f"{path}: reference {name!r}")
+        for index in range(sample_count):
+            samples[index][name] = array[index * chunk:(index + 1) * chunk]
+    return samples
+
+
+def check_feed(feed: Mapping[str, np.ndarray], specs: Sequence[TensorSpec], where: str) -> None:
+    """Names, ranks, fixed dims and dtypes must match the model exactly; values must be finite."""
+    expected = {spec.name: spec for spec in specs}
+    for name in feed:
+        if name not in expected:
+            raise InputError(f"{where}: input {name!r} is not an input of the model; its inputs are "
+                             f"{', '.join(s.describe() for s in specs)}")
+    for spec in specs:
+        if spec.name not in feed:
+            raise InputError(f"{where}: missing input {spec.name!r}; the model needs {', '.join(s.describe() for s in specs)}")
+        _check_array(np.asarray(feed[spec.name]), spec, where)
+
+
+def _check_array(array: np.ndarray, spec: TensorSpec, where: str) -> None:
+    if array.dtype != spec.dtype:
+        raise InputError(f"{where}: input {spec.name!r} is {array.dtype} but the model expects {spec.dtype}; "
+                         f"convert it with .astype(np.{spec.dtype})")
+    if array.ndim != len(spec.shape):
+        raise InputError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
+                         f"{spec.describe()} (rank {len(spec.shape)})")
+    for axis, (got, want) in enumerate(zip(array.shape, spec.shape)):
+        if isinstance(want, int) and want > 0 and got != want:
+            raise InputError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
+                             f"{spec.describe()} (dim {axis} must be {want})")
+    _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
+
+
+def _refuse_nonfinite(array: np.ndarray, where: str) -> None:
+    if np.issubdtype(array.dtype, np.floating) and not np.isfinite(array).all():
+        bad = int((~np.isfinite(array)).sum())
+        raise InputError(f"{where} contains {bad} NaN/Inf values; clean the data (e.g. np.nan_to_num) before collecting")
+
+
+def _split_script(source: str) -> tuple[Path, str]:
+    if ".py:" in source:
+        path, func = source.rsplit(":", 1)
+        return Path(path), func
+    return Path(source), "load_data"
+
+
+def _read_arrays(path: Path, role: str) -> np.ndarray | dict[str, np.ndarray]:
+    if not path.is_file():
+        raise InputError(f"{path}: no such file ({role}); pass an .npy, .npz or data-loader .py file")
+    if path.suffix not in (".npy", ".npz"):
+        raise InputError(f"{path}: unsupported input format ({role}); use .npy, .npz or a data-loader script file.py[:func]")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if path.suffix == ".npz":
+            with loaded:
+                return {key: loaded[key] for key in loaded.files}
+        return loaded
+    except (ValueError, OSError, EOFError) as exc:
+        raise InputError(f"{path}: unreadable {path.suffix} file ({exc}); re-save it with numpy.save/savez") from None
+
+
+def _named(arrays: np.ndarray | dict[str, np.ndarray], specs: Sequence[TensorSpec], path: Path) -> dict[str, np.ndarray]:
+    if isinstance(arrays, dict):
+        return arrays
+    if len(specs) != 1:
+        raise InputError(f"{path}: an .npy holds one array but the model has {len(specs)} inputs "
+                         f"({', '.join(s.name for s in specs)}); save an .npz keyed by input name")
+    return {specs[0].name: arrays}
+
+
+def _split_samples(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec], path: Path) -> list[Feed]:
+    by_name = {spec.name: spec for spec in specs}
+    counts = {}
+    for name, array in arrays.items():
+        spec = by_name.get(name)
+        if spec is None:
+            raise InputError(f"{path}: {name!r} is not an input of the model; keys must be "
+                             f"{', '.join(s.name for s in specs)}")
+        if array.ndim == 0 or array.ndim != len(spec.shape):
+            raise InputError(f"{path}: {name!r} has shape {list(array.shape)} but the model expects {spec.describe()} "
+                             "with samples stacked along axis 0")
+        batch = _fixed_batch(spec)
+        if array.shape[0] % batch:
+            raise InputError(f"{path}: {name!r} has {array.shape[0]} rows, not a multiple of the model's batch size {batch}")
+        counts[name] = array.shape[0] // batch
+    if len(set(counts.values())) > 1:
+        raise InputError(f"{path}: inputs hold different sample counts {counts}; stack the same number of samples for each")
+    count = next(iter(counts.values()), 0)
+    return [{name: _chunk(array, _fixed_batch(by_name[name]), i) for name, array in arrays.items()} for i in range(count)]
+
+
+def _fixed_batch(spec: TensorSpec) -> int:
+    first = spec.shape[0] if spec.shape else None
+    return first if isinstance(first, int) and first > 0 else 1
+
+
+def _chunk(array: np.ndarray, batch: int, index: int) -> np.ndarray:
+    return np.ascontiguousarray(array[index * batch:(index + 1) * batch])
+
+
+def _from_script(path: Path, func: str, role: str) -> list[Feed]:
+    if not path.is_file():
+        raise InputError(f"{path}: no such data-loader script ({role})")
+    from polygraphy.mod import import_from_script  # Polygraphy's loader: users reuse their own scripts
+
+    try:
+        loader = import_from_script(str(path), func)
+    except Exception as exc:
+        raise InputError(f"{path}: cannot import {func}() ({exc}); the script must define {func}() returning feed dicts") from None
+    if loader is None:
+        raise InputError(f"{path}: defines no function {func}(); name it with {path}:<function>")
+    try:
+        feeds = _as_feeds(loader() if callable(loader) else loader)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"{path}: {func}() raised {type(exc).__name__}: {exc}") from None
+    return feeds
+
+
+def _as_feeds(items: Iterable[Any]) -> list[Feed]:
+    feeds = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise InputError(f"the data loader yielded a {type(item).__name__}; yield dicts of input name -> array")
+        feeds.append({name: np.asarray(value) for name, value in item.items()})
+    return feeds
+
+
+def _sha256(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,82 @@
+"""ONNX Runtime stages, run through Polygraphy's OnnxrtRunner (the runner Polygraphy users know).
+
+A stage that cannot start or that raises on a sample is recorded as failed with its error;
+the other stages go on, and the bundle is still written.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Feed = dict[str, np.ndarray]
+
+
+@dataclass
+class OrtStage:
+    stage_id: str
+    graph_outputs: tuple[str, ...]
+    runner: Any = None
+    error: str | None = None
+    outputs: list[Feed] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def active(self) -> bool:
+        return self.runner is not None and self.error is None
+
+    def infer(self, feed: Feed, index: int) -> Feed | None:
+        """Run one sample; return all outputs (graph and extra), or None after a failure."""
+        if not self.active:
+            return None
+        start = time.perf_counter()
+        try:
+            result = {name: np.array(value) for name, value in self.runner.infer(feed).items()}
+        except Exception as exc:
+            self.fail(f"sample {index}: {type(exc).__name__}: {_first_line(exc)}")
+            return None
+        self.seconds += time.perf_counter() - start
+        self.outputs.append({name: result[name] for name in self.graph_outputs})
+        return result
+
+    def fail(self, message: str) -> None:
+        self.error = message
+        self.log.append(f"ERROR {message}")
+        self.close()
+
+    def close(self) -> None:
+        if self.runner is not None:
+            try:
+                self.runner.deactivate()
+            except Exception:  # deactivation failure must not hide the real error
+                pass
+            self.runner = None
+
+
+def open_stage(stage_id: str, model_bytes: bytes, graph_outputs: tuple[str, ...], provider: str) -> OrtStage:
+    """Create the session now, so a model ORT cannot load fails before any sample runs."""
+    from polygraphy.backend.onnxrt import OnnxrtRunner, SessionFromOnnx
+    from polygraphy.logger import G_LOGGER
+
+    G_LOGGER.module_severity = G_LOGGER.ERROR  # Polygraphy's INFO lines would drown our progress output
+    stage = OrtStage(stage_id, graph_outputs)
+    try:
+        runner = OnnxrtRunner(SessionFromOnnx(model_bytes, providers=[provider]), name=stage_id)
+        runner.activate()
+    except Exception as exc:
+        stage.fail(f"session creation failed: {type(exc).__name__}: {_first_line(exc)}")
+        return stage
+    stage.runner = runner
+    stage.details = {"providers": list(runner.sess.get_providers()), "runner": "polygraphy.OnnxrtRunner"}
+    stage.log.append(f"INFO session created with providers {stage.details['providers']}")
+    return stage
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:500] if text else type(exc).__name__

@@ -1,0 +1,259 @@
+"""`qdqreport collect`: check every input first, run each stage once on the same samples,
+compare, and write the bundle atomically."""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qdqreport.analysis.compare import looks_like_probabilities
+from qdqreport.analysis.metrics import Accumulator
+from qdqreport.bundle.layout import ARTIFACT_PATHS, base_manifest, write_comparison, write_stage
+from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect import stats
+from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference
+from qdqreport.collect.models import LoadedModel, class_score_outputs, load_model, node_output_names, with_extra_outputs
+from qdqreport.collect.ort_stage import OrtStage, open_stage
+from qdqreport.collect.trt_stage import TRT_STAGES, skip_reason, tensorrt_version
+from qdqreport.errors import InputError
+from qdqreport.progress import Progress
+
+MAX_MARKED_TENSORS = 64  # intermediate tensors marked as outputs (sensitive nodes); more would slow ORT
+
+
+@dataclass
+class CollectOptions:
+    fp32: str
+    qdq: str
+    inputs: str
+    output: str
+    calib: str | None = None
+    reference: str | None = None
+    modelopt_log: str | None = None
+    ort_provider: str = "cpu"
+    max_samples: int | None = None
+    force: bool = False
+    argv: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Loaded:
+    fp32: LoadedModel
+    qdq: LoadedModel
+    eval: InputSet
+    calib: InputSet | None
+    reference: list[dict[str, np.ndarray]] | None
+    modelopt_log: str | None
+
+
+def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
+    """Run the whole collection; return the bundle path. Raises QdqReportError on bad input."""
+    progress = progress or Progress(quiet=True)
+    loaded = _load_everything(options, progress)
+    precision = _precision_summary(loaded.qdq, progress)
+    marked = _marked_tensors(precision, loaded)
+    stages, tensor_rows = _run_ort_stages(loaded, marked, options.ort_provider, progress)
+    progress.say("writing the bundle")
+    with BundleWriter(options.output, overwrite=options.force) as writer:
+        manifest = _manifest(options, loaded)
+        manifest["stages"] = _stage_entries(writer, loaded, stages)
+        manifest["comparisons"] = _comparisons(writer, loaded, stages, tensor_rows, marked)
+        manifest["artifacts"] = _artifacts(writer, loaded, precision)
+        path = writer.commit(manifest)
+    progress.say(f"bundle written to {path}")
+    return path
+
+
+# --- loading and checking ---------------------------------------------------------------
+def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
+    progress.say("loading models and inputs")
+    fp32 = load_model(options.fp32, "--fp32")
+    qdq = load_model(options.qdq, "--qdq")
+    _check_same_interface(fp32, qdq)
+    eval_set = load_inputs(options.inputs, fp32.inputs, "--inputs", limit=options.max_samples)
+    for index, feed in enumerate(eval_set.samples):
+        check_feed(feed, qdq.inputs, f"{options.inputs} sample {index} (for --qdq {qdq.path})")
+    calib = load_inputs(options.calib, fp32.inputs, "--calib") if options.calib else None
+    reference = None
+    if options.reference:
+        batch = _batch_of(eval_set)
+        reference = load_reference(options.reference, fp32.outputs, len(eval_set.samples), batch)
+    log_text = _read_text(options.modelopt_log, "--modelopt-log") if options.modelopt_log else None
+    return _Loaded(fp32, qdq, eval_set, calib, reference, log_text)
+
+
+def _check_same_interface(fp32: LoadedModel, qdq: LoadedModel) -> None:
+    fp32_inputs = sorted(s.name for s in fp32.inputs)
+    qdq_inputs = sorted(s.name for s in qdq.inputs)
+    if fp32_inputs != qdq_inputs:
+        raise InputError(f"{qdq.path}: inputs {qdq_inputs} differ from the FP32 model's {fp32_inputs}; "
+                         "pass the QDQ model quantized from this FP32 model")
+    if not set(fp32.outputs) & set(qdq.outputs):
+        raise InputError(f"{qdq.path}: shares no output name with {fp32.path}; pass the QDQ model quantized from it")
+
+
+def _batch_of(eval_set: InputSet) -> int:
+    return int(next(iter(eval_set.samples[0].values())).shape[0])
+
+
+def _read_text(path: str, role: str) -> str:
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"{file}: no such file ({role}); pass the log that ModelOpt wrote (--log_file)")
+    return file.read_text(encoding="utf-8", errors="replace")
+
+
+# --- running ----------------------------------------------------------------------------
+def _precision_summary(qdq: LoadedModel, progress: Progress) -> dict[str, Any] | None:
+    from qdqreport.collect.precision import precision_summary
+
+    progress.say("reading the precision of every node of the QDQ graph")
+    return precision_summary(qdq.proto)
+
+
+def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[dict[str, Any]]:
+    """Sensitive nodes whose output tensor exists under the same name in both graphs."""
+    if not precision:
+        return []
+    in_both = node_output_names(loaded.fp32.proto) & node_output_names(loaded.qdq.proto)
+    marked = [s for s in precision.get("sensitive", []) if s["tensor"] in in_both and s["tensor"] not in loaded.fp32.outputs]
+    return marked[:MAX_MARKED_TENSORS]
+
+
+def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], provider: str,
+                    progress: Progress) -> tuple[dict[str, OrtStage], list[dict[str, Any]]]:
+    tensors = [m["tensor"] for m in marked]
+    stages = {
+        "ort_fp32": open_stage("ort_fp32", with_extra_outputs(loaded.fp32.proto, tensors), loaded.fp32.outputs, provider),
+        "ort_qdq": open_stage("ort_qdq", with_extra_outputs(loaded.qdq.proto, tensors), loaded.qdq.outputs, provider),
+    }
+    accumulators = {name: (Accumulator(), [0.0]) for name in tensors}
+    total = len(loaded.eval.samples)
+    for index, feed in enumerate(loaded.eval.samples):
+        fp32_out = stages["ort_fp32"].infer(feed, index)
+        qdq_out = stages["ort_qdq"].infer(feed, index)
+        if fp32_out is not None and qdq_out is not None:
+            _accumulate(accumulators, fp32_out, qdq_out)
+        progress.count("ort_fp32 + ort_qdq samples", index + 1, total)
+    for stage in stages.values():
+        stage.close()
+    return stages, _tensor_rows(marked, accumulators, total)
+
+
+def _accumulate(accumulators: dict[str, tuple[Accumulator, list[float]]], fp32_out: dict, qdq_out: dict) -> None:
+    for name, (acc, absmax) in accumulators.items():
+        ref, cand = fp32_out[name].astype(np.float64), qdq_out[name].astype(np.float64)
+        finite = np.isfinite(ref) & np.isfinite(cand)
+        acc.add(ref[finite], cand[finite])
+        if finite.any():
+            absmax[0] = max(absmax[0], float(np.abs(ref[finite]).max()))
+
+
+def _tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int) -> list[dict[str, Any]]:
+    rows = []
+    for entry in marked:
+        acc, absmax = accumulators[entry["tensor"]]
+        rows.append({"tensor": entry["tensor"], "node": entry["node"], "op_type": entry["op_type"], "samples": samples,
+                     "cosine": acc.cosine(), "sqnr_db": acc.sqnr_db(), "max_abs": acc.max_abs, "rel_l2": acc.rel_l2(),
+                     "ref_absmax": absmax[0]})
+    return rows
+
+
+# --- writing ----------------------------------------------------------------------------
+def _stage_entries(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtStage]) -> list[dict[str, Any]]:
+    entries = []
+    if loaded.reference is not None:
+        entries.append(write_stage(writer, "reference", "ok", loaded.reference, details={"source": "--reference"}))
+    for stage_id, stage in stages.items():
+        status = "failed" if stage.error else "ok"
+        entries.append(write_stage(writer, stage_id, status, stage.outputs if status == "ok" else None, stage.error,
+                                   log="\n".join(stage.log) + "\n", seconds=stage.seconds, details=stage.details))
+    version, why = tensorrt_version()
+    for stage_id in TRT_STAGES:
+        entry = write_stage(writer, stage_id, "skipped", details={"tensorrt": version})
+        entry["error"] = skip_reason(version, why)
+        entries.append(entry)
+    return entries
+
+
+def _comparisons(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtStage], tensor_rows: list[dict[str, Any]],
+                 marked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    fp32, qdq = stages["ort_fp32"], stages["ort_qdq"]
+    entries = []
+    if loaded.reference is not None and not fp32.error:
+        classes = _class_outputs(loaded, loaded.reference)
+        entries.append(write_comparison(writer, "reference", "ort_fp32", "export", loaded.reference, fp32.outputs, classes))
+    if not fp32.error and not qdq.error:
+        classes = _class_outputs(loaded, fp32.outputs)
+        entries.append(write_comparison(writer, "ort_fp32", "ort_qdq", "quantization", fp32.outputs, qdq.outputs,
+                                        classes, tensor_rows if marked else None))
+    return entries
+
+
+def _class_outputs(loaded: _Loaded, samples: list[dict[str, np.ndarray]]) -> set[str]:
+    from_graph = class_score_outputs(loaded.fp32.proto)
+    return from_graph | {name for name in samples[0] if looks_like_probabilities(samples, name)}
+
+
+def _artifacts(writer: BundleWriter, loaded: _Loaded, precision: dict[str, Any] | None) -> dict[str, str]:
+    artifacts = {}
+    if precision is not None:
+        artifacts["precision_summary"] = writer.add_json(ARTIFACT_PATHS["precision_summary"], precision)
+    if loaded.modelopt_log is not None:
+        from qdqreport.collect.modelopt_log import parse_modelopt_log
+
+        artifacts["modelopt_log"] = writer.add_json(ARTIFACT_PATHS["modelopt_log"], parse_modelopt_log(loaded.modelopt_log))
+        artifacts["modelopt_log_text"] = writer.add_text("quant/modelopt.log", loaded.modelopt_log)
+    artifacts["eval_stats"] = writer.add_json(ARTIFACT_PATHS["eval_stats"],
+                                              stats.input_stats(loaded.eval.samples, loaded.eval.source, per_sample=True))
+    if loaded.calib is not None:
+        artifacts["calib_stats"] = writer.add_json(ARTIFACT_PATHS["calib_stats"],
+                                                   stats.input_stats(loaded.calib.samples, loaded.calib.source, per_sample=False))
+    artifacts["range_use"] = writer.add_json(ARTIFACT_PATHS["range_use"], stats.range_use(loaded.qdq.proto, loaded.eval.samples))
+    return artifacts
+
+
+def _manifest(options: CollectOptions, loaded: _Loaded) -> dict[str, Any]:
+    manifest = base_manifest(argv=options.argv, tools=_tool_versions())
+    manifest["host"].update(_host())
+    manifest["models"] = {"fp32": loaded.fp32.manifest_entry(), "qdq": loaded.qdq.manifest_entry()}
+    manifest["inputs"] = {"eval": loaded.eval.manifest_entry()}
+    if loaded.calib is not None:
+        manifest["inputs"]["calib"] = loaded.calib.manifest_entry()
+    if options.reference:
+        first = loaded.reference[0]
+        manifest["inputs"]["reference"] = {
+            "source": options.reference, "kind": "npz", "samples": len(loaded.reference), "sha256": None,
+            "tensors": [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype)} for k, v in first.items()]}
+    manifest["settings"] = {"ort_provider": options.ort_provider, "max_samples": options.max_samples}
+    return manifest
+
+
+def _tool_versions() -> dict[str, Any]:
+    import onnx
+    import onnxruntime
+    import polygraphy
+
+    version, _ = tensorrt_version()
+    return {"onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__, "polygraphy": polygraphy.__version__,
+            "tensorrt": version, "onnxruntime_providers": onnxruntime.get_available_providers()}
+
+
+def _host() -> dict[str, Any]:
+    # No host name: reports get attached to public tickets.
+    return {"cpu": _cpu_name(), "cpu_count": os.cpu_count(), "gpu": None}
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

@@ -1,0 +1,45 @@
+"""Run every registered rule on a Context, isolate rule crashes, and rank the findings."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+
+from qdqreport.analysis.context import Context
+from qdqreport.findings import Finding
+from qdqreport.rules import RuleSpec, discover
+
+
+@dataclass(frozen=True)
+class RuleFailure:
+    """A rule that raised: shown in the report's "internal problems" section, never fatal by default."""
+
+    rule_id: str
+    message: str
+
+
+@dataclass
+class EngineResult:
+    findings: list[Finding] = field(default_factory=list)
+    failures: list[RuleFailure] = field(default_factory=list)
+    rules_run: list[str] = field(default_factory=list)
+
+
+def run_rules(ctx: Context, rules: dict[str, RuleSpec] | None = None) -> EngineResult:
+    """Findings of all rules, deduplicated by fingerprint and ranked deterministically."""
+    result = EngineResult()
+    seen: set[str] = set()
+    for rule_id, spec in sorted((rules if rules is not None else discover()).items()):
+        result.rules_run.append(rule_id)
+        try:
+            produced = spec.run(ctx)
+        except Exception as exc:  # a broken rule must not take the report down with it
+            last = traceback.extract_tb(exc.__traceback__)[-1]
+            result.failures.append(RuleFailure(rule_id, f"{type(exc).__name__}: {exc} ({last.filename}:{last.lineno})"))
+            continue
+        for finding in produced:
+            if finding.fingerprint not in seen:
+                seen.add(finding.fingerprint)
+                result.findings.append(finding)
+    result.findings.sort(key=Finding.rank_key)
+    return result

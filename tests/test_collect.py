@@ -1,0 +1,188 @@
+"""`qdqreport collect` on the real demo model: what the bundle holds, and every bad input refused cleanly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import numpy_helper
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.layout import load_stage_outputs
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+
+OUTPUT = "save_infer_model/scale_0.tmp_1"
+
+
+def _collect(demo: Path, out: Path, *extra: str, qdq: str = "cls_int8_x255.onnx", inputs: str | None = None) -> int:
+    return main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / qdq),
+                 "--inputs", inputs or str(demo / "eval.npz"), "--max-samples", "6", "-o", str(out), "--quiet", *extra])
+
+
+def test_broken_bundle_records_the_collapse_and_its_evidence(broken_bundle: Path) -> None:
+    ctx = Context(Bundle(broken_bundle))
+    assert {s.id: s.status for s in ctx.stages} == {"ort_fp32": "ok", "ort_qdq": "ok", "trt_fp16": "skipped", "trt_int8": "skipped"}
+    assert "tensorrt" in ctx.stage("trt_int8").error
+    quantization = ctx.comparison("quantization")
+    assert quantization.class_outputs == (OUTPUT,)
+    (summary,) = ctx.output_summaries(quantization.id)
+    assert summary.samples == 16 and summary.top1 < 0.7 and summary.cosine_median < 0.95
+    (first_q,) = ctx.range_use
+    assert first_q["input"] == "x" and first_q["range_used"] < 0.01  # the ×255 calibration signature
+    assert ctx.calib_stats["inputs"]["x"]["overall"]["max"] > 200 > ctx.eval_stats["inputs"]["x"]["overall"]["max"]
+    assert len(ctx.eval_stats["inputs"]["x"]["per_sample"]) == 16
+    assert ctx.modelopt_log is not None and ctx.precision["counts"]["quantized_nodes"] > 50
+
+
+def test_healthy_bundle_agrees(healthy_bundle: Path) -> None:
+    ctx = Context(Bundle(healthy_bundle))
+    (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
+    assert summary.samples == 50 and summary.top1 >= 0.95 and summary.cosine_median > 0.999
+    assert ctx.range_use[0]["range_used"] > 0.5
+
+
+def test_stage_outputs_are_the_real_onnxruntime_outputs(broken_bundle: Path, demo: Path, eval_x: np.ndarray) -> None:
+    stored = load_stage_outputs(Bundle(broken_bundle), "ort_fp32")
+    session = ort.InferenceSession(str(demo / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])
+    expected = session.run([OUTPUT], {"x": eval_x[3:4]})[0]
+    np.testing.assert_allclose(stored[3][OUTPUT], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_reference_outputs_add_the_export_comparison(tmp_path: Path, demo: Path, eval_x: np.ndarray) -> None:
+    session = ort.InferenceSession(str(demo / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])
+    reference = np.concatenate([session.run([OUTPUT], {"x": eval_x[i:i + 1]})[0] for i in range(6)])
+    np.savez(tmp_path / "ref.npz", **{OUTPUT: reference})
+    assert _collect(demo, tmp_path / "b", "--reference", str(tmp_path / "ref.npz")) == 0
+    ctx = Context(Bundle(tmp_path / "b"))
+    (export,) = ctx.output_summaries(ctx.comparison("export").id)
+    assert export.cosine_min > 0.99999 and export.top1 == 1.0
+
+
+def test_data_loader_script_is_polygraphy_convention(tmp_path: Path, demo: Path) -> None:
+    script = tmp_path / "loader.py"
+    script.write_text(f"import numpy as np\ndef feeds():\n    x = np.load({str(demo / 'eval.npz')!r})['x']\n"
+                      "    for i in range(3):\n        yield {'x': x[i:i + 1]}\n")
+    assert _collect(demo, tmp_path / "b", inputs=f"{script}:feeds") == 0
+    assert Bundle(tmp_path / "b").manifest["inputs"]["eval"]["samples"] == 3
+
+
+def test_zip_bundle_reads_like_the_folder(tmp_path: Path, demo: Path) -> None:
+    assert _collect(demo, tmp_path / "b.zip") == 0
+    bundle = Bundle(tmp_path / "b.zip")
+    assert [s["id"] for s in bundle.manifest["stages"]] == ["ort_fp32", "ort_qdq", "trt_fp16", "trt_int8"]
+    assert len(load_stage_outputs(bundle, "ort_qdq")) == 6
+
+
+def test_failed_stage_is_recorded_and_the_bundle_still_written(tmp_path: Path, demo: Path) -> None:
+    model = onnx.load(str(demo / "cls_int8.onnx"))
+    node = next(n for n in model.graph.node if n.op_type == "HardSigmoid")
+    node.domain = "com.example.missing"  # passes the ONNX checker, but no runtime implements it
+    model.opset_import.append(onnx.helper.make_opsetid("com.example.missing", 1))
+    onnx.save(model, tmp_path / "bad_runtime.onnx")
+    assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(tmp_path / "bad_runtime.onnx"),
+                 "--inputs", str(demo / "eval.npz"), "--max-samples", "2", "-o", str(tmp_path / "b"), "--quiet"]) == 0
+    ctx = Context(Bundle(tmp_path / "b"))
+    assert ctx.stage("ort_qdq").status == "failed" and "session creation failed" in ctx.stage("ort_qdq").error
+    assert ctx.stage("ort_fp32").status == "ok" and ctx.comparison("quantization") is None
+
+
+def test_nonfinite_scale_gives_nan_outputs_counted_per_sample(tmp_path: Path, demo: Path) -> None:
+    model = onnx.load(str(demo / "cls_int8.onnx"))
+    last_dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear"][-1]
+    _set_constant(model, last_dq.input[1], np.inf)
+    onnx.save(model, tmp_path / "inf_scale.onnx")
+    assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(tmp_path / "inf_scale.onnx"),
+                 "--inputs", str(demo / "eval.npz"), "--max-samples", "3", "-o", str(tmp_path / "b"), "--quiet"]) == 0
+    ctx = Context(Bundle(tmp_path / "b"))
+    (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
+    assert summary.nonfinite_cand > 0 and summary.nonfinite_ref == 0
+
+
+def _set_constant(model: onnx.ModelProto, name: str, value: float) -> None:
+    for init in model.graph.initializer:
+        if init.name == name:
+            array = numpy_helper.to_array(init)
+            init.CopyFrom(numpy_helper.from_array(np.full_like(array, value), name))
+            return
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.output[0] == name:
+            array = numpy_helper.to_array(node.attribute[0].t)
+            node.attribute[0].t.CopyFrom(numpy_helper.from_array(np.full_like(array, value)))
+            return
+    raise AssertionError(f"no constant {name}")
+
+
+def test_progress_goes_to_stderr_and_quiet_silences_it(tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture) -> None:
+    main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / "cls_int8.onnx"),
+          "--inputs", str(demo / "eval.npz"), "--max-samples", "4", "-o", str(tmp_path / "a")])
+    loud = capsys.readouterr()
+    assert "samples: 4/4" in loud.err and loud.out.strip() == str(tmp_path / "a")
+    _collect(demo, tmp_path / "b")
+    assert capsys.readouterr().err == ""
+
+
+# --- bad inputs: one line, exit 2, nothing written ------------------------------------------
+def _bad_inputs(tmp: Path, demo: Path, eval_x: np.ndarray) -> dict[str, tuple[list[str], str]]:
+    (tmp / "corrupt.onnx").write_bytes(b"this is not a protobuf")
+    np.savez(tmp / "wrong_name.npz", image=eval_x[:2])
+    np.savez(tmp / "wrong_shape.npz", x=eval_x[:2, :, :, :100])
+    np.savez(tmp / "wrong_dtype.npz", x=eval_x[:2].astype(np.float64))
+    nan_x = eval_x[:2].copy()
+    nan_x[1, 0, 0, 0] = np.nan
+    np.savez(tmp / "nan_inputs.npz", x=nan_x)
+    np.savez(tmp / "nan_reference.npz", **{OUTPUT: np.full((2, 2), np.nan, dtype=np.float32)})
+    np.savez(tmp / "short_reference.npz", **{OUTPUT: np.zeros((1, 2), dtype=np.float32)})
+    np.savez(tmp / "two.npz", x=eval_x[:2])
+    fp32, qdq = str(demo / "cls_fp32.onnx"), str(demo / "cls_int8.onnx")
+    base = ["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "two.npz")]
+    return {
+        "missing model": (["--fp32", str(tmp / "nope.onnx"), "--qdq", qdq, "--inputs", str(tmp / "two.npz")], "nope.onnx"),
+        "corrupt onnx": (["--fp32", fp32, "--qdq", str(tmp / "corrupt.onnx"), "--inputs", str(tmp / "two.npz")], "corrupt.onnx"),
+        "missing inputs": (["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "nope.npz")], "nope.npz"),
+        "wrong input name": (["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "wrong_name.npz")], "'image'"),
+        "wrong shape": (["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "wrong_shape.npz")], "dim 3 must be 192"),
+        "wrong dtype": (["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "wrong_dtype.npz")], "astype(np.float32)"),
+        "nan inputs": (["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "nan_inputs.npz")], "NaN/Inf"),
+        "nan reference": ([*base, "--reference", str(tmp / "nan_reference.npz")], "nan_reference.npz"),
+        "short reference": ([*base, "--reference", str(tmp / "short_reference.npz")], "one reference row per input row"),
+        "missing modelopt log": ([*base, "--modelopt-log", str(tmp / "nope.log")], "nope.log"),
+        "bad loader script": (["--fp32", fp32, "--qdq", qdq, "--data-loader-script", f"{tmp / 'nope.py'}:load"], "nope.py"),
+    }
+
+
+@pytest.mark.parametrize("case", ["missing model", "corrupt onnx", "missing inputs", "wrong input name", "wrong shape",
+                                  "wrong dtype", "nan inputs", "nan reference", "short reference", "missing modelopt log",
+                                  "bad loader script"])
+def test_bad_input_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: Path, demo: Path, eval_x: np.ndarray,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    args, expected = _bad_inputs(tmp_path, demo, eval_x)[case]
+    out = tmp_path / "out" / "bundle"
+    assert main(["collect", *args, "-o", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("qdqreport: error: ") and expected in err
+    assert not out.exists()
+    assert not list(tmp_path.rglob(".*partial*"))
+
+
+def test_existing_bundle_needs_force(tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture) -> None:
+    assert _collect(demo, tmp_path / "b") == 0
+    first = json.loads((tmp_path / "b" / "manifest.json").read_text())["created_at"]
+    assert _collect(demo, tmp_path / "b") == 2 and "--force" in capsys.readouterr().err
+    assert _collect(demo, tmp_path / "b", "--force", qdq="cls_int8.onnx") == 0
+    assert Bundle(tmp_path / "b").manifest["models"]["qdq"]["path"].endswith("cls_int8.onnx") and first
+
+
+def test_interrupted_collect_leaves_no_bundle(tmp_path: Path, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import qdqreport.collect.pipeline as pipeline
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # what Ctrl-C in the middle of writing looks like
+
+    monkeypatch.setattr(pipeline, "write_comparison", explode)
+    assert _collect(demo, tmp_path / "b") == 130
+    assert not (tmp_path / "b").exists() and not list(tmp_path.glob(".b.partial-*"))
