@@ -1,1 +1,83 @@
 """The renderer: a bundle's findings to HTML, Markdown and findings.json. Never imports onnxruntime or tensorrt."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.errors import QdqReportError
+from qdqreport.render import html, jsonout, markdown
+from qdqreport.report_model import ReportModel, build_report
+from qdqreport.rules import RuleSpec
+
+OUTPUT_FILES = {"html": "report.html", "markdown": "report.md", "json": "findings.json"}
+# --fail-on level -> the severities that make the exit code 1.
+FAIL_ON = {None: (), "error": ("error",), "warning": ("error", "warning")}
+
+
+@dataclass(frozen=True)
+class ReportOutcome:
+    """The written files (report.html, report.md, findings.json, in that order) and the exit code."""
+
+    paths: tuple[Path, ...]
+    exit_code: int
+
+
+def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | None = None,
+                  rules: dict[str, RuleSpec] | None = None) -> ReportOutcome:
+    """Read a bundle, run the rules (*rules*, default: every registered rule), and write the report files.
+
+    Either all three files are replaced or none is: everything is rendered in memory first.
+    """
+    if fail_on not in FAIL_ON:
+        raise QdqReportError(f"--fail-on must be 'error' or 'warning', got {fail_on!r}")
+    bundle = Bundle(bundle_path)
+    out = Path(out_dir)
+    _refuse_inside_bundle(bundle, out)
+    ctx = Context(bundle)
+    model = build_report(bundle, run_rules(ctx, rules), ctx)
+    paths = write_atomically(out, render_all(model))
+    failing = FAIL_ON[fail_on]
+    exit_code = 1 if any(f.severity in failing for f in model.findings) else 0
+    return ReportOutcome(tuple(paths[name] for name in OUTPUT_FILES.values()), exit_code)
+
+
+def render_all(model: ReportModel) -> dict[str, str]:
+    """File name -> text of every report file. Modules are looked up at call time so tests can patch them."""
+    return {
+        OUTPUT_FILES["html"]: html.render_html(model),
+        OUTPUT_FILES["markdown"]: markdown.render_markdown(model),
+        OUTPUT_FILES["json"]: jsonout.render_json(model),
+    }
+
+
+def write_atomically(out_dir: Path, texts: dict[str, str]) -> dict[str, Path]:
+    """Write every text to a hidden temp file in *out_dir*, then rename them all into place."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, text in texts.items():
+            temp = out_dir / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+            staged.append((temp, out_dir / name))
+            with open(temp, "x", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+    except BaseException:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+        raise
+    for temp, final in staged:
+        os.replace(temp, final)
+    return {final.name: final for _, final in staged}
+
+
+def _refuse_inside_bundle(bundle: Bundle, out_dir: Path) -> None:
+    # The bundle is read-only evidence; writing into it would break its sha256 index.
+    if bundle.location.is_dir():
+        root, target = bundle.location.resolve(), out_dir.resolve()
+        if target == root or root in target.parents:
+            raise QdqReportError(f"{out_dir}: is inside the bundle {bundle.location}; pass another -o directory")

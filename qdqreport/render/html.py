@@ -1,0 +1,25 @@
+"""report.html: one self-contained file (inline CSS and SVG, no JavaScript, no external URL)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markupsafe import Markup
+
+from qdqreport import __version__
+from qdqreport.render.env import html_env
+from qdqreport.render.plots import report_plots
+from qdqreport.report_model import ReportModel
+
+
+def render_html(model: ReportModel) -> str:
+    """The HTML report of *model*; every user string is autoescaped, only our own SVG is marked safe."""
+    template = html_env().get_template("report.html.j2")
+    return template.render(model=model, plots=_trusted(report_plots(model)), version=__version__)
+
+
+def _trusted(value: Any) -> Any:
+    # The SVG comes from matplotlib, and matplotlib escapes the text it draws.
+    if isinstance(value, dict):
+        return {key: _trusted(item) for key, item in value.items()}
+    return Markup(value) if isinstance(value, str) else value

@@ -1,0 +1,51 @@
+"""report.md: the same report as GitHub-flavoured Markdown that fits in one GitHub comment.
+
+GitHub caps a comment at 65,536 characters. We first shorten tables, then drop the lowest
+sections, and only as a last resort cut the text, always saying what was left out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from qdqreport.render.env import markdown_env
+from qdqreport.report_model import ReportModel
+
+SECTIONS = ("stages", "findings", "precision", "inputs", "provenance")
+SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "precision": "Precision",
+                  "inputs": "Input statistics", "provenance": "Provenance"}
+# (table rows, findings shown in full) per attempt, from generous to terse.
+LEVELS = ((25, 50), (10, 20), (5, 10))
+CUT_NOTE = "\n\n… report cut to fit a GitHub comment; see report.html for the rest.\n"
+
+
+def render_markdown(model: ReportModel, budget: int = 60000) -> str:
+    """The Markdown report, at most *budget* characters."""
+    text = ""
+    for rows, findings in LEVELS:
+        text = _render(model, rows, findings, SECTIONS)
+        if len(text) <= budget:
+            return text
+    rows, findings = LEVELS[-1]
+    for keep in range(len(SECTIONS) - 1, -1, -1):
+        text = _render(model, rows, findings, SECTIONS[:keep])
+        if len(text) <= budget:
+            return text
+    return _cut(text, budget)
+
+
+def _render(model: ReportModel, rows: int, findings: int, sections: tuple[str, ...]) -> str:
+    omitted = [SECTION_TITLES[name] for name in SECTIONS if name not in sections]
+    template = markdown_env().get_template("report.md.j2")
+    text = template.render(model=model, limit=rows, findings_limit=findings, sections=sections, omitted=omitted)
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"  # template blocks leave runs of blank lines
+
+
+def _cut(text: str, budget: int) -> str:
+    # Cut at a line end, and close a code fence left open so the note is not swallowed by it.
+    room = max(0, budget - len(CUT_NOTE) - 8)
+    head = text[:room].rsplit("\n", 1)[0]
+    if head.count("```") % 2:
+        head += "\n```"
+    head += "\n</details>" * max(0, head.count("<details>") - head.count("</details>"))
+    return head + CUT_NOTE

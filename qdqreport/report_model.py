@@ -1,0 +1,427 @@
+"""ReportModel: everything a report shows, as plain frozen data built from a bundle and the rule results.
+
+HTML, Markdown and findings.json are three views of this one object; templates and plots see
+nothing else (no bundle, no Context), so what a report says is decided and tested here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from qdqreport import __version__
+from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import EngineResult
+from qdqreport.findings import SEVERITIES, SEVERITY_RANK, Finding, Metric, Series, Table, Text
+
+NODE_LIST_LIMIT = 50  # non-INT8 nodes listed in the report; findings carry the full lists they need
+INT8_PRECISIONS = ("int8", "uint8")
+PRECISION_ORDER = ("int8", "uint8", "int4", "fp8", "fp16", "bf16", "fp32")
+BASE_PRECISIONS = ("int8", "uint8", "fp16", "fp32")  # always shown, so an all-INT8 table still says so
+COUNT_KEYS = ("nodes", "compute_nodes", "quantized_nodes", "q_nodes", "dq_nodes")
+STAT_KEYS = ("min", "max", "mean", "std")
+MODELOPT_KEYS = ("total_nodes", "quantizable_nodes", "nodes_to_quantize", "quantized_nodes",
+                 "non_quantizable_partitions", "calibration_method", "random_calibration", "already_quantized")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The one sentence at the top of every report, and how bad it is ("ok" when nothing was found)."""
+
+    text: str
+    severity: str
+    counts: dict[str, int]  # findings per severity
+
+
+@dataclass(frozen=True)
+class StageRow:
+    id: str
+    runtime: str
+    precision: str
+    status: str
+    reason: str  # the error of a failed stage or why a stage was skipped
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class OutputRow:
+    """One output of one comparison: Context.output_summaries plus the per-sample series for plots."""
+
+    output: str
+    samples: int
+    cosine_median: float
+    cosine_min: float
+    worst_sample: int
+    sqnr_median: float
+    max_abs: float
+    rel_l2_median: float
+    top1: float | None
+    top5: float | None
+    nonfinite_ref: int
+    nonfinite_cand: int
+    slice_note: str
+    sample_cosines: tuple[float | None, ...]
+    sample_sqnr: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    id: str
+    purpose: str
+    reference: str
+    candidate: str
+    outputs: tuple[OutputRow, ...]
+    skipped: tuple[tuple[str, str], ...]  # (output, why it was not compared)
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """A ranked finding with its evidence as typed dicts ({"type": "metric"|"table"|"text"|"series", ...})."""
+
+    fingerprint: str
+    rule_id: str
+    title: str
+    severity: str
+    confidence: float
+    score: float
+    subject: str
+    summary: str
+    stage: str
+    tags: tuple[str, ...]
+    evidence: tuple[dict[str, Any], ...]
+    fixes: tuple[dict[str, str], ...]
+
+
+@dataclass(frozen=True)
+class FailureView:
+    rule_id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Provenance:
+    schema_version: str
+    qdqreport_version: str  # the renderer's version; the collector's is in `collector`
+    collector: dict[str, Any]
+    tools: dict[str, Any]
+    host: dict[str, Any]
+    models: tuple[dict[str, Any], ...]
+    inputs: tuple[dict[str, Any], ...]
+    created_at: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PrecisionView:
+    """How the QDQ graph is quantized (precision_summary.json) and what ModelOpt logged."""
+
+    float_dtype: str
+    counts: dict[str, Any]  # nodes, compute_nodes, quantized_nodes, q_nodes, dq_nodes
+    columns: tuple[str, ...]  # the precisions of the by-op-type table, in a fixed order
+    by_op_type: tuple[dict[str, Any], ...]  # {"op_type", "counts": [one per column], "total"}
+    non_int8: tuple[dict[str, Any], ...]  # compute nodes not in INT8/UINT8, graph order, cut to NODE_LIST_LIMIT
+    non_int8_total: int
+    sensitive: tuple[dict[str, Any], ...]
+    modelopt: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class InputsView:
+    """Evaluation vs calibration statistics per model input, and how inputs use the INT8 range."""
+
+    eval_source: str
+    eval_samples: int | None
+    calib_source: str
+    calib_samples: int | None
+    rows: tuple[dict[str, Any], ...]  # {"input", "eval": {min,max,mean,std} | None, "calib": ... | None}
+    range_use: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class ReportModel:
+    verdict: Verdict
+    stages: tuple[StageRow, ...]
+    comparisons: tuple[ComparisonView, ...]
+    findings: tuple[FindingView, ...]
+    failures: tuple[FailureView, ...]
+    rules_run: tuple[str, ...]
+    precision: PrecisionView | None
+    inputs: InputsView | None
+    provenance: Provenance
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as strict JSON data: tuples become lists, NaN and infinities become None."""
+        return jsonable(asdict(self))
+
+
+def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = None) -> ReportModel:
+    """Assemble the report of *bundle* from the rule results; pass *ctx* to reuse a Context's cached tables."""
+    ctx = ctx if ctx is not None else Context(bundle)
+    comparisons = tuple(_comparison_view(ctx, info) for info in ctx.comparisons)
+    stages = _stage_rows(ctx)
+    return ReportModel(
+        verdict=build_verdict(result.findings, comparisons, stages),
+        stages=stages,
+        comparisons=comparisons,
+        findings=tuple(_finding_view(f) for f in result.findings),
+        failures=tuple(FailureView(f.rule_id, f.message) for f in result.failures),
+        rules_run=tuple(result.rules_run),
+        precision=build_precision(ctx),
+        inputs=build_inputs(ctx),
+        provenance=_provenance(ctx.manifest),
+    )
+
+
+# --- verdict ------------------------------------------------------------------------------
+def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ...],
+                  stages: tuple[StageRow, ...] = ()) -> Verdict:
+    """Lead with the output symptom (QR001) and its most likely root cause; otherwise say what agrees."""
+    counts = {name: sum(f.severity == name for f in findings) for name in SEVERITIES}
+    severity = min((f.severity for f in findings), key=SEVERITY_RANK.__getitem__, default="ok")
+    symptom = next((f for f in findings if f.rule_id == "QR001"), None) \
+        or next((f for f in findings if "symptom" in f.tags), None)
+    if symptom is not None:
+        text = _symptom_sentence(symptom, findings, comparisons)
+    else:
+        text = _agreement_sentence(comparisons, stages)
+    return Verdict(text, severity, counts)
+
+
+def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tuple[ComparisonView, ...]) -> str:
+    text = symptom.title.rstrip(".")
+    worst = _worst_output(_comparison_for(symptom.stage, comparisons))
+    if worst is not None:
+        text += f": cosine {_short_cosine(worst.cosine_median)}"
+        if worst.top1 is not None:
+            text += f" (top-1 agreement {worst.top1:.0%})"
+    cause = next((f for f in findings if "root_cause" in f.tags), None)
+    if cause is None:
+        return text + "; no root cause identified, see the findings below"
+    return text + f"; most likely cause: {cause.title.rstrip('.')}"
+
+
+def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[StageRow, ...]) -> str:
+    failed = [s.id for s in stages if s.status == "failed"]
+    tail = f"; failed stages: {', '.join(failed)}" if failed else ""
+    candidates = [(row, comp) for comp in comparisons for row in comp.outputs]
+    if not candidates:
+        return "No stage outputs could be compared" + tail
+    row, comp = min(candidates, key=lambda pair: (pair[0].cosine_median, pair[1].id, pair[0].output))
+    text = (f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} "
+            f"({comp.candidate} vs {comp.reference}, output {row.output})")
+    if row.top1 is not None:
+        text += f", top-1 agreement {row.top1:.0%}"
+    return text + tail
+
+
+def _comparison_for(stage: str, comparisons: tuple[ComparisonView, ...]) -> ComparisonView | None:
+    for match in (lambda c: stage in (c.id, c.purpose, c.candidate), lambda c: c.purpose == "quantization"):
+        found = next((c for c in comparisons if match(c)), None)
+        if found is not None:
+            return found
+    return comparisons[0] if comparisons else None
+
+
+def _worst_output(comparison: ComparisonView | None) -> OutputRow | None:
+    if comparison is None or not comparison.outputs:
+        return None
+    return min(comparison.outputs, key=lambda row: (row.cosine_median, row.output))
+
+
+def _short_cosine(value: float) -> str:
+    # 0.31 needs two digits; 0.9991 vs 0.9999 is the whole story near 1.
+    return f"{value:.2f}" if value < 0.99 else f"{value:.4f}"
+
+
+# --- stages and comparisons -----------------------------------------------------------------
+def _stage_rows(ctx: Context) -> tuple[StageRow, ...]:
+    seconds = {s["id"]: s.get("seconds") for s in ctx.manifest["stages"]}
+    return tuple(StageRow(s.id, s.runtime, s.precision, s.status, _stage_reason(s.error, s.details), seconds.get(s.id))
+                 for s in ctx.stages)
+
+
+def _stage_reason(error: str | None, details: dict[str, Any]) -> str:
+    if error:
+        return error
+    return str(details.get("reason") or details.get("skip_reason") or "")
+
+
+def _comparison_view(ctx: Context, info: ComparisonInfo) -> ComparisonView:
+    rows = ctx.sample_rows(info.id)
+    outputs = tuple(_output_row(summary, info, [r for r in rows if r["output"] == summary.output])
+                    for summary in ctx.output_summaries(info.id))
+    return ComparisonView(info.id, info.purpose, info.reference, info.candidate, outputs,
+                          tuple(sorted(info.skipped.items())))
+
+
+def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[str, Any]]) -> OutputRow:
+    return OutputRow(
+        output=summary.output, samples=summary.samples, cosine_median=summary.cosine_median,
+        cosine_min=summary.cosine_min, worst_sample=summary.worst_sample, sqnr_median=summary.sqnr_median,
+        max_abs=summary.max_abs, rel_l2_median=summary.rel_l2_median, top1=summary.top1, top5=summary.top5,
+        nonfinite_ref=summary.nonfinite_ref, nonfinite_cand=summary.nonfinite_cand,
+        slice_note=_slice_note(summary, info.sliced.get(summary.output)),
+        sample_cosines=tuple(_finite(r["cosine"]) for r in rows),
+        sample_sqnr=tuple(_finite(r["sqnr_db"]) for r in rows),
+    )
+
+
+def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
+    if not sliced:
+        return ""
+    note = f"compared per slice along axis {sliced.get('axis')}: scales differ {float(sliced.get('spread', 0)):,.0f}×"
+    if summary.worst_slice is not None and summary.worst_slice_cosine is not None:
+        note += f"; worst slice {summary.worst_slice}: cosine {_short_cosine(summary.worst_slice_cosine)}"
+    return note
+
+
+# --- findings -------------------------------------------------------------------------------
+def _finding_view(finding: Finding) -> FindingView:
+    return FindingView(
+        fingerprint=finding.fingerprint, rule_id=finding.rule_id, title=finding.title, severity=finding.severity,
+        confidence=finding.confidence, score=finding.score, subject=finding.subject, summary=finding.summary,
+        stage=finding.stage, tags=tuple(finding.tags), evidence=tuple(evidence_dict(e) for e in finding.evidence),
+        fixes=tuple({"action": fix.action, "command": fix.command} for fix in finding.fixes),
+    )
+
+
+def evidence_dict(evidence: Any) -> dict[str, Any]:
+    """One Evidence object as a typed dict; an unknown kind degrades to text rather than failing the report."""
+    if isinstance(evidence, Metric):
+        return {"type": "metric", "name": evidence.name, "value": cell(evidence.value), "unit": evidence.unit,
+                "threshold": evidence.threshold}
+    if isinstance(evidence, Table):
+        return {"type": "table", "title": evidence.title, "columns": [str(c) for c in evidence.columns],
+                "rows": [[cell(v) for v in row] for row in evidence.rows], "note": evidence.note}
+    if isinstance(evidence, Series):
+        return {"type": "series", "title": evidence.title, "kind": evidence.kind,
+                "labels": [str(label) for label in evidence.labels], "values": [float(v) for v in evidence.values],
+                "y_label": evidence.y_label, "threshold": evidence.threshold}
+    if isinstance(evidence, Text):
+        return {"type": "text", "text": evidence.text}
+    return {"type": "text", "text": str(evidence)}
+
+
+def cell(value: Any) -> Any:
+    """A table cell or metric value as a JSON scalar (NumPy scalars unwrapped, anything else as text)."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+# --- precision summary ----------------------------------------------------------------------
+def build_precision(ctx: Context) -> PrecisionView | None:
+    """The precision section, or None when the bundle has neither a precision summary nor a ModelOpt log."""
+    summary, log = ctx.precision, ctx.modelopt_log
+    if not isinstance(summary, dict) and not isinstance(log, dict):
+        return None
+    summary = summary if isinstance(summary, dict) else {}
+    by_op = summary.get("by_op_type") or {}
+    present = {p for counts in by_op.values() for p in counts}
+    columns = tuple(p for p in PRECISION_ORDER if p in present or p in BASE_PRECISIONS) \
+        + tuple(sorted(present - set(PRECISION_ORDER)))
+    rows = sorted(({"op_type": op, "counts": [int(counts.get(p, 0)) for p in columns],
+                    "total": int(sum(counts.values()))} for op, counts in by_op.items()),
+                  key=lambda row: (-row["total"], row["op_type"]))
+    nodes = sorted((n for n in summary.get("nodes") or [] if n.get("precision") not in INT8_PRECISIONS),
+                   key=lambda n: (n.get("index", 0), str(n.get("name"))))
+    return PrecisionView(
+        float_dtype=str(summary.get("float_dtype") or ""), counts={k: (summary.get("counts") or {}).get(k) for k in COUNT_KEYS},
+        columns=columns, by_op_type=tuple(rows),
+        non_int8=tuple(_node_row(n) for n in nodes[:NODE_LIST_LIMIT]), non_int8_total=len(nodes),
+        sensitive=_sensitive_rows(ctx, summary.get("sensitive") or []),
+        modelopt=_modelopt(log) if isinstance(log, dict) else None,
+    )
+
+
+def _node_row(node: dict[str, Any]) -> dict[str, Any]:
+    return {"name": str(node.get("name")), "op_type": str(node.get("op_type")), "index": node.get("index"),
+            "precision": str(node.get("precision")), "feeds_graph_output": bool(node.get("feeds_graph_output"))}
+
+
+def _sensitive_rows(ctx: Context, sensitive: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """Sensitive nodes, joined with their output tensor's QDQ-vs-FP32 error where it was collected."""
+    comparison = ctx.comparison("quantization")
+    errors = {row["tensor"]: row for row in ctx.tensor_rows(comparison.id)} if comparison else {}
+    rows = []
+    for item in sensitive:
+        error = errors.get(item.get("tensor"), {})
+        rows.append({"node": str(item.get("node")), "op_type": str(item.get("op_type")),
+                     "pattern": str(item.get("pattern")), "quantized": bool(item.get("quantized")),
+                     "tensor": str(item.get("tensor")), "cosine": error.get("cosine"), "sqnr_db": error.get("sqnr_db")})
+    return tuple(rows)
+
+
+def _modelopt(log: dict[str, Any]) -> dict[str, Any]:
+    warnings = [str(w) for w in log.get("warnings") or []]
+    return {**{key: log.get(key) for key in MODELOPT_KEYS},
+            "quantized_type_counts": dict(sorted((log.get("quantized_type_counts") or {}).items())),
+            "warnings": warnings[:10], "warnings_total": len(warnings)}
+
+
+# --- input statistics -----------------------------------------------------------------------
+def build_inputs(ctx: Context) -> InputsView | None:
+    """Evaluation vs calibration statistics, or None when the bundle has none."""
+    eval_stats, calib_stats, range_use = ctx.eval_stats, ctx.calib_stats, ctx.range_use
+    if not any(isinstance(x, (dict, list)) for x in (eval_stats, calib_stats, range_use)):
+        return None
+    eval_inputs = _overall_stats(eval_stats)
+    calib_inputs = _overall_stats(calib_stats)
+    names = list(eval_inputs) + [n for n in calib_inputs if n not in eval_inputs]
+    return InputsView(
+        eval_source=_field(eval_stats, "source"), eval_samples=_field(eval_stats, "samples", None),
+        calib_source=_field(calib_stats, "source"), calib_samples=_field(calib_stats, "samples", None),
+        rows=tuple({"input": n, "eval": eval_inputs.get(n), "calib": calib_inputs.get(n)} for n in names),
+        range_use=tuple(dict(r) for r in range_use or [] if isinstance(r, dict)),
+    )
+
+
+def _overall_stats(stats: Any) -> dict[str, dict[str, Any]]:
+    inputs = stats.get("inputs") if isinstance(stats, dict) else None
+    return {str(name): {k: (entry.get("overall") or {}).get(k) for k in STAT_KEYS}
+            for name, entry in (inputs or {}).items()}
+
+
+def _field(stats: Any, key: str, default: Any = "") -> Any:
+    return stats.get(key, default) if isinstance(stats, dict) else default
+
+
+# --- provenance -----------------------------------------------------------------------------
+def _provenance(manifest: dict[str, Any]) -> Provenance:
+    models = tuple({"role": role, **ref} for role, ref in sorted(manifest["models"].items()) if isinstance(ref, dict))
+    inputs = tuple({"role": role, "source": ref.get("source", ""), "kind": ref.get("kind", ""),
+                    "samples": ref.get("samples"), "sha256": ref.get("sha256"),
+                    "tensors": ", ".join(_tensor_text(t) for t in ref.get("tensors", []))}
+                   for role, ref in sorted(manifest["inputs"].items()) if isinstance(ref, dict))
+    collector = manifest.get("collector", {})
+    return Provenance(
+        schema_version=manifest["schema_version"], qdqreport_version=__version__,
+        collector={k: v for k, v in collector.items() if k != "argv"}, tools=dict(sorted(manifest["tools"].items())),
+        host=dict(sorted(manifest["host"].items())), models=models, inputs=inputs,
+        created_at=manifest["created_at"], argv=tuple(str(a) for a in collector.get("argv", [])),
+    )
+
+
+def _tensor_text(tensor: dict[str, Any]) -> str:
+    shape = ", ".join(str(d) for d in tensor.get("shape", []))
+    return f"{tensor.get('name')} {tensor.get('dtype')}[{shape}]"
+
+
+# --- JSON -----------------------------------------------------------------------------------
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def jsonable(value: Any) -> Any:
+    """Strict-JSON data: containers to dicts/lists, non-finite floats to None."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return cell(value)
