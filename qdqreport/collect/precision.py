@@ -1,0 +1,294 @@
+"""quant/precision_summary.json: how every compute node of a Q/DQ ONNX graph is quantized.
+
+Reads only the graph (onnx + numpy), so it works for ORT quantize_static output (`<w>_quantized`
+int8 initializers -> DequantizeLinear), ModelOpt output (float weight -> Q -> DQ, or `dq_only`
+int8 weights under their original names; the rest converted to FP16 with Casts) and QAT exports
+(scales and zero-points in Constant nodes).
+
+Which nodes are "compute nodes" is decided in qdq_graph: everything except QuantizeLinear,
+DequantizeLinear, Constant, the pass-through nodes Cast, Identity, Reshape, Flatten, Squeeze,
+Unsqueeze, Transpose, and shape plumbing (Shape, Size, ConstantOfShape and nodes computed only
+from shapes and constants, e.g. the Gather/Slice/Concat that build a Reshape target).
+
+A compute node is quantized when an input comes from a DequantizeLinear (directly or through
+pass-through nodes). An input whose DQ dequantizes a constant is a weight, otherwise an
+activation; int32 DQs (ORT's quantized biases) never decide the precision. A node's precision
+is its activation dtype, else its weight dtype, else the float dtype of its first float input.
+
+Sensitive nodes: Softmax/LogSoftmax ("softmax"), Sigmoid/Tanh ("sigmoid"), LayerNormalization and
+the decomposed ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div pattern, reported at its Div
+("layernorm"), and the Gemm/MatMul ("final_matmul") or Conv/ConvTranspose ("head") nodes nearest
+to a graph output with no other such node in between. Only the top-level graph is analysed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+
+from qdqreport.collect.qdq_graph import (FLOAT_NAMES, PASS_THROUGH, QDQ_OPS, VALUE_PRESERVING, GraphIndex,
+                                         finite_or_none, float_values, quant_axis, quantized_dtype, scale_and_zero,
+                                         values_equal)
+
+FORMAT = 1
+BIAS_DTYPE = "int32"
+# Integer dtype names mapped onto the summary's precision names.
+PRECISION_OF = {"float8e4m3fn": "fp8", "float8e4m3fnuz": "fp8", "float8e5m2": "fp8", "float8e5m2fnuz": "fp8",
+                "uint4": "int4"}
+
+
+def precision_summary(model: onnx.ModelProto) -> dict[str, Any]:
+    """The precision summary of a Q/DQ model, as documented for quant/precision_summary.json."""
+    index = GraphIndex(model)
+    pairs = qdq_pairs(index)
+    qdq = [_entry(index, q_node, dqs, tensor) for q_node, dqs, tensor in pairs]
+    by_dq = {id(dq): entry for (_, dqs, _), entry in zip(pairs, qdq) for dq in dqs}
+    nodes = [_node_entry(index, node, by_dq) for node in index.nodes if index.is_compute(node)]
+    return {
+        "format": FORMAT,
+        "producer": {"name": model.producer_name, "version": model.producer_version},
+        "float_dtype": _float_dtype(nodes),
+        "counts": {
+            "nodes": len(index.nodes),
+            "compute_nodes": len(nodes),
+            "quantized_nodes": sum(1 for n in nodes if n["activation_quantized"] or n["weight_quantized"]),
+            "q_nodes": sum(1 for n in index.nodes if n.op_type == "QuantizeLinear"),
+            "dq_nodes": sum(1 for n in index.nodes if n.op_type == "DequantizeLinear"),
+        },
+        "by_op_type": _by_op_type(nodes),
+        "nodes": nodes,
+        "qdq": qdq,
+        "sensitive": sensitive_nodes(index),
+    }
+
+
+# --- Q/DQ pairs -------------------------------------------------------------------------------
+Pair = tuple[onnx.NodeProto | None, list[onnx.NodeProto], str]
+
+
+def qdq_pairs(index: GraphIndex) -> list[Pair]:
+    """(Q, the DQs it feeds, tensor) per QuantizeLinear, and (None, [DQ], tensor) per DQ no Q feeds.
+
+    `tensor` is the quantized float tensor as the FP32 graph names it: a Q's input seen through
+    the Casts FP16 conversion adds, or a DQ-only weight's name without ORT's `_quantized` suffix.
+    """
+    pairs: list[Pair] = []
+    for node in index.nodes:
+        if node.op_type == "QuantizeLinear":
+            dqs = [c for c in index.consumers.get(node.output[0], ()) if c.op_type == "DequantizeLinear"]
+            pairs.append((node, dqs, index.source_through(node.input[0], VALUE_PRESERVING)[0]))
+        elif node.op_type == "DequantizeLinear":
+            source = index.producer.get(node.input[0])
+            if source is None or source.op_type != "QuantizeLinear":
+                pairs.append((None, [node], _float_name(node.input[0])))
+    return pairs
+
+
+def _entry(index: GraphIndex, q_node: onnx.NodeProto | None, dqs: list[onnx.NodeProto], tensor: str) -> dict:
+    reference = q_node if q_node is not None else dqs[0]
+    scale_name, zero_name = scale_and_zero(reference)
+    consumers = {index.name_of(c): None for dq in dqs for out in dq.output for c in index.consumers_through(out)
+                 if index.is_compute(c)}
+    return {
+        "q_node": index.name_of(q_node) if q_node is not None else None,
+        "dq_nodes": [index.name_of(dq) for dq in dqs],
+        "tensor": tensor,
+        "kind": "weight" if index.is_constant(reference.input[0]) else "activation",
+        "dtype": quantized_dtype(index, reference, zero_name),
+        **_scale_fields(index, reference, scale_name),
+        "scale_constant": all(_constant_parameters(index, node) for node in [reference, *dqs]),
+        **_zero_point_fields(index, zero_name),
+        "pair_scales_match": all(_same_quantization(index, reference, dq) for dq in dqs) if q_node else True,
+        "consumers": list(consumers),
+    }
+
+
+def _scale_fields(index: GraphIndex, node: onnx.NodeProto, scale_name: str | None) -> dict[str, Any]:
+    """axis, count, min/max of the finite scales, and whether all are finite and positive.
+
+    A scale that is not a constant cannot be checked: count 0, no min/max, finite_positive False."""
+    values = float_values(index.constant_value(scale_name)) if scale_name else None
+    values = values if values is not None else np.array([])
+    finite = values[np.isfinite(values)]
+    return {"axis": quant_axis(node, values), "scale_count": int(values.size),
+            "scale_min": finite_or_none(finite.min()) if finite.size else None,
+            "scale_max": finite_or_none(finite.max()) if finite.size else None,
+            "scale_finite_positive": bool(values.size and np.all(np.isfinite(values)) and np.all(values > 0))}
+
+
+def _zero_point_fields(index: GraphIndex, zero_name: str | None) -> dict[str, Any]:
+    """Whether any zero-point is non-zero; a missing zero-point is 0, a non-constant one counts as 0."""
+    values = float_values(index.constant_value(zero_name)) if zero_name else None
+    values = values[np.isfinite(values)] if values is not None else np.array([])
+    largest = float(np.abs(values).max()) if values.size else 0.0
+    return {"zero_point_nonzero": largest > 0, "zero_point_max_abs": int(np.ceil(largest))}
+
+
+def _constant_parameters(index: GraphIndex, node: onnx.NodeProto) -> bool:
+    return all(name is None or index.is_constant(name) for name in scale_and_zero(node))
+
+
+def _same_quantization(index: GraphIndex, q_node: onnx.NodeProto, dq: onnx.NodeProto) -> bool:
+    """True when the DQ undoes the Q exactly: same scale and zero-point values (and axis, if per-channel)."""
+    for q_name, dq_name in zip(scale_and_zero(q_node), scale_and_zero(dq)):
+        if q_name == dq_name:
+            continue
+        q_value = index.constant_value(q_name) if q_name else np.zeros(1)
+        dq_value = index.constant_value(dq_name) if dq_name else np.zeros(1)
+        if q_value is None or dq_value is None or not values_equal(q_value, dq_value):
+            return False
+    scales = float_values(index.constant_value(scale_and_zero(q_node)[0] or ""))
+    return quant_axis(q_node, scales) == quant_axis(dq, scales)
+
+
+def _float_name(quantized_name: str) -> str:
+    """ORT stores weight `w` as `w_quantized`; the float graph calls it `w`."""
+    return quantized_name[: -len("_quantized")] if quantized_name.endswith("_quantized") else quantized_name
+
+
+# --- compute nodes ----------------------------------------------------------------------------
+def _node_entry(index: GraphIndex, node: onnx.NodeProto, by_dq: dict[int, dict]) -> dict[str, Any]:
+    activation, weight = _input_dtypes(index, node, by_dq)
+    precision = activation or weight or _float_precision(index, node)
+    outputs = [out for out in node.output if out]
+    return {
+        "name": index.name_of(node),
+        "op_type": node.op_type,
+        "index": index.position[id(node)],
+        "precision": PRECISION_OF.get(precision, precision),
+        "activation_quantized": activation is not None,
+        "weight_quantized": weight is not None,
+        "activation_dtype": activation,
+        "weight_dtype": weight,
+        "output_quantized": any(c.op_type == "QuantizeLinear" for out in outputs for c in index.consumers_through(out)),
+        "outputs": outputs,
+        "feeds_graph_output": any(index.reaches_graph_output(out) for out in outputs),
+    }
+
+
+def _input_dtypes(index: GraphIndex, node: onnx.NodeProto, by_dq: dict[int, dict]) -> tuple[str | None, str | None]:
+    """(activation dtype, weight dtype) of the DQs feeding the node; int32 bias DQs are ignored."""
+    activation = weight = None
+    for name in node.input:
+        if not name:
+            continue
+        _, producer = index.source_through(name)
+        if producer is None or producer.op_type != "DequantizeLinear":
+            continue
+        entry = by_dq.get(id(producer))
+        if entry is None or entry["dtype"] == BIAS_DTYPE:
+            continue
+        if entry["kind"] == "weight":
+            weight = weight or entry["dtype"]
+        else:
+            activation = activation or entry["dtype"]
+    return activation, weight
+
+
+def _float_precision(index: GraphIndex, node: onnx.NodeProto) -> str:
+    """The float dtype of the first float input (then output) whose type is known."""
+    for name in [*node.input, *node.output]:
+        dtype = index.dtype(name) if name else None
+        if dtype in FLOAT_NAMES:
+            return dtype
+    return "unknown"
+
+
+def _float_dtype(nodes: list[dict[str, Any]]) -> str:
+    """The dtype the non-quantized compute runs in: one float dtype, or "mixed"."""
+    floats = {n["precision"] for n in nodes if n["precision"] in FLOAT_NAMES}
+    if len(floats) == 1:
+        return floats.pop()
+    return "mixed" if floats else "unknown"
+
+
+def _by_op_type(nodes: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = {}
+    for node in nodes:
+        row = table.setdefault(node["op_type"], {})
+        row[node["precision"]] = row.get(node["precision"], 0) + 1
+    return {op: dict(sorted(row.items())) for op, row in sorted(table.items())}
+
+
+# --- sensitive nodes --------------------------------------------------------------------------
+SENSITIVE_OPS = {"Softmax": "softmax", "LogSoftmax": "softmax", "Sigmoid": "sigmoid", "Tanh": "sigmoid",
+                 "LayerNormalization": "layernorm"}
+HEAVY_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
+
+
+def sensitive_nodes(index: GraphIndex) -> list[dict[str, Any]]:
+    """Nodes whose quantization often costs accuracy, in graph order (see the module docstring)."""
+    found = {}
+    for node in index.nodes:
+        pattern = SENSITIVE_OPS.get(node.op_type) or ("layernorm" if _is_decomposed_layernorm(index, node) else None)
+        if pattern:
+            found[id(node)] = (node, pattern)
+    for node in _last_heavy_nodes(index):
+        found.setdefault(id(node), (node, "final_matmul" if node.op_type in ("Gemm", "MatMul") else "head"))
+    ordered = sorted(found.values(), key=lambda item: index.position[id(item[0])])
+    return [{"node": index.name_of(node), "op_type": node.op_type, "pattern": pattern,
+             "quantized": _touches_qdq(index, node), "tensor": _original_name(index, node.output[0])}
+            for node, pattern in ordered]
+
+
+def _original_name(index: GraphIndex, name: str) -> str:
+    """The FP32 graph's name of a tensor. ONNX's opset converter (used by ModelOpt and ORT) rewrites
+    Softmax as Flatten -> Softmax -> Reshape, renaming Softmax's output `<t>_intermediate` and
+    giving `<t>` to the Reshape; `<t>` holds the same values in the FP32 graph's shape."""
+    base = name[: -len("_intermediate")] if name.endswith("_intermediate") else None
+    if base is None or base not in index.producer:
+        return name
+    return base if index.source_through(base, PASS_THROUGH | QDQ_OPS)[0] == name else name
+
+
+def _touches_qdq(index: GraphIndex, node: onnx.NodeProto) -> bool:
+    """An input comes from a DQ or an output feeds a Q (through pass-through nodes)."""
+    if any(_producer_op(index, name) == "DequantizeLinear" for name in node.input if name):
+        return True
+    return any(c.op_type == "QuantizeLinear" for out in node.output if out for c in index.consumers_through(out))
+
+
+def _producer_op(index: GraphIndex, name: str) -> str | None:
+    producer = index.source_through(name)[1]
+    return producer.op_type if producer is not None else None
+
+
+def _is_decomposed_layernorm(index: GraphIndex, div: onnx.NodeProto) -> bool:
+    """Div(Sub(x, ReduceMean(x)), Sqrt(Add(ReduceMean(Pow(Sub, 2)), eps))); Casts and Q/DQ may sit in between."""
+    if div.op_type != "Div" or len(div.input) < 2:
+        return False
+    sub, sqrt = _parent(index, div.input[0]), _parent(index, div.input[1])
+    if sub is None or sub.op_type != "Sub" or sqrt is None or sqrt.op_type != "Sqrt":
+        return False
+    node = sqrt
+    for wanted in (("Add",), ("ReduceMean",), ("Pow", "Mul")):
+        parents = [_parent(index, name) for name in node.input if name]
+        node = next((p for p in parents if p is not None and p.op_type in wanted), None)
+        if node is None:
+            return False
+    mean = _parent(index, sub.input[1]) if len(sub.input) > 1 else None
+    return any(_parent(index, name) is sub for name in node.input if name) and mean is not None and \
+        mean.op_type == "ReduceMean"
+
+
+def _parent(index: GraphIndex, name: str) -> onnx.NodeProto | None:
+    """The producer of a tensor, looking through pass-through and Q/DQ nodes."""
+    return index.source_through(name, PASS_THROUGH | QDQ_OPS)[1]
+
+
+def _last_heavy_nodes(index: GraphIndex) -> list[onnx.NodeProto]:
+    """The Conv/ConvTranspose/Gemm/MatMul nodes nearest to each graph output (none other in between)."""
+    stack, seen, heavy = list(index.graph_outputs), set(), {}
+    while stack:
+        name = stack.pop()
+        node = index.producer.get(name)
+        if name in seen or node is None:
+            continue
+        seen.add(name)
+        if node.op_type in HEAVY_OPS:
+            heavy[id(node)] = node
+            continue
+        stack.extend(i for i in node.input if i and i not in index.static_tensors and not index.is_constant(i))
+    return list(heavy.values())

@@ -1,0 +1,71 @@
+"""parse_modelopt_log on real ModelOpt 0.47 logs (tests/data/modelopt, made by scripts/make_test_models.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qdqreport.collect.modelopt_log import parse_modelopt_log, read_modelopt_log
+from qdqreport.errors import InputError
+
+LOGS = Path(__file__).resolve().parent / "data" / "modelopt"
+TYPE_COUNTS = {"Conv": 49, "Add": 41, "Mul": 27, "BatchNormalization": 2, "GlobalAveragePool": 10}
+KEYS = {"format", "total_nodes", "quantized_nodes", "quantizable_nodes", "non_quantizable_partitions",
+        "nodes_to_quantize", "quantized_type_counts", "random_calibration", "calibration_method",
+        "already_quantized", "warnings"}
+
+
+def parsed(name: str) -> dict:
+    result = read_modelopt_log(LOGS / name)
+    assert set(result) == KEYS
+    return json.loads(json.dumps(result, allow_nan=False))
+
+
+def test_calibrated_run() -> None:
+    result = parsed("calibrated.log")
+    assert (result["total_nodes"], result["quantized_nodes"], result["quantizable_nodes"]) == (912, 129, 139)
+    assert (result["non_quantizable_partitions"], result["nodes_to_quantize"]) == (1, 129)
+    assert result["quantized_type_counts"] == TYPE_COUNTS
+    assert result["random_calibration"] is False
+    assert result["calibration_method"] == "entropy"
+    assert result["already_quantized"] is False
+    assert "Shared constants were detected and duplicated accordingly." in result["warnings"]
+
+
+def test_run_without_calibration_data_is_random_calibration() -> None:
+    result = parsed("random_calibration.log")  # logs "Initializing RandomDataProvider"
+    assert result["random_calibration"] is True
+    assert (result["total_nodes"], result["quantized_nodes"]) == (912, 129)
+    assert result["quantized_type_counts"] == TYPE_COUNTS
+    assert result["calibration_method"] == "entropy"
+
+
+def test_already_quantized_model_is_skipped() -> None:
+    result = parsed("already_quantized.log")  # ModelOpt run on its own output with --calibration_method=max
+    assert result["already_quantized"] is True
+    assert result["calibration_method"] == "max"
+    assert result["quantizable_nodes"] is None  # it never searched for nodes to quantize
+    assert result["quantized_nodes"] == 129
+
+
+def test_log_file_stops_before_the_summary() -> None:
+    # What --log_file received: ModelOpt 0.47 drops the file handler at "Starting INT8 quantization".
+    result = parsed("calibrated.log_file.log")
+    assert result["total_nodes"] is None and result["quantized_type_counts"] is None
+    assert result["random_calibration"] is False and result["calibration_method"] is None
+
+
+def test_last_run_wins_and_warnings_are_deduplicated() -> None:
+    text = (LOGS / "already_quantized.log").read_text() + (LOGS / "random_calibration.log").read_text()
+    result = parse_modelopt_log(text)
+    assert result["quantizable_nodes"] == 139 and result["calibration_method"] == "entropy"
+    assert len(result["warnings"]) == len(set(result["warnings"]))
+
+
+def test_a_file_that_is_not_a_modelopt_log_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "train.log"
+    other.write_text("epoch 1 loss 0.3\n")
+    with pytest.raises(InputError, match="train.log"):
+        read_modelopt_log(other)
