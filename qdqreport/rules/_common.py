@@ -1,0 +1,283 @@
+"""Helpers shared by several rules: divergence tests, stage labels, fix command lines.
+
+Not a rule module (the leading underscore keeps discover() from treating it as one). The
+second half holds realistic data recipes for the rules' Fires/Quiet examples.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from pathlib import PurePath
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.findings import Fix
+
+# Order in which comparisons are read: a divergence earlier in the pipeline is fixed first,
+# because every later stage inherits it (reference doc 000, section 8).
+PURPOSE_ORDER = ("export", "quantization", "fp16", "deployment")
+
+STAGE_LABELS = {"reference": "framework", "ort_fp32": "ORT FP32", "ort_qdq": "ORT QDQ",
+                "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8"}
+
+# When two stages "agree": a healthy INT8 classifier or detector keeps output cosine above
+# 0.99 and the same top-1 class on > 99% of rows; a single field of a mixed-scale output
+# (e.g. detector scores) is allowed a little more noise because it is usually small.
+COSINE_OK = 0.99
+SLICE_COSINE_OK = 0.98
+TOP1_OK = 0.99
+# Below this the outputs are not "noisy" but wrong: decisions change for many inputs.
+COLLAPSED = 0.9
+
+
+def stage_label(stage_id: str) -> str:
+    return STAGE_LABELS.get(stage_id, stage_id)
+
+
+def comparison_label(comparison: ComparisonInfo) -> str:
+    """"ORT FP32 → ORT QDQ" for the quantization comparison."""
+    return f"{stage_label(comparison.reference)} → {stage_label(comparison.candidate)}"
+
+
+def ordered_comparisons(ctx: Context) -> list[ComparisonInfo]:
+    """The pipeline comparisons in PURPOSE_ORDER (unknown purposes last, by id)."""
+    rank = {purpose: i for i, purpose in enumerate(PURPOSE_ORDER)}
+    return sorted(ctx.comparisons, key=lambda c: (rank.get(c.purpose, len(rank)), c.id))
+
+
+def diverges(summary: OutputSummary) -> bool:
+    """True when one output of a comparison breaks any agreement threshold."""
+    return (summary.cosine_median < COSINE_OK
+            or (summary.worst_slice_cosine is not None and summary.worst_slice_cosine < SLICE_COSINE_OK)
+            or (summary.top1 is not None and summary.top1 < TOP1_OK))
+
+
+def collapses(summary: OutputSummary) -> bool:
+    """True when the divergence is large enough to change decisions, not just add noise."""
+    return (summary.cosine_median < COLLAPSED
+            or (summary.worst_slice_cosine is not None and summary.worst_slice_cosine < COLLAPSED)
+            or (summary.top1 is not None and summary.top1 < COLLAPSED))
+
+
+def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
+    comparison = ctx.comparison(purpose)
+    return [s for s in ctx.output_summaries(comparison.id) if diverges(s)] if comparison else []
+
+
+def cosine_of(row: dict[str, Any]) -> float:
+    """A table row's cosine; missing or NaN counts as the worst value, -1 (as Context summaries do)."""
+    value = row.get("cosine")
+    return -1.0 if value is None or math.isnan(value) else float(value)
+
+
+def clamp01(value: float) -> float:
+    return 0.0 if math.isnan(value) else max(0.0, min(1.0, value))
+
+
+def rounded(value: Any, digits: int = 4) -> Any:
+    """A table cell: floats rounded for reading, non-finite floats kept as text, None as-is."""
+    if isinstance(value, float):
+        return value if not math.isfinite(value) else round(value, digits)
+    return value
+
+
+# --- fix command lines ---------------------------------------------------------------------
+
+def model_file(ctx: Context, kind: str) -> str:
+    """Basename of the FP32 or QDQ model named in the manifest, else a placeholder."""
+    ref = (ctx.manifest.get("models") or {}).get(kind)
+    if isinstance(ref, dict) and ref.get("path"):
+        return PurePath(ref["path"]).name
+    return "<model.onnx>" if kind == "fp32" else "<model.quant.onnx>"
+
+
+def calibration_file(ctx: Context) -> str:
+    """The calibration tensor file when the manifest names a .npy/.npz, else <calib.npy>."""
+    calib = (ctx.manifest.get("inputs") or {}).get("calib")
+    source = calib.get("source", "") if isinstance(calib, dict) else ""
+    return PurePath(source).name if source.endswith((".npy", ".npz")) else "<calib.npy>"
+
+
+def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, str]:
+    """A one-line command that rewrites the calibration file as *expr* of its tensor x; returns (command, new file)."""
+    calib = calibration_file(ctx)
+    if calib.endswith(".npz"):  # one array per model input
+        return (f"python -c \"import numpy as np; d = dict(np.load('{calib}')); x = d['{input_name}']; "
+                f"d['{input_name}'] = ({expr}).astype(np.float32); np.savez('calib_fixed.npz', **d)\"", "calib_fixed.npz")
+    return (f"python -c \"import numpy as np; x = np.load('{calib}'); "
+            f"np.save('calib_fixed.npy', ({expr}).astype(np.float32))\"", "calib_fixed.npy")
+
+
+def node_patterns(names: Iterable[str]) -> list[str]:
+    """ModelOpt matches --nodes_to_exclude with re.match (a prefix match), so anchor with $."""
+    return [re.escape(name) + "$" for name in sorted(set(names))]
+
+
+def modelopt_command(ctx: Context, extra: Sequence[str] = (), calibration: str | None = None) -> str:
+    """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model, plus *extra* arguments."""
+    source = model_file(ctx, "fp32")
+    output = f"{PurePath(source).stem}.quant.onnx" if not source.startswith("<") else "<model.quant.onnx>"
+    args = ["python", "-m", "modelopt.onnx.quantization", f"--onnx_path={source}", "--quantize_mode=int8",
+            f"--calibration_data_path={calibration or calibration_file(ctx)}", *extra, f"--output_path={output}"]
+    return " ".join(_quote(a) for a in args)
+
+
+def exclusion_args(nodes: Iterable[str] = (), op_types: Iterable[str] = ()) -> list[str]:
+    args: list[str] = []
+    patterns = node_patterns(nodes)
+    if patterns:
+        args += ["--nodes_to_exclude", *patterns]
+    ops = sorted(set(op_types))
+    if ops:
+        args += ["--op_types_to_exclude", *ops]
+    return args
+
+
+def tensorrt_major(ctx: Context) -> int | None:
+    """TensorRT's major version as the collector recorded it in a TensorRT stage's details, if any."""
+    for stage in ctx.stages:
+        version = str(stage.details.get("tensorrt") or "")
+        if version.split(".")[0].isdigit():
+            return int(version.split(".")[0])
+    return None
+
+
+def trtexec_fixes(ctx: Context) -> tuple[Fix, ...]:
+    """Rebuild the INT8 engine so TensorRT obeys the Q/DQ precisions (TRT 10 and/or TRT 11 syntax)."""
+    model = model_file(ctx, "qdq")
+    major = tensorrt_major(ctx)
+    fixes = (
+        Fix("Rebuild the engine so TensorRT obeys the precisions the Q/DQ nodes imply (TensorRT 10), "
+            "and check the layer info for unfused Q/DQ or FP32 fallbacks",
+            f"trtexec --onnx={_quote(model)} --int8 --fp16 --precisionConstraints=obey "
+            "--exportLayerInfo=layers.json --profilingVerbosity=detailed"),
+        Fix("Or build strongly typed (opt-in on TensorRT 10.12+, always on in TensorRT 11, which dropped --int8, "
+            "--fp16 and --precisionConstraints): every layer then runs in the precision the Q/DQ nodes and casts "
+            "give it, so remaining drift must be fixed in the graph", f"trtexec --onnx={_quote(model)} --stronglyTyped"),
+    )
+    return fixes[1:] if major is not None and major >= 11 else fixes
+
+
+def _quote(arg: str) -> str:
+    # Placeholders like <calib.npy> stay readable; anything else a shell could misread is quoted.
+    if "=<" in arg or arg.startswith("<"):
+        return arg
+    return shlex.quote(arg)
+
+
+# --- example recipes -------------------------------------------------------------------------
+# Realistic data for the rules' Fires/Quiet examples, shaped like the real demo models:
+# the PaddleOCR text-direction classifier (input "x" [N,3,48,192], 2-class softmax) and a
+# YOLO-style detector head (4 box rows in pixels concatenated with 80 sigmoid score rows).
+
+CLS_INPUT = "x"
+CLS_OUTPUT = "save_infer_model/scale_0.tmp_1"
+DET_OUTPUT = "output0"
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return (shifted / shifted.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def class_logits(samples: int, classes: int = 2, seed: int = 0) -> list[np.ndarray]:
+    """One [1, classes] logit row per sample with realistic margins (most samples confident)."""
+    rng = np.random.default_rng(seed)
+    return [rng.normal(0.0, 3.0, size=(1, classes)) for _ in range(samples)]
+
+
+def classifier_run(logits: Sequence[np.ndarray], noise: float = 0.0, seed: int = 1,
+                   shrink: float = 1.0) -> list[dict[str, np.ndarray]]:
+    """Softmax outputs of *logits*, optionally shrunk (lost contrast) and perturbed (quantization noise)."""
+    rng = np.random.default_rng(seed)
+    return [{CLS_OUTPUT: softmax(row * shrink + rng.normal(0.0, noise, size=row.shape))} for row in logits]
+
+
+def detector_run(samples: int, seed: int = 0, box_noise: float = 0.0, scores_lost: bool = False,
+                 score_noise: float = 0.0) -> list[dict[str, np.ndarray]]:
+    """[1, 84, 300] detector outputs; *scores_lost* quantizes the scores with the box rows' scale (all 0)."""
+    out = []
+    for index in range(samples):
+        rng = np.random.default_rng(seed * 1000 + index)  # same scene for every stage with the same seed
+        boxes = np.concatenate([rng.uniform(0, 640, (2, 300)), rng.uniform(10, 200, (2, 300))])
+        scores = 1.0 / (1.0 + np.exp(-rng.normal(-6.0, 2.0, (80, 300))))
+        noise = np.random.default_rng(seed * 1000 + index + 7919)
+        boxes = boxes + noise.normal(0.0, box_noise, boxes.shape)
+        scores = np.zeros_like(scores) if scores_lost else np.clip(scores + noise.normal(0, score_noise, scores.shape), 0, 1)
+        out.append({DET_OUTPUT: np.concatenate([boxes, scores])[None].astype(np.float32)})
+    return out
+
+
+def text_images(samples: int, seed: int = 0) -> np.ndarray:
+    """[N,3,48,192] float32 crops in [0,1]: light paper, dark strokes, a warm colour cast."""
+    rng = np.random.default_rng(seed)
+    paper = rng.uniform(0.75, 0.95, (samples, 1, 1, 1)) * np.array([1.0, 0.95, 0.85]).reshape(1, 3, 1, 1)
+    strokes = rng.random((samples, 1, 48, 192)) < 0.15
+    return np.where(strokes, rng.uniform(0.0, 0.2, (samples, 3, 48, 192)), paper).astype(np.float32)
+
+
+def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = True) -> dict[str, Any]:
+    """An eval_stats/calib_stats document computed from a real NCHW batch."""
+    def stats(values: np.ndarray) -> dict[str, float]:
+        return {"min": float(values.min()), "max": float(values.max()), "mean": float(values.mean()),
+                "std": float(values.std())}
+    entry = {"shape": list(batch.shape[1:]), "dtype": str(batch.dtype), "channel_axis": 1,
+             "overall": {**stats(batch), "absmax": float(np.abs(batch).max())},
+             "channels": [{"index": c, **stats(batch[:, c])} for c in range(batch.shape[1])],
+             "per_sample": [stats(sample) for sample in batch] if per_sample else []}
+    return {"format": 1, "source": source, "samples": int(batch.shape[0]), "inputs": {name: entry}}
+
+
+def node(name: str, op_type: str, index: int, precision: str = "int8", outputs: Sequence[str] = (),
+         feeds_graph_output: bool = False) -> dict[str, Any]:
+    quantized = precision not in ("fp16", "fp32", "bf16")
+    weighted = op_type in ("Conv", "MatMul", "Gemm", "ConvTranspose")
+    return {"name": name, "op_type": op_type, "index": index, "precision": precision,
+            "activation_quantized": quantized, "weight_quantized": quantized and weighted,
+            "activation_dtype": precision if quantized else None,
+            "weight_dtype": precision if quantized and weighted else None, "output_quantized": quantized,
+            "outputs": list(outputs) or [f"{name}.out"], "feeds_graph_output": feeds_graph_output}
+
+
+def qdq_entry(tensor: str, consumers: Sequence[str], kind: str = "activation", **overrides: Any) -> dict[str, Any]:
+    """A healthy symmetric INT8 Q/DQ pair; *overrides* plant the defect under test."""
+    entry = {"q_node": f"{tensor}_QuantizeLinear", "dq_nodes": [f"{tensor}_DequantizeLinear"], "tensor": tensor,
+             "kind": kind, "dtype": "int8", "axis": 0 if kind == "weight" else None,
+             "scale_count": 16 if kind == "weight" else 1, "scale_min": 0.0042, "scale_max": 0.031,
+             "scale_constant": True, "scale_finite_positive": True, "zero_point_nonzero": False,
+             "zero_point_max_abs": 0, "pair_scales_match": True, "consumers": list(consumers)}
+    entry.update(overrides)
+    return entry
+
+
+def precision_summary(nodes: Sequence[dict[str, Any]], qdq: Sequence[dict[str, Any]] = (),
+                      sensitive: Sequence[dict[str, Any]] = (), float_dtype: str = "fp16") -> dict[str, Any]:
+    """A quant/precision_summary.json document, counts derived from *nodes*."""
+    by_op: dict[str, dict[str, int]] = {}
+    for n in nodes:
+        by_op.setdefault(n["op_type"], {}).setdefault(n["precision"], 0)
+        by_op[n["op_type"]][n["precision"]] += 1
+    quantized = sum(1 for n in nodes if n["activation_quantized"])
+    q_nodes = sum(1 for e in qdq if e["q_node"])
+    return {"format": 1, "producer": {"name": "modelopt", "version": "0.47.0"}, "float_dtype": float_dtype,
+            "counts": {"nodes": len(nodes) + q_nodes + sum(len(e["dq_nodes"]) for e in qdq),
+                       "compute_nodes": len(nodes), "quantized_nodes": quantized, "q_nodes": q_nodes,
+                       "dq_nodes": sum(len(e["dq_nodes"]) for e in qdq)},
+            "by_op_type": by_op, "nodes": list(nodes), "qdq": list(qdq), "sensitive": list(sensitive)}
+
+
+def classifier_graph(head_precision: str = "int8", softmax_precision: str = "fp16") -> dict[str, Any]:
+    """The MobileNetV3 text-direction classifier's tail: convs, the final MatMul, Softmax."""
+    nodes = [node(f"Conv@{i}", "Conv", i, outputs=[f"conv{i}.tmp_0"]) for i in range(6)]
+    nodes += [node("MatMul@0", "MatMul", 6, head_precision, ["linear_1.tmp_0"]),
+              node("Softmax@0", "Softmax", 7, softmax_precision, ["softmax_0.tmp_0"], feeds_graph_output=True)]
+    qdq = [qdq_entry(f"conv{i}.tmp_0", [f"Conv@{i + 1}"]) for i in range(5)]
+    sensitive = [{"node": "MatMul@0", "op_type": "MatMul", "pattern": "final_matmul",
+                  "quantized": head_precision == "int8", "tensor": "linear_1.tmp_0"},
+                 {"node": "Softmax@0", "op_type": "Softmax", "pattern": "softmax",
+                  "quantized": softmax_precision == "int8", "tensor": "softmax_0.tmp_0"}]
+    return precision_summary(nodes, qdq, sensitive)

@@ -1,0 +1,175 @@
+"""QR003: calibration inputs preprocessed differently from the evaluation inputs."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from qdqreport.analysis.context import Context
+from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import (
+    CLS_INPUT, calibration_rewrite, diverging_outputs, input_stats, modelopt_command, rounded, text_images)
+
+# Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
+# mix-ups differ by 2x ([0,1] vs [-1,1]), ~4x (mean/std) or 255x (raw pixels).
+SCALE_BAND = 1.6
+# A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
+GROSS_FACTOR = 10.0
+# Channel means must be apart by 0.15 eval std before channel order is judged, and reversing
+# them must halve the gap: BGR/RGB swaps do that, dataset differences do not.
+MIN_CHANNEL_GAP = 0.15
+REVERSED_GAIN = 0.5
+MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sampling noise
+# Without calibration stats: eval inputs using under 5% of the first Q range waste ~5 of 8 bits;
+# more than 1% of values clipped saturates bright or dark regions.
+RANGE_USED_MIN = 0.05
+CLIPPED_MAX = 0.01
+
+
+def _images(kind: str):
+    def build(b):
+        images = text_images(48, seed=21)
+        evaluation = (images - 0.5) / 0.5  # PaddleOCR: normalise to [-1, 1]
+        other = text_images(64, seed=22)  # calibration crops are other crops of the same kind
+        calib = {"x255": other * 255.0, "unit": other, "bgr": np.flip((other - .5) / .5, axis=1), "same": (other - .5) / .5}
+        b.manifest["inputs"]["calib"] = {"source": "data/calib.npy", "kind": "npy", "samples": 64,
+                                         "tensors": [{"name": CLS_INPUT, "shape": [-1, 3, 48, 192], "dtype": "float32"}]}
+        b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
+        b.artifact("calib_stats", input_stats(CLS_INPUT, calib[kind], "data/calib.npy", per_sample=False))
+    return build
+
+
+def _range_use(scale: float, eval_min: float = -1.0, eval_max: float = 0.9, clipped: float = 0.0):
+    def build(b):
+        span = 255 * scale
+        b.artifact("range_use", [{"input": CLS_INPUT, "q_node": "x_QuantizeLinear", "scale": scale, "zero_point": 0,
+                                  "qmin": -128, "qmax": 127, "representable_min": -128 * scale,
+                                  "representable_max": 127 * scale, "eval_min": eval_min, "eval_max": eval_max,
+                                  "range_used": min(1.0, (eval_max - eval_min) / span), "clipped_share": clipped}])
+    return build
+
+
+@rule(id="QR003", slug="calibration-input-mismatch", title="Calibration inputs are preprocessed differently",
+      examples=[Fires("calibration saved as raw 0-255 pixels", _images("x255")),
+                Fires("calibration left in [0,1], evaluation in [-1,1]", _images("unit")),
+                Fires("calibration in BGR, evaluation in RGB", _images("bgr")),
+                Fires("first Q range 255x wider than the eval inputs", _range_use(2.0)),
+                Fires("[0,1]-calibrated input fed 0-255 pixels", _range_use(1 / 127, 0.0, 255.0, clipped=0.97)),
+                Quiet("other images, same preprocessing", _images("same")),
+                Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127))])
+def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
+    """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
+
+    With calibration statistics it compares spreads (×255, ÷255, missing [-1,1] or mean/std
+    normalisation), channel means (reversed channel order) and means (offset). Without them it
+    reads how evaluation inputs fill the first QuantizeLinear's range.
+
+    Why it matters: every activation range is calibrated from these tensors. Calibrate on
+    0–255 pixels and evaluate on [0,1], and the input quantizer keeps one or two INT8 levels;
+    the other way round it clips almost everything. The whole model inherits the damage.
+
+    Fix: preprocess the calibration tensors with the evaluation pipeline (the transform is
+    named in the finding), then re-quantize with the new calibration file.
+    """
+    diverged = bool(diverging_outputs(ctx, "quantization"))
+    measured = ctx.comparison("quantization") is not None
+    calib = (ctx.calib_stats or {}).get("inputs", {})
+    for name, evaluation in sorted((ctx.eval_stats or {}).get("inputs", {}).items()):
+        if name in calib:
+            diagnosis = _compare(calib[name], evaluation)
+            if diagnosis:
+                yield _finding(ctx, name, diverged, measured, *diagnosis)
+    if not calib:
+        for entry in ctx.range_use or []:
+            diagnosis = _from_range_use(entry)
+            if diagnosis:
+                yield _finding(ctx, entry["input"], diverged, measured, *diagnosis)
+
+
+def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
+    c, e = calib["overall"], evaluation["overall"]
+    ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
+    table = Table("Input statistics", ("set", "min", "max", "mean", "std", "channel means"),
+                  tuple((label, *(rounded(s["overall"][k]) for k in ("min", "max", "mean", "std")),
+                         ", ".join(f"{ch['mean']:.3g}" for ch in s.get("channels", []))) for label, s in
+                        (("calibration", calib), ("evaluation", evaluation))))
+    if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
+        shift = c["mean"] - e["mean"] * ratio
+        label, expr = _affine_transform(ratio, shift)
+        return (label, expr, ratio, 0.85, (_spread(ratio), table))
+    means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
+    if len(means) >= 2 and e["std"] > 0:
+        direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
+        flipped = np.mean([abs(a - b) for a, b in zip([m[0] for m in means][::-1], [m[1] for m in means])]) / e["std"]
+        if direct > MIN_CHANNEL_GAP and flipped < REVERSED_GAIN * direct:
+            axis = evaluation.get("channel_axis") or 1
+            return ("calibration channels reversed (BGR vs RGB)", f"np.flip(x, axis={axis})", 1.0, 0.7,
+                    (Metric("channel-mean gap, reversed / as is", rounded(flipped / direct, 3), threshold=f"< {REVERSED_GAIN}"),
+                     table))
+    if e["std"] > 0 and abs(c["mean"] - e["mean"]) > MEAN_SHIFT_STD * e["std"]:
+        delta = c["mean"] - e["mean"]
+        return (f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
+                (Metric("|Δmean| / evaluation std", rounded(abs(delta) / e["std"], 3), threshold=f"> {MEAN_SHIFT_STD}"), table))
+    return None
+
+
+def _spread(ratio: float) -> Metric:
+    return Metric("calibration/evaluation spread", rounded(ratio, 3), "×", f"outside 1/{SCALE_BAND}..{SCALE_BAND}")
+
+
+def _affine_transform(ratio: float, shift: float) -> tuple[str, str]:
+    """Name the calib→eval mapping x_eval = (x_calib - shift) / ratio, snapping the common ones."""
+    if 200 <= ratio <= 320 and abs(shift) < 0.2 * ratio:
+        return "calibration is ×255 (raw 0–255 pixels; evaluation in [0,1])", "x / 255"
+    if 200 <= 1 / ratio <= 320:
+        return "calibration is ÷255 (in [0,1]; evaluation uses 0–255 pixels)", "x * 255"
+    if 100 <= ratio <= 160:
+        return "calibration in raw 0–255 pixels, evaluation normalised to [-1,1]", "x / 127.5 - 1"
+    if 0.4 <= ratio <= 0.6 and abs(shift - 0.5) < 0.25:
+        return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
+    return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", f"(x - {shift:.4g}) / {ratio:.4g}"
+
+
+def _from_range_use(entry: dict[str, Any]) -> tuple | None:
+    used, clipped = entry["range_used"], entry["clipped_share"]
+    table = Table("First quantizer range", ("input", "Q node", "representable", "evaluation", "range used", "clipped"),
+                  ((entry["input"], entry["q_node"], f"[{entry['representable_min']:.4g}, {entry['representable_max']:.4g}]",
+                    f"[{entry['eval_min']:.4g}, {entry['eval_max']:.4g}]", rounded(used), rounded(clipped)),))
+    if 0 < used < RANGE_USED_MIN:
+        # Symmetric INT8 doubles the calibrated span, so raw pixels show as ~255x for both [0,1] and [-1,1] inputs.
+        signed = entry["eval_min"] < -0.1
+        pixels = 100 <= 1 / used <= 320
+        label = (f"calibration range {1 / used:.0f}× wider than the evaluation inputs"
+                 + (" (calibration looks like raw 0–255 pixels)" if pixels else ""))
+        expr = ("x / 127.5 - 1" if signed else "x / 255") if pixels else "x"
+        return (label, expr, 1 / used, 0.6, (Metric("first Q range used", rounded(used), threshold=f"< {RANGE_USED_MIN}"),
+                                             table))
+    if clipped > CLIPPED_MAX:
+        span = max(entry["eval_max"] - entry["eval_min"], 1e-12)
+        narrow = (entry["representable_max"] - entry["representable_min"]) / span
+        pixels = entry["eval_max"] > 100 and 1 / narrow >= 50  # a [0,1]-calibrated Q fed 0–255 pixels
+        label = (f"calibration range {1 / narrow:.3g}× narrower: {clipped:.1%} of evaluation values clip"
+                 + (" (evaluation uses raw 0–255 pixels, calibration [0,1])" if pixels else ""))
+        return (label, "x * 255" if pixels else "x", narrow, 0.55,
+                (Metric("evaluation values clipped", rounded(clipped), threshold=f"> {CLIPPED_MAX}"), table))
+    return None
+
+
+def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str, expr: str, factor: float,
+             confidence: float, evidence: tuple) -> Finding:
+    gross = max(factor, 1 / factor) >= GROSS_FACTOR
+    rewrite, fixed = calibration_rewrite(ctx, name, expr)
+    return Finding(
+        rule_id="QR003", title=f"Calibration input {name}: {label}", subject=f"input {name}",
+        # Without a quantization comparison the damage is unmeasured; with a healthy one it is small.
+        severity="error" if diverged or (gross and not measured) else "warning", confidence=confidence,
+        score=(0.9 if gross else 0.6) if diverged else (0.6 if gross else 0.4) if not measured else 0.15,
+        stage="calibration", tags=("root_cause",),
+        summary=f"Calibration tensors for input {name} are preprocessed unlike the evaluation inputs: {label}; "
+                f"every calibrated range inherits the mismatch",
+        evidence=evidence,
+        fixes=(Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}", rewrite) if expr != "x"
+               else Fix("Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
+               Fix("Re-quantize with the corrected calibration data", modelopt_command(ctx, calibration=fixed))))

@@ -1,0 +1,103 @@
+"""QR007: one field of a mixed-scale output collapses while the whole-tensor cosine looks fine."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.findings import Finding, Fix, Metric, Series, Table
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import (
+    COLLAPSED, COSINE_OK, DET_OUTPUT, comparison_label, cosine_of, detector_run, exclusion_args, modelopt_command,
+    node, ordered_comparisons, precision_summary, rounded, trtexec_fixes)
+
+WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept
+SLICE_COLLAPSED = COLLAPSED  # a slice (e.g. all class scores of one class) below this is wrong, not noisy
+WORST_SHOWN = 10
+HEAD_PATTERNS = ("head", "final_matmul")
+
+
+def _yolo_head():
+    nodes = [node("/model.23/cv2.0/cv2.0.2/Conv", "Conv", 231), node("/model.23/cv3.0/cv3.0.2/Conv", "Conv", 232),
+             node("/model.23/Sigmoid", "Sigmoid", 240, "fp16", ["/model.23/Sigmoid_output_0"]),
+             node("/model.23/Concat_5", "Concat", 241, "int8", [DET_OUTPUT], feeds_graph_output=True)]
+    sensitive = [{"node": "/model.23/Concat_5", "op_type": "Concat", "pattern": "head", "quantized": True,
+                  "tensor": DET_OUTPUT},
+                 {"node": "/model.23/Sigmoid", "op_type": "Sigmoid", "pattern": "sigmoid", "quantized": False,
+                  "tensor": "/model.23/Sigmoid_output_0"}]
+    return precision_summary(nodes, sensitive=sensitive)
+
+
+def _scores_lost(b):
+    # One INT8 scale for boxes (0..640) and scores (0..1): scale ≈ 5, so every score rounds to 0.
+    b.manifest["models"]["fp32"] = {"path": "yolo11n.onnx", "sha256": "1" * 64}
+    b.stage("ort_fp32", detector_run(6)).stage("ort_qdq", detector_run(6, box_noise=0.5, scores_lost=True))
+    b.artifact("precision_summary", _yolo_head())
+
+
+def _scores_noisy(b):
+    b.stage("ort_fp32", detector_run(6)).stage("ort_qdq", detector_run(6, box_noise=0.5, score_noise=0.02))
+    b.artifact("precision_summary", _yolo_head())
+
+
+@rule(id="QR007", slug="hidden-slice-collapse", title="A slice of a mixed-scale output collapses",
+      examples=[Fires("detector scores quantized with the box scale", _scores_lost),
+                Quiet("detector scores noisy but intact", _scores_noisy)])
+def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
+    """An output whose whole-tensor cosine is ≥ 0.99 while one slice (a field, a class) falls below 0.9.
+
+    Only outputs compared per slice (their reference mixes scales, e.g. box coordinates in
+    pixels concatenated with scores in [0,1]) can show this.
+
+    Why it matters: the large field dominates the whole-tensor metrics, so a check that looks
+    only at them passes while every score, and with it every detection, is wrong. Usually the
+    head quantizes both fields with one INT8 scale, sized for the large one.
+
+    Fix: keep the head nodes feeding that output in FP16 (ModelOpt --nodes_to_exclude), so
+    the fields are not quantized with a shared scale.
+    """
+    for comparison in ordered_comparisons(ctx):
+        for summary in ctx.output_summaries(comparison.id):
+            if (summary.worst_slice_cosine is not None and summary.cosine_median >= WHOLE_LOOKS_FINE
+                    and summary.worst_slice_cosine < SLICE_COLLAPSED):
+                yield _finding(ctx, comparison, summary)
+
+
+def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -> Finding:
+    slices = [s for s in ctx.slice_rows(comparison.id) if s["output"] == summary.output]
+    slices.sort(key=lambda s: (cosine_of(s), s["index"]))
+    collapsed = [s for s in slices if cosine_of(s) < SLICE_COLLAPSED]
+    heads = _heads_feeding(ctx, summary.output)
+    fixes = [Fix(f"Keep the head nodes feeding {summary.output} in FP16 so its fields get their own precision",
+                 modelopt_command(ctx, exclusion_args(heads) or ["--nodes_to_exclude", "<head node regex>"]))]
+    if comparison.purpose == "deployment":
+        fixes += trtexec_fixes(ctx)
+    return Finding(
+        rule_id="QR007", title=f"{len(collapsed)} slice(s) of {summary.output} collapse behind a whole-tensor cosine "
+                               f"of {summary.cosine_median:.4f}", severity="error", confidence=0.9, score=0.8,
+        subject=f"{comparison.id}:{summary.output}", stage=comparison.id, tags=("root_cause",),
+        summary=f"{comparison_label(comparison)}: output {summary.output} agrees as a whole (cosine "
+                f"{summary.cosine_median:.4f}) but {len(collapsed)} of {len(slices)} slices along axis "
+                f"{summary.slice_axis} collapse, worst slice {summary.worst_slice} at cosine "
+                f"{summary.worst_slice_cosine:.2f}" + (f"; head nodes: {', '.join(heads)}" if heads else ""),
+        evidence=(Metric("whole-tensor cosine", rounded(summary.cosine_median), threshold=f">= {WHOLE_LOOKS_FINE}"),
+                  Metric("worst slice cosine", rounded(summary.worst_slice_cosine), threshold=f"< {SLICE_COLLAPSED}"),
+                  Table(f"Worst slices of {summary.output} (axis {summary.slice_axis})",
+                        ("slice", "reference RMS", "cosine", "SQNR dB", "max |Δ|"),
+                        tuple((s["index"], rounded(s["ref_rms"]), rounded(s["cosine"]), rounded(s["sqnr_db"], 1),
+                               rounded(s["max_abs"])) for s in slices[:WORST_SHOWN]),
+                        note=f"{len(slices) - WORST_SHOWN} better slices not shown" if len(slices) > WORST_SHOWN else ""),
+                  Series(f"Cosine per slice of {summary.output}", "bar",
+                         tuple(str(s["index"]) for s in sorted(slices, key=lambda s: s["index"])),
+                         tuple(cosine_of(s) for s in sorted(slices, key=lambda s: s["index"])), "cosine",
+                         SLICE_COLLAPSED)),
+        fixes=tuple(fixes))
+
+
+def _heads_feeding(ctx: Context, output: str) -> list[str]:
+    """Quantized head/final-MatMul nodes that produce or feed *output*; else any quantized head."""
+    precision = ctx.precision or {}
+    feeding = {n["name"] for n in precision.get("nodes", []) if output in n.get("outputs", ()) or n.get("feeds_graph_output")}
+    heads = [s for s in precision.get("sensitive", []) if s["pattern"] in HEAD_PATTERNS and s["quantized"]]
+    direct = [s["node"] for s in heads if s["tensor"] == output or s["node"] in feeding]
+    return direct or [s["node"] for s in heads]

@@ -1,0 +1,107 @@
+"""QR005: NaN or Inf in the outputs of a stage, and the first stage that produces them."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from qdqreport.analysis.context import Context
+from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import detector_run, modelopt_command, model_file, stage_label, trtexec_fixes
+
+# Pipeline order: the first stage listed with NaN/Inf is where they are born.
+STAGE_ORDER = ("reference", "ort_fp32", "ort_qdq", "trt_fp16", "trt_int8")
+
+
+def _poisoned(samples: list[dict[str, np.ndarray]], every: int) -> list[dict[str, np.ndarray]]:
+    """Overflowing score logits: every *every*-th sample gets NaN scores and an Inf box."""
+    out = []
+    for index, sample in enumerate(samples):
+        value = sample["output0"].copy()
+        if index % every == 0:
+            value[0, 4:9, :40] = np.nan
+            value[0, 2, 7] = np.inf
+        out.append({"output0": value})
+    return out
+
+
+def _qdq_nans(b):
+    b.stage("ort_fp32", detector_run(8)).stage("ort_qdq", _poisoned(detector_run(8, box_noise=0.4), every=3))
+
+
+def _fp32_nans(b):
+    reference = _poisoned(detector_run(8), every=4)
+    b.stage("ort_fp32", reference).stage("ort_qdq", _poisoned(detector_run(8, box_noise=0.4), every=4))
+
+
+def _scores_zeroed_but_finite(b):
+    b.stage("ort_fp32", detector_run(8)).stage("ort_qdq", detector_run(8, box_noise=0.4, scores_lost=True))
+
+
+@rule(id="QR005", slug="nonfinite-outputs", title="NaN or Inf in the outputs",
+      examples=[Fires("QDQ detector emits NaN scores", _qdq_nans), Fires("the FP32 model already emits NaN", _fp32_nans),
+                Quiet("scores collapse to zero but stay finite", _scores_zeroed_but_finite)])
+def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
+    """NaN or Inf values in any stage's outputs, naming the first stage in the pipeline that produces them.
+
+    Why it matters: one NaN poisons every downstream metric (NMS, argmax, mAP) and usually
+    means an overflow or a zero/infinite scale, not quantization noise. Where it first appears
+    decides the fix: in the FP32 model it is an input or model problem, in the QDQ model a
+    scale or FP16 problem, in an engine a TensorRT precision problem.
+
+    Fix: FP32 stage: check the preprocessing and the inputs. QDQ stage: look for zero or
+    infinite scales and keep the float part in FP32 (--high_precision_dtype fp32). TensorRT
+    stages: pin the overflowing layers to FP32 and obey precision constraints.
+    """
+    counts = _counts_by_stage(ctx)
+    affected = [s for s in STAGE_ORDER if s in counts] + sorted(set(counts) - set(STAGE_ORDER))
+    if not affected:
+        return
+    first = affected[0]
+    nan, inf, samples, total = (sum(v[i] for v in counts[first].values()) for i in range(4))
+    rows = tuple((stage, output, *values) for stage in affected for output, values in sorted(counts[stage].items()))
+    yield Finding(
+        rule_id="QR005", title=f"{stage_label(first)} produces NaN/Inf outputs", severity="error", confidence=0.95,
+        score=0.9, subject=first, stage=first, tags=("root_cause",),
+        summary=f"{stage_label(first)} is the first stage with non-finite outputs: {nan} NaN and {inf} Inf values "
+                f"in {samples} of {total} samples" + (f"; also in {', '.join(map(stage_label, affected[1:]))}"
+                                                       if len(affected) > 1 else ""),
+        evidence=(Metric("samples with NaN/Inf", samples, threshold="> 0"),
+                  Table("Non-finite output values by stage", ("stage", "output", "NaN", "Inf", "samples affected",
+                                                              "samples"), rows)),
+        fixes=_fixes(ctx, first))
+
+
+def _counts_by_stage(ctx: Context) -> dict[str, dict[str, list[int]]]:
+    """stage -> output -> [NaN, Inf, samples affected, samples]; a stage seen twice keeps its larger counts."""
+    counts: dict[str, dict[str, list[int]]] = {}
+    for comparison in ctx.comparisons:
+        rows = ctx.sample_rows(comparison.id)
+        for stage, side in ((comparison.reference, "ref"), (comparison.candidate, "cand")):
+            for output in sorted({r["output"] for r in rows}):
+                mine = [r for r in rows if r["output"] == output]
+                value = [sum(r[f"{side}_nan"] for r in mine), sum(r[f"{side}_inf"] for r in mine),
+                         sum(1 for r in mine if r[f"{side}_nan"] + r[f"{side}_inf"]), len(mine)]
+                if value[2] and value > counts.get(stage, {}).get(output, [0] * 4):
+                    counts.setdefault(stage, {})[output] = value
+    return counts
+
+
+def _fixes(ctx: Context, stage: str) -> tuple[Fix, ...]:
+    if stage in ("reference", "ort_fp32"):
+        return (Fix("The FP32 model already produces NaN/Inf: check the preprocessing (value range, dtype, a division "
+                    "by a zero std) and the inputs of the affected samples; quantization cannot fix this"),)
+    if stage == "ort_qdq":
+        scales_bad = any(not e.get("scale_finite_positive", True) for e in (ctx.precision or {}).get("qdq", []))
+        return ((Fix("Some Q/DQ scales are zero, negative or infinite (see the Q/DQ finding): re-calibrate with "
+                     "varied data"),) if scales_bad else ()) + (
+            Fix("The FP32 model is finite, so the QDQ model overflows: ModelOpt converts the float part to FP16 by "
+                "default; keep it in FP32", modelopt_command(ctx, ["--high_precision_dtype", "fp32"])),)
+    if stage == "trt_fp16":
+        return (Fix("FP16 overflows in TensorRT: confirm with an FP32 engine, then pin the overflowing layers to FP32 "
+                    "(TensorRT 10; on TensorRT 11 keep them FP32 in the graph, e.g. ModelOpt AutoCast)",
+                    f"trtexec --onnx={model_file(ctx, 'fp32')} --fp16 --precisionConstraints=obey "
+                    "--layerPrecisions=<layer>:fp32 --layerOutputTypes=<layer>:fp32"),)
+    return trtexec_fixes(ctx)

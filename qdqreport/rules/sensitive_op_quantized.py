@@ -1,0 +1,98 @@
+"""QR002: numerically sensitive nodes (softmax, sigmoid, norms, heads) quantized to INT8."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from qdqreport.analysis.context import Context
+from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import (
+    CLS_OUTPUT, class_logits, classifier_graph, classifier_run, clamp01, diverging_outputs, exclusion_args,
+    modelopt_command, rounded)
+
+# A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
+# a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
+TENSOR_COSINE_BAD = 0.98
+
+
+def _head_and_softmax_int8(b):
+    logits = class_logits(32, seed=11)
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=0.9, shrink=0.5, seed=12))
+    b.artifact("precision_summary", classifier_graph(head_precision="int8", softmax_precision="int8"))
+    b.tensors("quantization", [_row("linear_1.tmp_0", "MatMul@0", "MatMul", 0.93, 8.7),
+                               _row("softmax_0.tmp_0", "Softmax@0", "Softmax", 0.95, 10.2)])
+
+
+def _sensitive_nodes_kept_fp16(b):
+    # ModelOpt's default: the head and the softmax stay FP16, only the convolutions are INT8.
+    logits = class_logits(32, seed=11)
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=0.01, seed=12))
+    b.artifact("precision_summary", classifier_graph(head_precision="fp16", softmax_precision="fp16"))
+
+
+def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> dict[str, Any]:
+    return {"tensor": tensor, "node": node, "op_type": op_type, "samples": 32, "cosine": cosine,
+            "sqnr_db": sqnr, "max_abs": 2.4, "rel_l2": 0.3, "ref_absmax": 9.1}
+
+
+@rule(id="QR002", slug="sensitive-op-quantized", title="Sensitive operators are quantized to INT8",
+      examples=[Fires("final MatMul and Softmax in INT8", _head_and_softmax_int8),
+                Quiet("head and Softmax left in FP16", _sensitive_nodes_kept_fp16)])
+def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
+    """Softmax, sigmoid, layer-norm, final MatMul or detection-head nodes that run in INT8.
+
+    Error when one of their output tensors has cosine below 0.98 against FP32, or when the
+    quantization comparison diverges; a warning otherwise.
+
+    Why it matters: these nodes turn small differences into decisions (class probabilities,
+    box scores) or normalise by statistics INT8 cannot resolve. A single INT8 softmax or head
+    can flip the top class while the backbone is quantized perfectly well.
+
+    Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
+    regex-escaped names, or --op_types_to_exclude when every node of the type is at fault).
+    """
+    flagged = [s for s in (ctx.precision or {}).get("sensitive", []) if s.get("quantized")]
+    if not flagged:
+        return
+    comparison = ctx.comparison("quantization")
+    errors = {r["tensor"]: r for r in (ctx.tensor_rows(comparison.id) if comparison else [])}
+    measured = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors]
+    worst = min((r["cosine"] for r in measured if r["cosine"] is not None), default=None)
+    diverged = bool(diverging_outputs(ctx, "quantization"))
+    bad_tensor = worst is not None and worst < TENSOR_COSINE_BAD
+    rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
+    names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
+    yield Finding(
+        rule_id="QR002", title=f"{len(flagged)} sensitive node(s) quantized to INT8", subject=names,
+        severity="error" if bad_tensor or diverged else "warning",
+        # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
+        confidence=0.85 if bad_tensor else 0.6 if diverged else 0.45,
+        # Tensor cosine 0.9 on a softmax or head already flips decisions: count it as the whole damage.
+        score=max(clamp01((1 - worst) * 10) if worst is not None else 0.2, 0.5 if diverged else 0.0),
+        summary=f"{names} run in INT8" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None
+                                          else "") + ("; the quantized model diverges" if diverged else ""),
+        evidence=(*([Metric("worst sensitive tensor cosine", rounded(worst), threshold=f"< {TENSOR_COSINE_BAD}")]
+                    if worst is not None else []),
+                  Table("Sensitive nodes in INT8", ("node", "op type", "pattern", "tensor cosine", "SQNR dB",
+                                                    "max |Δ|"), rows,
+                        note="" if measured else "no per-tensor errors in the bundle (collect with tensors enabled)")),
+        fixes=(Fix("Re-quantize keeping these nodes in FP16", modelopt_command(ctx, _exclusions(ctx, flagged))),),
+        stage=comparison.id if comparison else "", tags=("root_cause",))
+
+
+def _errors(row: dict[str, Any] | None) -> tuple[Any, Any, Any]:
+    return (None, None, None) if row is None else (rounded(row["cosine"]), rounded(row["sqnr_db"], 1),
+                                                    rounded(row["max_abs"]))
+
+
+def _exclusions(ctx: Context, flagged: list[dict[str, Any]]) -> list[str]:
+    """Exclude whole op types when every node of that type is flagged, else the nodes by name."""
+    nodes = (ctx.precision or {}).get("nodes", [])
+    flagged_names = {s["node"] for s in flagged}
+    whole = {s["op_type"] for s in flagged
+             if {n["name"] for n in nodes if n["op_type"] == s["op_type"]} <= flagged_names
+             and any(n["op_type"] == s["op_type"] for n in nodes)}
+    return exclusion_args([s["node"] for s in flagged if s["op_type"] not in whole], whole)

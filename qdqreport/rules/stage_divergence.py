@@ -1,0 +1,157 @@
+"""QR001: the first pipeline comparison whose outputs stop agreeing."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import (
+    CLS_OUTPUT, COSINE_OK, SLICE_COSINE_OK, TOP1_OK, class_logits, classifier_graph, classifier_run, collapses,
+    comparison_label, cosine_of, detector_run, diverges, exclusion_args, modelopt_command, ordered_comparisons, rounded,
+    trtexec_fixes)
+
+# A symptom locates the damage but does not explain it: it ranks below a root cause of the
+# same severity and confidence, and the matrix is exact, so the confidence is high.
+SYMPTOM_SCORE = 0.3
+MEASURED_CONFIDENCE = 0.95
+
+_VERB = {"export": "Export", "quantization": "Quantization", "fp16": "The TensorRT FP16 build",
+         "deployment": "The TensorRT INT8 build"}
+
+
+def _quantization_collapse(b):
+    logits = class_logits(40, seed=3)
+    b.manifest["models"]["fp32"] = {"path": "/data/models/cls_fp32.onnx", "sha256": "0" * 64}
+    b.artifact("precision_summary", classifier_graph(head_precision="int8"))
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=1.5, shrink=0.3, seed=4))
+
+
+def _hidden_detector_scores(b):
+    b.stage("ort_fp32", detector_run(6)).stage("ort_qdq", detector_run(6, box_noise=0.5, scores_lost=True))
+
+
+def _engine_drifts(b):
+    # ORT QDQ is faithful; the engine built without precision constraints drifts.
+    logits = class_logits(40, seed=9)
+    b.manifest["models"]["qdq"] = {"path": "out/cls_int8.onnx", "sha256": "2" * 64}
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=0.01, seed=10))
+    b.stage("trt_int8", classifier_run(logits, noise=0.6, seed=11))
+
+
+def _healthy_pipeline(b):
+    # Realistic INT8 noise on every stage: cosine ~0.9999, no near-tie flips.
+    logits = class_logits(40, seed=5)
+    b.class_outputs(CLS_OUTPUT).stage("reference", classifier_run(logits, noise=1e-4, seed=6))
+    b.stage("ort_fp32", classifier_run(logits)).stage("ort_qdq", classifier_run(logits, noise=0.01, seed=7))
+    b.stage("trt_int8", classifier_run(logits, noise=0.015, seed=8))
+
+
+@rule(id="QR001", slug="stage-divergence", title="Outputs diverge at a pipeline stage",
+      examples=[Fires("quantization collapses a classifier", _quantization_collapse),
+                Fires("detector scores lost inside a fine whole-tensor cosine", _hidden_detector_scores),
+                Fires("TensorRT INT8 engine drifts from the QDQ model", _engine_drifts),
+                Quiet("every stage within INT8 noise", _healthy_pipeline)])
+def stage_divergence(ctx: Context) -> Iterator[Finding]:
+    """The first comparison (export, quantization, FP16, deployment) whose outputs diverge.
+
+    An output diverges when its median per-sample cosine is below 0.99, its worst slice's
+    cosine below 0.98 (mixed-scale outputs), or top-1 agreement below 0.99. It is an error
+    when any of these falls below 0.9. When no comparison diverges this rule stays silent and
+    the renderer states "all stages agree" from the stage matrix it draws itself.
+
+    Why it matters: every comparison isolates one step, so the first diverging one says where
+    to look: export, the Q/DQ model in ONNX Runtime, or the TensorRT build. Fixing a later
+    step first wastes time because the earlier damage is inherited.
+
+    Fix: depends on the stage: re-export (export), follow the ranked root causes and exclude
+    the sensitive nodes (quantization), keep FP32 where FP16 overflows (fp16), or rebuild the
+    engine with obeyed precision constraints (deployment).
+    """
+    diverging = [(c, [s for s in ctx.output_summaries(c.id) if diverges(s)]) for c in ordered_comparisons(ctx)]
+    diverging = [(c, outs) for c, outs in diverging if outs]
+    if not diverging:
+        return
+    first, outputs = diverging[0]
+    worst = min(outputs, key=lambda s: min(s.cosine_median, _or1(s.worst_slice_cosine), _or1(s.top1)))
+    severe = any(collapses(s) for s in outputs)
+    evidence = [*_metrics(worst), _stage_matrix(ctx), *(_per_sample(ctx, first, s) for s in outputs),
+                *_sliced_notes(first, outputs)]
+    if len(diverging) > 1:
+        later = "; ".join(f"{c.purpose} ({comparison_label(c)})" for c, _ in diverging[1:])
+        evidence.append(Text(f"Later comparisons also diverge, each on its own: {later}."))
+    fixes = [fix for c, outs in diverging for fix in _fixes(ctx, c, outs)]
+    title = f"{_VERB.get(first.purpose, first.purpose)} {'collapses' if severe else 'degrades'} the outputs"
+    yield Finding(
+        rule_id="QR001", title=title, severity="error" if severe else "warning",
+        confidence=MEASURED_CONFIDENCE, score=SYMPTOM_SCORE, subject=first.id, stage=first.id,
+        summary=f"{title} ({comparison_label(first)}): {_headline(worst)}", evidence=tuple(evidence),
+        fixes=tuple(fixes), tags=("symptom",))
+
+
+def _or1(value: float | None) -> float:
+    return 1.0 if value is None else value
+
+
+def _headline(s: OutputSummary) -> str:
+    parts = [f"cosine {s.cosine_median:.2f}" if s.cosine_median < COSINE_OK else f"cosine {s.cosine_median:.4f}"]
+    if s.worst_slice_cosine is not None and s.worst_slice_cosine < SLICE_COSINE_OK:
+        parts.append(f"slice {s.worst_slice} of axis {s.slice_axis} at cosine {s.worst_slice_cosine:.2f}")
+    if s.top1 is not None:
+        parts.append(f"top-1 agreement {s.top1:.0%}")
+    return ", ".join(parts) + f" (output {s.output})"
+
+
+def _metrics(s: OutputSummary) -> list[Metric]:
+    return [Metric("median cosine", rounded(s.cosine_median), threshold=f"< {COSINE_OK}"),
+            *([Metric("top-1 agreement", rounded(s.top1), threshold=f"< {TOP1_OK}")] if s.top1 is not None else []),
+            *([Metric("worst slice cosine", rounded(s.worst_slice_cosine), threshold=f"< {SLICE_COSINE_OK}")]
+              if s.worst_slice_cosine is not None else [])]
+
+
+def _stage_matrix(ctx: Context) -> Table:
+    rows = [(c.purpose, c.reference, c.candidate, s.output, rounded(s.cosine_median), rounded(s.cosine_min),
+             rounded(s.sqnr_median, 1), rounded(s.max_abs), rounded(s.top1), rounded(s.worst_slice_cosine))
+            for c in ordered_comparisons(ctx) for s in ctx.output_summaries(c.id)]
+    return Table("Stage matrix", ("purpose", "reference", "candidate", "output", "cosine median", "cosine min",
+                                  "SQNR median dB", "max |Δ|", "top-1", "worst slice cosine"), tuple(rows))
+
+
+def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> Series:
+    rows = [r for r in ctx.sample_rows(comparison.id) if r["output"] == s.output]
+    return Series(f"Per-sample cosine of {s.output} ({comparison_label(comparison)})", "points",
+                  tuple(str(r["sample"]) for r in rows),
+                  tuple(cosine_of(r) for r in rows),
+                  y_label="cosine", threshold=COSINE_OK)
+
+
+def _sliced_notes(comparison: ComparisonInfo, outputs: list[OutputSummary]) -> list[Text]:
+    return [Text(f"output {s.output} mixes scales (spread {comparison.sliced[s.output]['spread']:.0f}×): "
+                 f"compared per slice along axis {comparison.sliced[s.output]['axis']}")
+            for s in outputs if s.output in comparison.sliced]
+
+
+def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary]) -> list[Fix]:
+    if comparison.purpose == "export":
+        return [Fix("Re-export with a current opset (17 or newer), the same dynamic axes as the framework model, "
+                    "and no custom ops; then compare the framework and ONNX Runtime FP32 outputs on the same tensors")]
+    if comparison.purpose == "quantization":
+        producers = _output_producers(ctx, outputs)
+        return [Fix("Work through the ranked root causes of this report (sensitive ops, calibration data)"
+                    + ("; as a first step keep the nodes producing the diverging outputs out of INT8" if producers
+                       else "; then re-quantize"), modelopt_command(ctx, exclusion_args(producers)))]
+    if comparison.purpose == "fp16":
+        return [Fix("FP16 overflows or underflows somewhere: build an FP32 engine to confirm, and quantize with "
+                    "the float part kept in FP32", modelopt_command(ctx, ["--high_precision_dtype", "fp32"]))]
+    return list(trtexec_fixes(ctx))
+
+
+def _output_producers(ctx: Context, outputs: list[OutputSummary]) -> list[str]:
+    """Quantized nodes that feed the diverging graph outputs, from the precision summary."""
+    names = {s.output for s in outputs}
+    nodes = (ctx.precision or {}).get("nodes", [])
+    return [n["name"] for n in nodes if n.get("activation_quantized")
+            and (names & set(n.get("outputs", ())) or n.get("feeds_graph_output"))]

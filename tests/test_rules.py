@@ -1,0 +1,196 @@
+"""Every registered rule against its own Fires/Quiet examples, plus registry invariants."""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+
+import pytest
+
+from qdqreport.engine import run_rules
+from qdqreport.findings import SEVERITIES, Finding
+from qdqreport.rules import RuleSpec, discover
+from qdqreport.rules._common import (
+    CLS_OUTPUT, class_logits, classifier_graph, classifier_run, exclusion_args, modelopt_command, node)
+from qdqreport.testing import BundleBuilder
+
+RULES = discover()
+EXAMPLES = [pytest.param(spec, example, id=f"{rule_id}-{'fires' if example.fires else 'quiet'}-{example.name}")
+            for rule_id, spec in RULES.items() for example in spec.examples]
+
+
+def findings_of(spec, example, tmp_path) -> list[Finding]:
+    builder = BundleBuilder(tmp_path)
+    example.build(builder)
+    return spec.run(builder.context())
+
+
+@pytest.mark.parametrize(("spec", "example"), EXAMPLES)
+def test_example(spec, example, tmp_path):
+    findings = findings_of(spec, example, tmp_path)
+    own = [f for f in findings if f.rule_id == spec.id]
+    if example.fires:
+        assert own, f"{spec.id} stayed quiet on its Fires example {example.name!r}"
+    else:
+        assert not own, f"{spec.id} fired on its Quiet example {example.name!r}: {[f.summary for f in own]}"
+    assert len(own) == len(findings), "a rule only returns findings of its own id"
+
+
+@pytest.mark.parametrize(("spec", "example"), [p for p in EXAMPLES if p.values[1].fires])
+def test_fired_findings_are_complete(spec, example, tmp_path):
+    """A finding a user reads has evidence, a fix, a severity, and a root-cause or symptom role."""
+    for finding in findings_of(spec, example, tmp_path):
+        assert finding.severity in SEVERITIES
+        assert finding.summary and finding.subject
+        assert finding.evidence, f"{spec.id}: no evidence"
+        assert finding.fixes and all(fix.action for fix in finding.fixes), f"{spec.id}: no concrete fix"
+        for fix in finding.fixes:
+            if "modelopt" in fix.command:
+                assert fix.command.startswith("python -m modelopt.onnx.quantization --onnx_path=")
+                assert "--output_path=" in fix.command
+
+
+def test_registry_has_the_root_cause_rules():
+    assert {f"QR00{i}" for i in range(1, 10)} <= set(RULES)
+
+
+@pytest.mark.parametrize("rule_id", sorted(RULES))
+def test_rule_is_documented_and_has_examples(rule_id):
+    spec = RULES[rule_id]
+    assert re.fullmatch(r"QR\d{3}", spec.id)
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", spec.slug)
+    assert spec.title and spec.summary and spec.summary != spec.title
+    assert "Why it matters:" in spec.doc and "Fix:" in spec.doc
+    assert any(e.fires for e in spec.examples) and any(not e.fires for e in spec.examples)
+    assert len({e.name for e in spec.examples}) == len(spec.examples)
+
+
+def test_ids_and_slugs_are_unique():
+    slugs = [spec.slug for spec in RULES.values()]
+    assert len(set(slugs)) == len(slugs)
+    assert all(rule_id == spec.id for rule_id, spec in RULES.items())
+
+
+@pytest.mark.parametrize(("spec", "example"), [p for p in EXAMPLES if p.values[1].fires])
+def test_findings_of_one_rule_have_distinct_subjects(spec, example, tmp_path):
+    """The engine deduplicates by fingerprint (rule id + subject): two findings must not share one."""
+    fingerprints = [f.fingerprint for f in findings_of(spec, example, tmp_path)]
+    assert len(set(fingerprints)) == len(fingerprints)
+
+
+# --- the engine over all rules --------------------------------------------------------------
+
+def _many_problems(builder: BundleBuilder) -> BundleBuilder:
+    """A classifier whose quantization collapses, calibrated on random data, with a failed engine build."""
+    logits = class_logits(40, seed=3)
+    builder.manifest["models"]["fp32"] = {"path": "cls_fp32.onnx", "sha256": "0" * 64}
+    builder.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    builder.stage("ort_qdq", classifier_run(logits, noise=1.5, shrink=0.3, seed=4))
+    builder.stage("trt_int8", status="failed", error="Assertion failed: shiftIsAllZeros(zeroPoint)")
+    builder.artifact("precision_summary", classifier_graph(head_precision="int8", softmax_precision="int8"))
+    builder.artifact("modelopt_log", {"format": 1, "random_calibration": True, "calibration_method": "entropy",
+                                      "warnings": ["Using random data for calibration."]})
+    return builder
+
+
+def test_engine_ranks_the_same_whatever_the_registry_order(tmp_path):
+    ctx = _many_problems(BundleBuilder(tmp_path)).context()
+    expected = run_rules(ctx, RULES)
+    assert {"QR001", "QR002", "QR008", "QR009"} <= {f.rule_id for f in expected.findings}
+    assert not expected.failures
+    items = list(RULES.items())
+    for seed in range(3):
+        random.Random(seed).shuffle(items)
+        shuffled = run_rules(ctx, dict(items))
+        assert [(f.rule_id, f.subject, f.severity) for f in shuffled.findings] == \
+               [(f.rule_id, f.subject, f.severity) for f in expected.findings]
+    assert [f.rank_key() for f in expected.findings] == sorted(f.rank_key() for f in expected.findings)
+
+
+def test_root_causes_rank_above_the_symptom_of_equal_severity(tmp_path):
+    findings = run_rules(_many_problems(BundleBuilder(tmp_path)).context(), RULES).findings
+    symptom = next(i for i, f in enumerate(findings) if "symptom" in f.tags)
+    random_data = next(i for i, f in enumerate(findings) if f.rule_id == "QR009")
+    assert random_data < symptom
+
+
+def test_a_rule_that_raises_becomes_a_rule_failure(tmp_path):
+    def broken(ctx):
+        raise KeyError("nodes")
+
+    spec = RuleSpec("QR999", "broken", "Broken", broken, (), __name__)
+    result = run_rules(_many_problems(BundleBuilder(tmp_path)).context(), {**RULES, "QR999": spec})
+    assert [f.rule_id for f in result.failures] == ["QR999"]
+    assert "KeyError" in result.failures[0].message and "test_rules.py" in result.failures[0].message
+    assert "QR999" in result.rules_run and {"QR001", "QR009"} <= {f.rule_id for f in result.findings}
+
+
+# --- fix command lines ------------------------------------------------------------------------
+
+def _example(rule_id: str, name: str):
+    return next(e for e in RULES[rule_id].examples if e.name == name)
+
+
+def test_deployment_divergence_fix_rebuilds_with_obeyed_precisions(tmp_path):
+    spec = RULES["QR001"]
+    [finding] = findings_of(spec, _example("QR001", "TensorRT INT8 engine drifts from the QDQ model"), tmp_path)
+    assert finding.stage == "trt_int8__vs__ort_qdq"
+    commands = [fix.command for fix in finding.fixes]
+    assert "trtexec --onnx=cls_int8.onnx --int8 --fp16 --precisionConstraints=obey" in commands[0]
+    assert commands[1] == "trtexec --onnx=cls_int8.onnx --stronglyTyped"
+    assert "TensorRT 11" in finding.fixes[1].action
+
+
+def test_node_exclusions_match_exactly_the_named_nodes_as_modelopt_reads_them(tmp_path):
+    """ModelOpt applies --nodes_to_exclude with re.match; a pattern must not catch a prefix sibling."""
+    names = ["/model.22/dfl/conv/Conv", "/model.2/m.0/Conv_1", "Softmax@0"]
+    siblings = ["/model.22/dfl/conv/Conv_1", "/model.2/m.0/Conv_10", "Softmax@01", "/modelX22/dfl/conv/Conv"]
+    command = modelopt_command(BundleBuilder(tmp_path).context(), exclusion_args(names))
+    argv = shlex.split(command)
+    start = argv.index("--nodes_to_exclude") + 1
+    patterns = argv[start:start + len(names)]
+    assert all(not p.startswith("--") for p in patterns)
+    assert sorted(n for n in names if any(re.match(p, n) for p in patterns)) == sorted(names)
+    assert not [s for s in siblings if any(re.match(p, s) for p in patterns)]
+
+
+def test_sensitive_op_fix_excludes_by_name_when_the_op_type_is_shared(tmp_path):
+    graph = classifier_graph(head_precision="int8", softmax_precision="int8")
+    graph["nodes"].append(node("MatMul@1", "MatMul", 3, "int8"))  # an attention-like MatMul that is fine
+    builder = BundleBuilder(tmp_path).artifact("precision_summary", graph)
+    [finding] = RULES["QR002"].run(builder.context())
+    argv = shlex.split(finding.fixes[0].command)
+    assert argv[argv.index("--nodes_to_exclude") + 1] == r"MatMul@0$"
+    assert argv[argv.index("--op_types_to_exclude") + 1:][:1] == ["Softmax"]
+    assert finding.severity == "warning"  # nothing measured: no tensor errors, no diverging comparison
+
+
+# --- each diagnosis names the right cause -----------------------------------------------------
+
+@pytest.mark.parametrize(("rule_id", "example_name", "expected"), [
+    ("QR001", "quantization collapses a classifier", "Quantization collapses the outputs (ORT FP32 → ORT QDQ)"),
+    ("QR001", "detector scores lost inside a fine whole-tensor cosine", "slice 4 of axis 1 at cosine 0.00"),
+    ("QR003", "calibration saved as raw 0-255 pixels", "x → x / 127.5 - 1"),
+    ("QR003", "calibration left in [0,1], evaluation in [-1,1]", "x → (x - 0.5) / 0.5"),
+    ("QR003", "calibration in BGR, evaluation in RGB", "x → np.flip(x, axis=1)"),
+    ("QR003", "[0,1]-calibrated input fed 0-255 pixels", "x → x * 255"),
+    ("QR005", "QDQ detector emits NaN scores", "ORT QDQ is the first stage"),
+    ("QR005", "the FP32 model already emits NaN", "ORT FP32 is the first stage"),
+    ("QR006", "3 bright crops of 40 flip their class", "3 of 3 collapsed samples have input x outside"),
+    ("QR007", "detector scores quantized with the box scale", "80 of 84 slices along axis 1 collapse"),
+    ("QR008", "TensorRT rejects a zero-point", "must be all zeros.; no deployment comparison"),
+])
+def test_diagnosis_names_the_cause(rule_id, example_name, expected, tmp_path):
+    findings = findings_of(RULES[rule_id], _example(rule_id, example_name), tmp_path)
+    text = " | ".join(f"{f.title} | {f.summary} | " + " | ".join(fix.action for fix in f.fixes) for f in findings)
+    assert expected in text
+
+
+def test_tensorrt_11_gets_only_the_strongly_typed_rebuild(tmp_path):
+    logits = class_logits(40, seed=9)
+    builder = BundleBuilder(tmp_path).class_outputs(CLS_OUTPUT)
+    builder.stage("ort_qdq", classifier_run(logits, noise=0.01, seed=10))
+    builder.stage("trt_int8", classifier_run(logits, noise=0.6, seed=11), details={"tensorrt": "11.1.0"})
+    [finding] = RULES["QR001"].run(builder.context())
+    assert [fix.command for fix in finding.fixes] == ["trtexec --onnx=<model.quant.onnx> --stronglyTyped"]
