@@ -107,7 +107,7 @@ def test_corrupt_and_missing_bundles_give_one_line_errors(tmp_path: Path, capsys
 def test_validate_command_reports_a_good_bundle(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     bundle = _small_bundle(tmp_path)
     assert main(["validate", str(bundle)]) == 0
-    assert "valid qdqreport bundle, schema 1.0" in capsys.readouterr().out
+    assert f"valid qdqreport bundle, schema {SCHEMA_VERSION}" in capsys.readouterr().out
 
 
 def test_npz_with_pickled_objects_is_refused(tmp_path: Path) -> None:
