@@ -24,7 +24,8 @@ from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.render import render_report
 from qdqreport.render.filters import fence, md
 from qdqreport.render.markdown import render_markdown
-from qdqreport.report_model import NODE_LIST_LIMIT, build_report
+from qdqreport.report_model import build_report
+from qdqreport.report_sections import NODE_LIST_LIMIT
 from qdqreport.rules import RuleSpec
 from qdqreport.testing import BundleBuilder
 
