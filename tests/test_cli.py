@@ -1,0 +1,78 @@
+"""The `report`, `demo` and `rules` commands end to end, on real bundles of the demo model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qdqreport.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_report_ranks_the_calibration_mismatch_first(broken_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["report", str(broken_bundle), "-o", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed == [str(tmp_path / "out" / name) for name in ("report.html", "report.md", "findings.json")]
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())["findings"]
+    assert findings[0]["id"] == "QR003" and findings[0]["severity"] == "error"
+    assert "QR001" in [f["id"] for f in findings]
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert markdown.startswith("## ") and "Quantization collapses the outputs" in markdown.splitlines()[0]
+
+
+def test_fail_on_sets_the_exit_code(broken_bundle: Path, healthy_bundle: Path, tmp_path: Path) -> None:
+    assert main(["report", str(broken_bundle), "-o", str(tmp_path / "a"), "--fail-on", "error"]) == 1
+    assert main(["report", str(healthy_bundle), "-o", str(tmp_path / "b"), "--fail-on", "error"]) == 0
+
+
+def test_healthy_bundle_has_no_error_finding(healthy_bundle: Path, tmp_path: Path) -> None:
+    main(["report", str(healthy_bundle), "-o", str(tmp_path / "out")])
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())["findings"]
+    assert not [f for f in findings if f["severity"] == "error"]
+
+
+def test_report_on_a_too_new_bundle_is_refused_and_writes_nothing(broken_bundle: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    bundle = tmp_path / "new"
+    shutil.copytree(broken_bundle, bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["schema_version"] = "9.0"
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["report", str(bundle), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "schema 9.0 is newer" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_sample_bundles_render_offline(tmp_path: Path) -> None:
+    for bundle in sorted((ROOT / "sample_bundles").iterdir()):
+        if bundle.is_dir():
+            assert main(["report", str(bundle), "-o", str(tmp_path / bundle.name)]) == 0
+            assert (tmp_path / bundle.name / "report.html").stat().st_size > 10_000
+
+
+def test_rules_lists_and_explains(capsys: pytest.CaptureFixture) -> None:
+    assert main(["rules"]) == 0
+    listing = capsys.readouterr().out
+    assert "QR001" in listing and "QR003" in listing
+    assert main(["rules", "QR003"]) == 0
+    explained = capsys.readouterr().out
+    assert "Why it matters:" in explained and "Fix:" in explained
+    assert main(["rules", "QR999"]) == 2
+
+
+@pytest.mark.slow
+def test_demo_runs_from_any_folder(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "qdqreport", "demo", "-o", str(tmp_path / "demo")],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"report: {tmp_path / 'demo' / 'report.html'}" in result.stdout
+    assert "ort_fp32 + ort_qdq samples: 50/50" in result.stderr
+    html = (tmp_path / "demo" / "report.html").read_text()
+    assert "raw 0–255 pixels" in html and "top-1 agreement 44%" in html
