@@ -80,7 +80,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
         if name in calib:
             diagnosis = _compare(calib[name], evaluation)
             if diagnosis:
-                yield _finding(ctx, name, diverged, measured, *diagnosis)
+                *head, evidence = diagnosis
+                yield _finding(ctx, name, diverged, measured, *head, evidence + _range_tables(ctx, name))
     if not calib:
         for entry in ctx.range_use or []:
             diagnosis = _from_range_use(entry)
@@ -132,11 +133,21 @@ def _affine_transform(ratio: float, shift: float) -> tuple[str, str]:
     return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", f"(x - {shift:.4g}) / {ratio:.4g}"
 
 
+def _range_table(entry: dict[str, Any]) -> Table:
+    return Table("First quantizer range", ("input", "Q node", "representable", "evaluation", "range used", "clipped"),
+                 ((entry["input"], entry["q_node"], f"[{entry['representable_min']:.4g}, {entry['representable_max']:.4g}]",
+                   f"[{entry['eval_min']:.4g}, {entry['eval_max']:.4g}]", rounded(entry["range_used"]),
+                   rounded(entry["clipped_share"])),))
+
+
+def _range_tables(ctx: Context, name: str) -> tuple[Table, ...]:
+    """The input quantizer's range use: the same mismatch seen from the QDQ graph, independent of the statistics."""
+    return tuple(_range_table(entry) for entry in ctx.range_use or [] if entry["input"] == name)
+
+
 def _from_range_use(entry: dict[str, Any]) -> tuple | None:
     used, clipped = entry["range_used"], entry["clipped_share"]
-    table = Table("First quantizer range", ("input", "Q node", "representable", "evaluation", "range used", "clipped"),
-                  ((entry["input"], entry["q_node"], f"[{entry['representable_min']:.4g}, {entry['representable_max']:.4g}]",
-                    f"[{entry['eval_min']:.4g}, {entry['eval_max']:.4g}]", rounded(used), rounded(clipped)),))
+    table = _range_table(entry)
     if 0 < used < RANGE_USED_MIN:
         # Symmetric INT8 doubles the calibrated span, so raw pixels show as ~255x for both [0,1] and [-1,1] inputs.
         signed = entry["eval_min"] < -0.1

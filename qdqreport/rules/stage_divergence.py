@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from typing import Iterator
 
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
@@ -140,9 +142,12 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
                     "and no custom ops; then compare the framework and ONNX Runtime FP32 outputs on the same tensors")]
     if comparison.purpose == "quantization":
         producers = _output_producers(ctx, outputs)
-        return [Fix("Work through the ranked root causes of this report (sensitive ops, calibration data)"
-                    + ("; as a first step keep the nodes producing the diverging outputs out of INT8" if producers
-                       else "; then re-quantize"), modelopt_command(ctx, exclusion_args(producers)))]
+        if producers:
+            return [Fix("Work through the ranked root causes of this report; as a first step keep the nodes producing "
+                        "the diverging outputs out of INT8", modelopt_command(ctx, exclusion_args(producers)))]
+        # No generic re-quantize command here: it would repeat whatever calibration caused the collapse.
+        return [Fix("Fix the root causes ranked in this report, re-quantize, then collect again to confirm the outputs agree",
+                    shlex.join(ctx.manifest["collector"].get("argv", [])))]
     if comparison.purpose == "fp16":
         return [Fix("FP16 overflows or underflows somewhere: build an FP32 engine to confirm, and quantize with "
                     "the float part kept in FP32", modelopt_command(ctx, ["--high_precision_dtype", "fp32"]))]
