@@ -76,3 +76,35 @@ def test_demo_runs_from_any_folder(tmp_path: Path) -> None:
     assert "ort_fp32 + ort_qdq samples: 50/50" in result.stderr
     html = (tmp_path / "demo" / "report.html").read_text()
     assert "raw 0–255 pixels" in html and "top-1 agreement 44%" in html
+
+
+def test_real_bundle_renders_to_identical_bytes_twice(broken_bundle: Path, tmp_path: Path) -> None:
+    main(["report", str(broken_bundle), "-o", str(tmp_path / "a")])
+    main(["report", str(broken_bundle), "-o", str(tmp_path / "b")])
+    for name in ("report.html", "report.md", "findings.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_bundle_with_a_failed_stage_still_renders(tmp_path: Path, demo: Path) -> None:
+    import onnx
+
+    model = onnx.load(str(demo / "cls_int8.onnx"))
+    node = next(n for n in model.graph.node if n.op_type == "HardSigmoid")
+    node.domain = "com.example.missing"  # passes the ONNX checker; no runtime implements it
+    model.opset_import.append(onnx.helper.make_opsetid("com.example.missing", 1))
+    onnx.save(model, tmp_path / "bad_runtime.onnx")
+    assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(tmp_path / "bad_runtime.onnx"),
+                 "--inputs", str(demo / "eval.npz"), "--max-samples", "2", "-o", str(tmp_path / "b"), "--quiet"]) == 0
+    assert main(["report", str(tmp_path / "b"), "-o", str(tmp_path / "out")]) == 0
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())["findings"]
+    failed = [f for f in findings if f["id"] == "QR008"]
+    assert failed and "ort_qdq" in failed[0]["subject"]
+    assert "session creation failed" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_rules_doc_is_generated_from_the_registry() -> None:
+    from qdqreport.cli import rules_markdown
+    from qdqreport.rules import discover
+
+    assert (ROOT / "docs" / "rules.md").read_text() == rules_markdown(discover()), \
+        "docs/rules.md is stale: run `qdqreport rules --markdown > docs/rules.md`"
