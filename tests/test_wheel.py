@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_wheel_renders_a_report_from_a_fresh_venv(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(ROOT)],
-                   check=True, capture_output=True)
+    built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path / "dist"),
+                            str(ROOT)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("qdqreport-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "qdqreport/templates/report.html.j2" in names and "qdqreport/demo/cls_fp32.onnx" in names
