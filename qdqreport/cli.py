@@ -61,6 +61,9 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--modelopt-log", help="the log ModelOpt wrote while quantizing (--log_file)")
     collect.add_argument("--ort-provider", default="cpu", help="ONNX Runtime execution provider (default: cpu)")
     collect.add_argument("--max-samples", type=int, help="use only the first N samples")
+    collect.add_argument("--trt-mark-all", action="store_true",
+                         help="with TensorRT: mark every layer output and compare it with ONNX Runtime "
+                              "(breaks fusions: the engines are not the ones you deploy)")
     collect.add_argument("-o", "--output", required=True, help="bundle folder to write, or a path ending in .zip")
     collect.add_argument("--force", action="store_true", help="replace an existing bundle")
     collect.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -91,7 +94,8 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
     options = CollectOptions(fp32=args.fp32, qdq=args.qdq, inputs=args.inputs or args.data_loader_script,
                              output=args.output, calib=args.calib, reference=args.reference,
                              modelopt_log=args.modelopt_log, ort_provider=args.ort_provider,
-                             max_samples=args.max_samples, force=args.force, argv=["qdqreport", *argv])
+                             max_samples=args.max_samples, force=args.force, trt_mark_all=args.trt_mark_all,
+                             argv=["qdqreport", *argv])
     path = collect(options, Progress(quiet=args.quiet))
     print(path)
     return 0

@@ -24,6 +24,7 @@ STAGE_KINDS = {
     "ort_qdq": ("onnxruntime", "qdq"),
     "trt_fp16": ("tensorrt", "fp16"),
     "trt_int8": ("tensorrt", "int8"),
+    "trt_int8_noobey": ("tensorrt", "int8"),  # TensorRT 10: trt_int8's build without OBEY_PRECISION_CONSTRAINTS
 }
 
 # Which stage pairs are compared, and what a divergence between them means.

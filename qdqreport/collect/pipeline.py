@@ -19,7 +19,8 @@ from qdqreport.collect import stats
 from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference
 from qdqreport.collect.models import LoadedModel, class_score_outputs, load_model, node_output_names, with_extra_outputs
 from qdqreport.collect.ort_stage import OrtStage, open_stage
-from qdqreport.collect.trt_stage import TRT_STAGES, skip_reason, tensorrt_version
+from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
+                                         write_trt_comparisons, write_trt_stage)
 from qdqreport.errors import InputError
 from qdqreport.progress import Progress
 
@@ -38,6 +39,7 @@ class CollectOptions:
     ort_provider: str = "cpu"
     max_samples: int | None = None
     force: bool = False
+    trt_mark_all: bool = False  # mark every TensorRT layer output (breaks fusions; per-layer TRT vs ORT)
     argv: list[str] = field(default_factory=list)
 
 
@@ -58,11 +60,13 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     precision = _precision_summary(loaded.qdq, progress)
     marked = _marked_tensors(precision, loaded)
     stages, tensor_rows = _run_ort_stages(loaded, marked, options.ort_provider, progress)
+    trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     progress.say("writing the bundle")
     with BundleWriter(options.output, overwrite=options.force) as writer:
         manifest = _manifest(options, loaded)
-        manifest["stages"] = _stage_entries(writer, loaded, stages)
-        manifest["comparisons"] = _comparisons(writer, loaded, stages, tensor_rows, marked)
+        manifest["stages"] = _stage_entries(writer, loaded, stages) + [write_trt_stage(writer, r) for r in trt_results]
+        manifest["comparisons"] = _comparisons(writer, loaded, stages, tensor_rows, marked) + _trt_comparisons(
+            writer, loaded, stages, trt_results)
         manifest["artifacts"] = _artifacts(writer, loaded, precision)
         path = writer.commit(manifest)
     progress.say(f"bundle written to {path}")
@@ -173,12 +177,19 @@ def _stage_entries(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtS
         status = "failed" if stage.error else "ok"
         entries.append(write_stage(writer, stage_id, status, stage.outputs if status == "ok" else None, stage.error,
                                    log="\n".join(stage.log) + "\n", seconds=stage.seconds, details=stage.details))
-    version, why = tensorrt_version()
-    for stage_id in TRT_STAGES:
-        entry = write_stage(writer, stage_id, "skipped", details={"tensorrt": version})
-        entry["error"] = skip_reason(version, why)
-        entries.append(entry)
     return entries
+
+
+def _trt_request(options: CollectOptions, loaded: _Loaded) -> TrtRequest:
+    return TrtRequest(str(loaded.fp32.path), str(loaded.qdq.path), loaded.fp32.proto, loaded.qdq.proto,
+                      loaded.fp32.outputs, loaded.qdq.outputs, loaded.eval.samples, options.trt_mark_all,
+                      options.ort_provider)
+
+
+def _trt_comparisons(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtStage],
+                     trt_results: list[TrtStageResult]) -> list[dict[str, Any]]:
+    ort_outputs = {stage_id: stage.outputs for stage_id, stage in stages.items() if not stage.error}
+    return write_trt_comparisons(writer, trt_results, ort_outputs, lambda samples: _class_outputs(loaded, samples))
 
 
 def _comparisons(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtStage], tensor_rows: list[dict[str, Any]],
@@ -231,6 +242,10 @@ def _manifest(options: CollectOptions, loaded: _Loaded) -> dict[str, Any]:
             "source": options.reference, "kind": "npz", "samples": len(loaded.reference), "sha256": None,
             "tensors": [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype)} for k, v in first.items()]}
     manifest["settings"] = {"ort_provider": options.ort_provider, "max_samples": options.max_samples}
+    if options.trt_mark_all:
+        from qdqreport.collect.trt_run import MARK_ALL_WARNING
+
+        manifest["settings"].update(trt_mark_all=True, trt_mark_all_warning=MARK_ALL_WARNING)
     return manifest
 
 
