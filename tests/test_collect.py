@@ -152,12 +152,13 @@ def _bad_inputs(tmp: Path, demo: Path, eval_x: np.ndarray) -> dict[str, tuple[li
         "short reference": ([*base, "--reference", str(tmp / "short_reference.npz")], "one reference row per input row"),
         "missing modelopt log": ([*base, "--modelopt-log", str(tmp / "nope.log")], "nope.log"),
         "bad loader script": (["--fp32", fp32, "--qdq", qdq, "--data-loader-script", f"{tmp / 'nope.py'}:load"], "nope.py"),
+        "unknown provider": ([*base, "--ort-provider", "cuda"], "--ort-provider cuda: not available"),
     }
 
 
 @pytest.mark.parametrize("case", ["missing model", "corrupt onnx", "missing inputs", "wrong input name", "wrong shape",
                                   "wrong dtype", "nan inputs", "nan reference", "short reference", "missing modelopt log",
-                                  "bad loader script"])
+                                  "bad loader script", "unknown provider"])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: Path, demo: Path, eval_x: np.ndarray,
                                                           capsys: pytest.CaptureFixture) -> None:
     args, expected = _bad_inputs(tmp_path, demo, eval_x)[case]

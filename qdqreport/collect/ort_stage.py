@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from qdqreport.errors import InputError
+
 Feed = dict[str, np.ndarray]
 
 
@@ -63,7 +65,10 @@ def open_stage(stage_id: str, model_bytes: bytes, graph_outputs: tuple[str, ...]
     from polygraphy.backend.onnxrt import OnnxrtRunner, SessionFromOnnx
     from polygraphy.logger import G_LOGGER
 
-    G_LOGGER.module_severity = G_LOGGER.ERROR  # Polygraphy's INFO lines would drown our progress output
+    # We record every failure in the stage ourselves; Polygraphy's own lines (and its hint about the
+    # optional 'colored' module) would only clutter stderr, and --quiet must mean quiet.
+    G_LOGGER.colors = False
+    G_LOGGER.module_severity = G_LOGGER.CRITICAL + 1
     stage = OrtStage(stage_id, graph_outputs)
     try:
         runner = OnnxrtRunner(SessionFromOnnx(model_bytes, providers=[provider]), name=stage_id)
@@ -75,6 +80,20 @@ def open_stage(stage_id: str, model_bytes: bytes, graph_outputs: tuple[str, ...]
     stage.details = {"providers": list(runner.sess.get_providers()), "runner": "polygraphy.OnnxrtRunner"}
     stage.log.append(f"INFO session created with providers {stage.details['providers']}")
     return stage
+
+
+def check_provider(provider: str) -> None:
+    """Refuse an execution provider this onnxruntime lacks, before any model is loaded.
+
+    Matches as Polygraphy's SessionFromOnnx does: exact name, or a case-insensitive part of one.
+    """
+    import onnxruntime
+
+    available = onnxruntime.get_available_providers()
+    if provider in available or any(provider.lower() in name.lower() for name in available):
+        return
+    raise InputError(f"--ort-provider {provider}: not available in this onnxruntime (available: {', '.join(available)}); "
+                     "install the onnxruntime build that has it (e.g. onnxruntime-gpu for cuda) or use cpu")
 
 
 def _first_line(exc: BaseException) -> str:

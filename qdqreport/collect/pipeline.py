@@ -18,7 +18,7 @@ from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference
 from qdqreport.collect.models import LoadedModel, class_score_outputs, load_model, node_output_names, with_extra_outputs
-from qdqreport.collect.ort_stage import OrtStage, open_stage
+from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)
 from qdqreport.errors import InputError
@@ -76,6 +76,7 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
 # --- loading and checking ---------------------------------------------------------------
 def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
     progress.say("loading models and inputs")
+    check_provider(options.ort_provider)
     fp32 = load_model(options.fp32, "--fp32")
     qdq = load_model(options.qdq, "--qdq")
     _check_same_interface(fp32, qdq)
