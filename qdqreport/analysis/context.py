@@ -129,6 +129,13 @@ class Context:
     def modelopt_log(self) -> dict[str, Any] | None:
         return self._artifact_json("modelopt_log")
 
+    @cached_property
+    def engines(self) -> dict[str, Any]:
+        """Stage id -> EngineEvidence (layer info, profile, build log, settings) of TensorRT stages: analysis/trt_evidence.py."""
+        from qdqreport.analysis.trt_evidence import load_engines  # imported here: trt_evidence type-imports Context
+
+        return load_engines(self)
+
     def _artifact_json(self, kind: str) -> Any:
         path = self.manifest["artifacts"].get(kind)
         return self.bundle.json(path) if self.bundle.has(path) else None

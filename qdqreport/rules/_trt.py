@@ -1,0 +1,126 @@
+"""Helpers shared by the TensorRT engine rules (QR100-QR149): engines of a bundle, joins to the
+QDQ graph, layer tables, trtexec fixes, and the real engine dumps their examples are built on.
+
+Not a rule module (the leading underscore keeps discover() from treating it as one).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any, Iterator
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.trt_evidence import EngineEvidence
+from qdqreport.analysis.trt_layers import Engine, Layer
+from qdqreport.findings import Fix, Table
+from qdqreport.rules._common import model_file, rounded, tensorrt_major
+
+ROWS_SHOWN = 12  # layers listed per finding; the count says how many there are
+_WRAPPER = re.compile(r"^(?:PWN|ForeignNode)\((.*)\)$")
+
+
+def engines(ctx: Context, int8_only: bool = False) -> Iterator[tuple[str, EngineEvidence]]:
+    """(stage id, evidence) of stages with TensorRT artefacts; *int8_only* skips the FP16 engine of the FP32 model."""
+    for stage_id, evidence in sorted(ctx.engines.items()):
+        if int8_only and stage_id == "trt_fp16":
+            continue
+        yield stage_id, evidence
+
+
+def detailed(evidence: EngineEvidence) -> Engine | None:
+    engine = evidence.engine
+    return engine if engine is not None and engine.detailed else None
+
+
+def name_tokens(layer: Layer) -> set[str]:
+    """ONNX node names readable from a fused layer's name ("A + B + PWN(C)"), for the approximate join."""
+    tokens = set()
+    for part in layer.name.split(" + "):
+        part = part.strip()
+        match = _WRAPPER.match(part)
+        while match:
+            part = match.group(1)
+            match = _WRAPPER.match(part)
+        tokens |= {p.strip() for p in part.split(", ")}
+    return tokens
+
+
+def layers_of_node(engine: Engine, node: str) -> tuple[list[Layer], bool]:
+    """The engine layers that computed ONNX node *node*, and whether the join is exact (Metadata ONNX names)."""
+    if engine.has_onnx_names:
+        return [layer for layer in engine.layers if node in layer.onnx_names], True
+    return [layer for layer in engine.layers if node in name_tokens(layer)], False
+
+
+def node_precisions(ctx: Context) -> dict[str, dict[str, Any]]:
+    """QDQ graph node name -> its precision_summary entry (empty without a summary)."""
+    return {n["name"]: n for n in (ctx.precision or {}).get("nodes", [])}
+
+
+def layer_table(title: str, layers: list[Layer], engine: Engine, note_what: str = "layers") -> Table:
+    rows = tuple((layer.index, layer.name, layer.kind, layer.origin or "—", layer.precision, layer.output_precision,
+                  ", ".join(layer.onnx_names) or "—") for layer in layers[:ROWS_SHOWN])
+    note = f"{len(layers) - ROWS_SHOWN} more {note_what} not shown" if len(layers) > ROWS_SHOWN else ""
+    return Table(title, ("#", "layer", "kind", "origin", "input precision", "output precision", "ONNX nodes"), rows, note)
+
+
+def layer_info_fix(ctx: Context, stage_id: str, action: str) -> Fix:
+    """Rebuild the engine and re-export its layer info (ONNX names in Metadata on TensorRT 10+) to check a change.
+
+    TensorRT 11 has no --int8/--fp16/--precisionConstraints: engines there are strongly typed.
+    """
+    model = model_file(ctx, "fp32" if stage_id == "trt_fp16" else "qdq")
+    model = model if model.startswith("<") else shlex.quote(model)
+    major = tensorrt_major(ctx)
+    if major is not None and major >= 11:
+        flags = "--stronglyTyped"
+    else:
+        flags = "--fp16" if stage_id == "trt_fp16" else "--int8 --fp16 --precisionConstraints=obey"
+    return Fix(action, f"trtexec --onnx={model} {flags} --profilingVerbosity=detailed "
+                       "--exportLayerInfo=layer_info.json --exportProfile=profile.json")
+
+
+def share(part: int, whole: int) -> float:
+    return rounded(part / whole if whole else 0.0, 3)
+
+
+# --- example data: the real TREx engine dumps in tests/data/trt (Apache-2.0, see its README) ------
+
+DUMPS = Path(__file__).resolve().parents[2] / "tests" / "data" / "trt"
+MOBILENET_QAT = "tests_inputs_mobilenet.qat.onnx.engine.graph.json"
+MOBILENET_RESIDUALS = "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json"
+RESNET_FP16 = "examples_pytorch_resnet_A100_fp16_resnet.onnx.engine.graph.json"
+MOBILENET_PROFILE = "tests_inputs_mobilenet.qat.onnx.engine.profile.json"
+MOBILENET_SETTINGS = "tests_inputs_mobilenet.qat.onnx.engine.build.metadata.json"
+_NODE_NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*)_\d+\b")
+
+
+def real_dump(name: str) -> str:
+    """A real engine dump, verbatim (rule examples run from a source checkout, where tests/data exists)."""
+    path = DUMPS / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: rule examples need the repository's tests/data/trt (run them from a checkout)")
+    return path.read_text(encoding="utf-8")
+
+
+def with_trt10_metadata(text: str) -> str:
+    """The real dump re-expressed as TensorRT 10 writes it: a Metadata field naming each layer's ONNX nodes.
+
+    The names are those TensorRT 8 fused into the layer name (Conv_94, Add_144, ...), joined with the
+    0x1F separator TensorRT 10 uses; everything else is unchanged.
+    """
+    data = json.loads(text)
+    for layer in data["Layers"]:
+        names = _NODE_NAME.findall(layer["Name"])
+        if names:
+            layer["Metadata"] = "\x1f".join(f"[ONNX Layer: {n}]" for n in names)
+    return json.dumps(data, indent=1)
+
+
+def names_only(text: str) -> str:
+    """The real dump as trtexec writes it at the default layer_names_only verbosity."""
+    data = json.loads(text)
+    return json.dumps({"Layers": [layer["Name"] for layer in data["Layers"]], "Bindings": data.get("Bindings", [])})
