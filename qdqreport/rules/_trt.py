@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
-from qdqreport.analysis.context import Context
+from qdqreport.analysis.context import Context, OutputSummary
 from qdqreport.analysis.trt_evidence import EngineEvidence
 from qdqreport.analysis.trt_layers import Engine, Layer
 from qdqreport.findings import Fix, Table
@@ -81,6 +81,14 @@ def layer_info_fix(ctx: Context, stage_id: str, action: str) -> Fix:
         flags = "--fp16" if stage_id == "trt_fp16" else "--int8 --fp16 --precisionConstraints=obey"
     return Fix(action, f"trtexec --onnx={model} {flags} --profilingVerbosity=detailed "
                        "--exportLayerInfo=layer_info.json --exportProfile=profile.json")
+
+
+def headline(summary: OutputSummary) -> str:
+    """"median cosine 0.9987, top-1 agreement 85% (output y)": the numbers that broke the agreement test."""
+    text = f"median cosine {summary.cosine_median:.4f}"
+    if summary.top1 is not None:
+        text += f", top-1 agreement {summary.top1:.0%}"
+    return text + f", output {summary.output}"
 
 
 def share(part: int, whole: int) -> float:
