@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from qdqreport import __version__
+from qdqreport.cli_import import add_import_trt
 from qdqreport.errors import QdqReportError
 
 DEMO_DIR = Path(__file__).parent / "demo"
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_collect(commands)
     _add_report(commands)
     _add_demo(commands)
+    add_import_trt(commands)
     validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes")
     validate.add_argument("bundle", help="bundle folder or .zip")
     validate.set_defaults(handler=_validate)

@@ -15,12 +15,11 @@ import pytest
 
 from qdqreport.analysis.trt_align import align, diff_summary
 from qdqreport.analysis.trt_build_info import parse_build_log, parse_build_settings, trtexec_version
-from qdqreport.analysis.trt_layers import dtype_of, onnx_names, parse_layer_info, parse_profile, time_by_precision
+from qdqreport.analysis.trt_layers import (dtype_of, dtype_reformats, int8_float_outputs, onnx_names, parse_layer_info,
+                                           parse_profile, time_by_precision)
 from qdqreport.rules._trt import names_only, with_trt10_metadata
 from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
-from qdqreport.rules.trt_int8_float_output import float_output_layers
 from qdqreport.rules.trt_parser_errors import PARSER_FAILURE_LOG
-from qdqreport.rules.trt_reformat_dtype import dtype_reformats
 
 DATA = Path(__file__).resolve().parent / "data" / "trt"
 MOBILENET = "tests_inputs_mobilenet.qat.onnx.engine.graph.json"
@@ -62,13 +61,13 @@ def test_roll_up_by_type_and_precision():
 def test_int8_layers_with_float_outputs_fewer_with_residual_qdq():
     # Residual-path convolutions feed a float Add in the plain QAT engine; with Q/DQ on the residuals only the
     # conv before the FP16 global pooling keeps a float output. The classifier Gemm writes the engine output (exempt).
-    plain = [layer.name for layer in float_output_layers(engine(MOBILENET))]
-    residual = [layer.name for layer in float_output_layers(engine(RESIDUALS))]
+    plain = [layer.name for layer in int8_float_outputs(engine(MOBILENET))]
+    residual = [layer.name for layer in int8_float_outputs(engine(RESIDUALS))]
     assert len(plain) == 16 and len(residual) == 1
     assert "features.3.conv.2.weight + QuantizeLinear_138 + Conv_142 + Add_144" in plain
     assert residual == ["features.18.0.weight + QuantizeLinear_740 + Conv_742 + PWN(Clip_746)"]
     assert not any("Gemm" in name for name in plain + residual)
-    assert float_output_layers(engine(RESNET16)) == []
+    assert int8_float_outputs(engine(RESNET16)) == []
 
 
 def test_unfused_qdq_reformats_exclude_the_input_quantizer():

@@ -155,6 +155,18 @@ class Engine:
         return aliases
 
 
+def int8_float_outputs(engine: Engine) -> list[Layer]:
+    """INT8 compute layers whose first output is float, except those writing an engine output (that must be float)."""
+    return [layer for layer in engine.layers if layer.role == "compute" and layer.precision == "int8"
+            and layer.output_precision in FLOAT_PRECISIONS and not engine.feeds_binding(layer)]
+
+
+def dtype_reformats(engine: Engine) -> list[Layer]:
+    """Reformat layers converting the data type, except at the engine's input and output bindings."""
+    return [layer for layer in engine.layers if layer.role == "reformat" and layer.changes_dtype
+            and not engine.reads_binding(layer) and not engine.feeds_binding(layer)]
+
+
 def parse_layer_info(data: Any) -> Engine:
     """An Engine from a decoded layer-info JSON document; ValueError says what is wrong and how to fix it."""
     if isinstance(data, list):

@@ -11,9 +11,9 @@ import re
 from qdqreport.render.env import markdown_env
 from qdqreport.report_model import ReportModel
 
-SECTIONS = ("stages", "findings", "precision", "inputs", "provenance")
+SECTIONS = ("stages", "findings", "precision", "inputs", "engine", "provenance")
 SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "precision": "Precision",
-                  "inputs": "Input statistics", "provenance": "Provenance"}
+                  "inputs": "Input statistics", "engine": "Engine", "provenance": "Provenance"}
 # (table rows, findings shown in full) per attempt, from generous to terse.
 LEVELS = ((25, 50), (10, 20), (5, 10))
 CUT_NOTE = "\n\n… report cut to fit a GitHub comment; see report.html for the rest.\n"

@@ -123,12 +123,37 @@ def series_plot(series: dict[str, Any], key: str) -> str | None:
         return to_svg(figure, key)
 
 
+def engine_precision_map(engine: Any) -> str | None:
+    """One strip per TensorRT engine: each layer in execution order, coloured by precision; ▼ marks unfused Q/DQ."""
+    stages = [view for view in (engine.stages if engine else ()) if view.sequence]
+    if not stages:
+        return None
+    with matplotlib.rc_context({**STYLE, "axes.grid": False}):
+        figure = Figure(figsize=(7.0, 0.9 + 0.55 * len(stages)), layout="constrained")
+        axes = figure.add_subplot()
+        seen: dict[str, Any] = {}
+        for row, view in enumerate(stages):
+            for x, (precision, flag) in enumerate(view.sequence):
+                bar = axes.bar(x, 0.7, bottom=row - 0.35, width=1.0, color=PRECISION_COLORS.get(precision, "#9e9e9e"),
+                               linewidth=0)
+                seen.setdefault(precision, bar)
+                if flag == "unfused Q/DQ":
+                    axes.plot(x, row + 0.45, marker="v", color="#212121", markersize=4)
+        axes.set_yticks(range(len(stages)), [_short(v.stage_id, 20) for v in stages])
+        axes.set_ylim(-0.6, len(stages) - 0.2)
+        axes.set_xlabel("engine layer, in execution order (NoOp layers left out)")
+        axes.set_title("engine precision map (▼ unfused Q/DQ)")
+        figure.legend([seen[k] for k in sorted(seen)], sorted(seen), loc="outside right upper", fontsize=7)
+        return to_svg(figure, "engine-map")
+
+
 def report_plots(model: ReportModel) -> dict[str, Any]:
     """Every plot of a report, keyed for the HTML template."""
     series = {f"{finding.fingerprint}-{index}": series_plot(ev, f"s-{finding.fingerprint}-{index}")
               for finding in model.findings for index, ev in enumerate(finding.evidence) if ev["type"] == "series"}
     return {"comparisons": {c.id: comparison_plots(c) for c in model.comparisons},
-            "precision": precision_bar(model.precision), "series": series}
+            "precision": precision_bar(model.precision), "series": series,
+            "engine": engine_precision_map(model.engine)}
 
 
 def to_svg(figure: Figure, key: str) -> str:

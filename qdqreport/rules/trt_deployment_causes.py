@@ -6,6 +6,7 @@ from typing import Iterator
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.trt_evidence import EngineEvidence
+from qdqreport.analysis.trt_layers import dtype_reformats
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, collapses,
@@ -13,7 +14,6 @@ from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph,
 from qdqreport.rules._trt import MOBILENET_QAT, detailed, headline, real_dump
 from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
 from qdqreport.rules.trt_int8_intent_lost import lost_intents
-from qdqreport.rules.trt_reformat_dtype import dtype_reformats
 from qdqreport.rules.trt_unsupported_qdq import DEFECTS
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.trt_layers import FLOAT_PRECISIONS, Engine, Layer
+from qdqreport.analysis.trt_layers import Engine, Layer, int8_float_outputs
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._trt import (MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
@@ -27,12 +27,6 @@ def _mobilenet_residuals(b):
 def _fp16_engine(b):
     b.stage("trt_fp16", status="skipped", error="imported artefacts only", details={"source": "imported"})
     b.stage_file("trt_fp16", "layer_info", "layer_info.json", real_dump(RESNET_FP16))
-
-
-def float_output_layers(engine: Engine) -> list[Layer]:
-    """INT8 compute layers whose first output is float, except those writing an engine output (that must be float)."""
-    return [layer for layer in engine.layers if layer.role == "compute" and layer.precision == "int8"
-            and layer.output_precision in FLOAT_PRECISIONS and not engine.feeds_binding(layer)]
 
 
 @rule(id="QR100", slug="trt-int8-float-output", title="INT8 engine layers write float outputs",
@@ -59,7 +53,7 @@ def trt_int8_float_output(ctx: Context) -> Iterator[Finding]:
     intents = node_precisions(ctx)
     for stage_id, evidence in engines(ctx, int8_only=True):
         engine = detailed(evidence)
-        layers = float_output_layers(engine) if engine else []
+        layers = int8_float_outputs(engine) if engine else []
         if not layers:
             continue
         int8_compute = sum(layer.role == "compute" and layer.precision == "int8" for layer in engine.layers)

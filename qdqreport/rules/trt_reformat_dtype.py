@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.trt_layers import Engine, Layer
+from qdqreport.analysis.trt_layers import dtype_reformats
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._trt import (MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
@@ -28,12 +28,6 @@ def _resnet_fp16(b):
     # Real FP16 engine: FP32 -> FP16 at the input binding and back at the output binding only.
     b.stage("trt_fp16", status="skipped", error="imported artefacts only", details={"source": "imported"})
     b.stage_file("trt_fp16", "layer_info", "layer_info.json", real_dump(RESNET_FP16))
-
-
-def dtype_reformats(engine: Engine) -> list[Layer]:
-    """Reformat layers converting the data type, except at the engine's input and output bindings."""
-    return [layer for layer in engine.layers if layer.role == "reformat" and layer.changes_dtype
-            and not engine.reads_binding(layer) and not engine.feeds_binding(layer)]
 
 
 @rule(id="QR101", slug="trt-reformat-dtype", title="Reformat layers convert data types inside the engine",
