@@ -223,3 +223,14 @@ def test_zip_bundle_is_rewritten_in_place(collected, tmp_path):
     bundle = Bundle(archive)
     assert {"trt_fp16", "trt_int8"} <= set(Context(bundle).engines)
     assert bundle.stage("ort_qdq")["status"] == "ok"  # the collected stages came along
+
+
+def test_sample_bundle_is_the_imported_real_dump(tmp_path):
+    bundle = Bundle(Path(__file__).resolve().parent.parent / "sample_bundles" / "trt_mobilenet_qat_layerinfo")
+    stage = bundle.stage("trt_int8")
+    for kind, source in (("layer_info", MOBILENET), ("profile", PROFILE), ("build_settings", SETTINGS)):
+        assert bundle.read_bytes(stage["artifacts"][kind]) == source.read_bytes()
+    assert bundle.manifest["imports"][0]["argv"][:3] == ["qdqreport", "import-trt", "sample_bundles/trt_mobilenet_qat_layerinfo"]
+    render_report(bundle.location, tmp_path)
+    titles = {f["id"]: f["title"] for f in json.loads((tmp_path / "findings.json").read_text())["findings"]}
+    assert titles["QR100"].startswith("16 INT8 layers") and titles["QR101"].startswith("16 unfused Q/DQ")
