@@ -234,3 +234,14 @@ def test_sample_bundle_is_the_imported_real_dump(tmp_path):
     render_report(bundle.location, tmp_path)
     titles = {f["id"]: f["title"] for f in json.loads((tmp_path / "findings.json").read_text())["findings"]}
     assert titles["QR100"].startswith("16 INT8 layers") and titles["QR101"].startswith("16 unfused Q/DQ")
+
+
+def test_import_needs_neither_onnxruntime_nor_tensorrt(tmp_path):
+    code = ("import sys\n"
+            "for name in ('onnxruntime', 'tensorrt', 'onnx'): sys.modules[name] = None  # importing them now fails\n"
+            "from qdqreport.cli import main\n"
+            f"sys.exit(main(['import-trt', {str(tmp_path / 'b')!r}, '--new', '--stage', 'trt_int8', "
+            f"'--layer-info', {str(MOBILENET)!r}, '--profile', {str(PROFILE)!r}]))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert Bundle(tmp_path / "b").stage("trt_int8")["artifacts"]["profile"] == "stages/trt_int8/profile.json"
