@@ -63,6 +63,12 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--modelopt-log", help="the log ModelOpt wrote while quantizing (--log_file)")
     collect.add_argument("--ort-provider", default="cpu", help="ONNX Runtime execution provider (default: cpu)")
     collect.add_argument("--max-samples", type=int, help="use only the first N samples")
+    collect.add_argument("--per-layer", action="store_true",
+                         help="per-layer error (local and accumulated), Q-node range use and a measured what-if search")
+    collect.add_argument("--whatif-budget", type=float, default=120.0, metavar="SECONDS",
+                         help="time for the what-if search with --per-layer (default 120; 0 disables it)")
+    collect.add_argument("--target-cosine", type=float, default=0.99, help="what-if target: output cosine (default 0.99)")
+    collect.add_argument("--target-top1", type=float, default=0.99, help="what-if target: top-1 agreement (default 0.99)")
     collect.add_argument("--trt-mark-all", action="store_true",
                          help="with TensorRT: mark every layer output and compare it with ONNX Runtime "
                               "(breaks fusions: the engines are not the ones you deploy)")
@@ -97,6 +103,8 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              output=args.output, calib=args.calib, reference=args.reference,
                              modelopt_log=args.modelopt_log, ort_provider=args.ort_provider,
                              max_samples=args.max_samples, force=args.force, trt_mark_all=args.trt_mark_all,
+                             per_layer=args.per_layer, whatif_budget=args.whatif_budget,
+                             target_cosine=args.target_cosine, target_top1=args.target_top1,
                              argv=["qdqreport", *argv])
     path = collect(options, Progress(quiet=args.quiet))
     print(path)

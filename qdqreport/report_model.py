@@ -15,6 +15,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
 from qdqreport.findings import SEVERITIES, SEVERITY_RANK, Finding, Metric, Series, Table, Text
+from qdqreport.report_layers import LayersView, build_layers
 from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
 
@@ -119,6 +120,7 @@ class ReportModel:
     inputs: InputsView | None
     provenance: Provenance
     engine: EngineView | None = None  # TensorRT engine section: report_engine.py
+    layers: LayersView | None = None  # per-layer section (collect --per-layer): report_layers.py
 
     def to_dict(self) -> dict[str, Any]:
         """The model as strict JSON data: tuples become lists, NaN and infinities become None."""
@@ -141,6 +143,7 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
         inputs=build_inputs(ctx),
         provenance=_provenance(ctx.manifest),
         engine=build_engine(ctx),
+        layers=build_layers(ctx),
     )
 
 

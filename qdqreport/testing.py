@@ -59,6 +59,24 @@ class BundleBuilder:
         self._stage_files.setdefault(stage_id, {})[kind] = (name, text)
         return self
 
+    def layers(self, rows: Iterable[Mapping[str, Any]], qnodes: Iterable[Mapping[str, Any]] = (),
+               whatif: Iterable[Mapping[str, Any]] = (), whatif_summary: Mapping[str, Any] | None = None) -> "BundleBuilder":
+        """Per-layer tables (schema kinds 'layers', 'qnodes', 'whatif') of the quantization comparison."""
+        self._layers = (list(rows), list(qnodes), list(whatif), whatif_summary)
+        return self
+
+    def _attach_layers(self, writer: BundleWriter, manifest: dict[str, Any]) -> None:
+        rows, qnodes, whatif, summary = getattr(self, "_layers", ([], [], [], None))
+        comparison = next((c for c in manifest["comparisons"] if c["purpose"] == "quantization"), None)
+        if not rows or comparison is None:
+            return
+        for kind, table in (("layers", rows), ("qnodes", qnodes), ("whatif", whatif)):
+            if table:
+                comparison["tables"][kind] = writer.add_table(f"compare/{comparison['id']}.{kind}.csv", kind, table)
+        manifest["artifacts"]["layers_summary"] = writer.add_json(ARTIFACT_PATHS["layers_summary"], {"format": 1})
+        if summary is not None:
+            manifest["artifacts"]["whatif_summary"] = writer.add_json(ARTIFACT_PATHS["whatif_summary"], dict(summary))
+
     def build(self) -> Bundle:
         with BundleWriter(self.destination, overwrite=True) as writer:
             manifest = dict(self.manifest)
@@ -70,6 +88,7 @@ class BundleBuilder:
             manifest["comparisons"] = self._comparisons(writer)
             manifest["artifacts"] = {kind: writer.add_json(ARTIFACT_PATHS[kind], data)
                                      for kind, data in self._artifacts.items()}
+            self._attach_layers(writer, manifest)
             writer.commit(manifest)
         return Bundle(self.destination)
 

@@ -98,6 +98,10 @@ class Context:
         """Per-tensor errors of the marked intermediate tensors (sensitive nodes), if collected."""
         return self._table(comparison_id, "tensors")
 
+    def layer_rows(self, comparison_id: str, kind: str = "layers") -> list[dict[str, Any]]:
+        """Per-layer tables of a comparison (collect --per-layer): kind "layers", "qnodes" or "whatif"."""
+        return self._table(comparison_id, kind)
+
     def output_summaries(self, comparison_id: str) -> list[OutputSummary]:
         rows_by_output: dict[str, list[dict[str, Any]]] = {}
         for row in self.sample_rows(comparison_id):
@@ -135,6 +139,16 @@ class Context:
         from qdqreport.analysis.trt_evidence import load_engines  # imported here: trt_evidence type-imports Context
 
         return load_engines(self)
+
+    @cached_property
+    def layers_summary(self) -> dict[str, Any] | None:
+        """layers/summary.json: what the per-layer pass aligned and measured (collect --per-layer)."""
+        return self._artifact_json("layers_summary")
+
+    @cached_property
+    def whatif_summary(self) -> dict[str, Any] | None:
+        """layers/whatif.json: the what-if search's target, baseline and chosen exclusion set."""
+        return self._artifact_json("whatif_summary")
 
     def _artifact_json(self, kind: str) -> Any:
         path = self.manifest["artifacts"].get(kind)

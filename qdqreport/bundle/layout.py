@@ -41,6 +41,8 @@ ARTIFACT_PATHS = {
     "eval_stats": "inputs/eval_stats.json",
     "calib_stats": "inputs/calib_stats.json",
     "range_use": "inputs/range_use.json",
+    "layers_summary": "layers/summary.json",  # per-layer pass (collect --per-layer)
+    "whatif_summary": "layers/whatif.json",  # what-if search (collect --per-layer, --whatif-budget > 0)
 }
 
 

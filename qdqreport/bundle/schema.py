@@ -46,6 +46,22 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
         ("cosine", float), ("sqnr_db", float), ("max_abs", float), ("rel_l2", float),
         ("ref_absmax", float),
     ),
+    # Per-layer localisation (collect --per-layer): docs/bundle.md "Per-layer tables".
+    "layers": (
+        ("tensor", str), ("node", str), ("op_type", str), ("index", int), ("kind", str), ("qdq_dtype", str),
+        ("samples", int), ("cosine", float), ("sqnr_db", float), ("mse", float), ("max_abs", float),
+        ("local_cosine", float), ("local_sqnr_db", float), ("local_mse", float), ("local_max_abs", float),
+        ("ref_min", float), ("ref_max", float), ("ref_absmax", float),
+    ),
+    "qnodes": (
+        ("q_node", str), ("tensor", str), ("kind", str), ("dtype", str), ("values", int), ("clipped_share", float),
+        ("range_used", float), ("representable_min", float), ("representable_max", float),
+        ("observed_min", float), ("observed_max", float),
+    ),
+    "whatif": (
+        ("trial", int), ("kind", str), ("excluded_count", int), ("excluded", str), ("op_types", str),
+        ("cosine", float), ("top1_agree", float), ("sqnr_db", float), ("reached", int), ("seconds", float),
+    ),
 }
 
 

@@ -17,10 +17,12 @@ from qdqreport.bundle.layout import ARTIFACT_PATHS, base_manifest, write_compari
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference
+from qdqreport.collect.layers_stage import PerLayer, run_per_layer, write_per_layer
 from qdqreport.collect.models import LoadedModel, class_score_outputs, load_model, node_output_names, with_extra_outputs
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)
+from qdqreport.collect.whatif import WhatIfOptions
 from qdqreport.errors import InputError
 from qdqreport.progress import Progress
 
@@ -41,6 +43,10 @@ class CollectOptions:
     force: bool = False
     trt_mark_all: bool = False  # mark every TensorRT layer output (breaks fusions; per-layer TRT vs ORT)
     argv: list[str] = field(default_factory=list)
+    per_layer: bool = False  # per-layer statistics and the what-if search: collect/layers_stage.py
+    whatif_budget: float = 120.0
+    target_cosine: float = 0.99
+    target_top1: float = 0.99
 
 
 @dataclass
@@ -60,6 +66,7 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     precision = _precision_summary(loaded.qdq, progress)
     marked = _marked_tensors(precision, loaded)
     stages, tensor_rows = _run_ort_stages(loaded, marked, options.ort_provider, progress)
+    layers = _per_layer(options, loaded, precision, progress) if options.per_layer else None
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     progress.say("writing the bundle")
     with BundleWriter(options.output, overwrite=options.force) as writer:
@@ -68,6 +75,7 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
         manifest["comparisons"] = _comparisons(writer, loaded, stages, tensor_rows, marked) + _trt_comparisons(
             writer, loaded, stages, trt_results)
         manifest["artifacts"] = _artifacts(writer, loaded, precision)
+        write_per_layer(writer, manifest, layers)
         path = writer.commit(manifest)
     progress.say(f"bundle written to {path}")
     return path
@@ -167,6 +175,11 @@ def _tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int)
                      "cosine": acc.cosine(), "sqnr_db": acc.sqnr_db(), "max_abs": acc.max_abs, "rel_l2": acc.rel_l2(),
                      "ref_absmax": absmax[0]})
     return rows
+
+
+def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
+    whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider)
+    return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress)
 
 
 # --- writing ----------------------------------------------------------------------------

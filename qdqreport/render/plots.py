@@ -123,6 +123,25 @@ def series_plot(series: dict[str, Any], key: str) -> str | None:
         return to_svg(figure, key)
 
 
+def layers_plot(layers: Any) -> str | None:
+    """Accumulated and local SQNR of every aligned activation along the QDQ graph, first divergence marked."""
+    if layers is None or not layers.tensors:
+        return None
+    with matplotlib.rc_context(STYLE):
+        figure = Figure(figsize=(7.0, 2.6), layout="constrained")
+        axes = figure.add_subplot()
+        for values, label in ((layers.accumulated_sqnr, "accumulated (QDQ model)"), (layers.local_sqnr, "local (FP32 inputs)")):
+            if any(v is not None for v in values):
+                axes.plot(range(len(values)), [math.nan if v is None else v for v in values], linewidth=1.0, label=label)
+        if layers.first_position is not None:
+            axes.axvline(layers.first_position - 1, color="#c62828", linestyle="--", linewidth=1.0)
+        axes.set_xlabel("activation, in QDQ graph order")
+        axes.set_ylabel("SQNR vs FP32 (dB)")
+        axes.set_title("per-layer error along the graph")
+        axes.legend(loc="lower left", fontsize=7)
+        return to_svg(figure, "layers")
+
+
 def engine_precision_map(engine: Any) -> str | None:
     """One strip per TensorRT engine: each layer in execution order, coloured by precision; ▼ marks unfused Q/DQ."""
     stages = [view for view in (engine.stages if engine else ()) if view.sequence]
@@ -152,7 +171,7 @@ def report_plots(model: ReportModel) -> dict[str, Any]:
     series = {f"{finding.fingerprint}-{index}": series_plot(ev, f"s-{finding.fingerprint}-{index}")
               for finding in model.findings for index, ev in enumerate(finding.evidence) if ev["type"] == "series"}
     return {"comparisons": {c.id: comparison_plots(c) for c in model.comparisons},
-            "precision": precision_bar(model.precision), "series": series,
+            "precision": precision_bar(model.precision), "series": series, "layers": layers_plot(model.layers),
             "engine": engine_precision_map(model.engine)}
 
 

@@ -1,0 +1,109 @@
+"""Typed views of the per-layer tables (collect --per-layer) for rules and the report.
+
+Pure Python over Context tables: where the error is born (local error), where the outputs first
+diverge along the graph (accumulated error), FP16 overflow risks, and Q-node range problems.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from qdqreport.analysis.context import Context
+
+FP16_MAX = 65504.0
+DIVERGED_COSINE = 0.99  # a tensor "diverges" below this accumulated cosine (the output threshold, COSINE_OK)
+LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
+HEAVY_CLIPPING = 0.01  # share of an activation's values saturated at the integer limits
+UNDER_USE = 0.10  # share of the representable range actually spanned
+
+
+@dataclass(frozen=True)
+class LayerTables:
+    comparison_id: str
+    activations: list[dict[str, Any]]  # QDQ topological order
+    weights: list[dict[str, Any]]
+    qnodes: list[dict[str, Any]]
+    whatif: list[dict[str, Any]]
+    summary: dict[str, Any]
+    whatif_summary: dict[str, Any] | None
+
+    @property
+    def has_local(self) -> bool:
+        return any(_num(r.get("local_cosine")) is not None for r in self.activations)
+
+
+def layer_tables(ctx: Context) -> LayerTables | None:
+    """The per-layer tables of the quantization comparison, or None when they were not collected."""
+    comparison = ctx.comparison("quantization")
+    if comparison is None:
+        return None
+    rows = ctx.layer_rows(comparison.id, "layers")
+    if not rows:
+        return None
+    activations = sorted((r for r in rows if r["kind"] == "activation"), key=lambda r: (_index(r), r["tensor"]))
+    return LayerTables(comparison.id, activations, [r for r in rows if r["kind"] == "weight"],
+                       ctx.layer_rows(comparison.id, "qnodes"), ctx.layer_rows(comparison.id, "whatif"),
+                       ctx.layers_summary or {}, ctx.whatif_summary)
+
+
+def first_divergence(tables: LayerTables) -> dict[str, Any] | None:
+    """The first activation along the QDQ graph whose accumulated cosine falls below DIVERGED_COSINE."""
+    return next((r for r in tables.activations if _cos(r.get("cosine")) < DIVERGED_COSINE), None)
+
+
+def error_births(tables: LayerTables, limit: int = 10) -> list[dict[str, Any]]:
+    """Activations whose node adds error even on FP32 inputs (local cosine below LOCAL_BAD_COSINE), worst first."""
+    born = [r for r in tables.activations if _num(r.get("local_cosine")) is not None
+            and _cos(r.get("local_cosine")) < LOCAL_BAD_COSINE]
+    return sorted(born, key=lambda r: (_sqnr(r.get("local_sqnr_db")), _index(r)))[:limit]
+
+
+def worst_local(tables: LayerTables, limit: int = 10) -> list[dict[str, Any]]:
+    """Activations ranked by local SQNR, worst first (accumulated SQNR when local was not measured)."""
+    key = "local_sqnr_db" if tables.has_local else "sqnr_db"
+    return sorted(tables.activations, key=lambda r: (_sqnr(r.get(key)), _index(r)))[:limit]
+
+
+def fp16_overflows(tables: LayerTables, float_dtype: str | None) -> list[dict[str, Any]]:
+    """FP32 tensors with |x| > 65504 that the QDQ graph computes in FP16."""
+    found = []
+    for row in tables.activations:
+        absmax = _num(row.get("ref_absmax"))
+        dtype = row.get("qdq_dtype") or (float_dtype if float_dtype == "fp16" else "")
+        if absmax is not None and absmax > FP16_MAX and dtype == "fp16":
+            found.append(row)
+    return sorted(found, key=lambda r: -float(r["ref_absmax"]))
+
+
+def clipping_quantizers(tables: LayerTables) -> list[dict[str, Any]]:
+    return sorted((q for q in tables.qnodes if q["kind"] == "activation" and (_num(q.get("clipped_share")) or 0.0) > HEAVY_CLIPPING),
+                  key=lambda q: -float(q["clipped_share"]))
+
+
+def underused_quantizers(tables: LayerTables) -> list[dict[str, Any]]:
+    """Activation Q nodes whose observed values span less than UNDER_USE of the representable range."""
+    return sorted((q for q in tables.qnodes if q["kind"] == "activation" and q.get("values")
+                   and _num(q.get("range_used")) is not None and float(q["range_used"]) < UNDER_USE),
+                  key=lambda q: float(q["range_used"]))
+
+
+def _num(value: Any) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)
+
+
+def _cos(value: Any) -> float:
+    number = _num(value)
+    return -1.0 if number is None else number
+
+
+def _sqnr(value: Any) -> float:
+    number = _num(value)
+    return math.inf if number is None else number
+
+
+def _index(row: dict[str, Any]) -> int:
+    return row["index"] if isinstance(row.get("index"), int) else 1 << 30

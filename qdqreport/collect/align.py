@@ -1,0 +1,183 @@
+"""Align an FP32 ONNX graph with the Q/DQ graph quantized from it: tensor to tensor, weight to weight.
+
+Quantizers keep the names of the tensors computed by the original nodes and insert Q/DQ around
+them, so an FP32 activation `t` is found in the QDQ graph:
+
+  * under the same name (ModelOpt and ORT both keep `t` as the producer's output and add
+    `t_QuantizeLinear_Output` / `t_DequantizeLinear_Output` after it; with ModelOpt's FP16
+    conversion `t` is simply FP16 and Casts sit between it and its Q), or
+  * as the same output of the node of the same name, when the tensor itself was renamed
+    (ONNX's opset converter renames a Softmax output `t_intermediate`).
+
+Weights: ModelOpt keeps the float weight and adds `w -> Q -> DQ` (or, with dq_only, stores INT8
+values under `w`); ORT stores `w_quantized -> DQ`. Each weight's dequantized value is computed
+here from the constants, so weights are compared even where qdq_loss_debug's name matching
+finds nothing. Only the main graph is aligned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+
+from qdqreport.collect.precision import qdq_pairs
+from qdqreport.collect.qdq_graph import FLOAT_NAMES, GraphIndex, float_values, quant_axis, quantized_dtype, scale_and_zero
+
+# Integer ranges of the quantized types we can reproduce with NumPy.
+QRANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535),
+          "int4": (-8, 7), "uint4": (0, 15), "int32": (-2**31, 2**31 - 1)}
+
+
+@dataclass(frozen=True)
+class AlignedTensor:
+    """An FP32 activation and the QDQ tensor holding the same quantity (before any Q/DQ)."""
+
+    name: str  # the FP32 graph's name
+    qdq_name: str  # the QDQ graph's name (usually the same)
+    node: str  # the FP32 node that computes it
+    op_type: str
+    index: int  # topological position of the QDQ producer (sorts tensors along the QDQ graph)
+    qdq_dtype: str | None  # fp16 when the QDQ graph computes it in FP16
+    fp32_dtype: str | None
+
+
+@dataclass(frozen=True)
+class AlignedWeight:
+    """A quantized weight: its FP32 constant and the Q/DQ nodes that quantize it."""
+
+    name: str  # the FP32 graph's name
+    q_node: str | None
+    dq_node: str
+    consumers: tuple[str, ...]
+    dtype: str  # the integer type
+
+
+@dataclass(frozen=True)
+class QuantizerInfo:
+    """A QuantizeLinear on an activation: what it reads and its representable range."""
+
+    q_node: str
+    input: str  # the QDQ tensor the Q reads (values seen exactly as the Q sees them)
+    tensor: str  # the FP32 name of the quantized quantity
+    dtype: str
+    scale: np.ndarray
+    zero_point: np.ndarray
+    axis: int | None
+    qmin: int
+    qmax: int
+
+
+@dataclass
+class Alignment:
+    tensors: list[AlignedTensor] = field(default_factory=list)  # QDQ topological order
+    weights: list[AlignedWeight] = field(default_factory=list)
+    quantizers: list[QuantizerInfo] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)  # FP32 compute outputs with no QDQ counterpart
+
+    def by_name(self) -> dict[str, AlignedTensor]:
+        return {t.name: t for t in self.tensors}
+
+
+def align(fp32: onnx.ModelProto | GraphIndex, qdq: onnx.ModelProto | GraphIndex) -> Alignment:
+    """Every float output of an FP32 compute node matched with its QDQ tensor, plus weights and Q nodes."""
+    f_index = fp32 if isinstance(fp32, GraphIndex) else GraphIndex(fp32)
+    q_index = qdq if isinstance(qdq, GraphIndex) else GraphIndex(qdq)
+    result = Alignment()
+    q_by_name = {q_index.name_of(n): n for n in q_index.nodes}
+    for node in f_index.nodes:
+        if not f_index.is_compute(node):
+            continue
+        for position, name in enumerate(node.output):
+            if not name or f_index.dtype(name) not in FLOAT_NAMES | {None}:
+                continue
+            qdq_name = _counterpart(q_index, q_by_name.get(f_index.name_of(node)), name, position)
+            if qdq_name is None:
+                result.unmatched.append(name)
+                continue
+            producer = q_index.producer[qdq_name]
+            result.tensors.append(AlignedTensor(name, qdq_name, f_index.name_of(node), node.op_type,
+                                                q_index.position[id(producer)], q_index.dtype(qdq_name),
+                                                f_index.dtype(name)))
+    result.tensors.sort(key=lambda t: (t.index, t.name))
+    result.weights, result.quantizers = _quantized_constants_and_activations(f_index, q_index)
+    return result
+
+
+def _counterpart(q_index: GraphIndex, same_node: onnx.NodeProto | None, name: str, position: int) -> str | None:
+    if name in q_index.producer:
+        return name
+    if same_node is not None and position < len(same_node.output) and same_node.output[position]:
+        return same_node.output[position]
+    return None
+
+
+def _quantized_constants_and_activations(f_index: GraphIndex, q_index: GraphIndex
+                                         ) -> tuple[list[AlignedWeight], list[QuantizerInfo]]:
+    weights, quantizers = [], []
+    for q_node, dqs, tensor in qdq_pairs(q_index):
+        reference = q_node if q_node is not None else dqs[0]
+        if not dqs:
+            continue
+        scale_name, zero_name = scale_and_zero(reference)
+        dtype = quantized_dtype(q_index, reference, zero_name) or "uint8"
+        if q_index.is_constant(reference.input[0]):
+            if f_index.is_constant(tensor) and dtype != "int32":
+                consumers = tuple(sorted({q_index.name_of(c) for dq in dqs for c in q_index.consumers_through(dq.output[0])}))
+                weights.append(AlignedWeight(tensor, q_index.name_of(q_node) if q_node else None,
+                                             q_index.name_of(dqs[0]), consumers, dtype))
+            continue
+        if q_node is None or dtype not in QRANGE:
+            continue
+        scale = float_values(q_index.constant_value(scale_name)) if scale_name else None
+        if scale is None or scale.size == 0:
+            continue  # a scale computed at run time cannot be checked here
+        zero = float_values(q_index.constant_value(zero_name)) if zero_name else None
+        zero = zero if zero is not None and zero.size else np.zeros(1)
+        qmin, qmax = QRANGE[dtype]
+        quantizers.append(QuantizerInfo(q_index.name_of(q_node), q_node.input[0], tensor, dtype, scale, zero,
+                                        quant_axis(q_node, scale), qmin, qmax))
+    return weights, quantizers
+
+
+# --- weights ------------------------------------------------------------------------------
+def dequantized_weight(q_index: GraphIndex, weight: AlignedWeight, float_value: np.ndarray) -> np.ndarray:
+    """The weight as the QDQ graph computes it: DQ(Q(w)) for float weights, DQ(w_q) for stored integers."""
+    dq = next(n for n in q_index.nodes if q_index.name_of(n) == weight.dq_node)
+    d_scale, d_zero = _params(q_index, dq)
+    if weight.q_node is None:
+        stored = q_index.constant_value(dq.input[0])
+        integers = np.asarray(stored, dtype=np.float64)
+    else:
+        q_node = next(n for n in q_index.nodes if q_index.name_of(n) == weight.q_node)
+        q_scale, q_zero = _params(q_index, q_node)
+        source = q_index.constant_value(q_node.input[0])
+        values = np.asarray(source if source is not None and np.size(source) else float_value, dtype=np.float64)
+        axis = _axis(q_node, values.ndim)
+        lo, hi = QRANGE.get(weight.dtype, (-128, 127))
+        integers = np.clip(np.rint(values / _along(q_scale, axis, values.ndim)) + _along(q_zero, axis, values.ndim), lo, hi)
+    axis = _axis(dq, integers.ndim)
+    return (integers - _along(d_zero, axis, integers.ndim)) * _along(d_scale, axis, integers.ndim)
+
+
+def _params(index: GraphIndex, node: onnx.NodeProto) -> tuple[np.ndarray, np.ndarray]:
+    scale_name, zero_name = scale_and_zero(node)
+    scale = float_values(index.constant_value(scale_name)) if scale_name else None
+    zero = float_values(index.constant_value(zero_name)) if zero_name else None
+    return (scale if scale is not None else np.ones(1)), (zero if zero is not None and zero.size else np.zeros(1))
+
+
+def _axis(node: onnx.NodeProto, ndim: int) -> int:
+    axis = int(next((a.i for a in node.attribute if a.name == "axis"), 1))
+    return axis + ndim if axis < 0 else axis
+
+
+def _along(values: np.ndarray, axis: int, ndim: int) -> Any:
+    """Per-tensor parameters as a scalar; per-axis ones shaped to broadcast along *axis*."""
+    if values.size == 1 or ndim == 0:
+        return float(values.ravel()[0])
+    shape = [1] * ndim
+    shape[axis] = values.size
+    return values.reshape(shape)

@@ -1,0 +1,294 @@
+"""Per-layer statistics, FP32 ONNX vs QDQ ONNX in ONNX Runtime, accumulated sample by sample.
+
+Three sessions are built once: the FP32 model and the QDQ model with every aligned tensor marked
+as an output, and the local model (qdqreport.collect.local_model) that recomputes each aligned
+tensor from FP32 inputs. Per sample, the three runs' tensors are folded into running sums
+(qdqreport.analysis.metrics.Accumulator) and dropped before the next sample, so memory does not
+grow with the number of samples.
+
+Per aligned tensor: accumulated error (QDQ vs FP32), local error (local vs FP32) and the FP32
+range. Per activation QuantizeLinear: the share of values clipped at the integer limits and the
+share of the representable range the values span. Per quantized weight: the error of its
+dequantized value (computed from the constants, no run needed) and its Q node's range use.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import onnx
+
+from qdqreport.analysis.metrics import Accumulator
+from qdqreport.collect.align import AlignedWeight, Alignment, QuantizerInfo, _along, align, dequantized_weight
+from qdqreport.collect.local_model import build_local_model
+from qdqreport.collect.models import with_extra_outputs
+from qdqreport.collect.qdq_graph import GraphIndex, dtype_name
+from qdqreport.progress import Progress
+
+Feed = dict[str, np.ndarray]
+FP16_MAX = 65504.0
+
+
+@dataclass
+class _TensorStats:
+    accumulated: Accumulator = field(default_factory=Accumulator)
+    local: Accumulator = field(default_factory=Accumulator)
+    ref_min: float = math.inf
+    ref_max: float = -math.inf
+
+
+@dataclass
+class _QuantizerStats:
+    values: int = 0
+    clipped: int = 0
+    observed_min: float = math.inf
+    observed_max: float = -math.inf
+
+
+@dataclass
+class LayerResult:
+    """What the per-layer pass produced: bundle table rows, a summary, and the FP32 graph outputs."""
+
+    layer_rows: list[dict[str, Any]]
+    qnode_rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+    fp32_outputs: list[Feed]  # graph outputs only, one dict per sample (what-if compares against them)
+
+
+class LayerCollector:
+    """Sessions and accumulators of one per-layer pass; `add(feed)` per sample, `result()` at the end."""
+
+    def __init__(self, fp32: onnx.ModelProto, qdq: onnx.ModelProto, provider: str = "cpu"):
+        import onnxruntime as ort
+
+        self.f_index, self.q_index = GraphIndex(fp32), GraphIndex(qdq)
+        self.alignment: Alignment = align(self.f_index, self.q_index)
+        self.graph_outputs = [o.name for o in fp32.graph.output]
+        self.q_outputs = [o.name for o in qdq.graph.output]
+        providers = ["CUDAExecutionProvider" if provider == "cuda" else "CPUExecutionProvider"]
+        tensors = self.alignment.tensors
+        q_inputs = sorted({q.input for q in self.alignment.quantizers})
+        self.fp32_names = list(dict.fromkeys([*self.graph_outputs, *(t.name for t in tensors)]))
+        self.qdq_names = list(dict.fromkeys([*(t.qdq_name for t in tensors), *q_inputs]))
+        self.fp32 = ort.InferenceSession(with_extra_outputs(fp32, self.fp32_names), providers=providers)
+        self.qdq = ort.InferenceSession(with_extra_outputs(qdq, self.qdq_names), providers=providers)
+        self.local, self.local_error = None, None
+        try:
+            self.local_model = build_local_model(self.q_index, self.alignment)
+            self.local = ort.InferenceSession(self.local_model.proto.SerializeToString(), providers=providers)
+        except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
+            self.local_error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
+        self.to_fp32_name = {t.qdq_name: t.name for t in tensors}
+        self.stats = {t.name: _TensorStats() for t in tensors}
+        self.qstats = {q.q_node: _QuantizerStats() for q in self.alignment.quantizers}
+        self.fp32_outputs: list[Feed] = []
+        self.samples = 0
+
+    def add(self, feed: Feed) -> None:
+        """Run one sample through the three sessions and fold its tensors into the statistics."""
+        fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
+        qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_names, feed)))
+        self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
+        local = self._run_local(feed, fp32)
+        for tensor in self.alignment.tensors:
+            stats, ref = self.stats[tensor.name], np.asarray(fp32[tensor.name], dtype=np.float32).ravel()
+            if not ref.size:
+                continue
+            ref_sq = float(np.dot(ref, ref))  # shared by the accumulated and the local comparison
+            accumulate(stats.accumulated, ref, qdq[tensor.qdq_name], ref_sq)
+            if local is not None:
+                accumulate(stats.local, ref, local[tensor.qdq_name], ref_sq)
+            low, high = float(ref.min()), float(ref.max())
+            if math.isnan(low) or math.isnan(high):
+                low, high = float(np.nanmin(ref)), float(np.nanmax(ref))
+            stats.ref_min, stats.ref_max = min(stats.ref_min, low), max(stats.ref_max, high)
+        for quantizer in self.alignment.quantizers:
+            _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input])
+        self.samples += 1
+
+    def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
+        if self.local is None:
+            return None
+        inputs = {}
+        for name, elem in self.local_model.inputs.items():
+            value = feed[name] if name in feed else fp32[self.to_fp32_name[name]]
+            wanted = onnx.helper.tensor_dtype_to_np_dtype(elem)
+            inputs[name] = value if value.dtype == wanted else value.astype(wanted)
+        names = list(self.local_model.outputs)
+        values = self.local.run(names, inputs)
+        return {name[: -len("__local")]: value for name, value in zip(names, values)}
+
+    def result(self, seconds: float = 0.0) -> LayerResult:
+        rows = [self._tensor_row(t) for t in self.alignment.tensors] + self._weight_rows()
+        qnode_rows = [_quantizer_row(q, self.qstats[q.q_node]) for q in self.alignment.quantizers]
+        qnode_rows += self._weight_quantizer_rows()
+        summary = {
+            "format": 1, "samples": self.samples, "aligned_tensors": len(self.alignment.tensors),
+            "aligned_weights": len(self.alignment.weights), "quantizers": len(self.alignment.quantizers),
+            "unmatched": self.alignment.unmatched[:50], "unmatched_count": len(self.alignment.unmatched),
+            "local": self.local is not None, "local_error": self.local_error, "seconds": round(seconds, 3),
+        }
+        return LayerResult(rows, qnode_rows, summary, self.fp32_outputs)
+
+    def _tensor_row(self, tensor) -> dict[str, Any]:
+        stats = self.stats[tensor.name]
+        ref_absmax = max(abs(stats.ref_min), abs(stats.ref_max)) if stats.ref_min <= stats.ref_max else None
+        return {"tensor": tensor.name, "node": tensor.node, "op_type": tensor.op_type, "index": tensor.index,
+                "kind": "activation", "qdq_dtype": tensor.qdq_dtype or "", "samples": self.samples,
+                **_metrics(stats.accumulated, ""), **(_metrics(stats.local, "local_") if self.local else {}),
+                "ref_min": _finite(stats.ref_min), "ref_max": _finite(stats.ref_max), "ref_absmax": ref_absmax}
+
+    def _weight_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for weight in self.alignment.weights:
+            value = self.f_index.constant_value(weight.name)
+            dequantized = _safe_dequantize(self.q_index, weight, value)
+            if dequantized is None or dequantized.shape != np.shape(value):
+                continue
+            acc = Accumulator()
+            accumulate(acc, np.asarray(value), dequantized)
+            consumer = weight.consumers[0] if weight.consumers else weight.dq_node
+            node = next((n for n in self.q_index.nodes if self.q_index.name_of(n) == consumer), None)
+            rows.append({"tensor": weight.name, "node": consumer, "op_type": node.op_type if node is not None else "",
+                         "index": self.q_index.position[id(node)] if node is not None else None, "kind": "weight",
+                         "qdq_dtype": weight.dtype, "samples": 0, **_metrics(acc, ""),
+                         "ref_min": float(np.min(value)) if np.size(value) else None,
+                         "ref_max": float(np.max(value)) if np.size(value) else None,
+                         "ref_absmax": float(np.max(np.abs(value))) if np.size(value) else None})
+        return rows
+
+    def _weight_quantizer_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for weight in self.alignment.weights:
+            if weight.q_node is None:
+                continue  # integers stored directly: the clipping happened before the graph was written
+            q_node = next(n for n in self.q_index.nodes if self.q_index.name_of(n) == weight.q_node)
+            info = _weight_quantizer(self.q_index, q_node, weight)
+            value = self.q_index.constant_value(q_node.input[0])
+            if info is None or value is None or not np.size(value):
+                continue
+            stats = _QuantizerStats()
+            _observe(stats, info, np.asarray(value))
+            rows.append(_quantizer_row(info, stats, kind="weight"))
+        return rows
+
+
+def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[Feed], provider: str = "cpu",
+                   progress: Progress | None = None) -> LayerResult:
+    """The per-layer pass over *samples* (each sample's tensors are dropped once accumulated)."""
+    start = time.perf_counter()
+    collector = LayerCollector(fp32, qdq, provider)
+    for index, feed in enumerate(samples):
+        collector.add(feed)
+        if progress is not None:
+            progress.count("per-layer samples", index + 1, len(samples))
+    return collector.result(time.perf_counter() - start)
+
+
+# --- accumulation ---------------------------------------------------------------------------
+def accumulate(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq: float | None = None) -> None:
+    """Add one pair of tensors to *acc* (the sums cosine, MSE, SQNR and max |Δ| need).
+
+    Speed matters here (hundreds of tensors per sample), so the sums are float32 BLAS dots and
+    the cross term is derived from them: ref·cand = (Σref² + Σcand² − Σ(cand−ref)²) / 2, which
+    keeps the cosine accurate near 1 because Σ(cand−ref)² is summed from exact differences.
+    `abs_sum` (mean |Δ|) is not tracked. Tensors with NaN/Inf, or so large that a float32 sum
+    overflows, go through the float64 path of Accumulator.add on their finite positions.
+    """
+    ref = np.asarray(reference, dtype=np.float32).ravel()
+    cand = np.asarray(candidate, dtype=np.float32).ravel()
+    if ref.shape != cand.shape:
+        return  # a reshaped counterpart (e.g. a renamed Softmax output) cannot be compared element-wise
+    if not ref.size:
+        return
+    diff = cand - ref
+    sums = (float(np.dot(ref, ref)) if ref_sq is None else ref_sq, float(np.dot(cand, cand)), float(np.dot(diff, diff)))
+    if not all(math.isfinite(v) for v in sums):
+        _accumulate_finite(acc, ref, cand)
+        return
+    acc.count += ref.size
+    acc.ref_sq += sums[0]
+    acc.cand_sq += sums[1]
+    acc.diff_sq += sums[2]
+    acc.dot += (sums[0] + sums[1] - sums[2]) / 2.0
+    acc.abs_sum = math.nan
+    acc.max_abs = max(acc.max_abs, float(diff.max()), -float(diff.min()))
+
+
+def _accumulate_finite(acc: Accumulator, ref: np.ndarray, cand: np.ndarray) -> None:
+    finite = np.isfinite(ref) & np.isfinite(cand)
+    trial = Accumulator()
+    trial.add(ref[finite], cand[finite])
+    for name in ("count", "ref_sq", "cand_sq", "dot", "diff_sq"):
+        setattr(acc, name, getattr(acc, name) + getattr(trial, name))
+    acc.abs_sum = math.nan
+    acc.max_abs = max(acc.max_abs, trial.max_abs)
+
+
+def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray) -> None:
+    """Count values beyond the integer limits (after rounding) and track the observed range."""
+    x = np.asarray(values, dtype=np.float32)
+    if not x.size:
+        return
+    axis = quantizer.axis if quantizer.axis is None or quantizer.axis >= 0 else quantizer.axis + x.ndim
+    scale = _along(quantizer.scale, axis or 0, x.ndim)
+    zero = _along(quantizer.zero_point, axis or 0, x.ndim)
+    low = (quantizer.qmin - zero - 0.5) * scale
+    high = (quantizer.qmax - zero + 0.5) * scale
+    stats.values += x.size
+    stats.clipped += int(np.count_nonzero(x < low)) + int(np.count_nonzero(x > high))
+    finite = x[np.isfinite(x)] if not np.isfinite(x).all() else x
+    if finite.size:
+        stats.observed_min = min(stats.observed_min, float(finite.min()))
+        stats.observed_max = max(stats.observed_max, float(finite.max()))
+
+
+def _quantizer_row(quantizer: QuantizerInfo, stats: _QuantizerStats, kind: str = "activation") -> dict[str, Any]:
+    scale = float(np.max(quantizer.scale))
+    zero = float(quantizer.zero_point.ravel()[0])
+    low, high = (quantizer.qmin - zero) * scale, (quantizer.qmax - zero) * scale
+    used = None
+    if stats.values and high > low:
+        span = min(stats.observed_max, high) - max(stats.observed_min, low)
+        used = max(0.0, min(1.0, span / (high - low)))
+    return {"q_node": quantizer.q_node, "tensor": quantizer.tensor, "kind": kind, "dtype": quantizer.dtype,
+            "values": stats.values, "clipped_share": stats.clipped / stats.values if stats.values else None,
+            "range_used": used, "representable_min": low, "representable_max": high,
+            "observed_min": _finite(stats.observed_min), "observed_max": _finite(stats.observed_max),
+            "per_channel": quantizer.scale.size > 1}
+
+
+def _weight_quantizer(q_index: GraphIndex, q_node: onnx.NodeProto, weight: AlignedWeight) -> QuantizerInfo | None:
+    from qdqreport.collect.align import QRANGE, _params
+
+    if weight.dtype not in QRANGE:
+        return None
+    scale, zero = _params(q_index, q_node)
+    axis = int(next((a.i for a in q_node.attribute if a.name == "axis"), 1)) if scale.size > 1 else None
+    return QuantizerInfo(weight.q_node or "", q_node.input[0], weight.name, weight.dtype, scale, zero, axis,
+                         *QRANGE[weight.dtype])
+
+
+def _safe_dequantize(q_index: GraphIndex, weight: AlignedWeight, value: np.ndarray | None) -> np.ndarray | None:
+    if value is None or not np.size(value):
+        return None
+    try:
+        return dequantized_weight(q_index, weight, np.asarray(value))
+    except (ValueError, TypeError):  # blocked or exotic layouts: the weight is listed as unmatched instead
+        return None
+
+
+def _metrics(acc: Accumulator, prefix: str) -> dict[str, Any]:
+    return {f"{prefix}cosine": acc.cosine(), f"{prefix}sqnr_db": acc.sqnr_db(), f"{prefix}mse": acc.mse(),
+            f"{prefix}max_abs": acc.max_abs if acc.count else None}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+__all__ = ["LayerCollector", "LayerResult", "collect_layers", "accumulate", "FP16_MAX", "dtype_name"]

@@ -1,0 +1,89 @@
+"""The "local" model: every aligned QDQ tensor recomputed from FP32 inputs, in one ONNX graph.
+
+Local error separates the error a node ADDS from the error it INHERITS. For each aligned tensor
+`t` we copy, from the QDQ graph, its producer and everything between it and the aligned tensors
+it reads (the Q/DQ pairs on its inputs, FP16 Casts, Reshapes, constants and weight Q/DQ). The
+aligned tensors it reads become graph inputs, fed with the FP32 model's values of the same
+sample. The copy of `t` is output as `t` + LOCAL_SUFFIX.
+
+So a node's local error is exactly "this node, quantized as in the QDQ graph (its input Q/DQ,
+its weight Q/DQ, its FP16 precision), fed the FP32 values": one extra ONNX Runtime run per
+sample, built once, instead of one session per node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx
+from onnx import TensorProto, helper
+
+from qdqreport.collect.align import Alignment
+from qdqreport.collect.qdq_graph import GraphIndex
+
+LOCAL_SUFFIX = "__local"
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    proto: onnx.ModelProto
+    inputs: dict[str, int]  # graph input (a QDQ tensor name) -> ONNX element type to feed it as
+    outputs: dict[str, str]  # local output name -> FP32 tensor name
+
+
+def build_local_model(q_index: GraphIndex, alignment: Alignment) -> LocalModel:
+    """One graph computing every aligned tensor from FP32 values of the aligned tensors it reads."""
+    boundary = {t.qdq_name for t in alignment.tensors}
+    graph_inputs = {i.name for i in q_index.model.graph.input}
+    initializers = {t.name: t for t in q_index.model.graph.initializer}
+    copied: dict[int, onnx.NodeProto] = {}
+    chain: dict[int, onnx.NodeProto] = {}
+    used_initializers: set[str] = set()
+    fed: set[str] = set()
+
+    def visit_inputs(node: onnx.NodeProto) -> None:
+        stack = [name for name in node.input if name]
+        while stack:
+            name = stack.pop()
+            if name in boundary or name in graph_inputs:
+                fed.add(name)
+            elif name in initializers:
+                used_initializers.add(name)
+            else:
+                producer = q_index.producer.get(name)
+                if producer is not None and id(producer) not in chain:
+                    chain[id(producer)] = producer
+                    stack.extend(i for i in producer.input if i)
+
+    outputs: dict[str, str] = {}
+    for tensor in alignment.tensors:
+        producer = q_index.producer[tensor.qdq_name]
+        if id(producer) not in copied:
+            copied[id(producer)] = producer
+            visit_inputs(producer)
+        outputs[tensor.qdq_name + LOCAL_SUFFIX] = tensor.name
+    nodes = [_renamed(q_index, n, boundary, "__chain") for n in q_index.nodes if id(n) in chain]
+    nodes += [_renamed(q_index, n, None, LOCAL_SUFFIX) for n in q_index.nodes if id(n) in copied]
+    input_types = {name: q_index.elem_types.get(name) or TensorProto.FLOAT for name in sorted(fed)}
+    graph = helper.make_graph(
+        nodes, "qdqreport_local",
+        [helper.make_tensor_value_info(name, elem, None) for name, elem in input_types.items()],
+        [helper.make_empty_tensor_value_info(name) for name in outputs],
+        initializer=[initializers[name] for name in sorted(used_initializers)])
+    model = helper.make_model(graph, opset_imports=list(q_index.model.opset_import), producer_name="qdqreport")
+    model.ir_version = q_index.model.ir_version
+    return LocalModel(model, input_types, outputs)
+
+
+def _renamed(q_index: GraphIndex, node: onnx.NodeProto, only: set[str] | None, suffix: str) -> onnx.NodeProto:
+    """A copy of *node* whose outputs (all, or those in *only*) carry *suffix*, so none shadows a fed input.
+
+    Measured nodes get LOCAL_SUFFIX on every output; a node reached through a renamed output of
+    its own (a chain node) is renamed only where its other outputs are fed."""
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    copy.name = q_index.name_of(node) + suffix
+    for position, name in enumerate(node.output):
+        if name and (only is None or name in only):
+            copy.output[position] = name + suffix
+    return copy

@@ -1,0 +1,207 @@
+"""What-if experiments: which nodes, run in float, bring the QDQ model back to the FP32 outputs.
+
+Every number is measured: each trial builds a QDQ variant (qdqreport.collect.exclusion), runs it
+in ONNX Runtime on the same samples, and compares its outputs with the FP32 model's.
+
+Search, within a time budget:
+  1. the unmodified QDQ model (the baseline), then the K top suspects excluded together
+     (quantized nodes ranked by their local SQNR, worst first: where the error is born);
+  2. if that reaches the target, a bisection over the ranked prefix for the shortest prefix that
+     still reaches it, then a pruning pass that drops members one at a time (least suspicious
+     first) while the target is still met;
+  3. when the chosen nodes are all of one op type and cover at least half of that type's
+     quantized nodes, the whole op type excluded (ModelOpt's --op_types_to_exclude);
+  4. with the time left, single-node exclusions of the top suspects (evidence for the table).
+A trial is started only when the time spent plus one trial's observed cost fits the budget.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from qdqreport.analysis.metrics import error_stats, topk_agreement
+from qdqreport.collect.exclusion import exclusion_variant
+from qdqreport.collect.qdq_graph import GraphIndex
+
+Feed = dict[str, np.ndarray]
+SINGLES = 5
+
+
+@dataclass(frozen=True)
+class WhatIfOptions:
+    budget: float = 120.0  # seconds
+    target_cosine: float = 0.99
+    target_top1: float = 0.99
+    candidates: int = 12
+    provider: str = "cpu"
+
+
+@dataclass(frozen=True)
+class Measured:
+    cosine: float  # the worst output's median per-sample cosine
+    top1: float | None  # mean top-1 agreement over class outputs, None without class outputs
+    sqnr_db: float  # the worst output's median per-sample SQNR
+
+
+class WhatIf:
+    """Runs trials against the FP32 outputs and records every one of them."""
+
+    def __init__(self, q_index: GraphIndex, f_index: GraphIndex, samples: Sequence[Feed], fp32_outputs: Sequence[Feed],
+                 class_outputs: set[str], options: WhatIfOptions):
+        self.q, self.f, self.samples, self.reference = q_index, f_index, samples, fp32_outputs
+        self.classes, self.options = class_outputs, options
+        self.rows: list[dict[str, Any]] = []
+        self.start = time.perf_counter()
+        self.costs: list[float] = []
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def affordable(self) -> bool:
+        expected = max(self.costs) if self.costs else 0.0
+        return self.elapsed() + expected <= self.options.budget
+
+    def trial(self, kind: str, nodes: Sequence[str], op_types: Sequence[str] = ()) -> Measured | None:
+        """Measure one variant; None when the budget does not allow it."""
+        if not self.affordable():
+            return None
+        import onnxruntime as ort
+
+        began = time.perf_counter()
+        model = exclusion_variant(self.q, nodes, self.f) if nodes else self.q.model
+        providers = ["CUDAExecutionProvider" if self.options.provider == "cuda" else "CPUExecutionProvider"]
+        session = ort.InferenceSession(model.SerializeToString(), providers=providers)
+        names = [o.name for o in session.get_outputs() if o.name in self.reference[0]]
+        per_output: dict[str, list[tuple[float, float, float | None]]] = {name: [] for name in names}
+        for feed, ref in zip(self.samples, self.reference):
+            for name, value in zip(names, session.run(names, feed)):
+                stats = error_stats(ref[name], value)
+                top1 = topk_agreement(ref[name], value, 1) if name in self.classes else None
+                per_output[name].append((stats.cosine, stats.sqnr_db, top1))
+        measured = _summarise(per_output)
+        seconds = time.perf_counter() - began
+        self.costs.append(seconds)
+        self.rows.append({"trial": len(self.rows), "kind": kind, "excluded_count": len(nodes),
+                          "excluded": ";".join(nodes), "op_types": ";".join(op_types), "cosine": measured.cosine,
+                          "top1_agree": measured.top1, "sqnr_db": measured.sqnr_db,
+                          "reached": int(self.reached(measured)), "seconds": seconds})
+        return measured
+
+    def reached(self, measured: Measured) -> bool:
+        return measured.cosine >= self.options.target_cosine and (
+            measured.top1 is None or measured.top1 >= self.options.target_top1)
+
+
+def run_whatif(q_index: GraphIndex, f_index: GraphIndex, samples: Sequence[Feed], fp32_outputs: Sequence[Feed],
+               layer_rows: Sequence[dict[str, Any]], precision: dict[str, Any], class_outputs: set[str],
+               options: WhatIfOptions) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The what-if table rows and summary (see the module docstring for the search)."""
+    quantized = {n["name"]: n["op_type"] for n in precision.get("nodes", [])
+                 if n.get("activation_quantized") or n.get("weight_quantized")}
+    suspects = rank_suspects(layer_rows, quantized)[: options.candidates]
+    search = WhatIf(q_index, f_index, samples, fp32_outputs, class_outputs, options)
+    summary: dict[str, Any] = {"format": 1, "target_cosine": options.target_cosine, "target_top1": options.target_top1,
+                               "budget_seconds": options.budget, "candidates": suspects,
+                               "quantized_nodes": len(quantized), "samples": len(samples)}
+    baseline = search.trial("baseline", [])
+    summary["baseline"] = _as_dict(baseline)
+    chosen, chosen_measure, stopped = _search(search, baseline, suspects)
+    op_type = _dominant_op_type(chosen, quantized)
+    if op_type is not None:
+        whole = sorted(n for n, op in quantized.items() if op == op_type)
+        measured = search.trial("op_type", whole, [op_type])
+        if measured is not None:
+            summary["op_type"] = {"op_type": op_type, "nodes": len(whole), **_as_dict(measured),
+                                  "reached": search.reached(measured)}
+    for node in suspects[:SINGLES]:
+        if [node] != chosen and search.trial("single", [node]) is None:
+            break
+    summary.update({"chosen": {"nodes": chosen, "cost_nodes": len(chosen), **_as_dict(chosen_measure),
+                               "reached": chosen_measure is not None and search.reached(chosen_measure)},
+                    "stopped": stopped, "seconds": round(search.elapsed(), 3), "trials": len(search.rows)})
+    return search.rows, summary
+
+
+def _search(search: WhatIf, baseline: Measured | None, suspects: list[str]) -> tuple[list[str], Measured | None, str]:
+    if baseline is None:
+        return [], None, "budget too small for a single trial"
+    if search.reached(baseline):
+        return [], baseline, "the QDQ model already meets the target"
+    if not suspects:
+        return [], baseline, "no quantized node to exclude"
+    full = search.trial("top_k", suspects)
+    if full is None:
+        return [], baseline, "budget exhausted"
+    if not search.reached(full):
+        return suspects, full, f"excluding the top {len(suspects)} suspects does not reach the target"
+    low, high, best = 0, len(suspects), full
+    while high - low > 1:  # invariant: prefix(high) reaches the target, prefix(low) does not
+        middle = (low + high) // 2
+        measured = search.trial("bisect", suspects[:middle])
+        if measured is None:
+            return suspects[:high], best, "budget exhausted during bisection"
+        if search.reached(measured):
+            high, best = middle, measured
+        else:
+            low = middle
+    chosen = suspects[:high]
+    for node in reversed(chosen[:]):
+        if len(chosen) == 1:
+            break
+        trial_nodes = [n for n in chosen if n != node]
+        measured = search.trial("prune", trial_nodes)
+        if measured is None:
+            return chosen, best, "budget exhausted while pruning"
+        if search.reached(measured):
+            chosen, best = trial_nodes, measured
+    return chosen, best, "target reached"
+
+
+def rank_suspects(layer_rows: Sequence[dict[str, Any]], quantized: dict[str, str]) -> list[str]:
+    """Quantized nodes, worst local SQNR first (accumulated SQNR when local error was not measured)."""
+    worst: dict[str, float] = {}
+    for row in layer_rows:
+        if row.get("kind") != "activation" or row.get("node") not in quantized:
+            continue
+        value = row.get("local_sqnr_db")
+        value = row.get("sqnr_db") if value is None or (isinstance(value, float) and math.isnan(value)) else value
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        worst[row["node"]] = min(worst.get(row["node"], math.inf), float(value))
+    return sorted(worst, key=lambda n: (worst[n], n))
+
+
+def _dominant_op_type(chosen: list[str], quantized: dict[str, str]) -> str | None:
+    types = {quantized.get(n) for n in chosen}
+    if len(chosen) < 2 or len(types) != 1:
+        return None
+    op_type = types.pop()
+    total = sum(1 for op in quantized.values() if op == op_type)
+    return op_type if total > len(chosen) and len(chosen) * 2 >= total else None
+
+
+def _summarise(per_output: dict[str, list[tuple[float, float, float | None]]]) -> Measured:
+    cosines, sqnrs, top1s = [], [], []
+    for rows in per_output.values():
+        cosines.append(statistics.median(_clean(r[0], -1.0) for r in rows))
+        sqnrs.append(statistics.median(_clean(r[1], -math.inf) for r in rows))
+        if rows and rows[0][2] is not None:
+            top1s.append(statistics.fmean(r[2] for r in rows))
+    return Measured(min(cosines), statistics.fmean(top1s) if top1s else None, min(sqnrs))
+
+
+def _clean(value: float, nan_as: float) -> float:
+    return nan_as if value is None or math.isnan(value) else value
+
+
+def _as_dict(measured: Measured | None) -> dict[str, Any]:
+    if measured is None:
+        return {"cosine": None, "top1": None, "sqnr_db": None}
+    return {"cosine": measured.cosine, "top1": measured.top1,
+            "sqnr_db": measured.sqnr_db if math.isfinite(measured.sqnr_db) else None}

@@ -1,0 +1,77 @@
+"""The report's per-layer section (collect --per-layer), built from a Context: plain frozen data for the templates."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
+                                       underused_quantizers, worst_local)
+from qdqreport.rules._common import exclusion_args, modelopt_command
+
+TOP_N = 15
+LIST_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class LayersView:
+    """Per-layer error along the graph, the first divergence, Q-node range use, what-if trials, FP16 overflows."""
+
+    samples: int | None
+    aligned_tensors: int
+    aligned_weights: int
+    local: bool
+    local_error: str | None
+    tensors: tuple[str, ...]  # activations in QDQ topological order (plot x axis)
+    accumulated_sqnr: tuple[float | None, ...]
+    local_sqnr: tuple[float | None, ...]
+    first_divergence: dict[str, Any] | None
+    first_position: int | None
+    top: tuple[dict[str, Any], ...]  # worst local error first
+    weights: tuple[dict[str, Any], ...]  # worst weight SQNR first
+    clipping: tuple[dict[str, Any], ...]
+    underused: tuple[dict[str, Any], ...]
+    qnodes_total: int
+    overflows: tuple[dict[str, Any], ...]
+    whatif: tuple[dict[str, Any], ...]
+    whatif_summary: dict[str, Any] | None
+    whatif_command: str
+    whatif_op_type_command: str
+
+
+def build_layers(ctx: Context) -> LayersView | None:
+    """The per-layer section, or None when the bundle has no per-layer tables."""
+    tables = layer_tables(ctx)
+    if tables is None:
+        return None
+    first = first_divergence(tables)
+    summary = tables.whatif_summary or None
+    chosen = (summary or {}).get("chosen") or {}
+    op_type = (summary or {}).get("op_type") or {}
+    return LayersView(
+        samples=tables.summary.get("samples"), aligned_tensors=len(tables.activations),
+        aligned_weights=len(tables.weights), local=tables.has_local, local_error=tables.summary.get("local_error"),
+        tensors=tuple(r["tensor"] for r in tables.activations),
+        accumulated_sqnr=tuple(_finite(r.get("sqnr_db")) for r in tables.activations),
+        local_sqnr=tuple(_finite(r.get("local_sqnr_db")) for r in tables.activations),
+        first_divergence=first, first_position=tables.activations.index(first) + 1 if first else None,
+        top=tuple(worst_local(tables, TOP_N)),
+        weights=tuple(sorted(tables.weights, key=lambda r: _sort(r.get("sqnr_db")))[:TOP_N // 3]),
+        clipping=tuple(clipping_quantizers(tables)[:LIST_LIMIT]), underused=tuple(underused_quantizers(tables)[:LIST_LIMIT]),
+        qnodes_total=len(tables.qnodes),
+        overflows=tuple(fp16_overflows(tables, (ctx.precision or {}).get("float_dtype"))[:LIST_LIMIT]),
+        whatif=tuple(tables.whatif), whatif_summary=summary,
+        whatif_command=modelopt_command(ctx, exclusion_args(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
+        whatif_op_type_command=modelopt_command(ctx, exclusion_args(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
+    )
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def _sort(value: Any) -> float:
+    number = _finite(value)
+    return math.inf if number is None else number
