@@ -6,9 +6,11 @@ second half holds realistic data recipes for the rules' Fires/Quiet examples.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import shlex
+import statistics
 from pathlib import PurePath
 from typing import Any, Iterable, Sequence
 
@@ -65,7 +67,40 @@ def collapses(summary: OutputSummary) -> bool:
 
 def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
     comparison = ctx.comparison(purpose)
-    return [s for s in ctx.output_summaries(comparison.id) if diverges(s)] if comparison else []
+    return [s for s in judged_summaries(ctx, comparison.id) if diverges(s)] if comparison else []
+
+
+# A slice whose reference is ~0 everywhere (the border rows of a text-detection map) carries no
+# signal: its cosine is rounding noise (0.0 for a change of 1e-8). Slices are judged only when
+# their reference RMS reaches 1% of the median slice's; detector score rows next to pixel
+# boxes still count, because they are most of the slices and so set the median.
+SLICE_SIGNAL_FLOOR = 0.01
+
+
+def signal_slices(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The slice rows of one output that carry signal (see SLICE_SIGNAL_FLOOR)."""
+    rms = [r["ref_rms"] for r in rows if r.get("ref_rms") is not None and not math.isnan(r["ref_rms"])]
+    if not rms:
+        return rows
+    floor = SLICE_SIGNAL_FLOOR * statistics.median(rms)
+    return [r for r in rows if r.get("ref_rms") is not None and r["ref_rms"] >= floor]
+
+
+def judged_summaries(ctx: Context, comparison_id: str) -> list[OutputSummary]:
+    """Context's output summaries with the worst slice chosen among the slices that carry signal."""
+    slices = ctx.slice_rows(comparison_id)
+    out = []
+    for summary in ctx.output_summaries(comparison_id):
+        if summary.worst_slice is None:
+            out.append(summary)
+            continue
+        kept = signal_slices([s for s in slices if s["output"] == summary.output])
+        worst = min(kept, key=lambda s: (cosine_of(s), s["index"]), default=None)
+        out.append(dataclasses.replace(summary, worst_slice=worst["index"] if worst else None,
+                                       worst_slice_cosine=cosine_of(worst) if worst else None,
+                                       worst_slice_sqnr=worst["sqnr_db"] if worst else None,
+                                       slice_axis=summary.slice_axis if worst else None))
+    return out
 
 
 def cosine_of(row: dict[str, Any]) -> float:

@@ -19,8 +19,12 @@ SCALE_BAND = 1.6
 GROSS_FACTOR = 10.0
 # Channel means must be apart by 0.15 eval std before channel order is judged, and reversing
 # them must halve the gap: BGR/RGB swaps do that, dataset differences do not.
-MIN_CHANNEL_GAP = 0.15
+MIN_CHANNEL_GAP = 0.08  # a text detector's crops (grey pages, some on colour photos) swap by ~0.13 std
 REVERSED_GAIN = 0.5
+# Preprocessing moves the black level (0 -> -1, 0 -> -2.1, 0 -> 0 but x255 ...); darker or brighter
+# *content* keeps it. A calibration min (or max) within 5% of the evaluation span of the evaluation's
+# is that signature: the data differ, not the preprocessing (QR006 reads the coverage gap).
+SAME_LEVEL = 0.05
 MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sampling noise
 # Without calibration stats: eval inputs using under 5% of the first Q range waste ~5 of 8 bits;
 # more than 1% of values clipped saturates bright or dark regions.
@@ -33,7 +37,8 @@ def _images(kind: str):
         images = text_images(48, seed=21)
         evaluation = (images - 0.5) / 0.5  # PaddleOCR: normalise to [-1, 1]
         other = text_images(64, seed=22)  # calibration crops are other crops of the same kind
-        calib = {"x255": other * 255.0, "unit": other, "bgr": np.flip((other - .5) / .5, axis=1), "same": (other - .5) / .5}
+        calib = {"x255": other * 255.0, "unit": other, "bgr": np.flip((other - .5) / .5, axis=1), "same": (other - .5) / .5,
+                 "dark": (other * 0.3 - .5) / .5}
         b.manifest["inputs"]["calib"] = {"source": "data/calib.npy", "kind": "npy", "samples": 64,
                                          "tensors": [{"name": CLS_INPUT, "shape": [-1, 3, 48, 192], "dtype": "float32"}]}
         b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
@@ -58,13 +63,17 @@ def _range_use(scale: float, eval_min: float = -1.0, eval_max: float = 0.9, clip
                 Fires("first Q range 255x wider than the eval inputs", _range_use(2.0)),
                 Fires("[0,1]-calibrated input fed 0-255 pixels", _range_use(1 / 127, 0.0, 255.0, clipped=0.97)),
                 Quiet("other images, same preprocessing", _images("same")),
+                Quiet("darker images, same preprocessing (a coverage gap, QR006)", _images("dark")),
                 Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127))])
 def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
 
     With calibration statistics it compares spreads (×255, ÷255, missing [-1,1] or mean/std
     normalisation), channel means (reversed channel order) and means (offset). Without them it
-    reads how evaluation inputs fill the first QuantizeLinear's range.
+    reads how evaluation inputs fill the first QuantizeLinear's range. A spread no known
+    preprocessing step explains, with the same minimum or maximum as the evaluation inputs
+    (black stays black), is darker or brighter content, not preprocessing: this rule stays
+    quiet and QR006 reports the coverage gap. That shared level is the separating evidence.
 
     Why it matters: every activation range is calibrated from these tensors. Calibrate on
     0–255 pixels and evaluate on [0,1], and the input quantizer keeps one or two INT8 levels;
@@ -99,6 +108,8 @@ def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         shift = c["mean"] - e["mean"] * ratio
         label, expr = _affine_transform(ratio, shift)
+        if label.startswith("calibration lacks") and shares_level(c, e):
+            return None  # no known preprocessing step explains it, and the black/white level is kept: content differs
         return (label, expr, ratio, 0.85, (_spread(ratio), table))
     means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
     if len(means) >= 2 and e["std"] > 0:
@@ -114,6 +125,18 @@ def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
         return (f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
                 (Metric("|Δmean| / evaluation std", rounded(abs(delta) / e["std"], 3), threshold=f"> {MEAN_SHIFT_STD}"), table))
     return None
+
+
+def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
+    """True when this rule names a preprocessing difference between the two input statistics."""
+    return _compare(calib, evaluation) is not None
+
+
+def shares_level(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
+    """True when calibration and evaluation share their minimum or maximum (same black or white level)."""
+    span = evaluation["max"] - evaluation["min"]
+    return span > 0 and (abs(calib["min"] - evaluation["min"]) <= SAME_LEVEL * span
+                         or abs(calib["max"] - evaluation["max"]) <= SAME_LEVEL * span)
 
 
 def _spread(ratio: float) -> Metric:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import numpy as np
+
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
     COLLAPSED, COSINE_OK, DET_OUTPUT, comparison_label, cosine_of, detector_run, exclusion_args, modelopt_command,
-    node, ordered_comparisons, precision_summary, rounded, trtexec_fixes)
+    judged_summaries, node, ordered_comparisons, precision_summary, rounded, signal_slices, trtexec_fixes)
 
 WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept
 SLICE_COLLAPSED = COLLAPSED  # a slice (e.g. all class scores of one class) below this is wrong, not noisy
@@ -40,14 +42,34 @@ def _scores_noisy(b):
     b.artifact("precision_summary", _yolo_head())
 
 
+def _text_map_blank_borders(b):
+    # A DBNet-style probability map: text rows in the middle, border rows ~1e-9 whose INT8
+    # rounding noise (1e-8) gives them cosine 0 while nothing a threshold of 0.3 sees changes.
+    def maps(seed: int, noise: float) -> list[dict[str, np.ndarray]]:
+        out = []
+        for index in range(6):
+            rng = np.random.default_rng(index)
+            prob = np.full((1, 1, 32, 32), 1e-9, np.float32)
+            prob[0, 0, 4:28] = (rng.random((24, 32)) < 0.2) * rng.uniform(0.6, 1.0, (24, 32))
+            jitter = np.random.default_rng(seed * 100 + index)
+            prob[0, 0, 4:28] += jitter.normal(0, noise, (24, 32))
+            prob[0, 0, :4] += np.abs(jitter.normal(0, 1e-8, (4, 32)))
+            out.append({"sigmoid_0.tmp_0": prob.astype(np.float32)})
+        return out
+    b.stage("ort_fp32", maps(0, 0.0)).stage("ort_qdq", maps(1, 0.01))
+
+
 @rule(id="QR007", slug="hidden-slice-collapse", title="A slice of a mixed-scale output collapses",
       examples=[Fires("detector scores quantized with the box scale", _scores_lost),
-                Quiet("detector scores noisy but intact", _scores_noisy)])
+                Quiet("detector scores noisy but intact", _scores_noisy),
+                Quiet("text map: only its empty border rows change", _text_map_blank_borders)])
 def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     """An output whose whole-tensor cosine is ≥ 0.99 while one slice (a field, a class) falls below 0.9.
 
     Only outputs compared per slice (their reference mixes scales, e.g. box coordinates in
-    pixels concatenated with scores in [0,1]) can show this.
+    pixels concatenated with scores in [0,1]) can show this. Slices whose reference is ~0
+    (under 1% of the median slice's RMS, e.g. the empty border rows of a segmentation map)
+    are not judged: their cosine is rounding noise.
 
     Why it matters: the large field dominates the whole-tensor metrics, so a check that looks
     only at them passes while every score, and with it every detection, is wrong. Usually the
@@ -57,14 +79,14 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     the fields are not quantized with a shared scale.
     """
     for comparison in ordered_comparisons(ctx):
-        for summary in ctx.output_summaries(comparison.id):
+        for summary in judged_summaries(ctx, comparison.id):
             if (summary.worst_slice_cosine is not None and summary.cosine_median >= WHOLE_LOOKS_FINE
                     and summary.worst_slice_cosine < SLICE_COLLAPSED):
                 yield _finding(ctx, comparison, summary)
 
 
 def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -> Finding:
-    slices = [s for s in ctx.slice_rows(comparison.id) if s["output"] == summary.output]
+    slices = signal_slices([s for s in ctx.slice_rows(comparison.id) if s["output"] == summary.output])
     slices.sort(key=lambda s: (cosine_of(s), s["index"]))
     collapsed = [s for s in slices if cosine_of(s) < SLICE_COLLAPSED]
     heads = _heads_feeding(ctx, summary.output)

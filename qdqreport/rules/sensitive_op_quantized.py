@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
-    CLS_OUTPUT, class_logits, classifier_graph, classifier_run, clamp01, diverging_outputs, exclusion_args,
+    CLS_OUTPUT, class_logits, classifier_graph, classifier_run, clamp01, collapses, diverging_outputs, exclusion_args,
     modelopt_command, rounded)
 
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
@@ -45,7 +45,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     """Softmax, sigmoid, layer-norm, final MatMul or detection-head nodes that run in INT8.
 
     Error when one of their output tensors has cosine below 0.98 against FP32, or when the
-    quantization comparison diverges; a warning otherwise.
+    quantized outputs collapse (cosine or top-1 agreement below 0.9); a warning otherwise.
+    When many other nodes are INT8 as well, the node's tensor error may be inherited from
+    upstream: the confidence is then 0.65, not 0.85, and the finding names the experiment that
+    separates the two (exclude the nodes, collect again).
 
     Why it matters: these nodes turn small differences into decisions (class probabilities,
     box scores) or normalise by statistics INT8 cannot resolve. A single INT8 softmax or head
@@ -61,15 +64,21 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     errors = {r["tensor"]: r for r in (ctx.tensor_rows(comparison.id) if comparison else [])}
     measured = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors]
     worst = min((r["cosine"] for r in measured if r["cosine"] is not None), default=None)
-    diverged = bool(diverging_outputs(ctx, "quantization"))
+    diverging = diverging_outputs(ctx, "quantization")
+    diverged, collapsed = bool(diverging), any(collapses(s) for s in diverging)
     bad_tensor = worst is not None and worst < TENSOR_COSINE_BAD
+    # The tensor error of a sensitive node includes whatever its inputs bring: when many other
+    # nodes are INT8 too, part of it may be inherited, so the confidence that the node is the
+    # cause stays moderate and the finding names the experiment that separates the two.
+    others = max(0, ((ctx.precision or {}).get("counts") or {}).get("quantized_nodes", 0) - len(flagged))
+    inherited = others > len(flagged)
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     yield Finding(
         rule_id="QR002", title=f"{len(flagged)} sensitive node(s) quantized to INT8", subject=names,
-        severity="error" if bad_tensor or diverged else "warning",
+        severity="error" if bad_tensor or collapsed else "warning",
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
-        confidence=0.85 if bad_tensor else 0.6 if diverged else 0.45,
+        confidence=(0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
         # Tensor cosine 0.9 on a softmax or head already flips decisions: count it as the whole damage.
         score=max(clamp01((1 - worst) * 10) if worst is not None else 0.2, 0.5 if diverged else 0.0),
         summary=f"{names} run in INT8" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None
@@ -78,7 +87,11 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                     if worst is not None else []),
                   Table("Sensitive nodes in INT8", ("node", "op type", "pattern", "tensor cosine", "SQNR dB",
                                                     "max |Δ|"), rows,
-                        note="" if measured else "no per-tensor errors in the bundle (collect with tensors enabled)")),
+                        note="" if measured else "no per-tensor errors in the bundle (collect with tensors enabled)"),
+                  *([Text(f"{others} other nodes are INT8 too, so part of this tensor error may be inherited from "
+                          "upstream. Separating evidence: re-quantize with these nodes excluded (the fix below) and "
+                          "collect again; if the outputs still diverge, the damage is born upstream (per-layer "
+                          "localisation shows where).")] if inherited and (bad_tensor or diverged) else [])),
         fixes=(Fix("Re-quantize keeping these nodes in FP16", modelopt_command(ctx, _exclusions(ctx, flagged))),),
         stage=comparison.id if comparison else "", tags=("root_cause",))
 

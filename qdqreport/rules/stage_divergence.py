@@ -11,8 +11,8 @@ from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
     CLS_OUTPUT, COSINE_OK, SLICE_COSINE_OK, TOP1_OK, class_logits, classifier_graph, classifier_run, collapses,
-    comparison_label, cosine_of, detector_run, diverges, exclusion_args, modelopt_command, ordered_comparisons, rounded,
-    trtexec_fixes)
+    comparison_label, cosine_of, detector_run, diverges, exclusion_args, judged_summaries, modelopt_command,
+    ordered_comparisons, rounded, trtexec_fixes)
 
 # A symptom locates the damage but does not explain it: it ranks below a root cause of the
 # same severity and confidence, and the matrix is exact, so the confidence is high.
@@ -73,7 +73,7 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     the sensitive nodes (quantization), keep FP32 where FP16 overflows (fp16), or rebuild the
     engine with obeyed precision constraints (deployment).
     """
-    diverging = [(c, [s for s in ctx.output_summaries(c.id) if diverges(s)]) for c in ordered_comparisons(ctx)]
+    diverging = [(c, [s for s in judged_summaries(ctx, c.id) if diverges(s)]) for c in ordered_comparisons(ctx)]
     diverging = [(c, outs) for c, outs in diverging if outs]
     if not diverging:
         return
@@ -117,7 +117,7 @@ def _metrics(s: OutputSummary) -> list[Metric]:
 def _stage_matrix(ctx: Context) -> Table:
     rows = [(c.purpose, c.reference, c.candidate, s.output, rounded(s.cosine_median), rounded(s.cosine_min),
              rounded(s.sqnr_median, 1), rounded(s.max_abs), rounded(s.top1), rounded(s.worst_slice_cosine))
-            for c in ordered_comparisons(ctx) for s in ctx.output_summaries(c.id)]
+            for c in ordered_comparisons(ctx) for s in judged_summaries(ctx, c.id)]
     return Table("Stage matrix", ("purpose", "reference", "candidate", "output", "cosine median", "cosine min",
                                   "SQNR median dB", "max |Δ|", "top-1", "worst slice cosine"), tuple(rows))
 

@@ -5,29 +5,38 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import classifier_graph, diverging_outputs, modelopt_command, precision_summary, qdq_entry
+from qdqreport.rules._common import (
+    CLS_OUTPUT, class_logits, classifier_graph, classifier_run, comparison_label, diverging_outputs, modelopt_command,
+    precision_summary, qdq_entry)
 
 # Quantized types TensorRT 10 executes: INT8 and FP8 everywhere, INT4/FP4 for (block) weights.
 TRT_DTYPES = {"int8", "float8e4m3fn"}
 TRT_WEIGHT_ONLY_DTYPES = {"int4", "float4e2m1"}
 EXAMPLES_SHOWN = 5  # example tensors per defect; the count says how many there are
 
-# defect -> (test on a qdq entry, severity, why TensorRT cannot honour it)
+# defect -> (test on a qdq entry, severity, why TensorRT cannot honour it). Other rules import
+# this table and unpack three fields; where the damage shows is kept apart in DAMAGE_SHOWS_IN.
 DEFECTS: dict[str, tuple[Callable[[dict[str, Any]], bool], str, str]] = {
     "non-finite or non-positive scale": (lambda e: not e["scale_finite_positive"], "error",
                                          "a zero, negative, NaN or Inf scale yields NaN/Inf or zeros in every runtime"),
-    "non-zero zero-point": (lambda e: e["zero_point_nonzero"], "warning",
-                            "TensorRT supports symmetric quantization only (zero-point 0)"),
+    # TensorRT's ONNX parser asserts shiftIsAllZeros(zeroPoint) and has no UINT8 Q/DQ: the engine does not build.
+    "non-zero zero-point": (lambda e: e["zero_point_nonzero"], "error",
+                            "TensorRT supports symmetric quantization only (zero-point 0); its parser rejects the graph"),
     "type TensorRT lacks": (lambda e: e["dtype"] not in TRT_DTYPES and not (
-        e["kind"] == "weight" and e["dtype"] in TRT_WEIGHT_ONLY_DTYPES), "warning",
+        e["kind"] == "weight" and e["dtype"] in TRT_WEIGHT_ONLY_DTYPES), "error",
         "TensorRT has no UINT8/INT16 quantized compute; such Q/DQ pairs are rejected or run as something else"),
     "non-constant scale": (lambda e: not e["scale_constant"], "warning",
                            "TensorRT needs build-time constant scales to fuse Q/DQ into INT8 kernels"),
     "Q/DQ pair scales differ": (lambda e: not e["pair_scales_match"], "warning",
-                                "TensorRT fuses a Q/DQ pair assuming one scale; ORT applies each DQ's own scale"),
+                                "TensorRT fuses a Q/DQ pair assuming one scale; ONNX Runtime applies each DQ's own "
+                                "scale, so the values are rescaled in the QDQ model itself"),
 }
+# "graph": ONNX Runtime computes the defect too, so the ORT QDQ model is already wrong;
+# "engine": ONNX Runtime executes it faithfully and only TensorRT refuses or changes it.
+DAMAGE_SHOWS_IN = {"non-finite or non-positive scale": "graph", "non-zero zero-point": "engine",
+                   "type TensorRT lacks": "engine", "non-constant scale": "engine", "Q/DQ pair scales differ": "graph"}
 
 
 def _ort_uint8_graph(b):
@@ -51,15 +60,32 @@ def _modelopt_int8_with_int4_weights(b):
     b.artifact("precision_summary", precision_summary(graph["nodes"], graph["qdq"], graph["sensitive"]))
 
 
+def _edited_pair_scales(b):
+    # Three DQ nodes given 4x their Q's scale by hand: ONNX Runtime rescales those activations, the class flips.
+    graph = classifier_graph()
+    for entry in graph["qdq"][1:4]:
+        entry["pair_scales_match"] = False
+    b.artifact("precision_summary", precision_summary(graph["nodes"], graph["qdq"], graph["sensitive"]))
+    logits = class_logits(24, seed=51)
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=2.0, shrink=0.2, seed=52))
+
+
 @rule(id="QR004", slug="trt-unsupported-qdq", title="Q/DQ nodes TensorRT does not honour",
       examples=[Fires("onnxruntime default UINT8 with zero-points", _ort_uint8_graph),
                 Fires("a zero activation scale", _zero_scale),
+                Fires("DQ scales edited away from their Q's, ORT QDQ outputs diverge", _edited_pair_scales),
                 Quiet("symmetric INT8 with INT4 weights", _modelopt_int8_with_int4_weights)])
 def trt_unsupported_qdq(ctx: Context) -> Iterator[Finding]:
     """Q/DQ pairs with non-zero zero-points, UINT8/INT16 types, non-constant, unequal or non-positive scales.
 
-    One finding per defect, with the number of Q/DQ pairs affected and example tensors. A
-    non-finite or non-positive scale is an error; the others are warnings.
+    One finding per defect, with the number of Q/DQ pairs affected and example tensors.
+    Non-finite or non-positive scales, non-zero zero-points and UINT8/INT16 types are errors
+    (TensorRT's parser rejects the last two); non-constant scales are warnings. Pair scales
+    that differ are an error when the ORT QDQ outputs diverge, because ONNX Runtime applies
+    each DQ's own scale, so the defect is in the QDQ model itself and explains the divergence.
+    Each finding says which comparison separates it from other causes: ORT FP32 → ORT QDQ for
+    defects ONNX Runtime computes too, ORT QDQ → TRT INT8 for those only TensorRT refuses.
 
     Why it matters: ONNX Runtime executes these Q/DQ pairs faithfully, so the QDQ model can
     look fine there, but TensorRT supports only symmetric INT8/FP8 with constant scales. It
@@ -69,24 +95,52 @@ def trt_unsupported_qdq(ctx: Context) -> Iterator[Finding]:
     ActivationSymmetric=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8).
     """
     entries = (ctx.precision or {}).get("qdq", [])
-    deployed_badly = bool(diverging_outputs(ctx, "deployment") or diverging_outputs(ctx, "quantization"))
     for defect, (test, severity, why) in DEFECTS.items():
         hits = [e for e in entries if test(e)]
         if not hits:
             continue
+        where = DAMAGE_SHOWS_IN[defect]
+        damage = _damage(ctx, where)
         rows = tuple((e["tensor"], e["kind"], e["dtype"], e["zero_point_max_abs"], e["scale_min"], e["scale_max"],
                       e["scale_constant"], e["pair_scales_match"]) for e in hits[:EXAMPLES_SHOWN])
+        # A defect the QDQ graph itself computes explains a measured divergence; then it is the error to fix first.
+        explains = damage is not None and damage[0]
         yield Finding(
-            rule_id="QR004", title=f"{len(hits)} Q/DQ pair(s): {defect}", severity=severity,
-            # The defect itself is read from the graph; that it explains the loss is likelier once outputs diverge.
-            confidence=0.9 if deployed_badly else 0.7, score=(0.8 if deployed_badly else 0.4) if severity == "error"
-            else (0.5 if deployed_badly else 0.2), subject=defect, stage="precision",
+            rule_id="QR004", title=f"{len(hits)} Q/DQ pair(s): {defect}",
+            severity="error" if severity == "error" or explains else severity,
+            # The defect is read from the graph (certain); that it causes the measured loss is the uncertain part.
+            confidence=0.9 if explains or severity == "error" else 0.7,
+            score=0.85 if explains else 0.7 if severity == "error" else 0.3,
+            subject=defect, stage="precision",
             summary=f"{len(hits)} of {len(entries)} Q/DQ pairs have a {defect}: {why}",
             evidence=(Metric("Q/DQ pairs affected", len(hits), threshold="> 0"),
                       Table(f"Q/DQ pairs with a {defect}", ("tensor", "kind", "dtype", "max |zero-point|", "scale min",
                                                            "scale max", "constant scale", "pair scales match"), rows,
-                            note=f"{len(hits) - EXAMPLES_SHOWN} more not shown" if len(hits) > EXAMPLES_SHOWN else "")),
+                            note=f"{len(hits) - EXAMPLES_SHOWN} more not shown" if len(hits) > EXAMPLES_SHOWN else ""),
+                      Text(_separation(where, damage))),
             fixes=_fixes(ctx, defect), tags=("root_cause",))
+
+
+def _damage(ctx: Context, where: str) -> tuple[bool, str] | None:
+    """(diverges?, comparison label) of the comparison that shows this defect's damage, None when not measured."""
+    purpose = "quantization" if where == "graph" else "deployment"
+    comparison = ctx.comparison(purpose)
+    if comparison is None:
+        return None
+    return bool(diverging_outputs(ctx, purpose)), comparison_label(comparison)
+
+
+def _separation(where: str, damage: tuple[bool, str] | None) -> str:
+    """Which comparison separates this defect from other causes of the same divergence."""
+    if where == "graph":
+        if damage is None:
+            return "Not measured: no ORT FP32 → ORT QDQ comparison in the bundle."
+        return (f"ONNX Runtime computes this defect too, so it shows in {damage[1]}, which "
+                + ("diverges: this defect explains it." if damage[0] else "agrees: the effect is small here."))
+    if damage is None:
+        return ("ONNX Runtime executes these Q/DQ pairs faithfully, so any ORT FP32 → ORT QDQ divergence has another "
+                "cause; only a TensorRT INT8 stage (absent here) shows this defect's effect.")
+    return f"TensorRT's effect is measured by {damage[1]}, which " + ("diverges." if damage[0] else "agrees.")
 
 
 def _fixes(ctx: Context, defect: str) -> tuple[Fix, ...]:

@@ -12,8 +12,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
-    CLS_INPUT, CLS_OUTPUT, calibration_rewrite, class_logits, cosine_of, classifier_run, input_stats, modelopt_command, rounded,
-    text_images)
+    CLS_INPUT, CLS_OUTPUT, calibration_rewrite, class_logits, cosine_of, classifier_run, diverging_outputs, input_stats,
+    modelopt_command, rounded, text_images)
 
 MEDIAN_OK = 0.98  # the typical sample is faithful: the quantization itself works
 SAMPLE_COLLAPSED = 0.9  # a sample below this cosine has changed its decision, not just its noise
@@ -26,6 +26,13 @@ MIN_SHARE, MAX_SHARE = 0.01, 0.25  # "a few": more than a quarter is a global pr
 SEPARATION_DB = 6.0
 WORST_SHOWN = 10
 COLLAPSED_SAMPLES = (5, 17, 31)
+# Entropy and percentile calibration estimate each range from a histogram of the calibration
+# activations: with fewer than 16 samples one image sets every range (ModelOpt asks for ~500).
+MIN_CALIB_SAMPLES = 16
+# A coverage gap: a quarter or more of the evaluation samples reach beyond the calibration's
+# value range (by more than 1% of its span) while both sets keep the same black or white level.
+OUT_OF_RANGE_SHARE = 0.25
+UNCOVERED_SPAN = 0.25  # ... and the calibration misses a quarter of the evaluation span (not a few bright pixels)
 
 
 def _bright_samples_collapse(share_all: bool):
@@ -50,12 +57,36 @@ def _uncertain_samples_noisy(b):
     b.stage("ort_qdq", classifier_run(logits, noise=0.5, seed=42))
 
 
+def _four_calibration_crops(b):
+    # Four upright crops calibrated the model; one near-tie sample of 40 flips.
+    _uncertain_samples_noisy(b)
+    calib = (text_images(4, seed=43) - 0.5) / 0.5
+    b.artifact("calib_stats", input_stats(CLS_INPUT, calib, "calib.npy", per_sample=False))
+
+
+def _dark_calibration(b):
+    # Calibrated on the same crops at 30% brightness: black stays -1, nothing above -0.4 is seen.
+    _uncertain_samples_noisy(b)
+    evaluation = (text_images(40, seed=44) - 0.5) / 0.5
+    b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
+    b.artifact("calib_stats", input_stats(CLS_INPUT, (text_images(64, seed=45) * 0.3 - 0.5) / 0.5, "calib.npy",
+                                          per_sample=False))
+
+
 @rule(id="QR006", slug="unrepresentative-calibration", title="Calibration does not cover some inputs",
       examples=[Fires("3 bright crops of 40 flip their class", _bright_samples_collapse(False)),
+                Fires("calibrated on 4 crops", _four_calibration_crops),
+                Fires("calibrated on dark images only", _dark_calibration),
                 Quiet("a third of the samples collapse: a global problem", _bright_samples_collapse(True)),
                 Quiet("near-tie samples degrade in a continuum", _uncertain_samples_noisy)])
 def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     """A few evaluation samples (1–25%) collapse under quantization while the median sample stays faithful.
+
+    Also fires when the calibration set has fewer than 16 samples, and when a quarter or more
+    of the evaluation samples reach beyond the calibration's value range, which misses at least
+    a quarter of the evaluation span, while both sets share
+    their minimum or maximum (darker or brighter content, not a preprocessing step: QR003
+    reports those, and the shared level is what separates the two).
 
     A sample collapses when its cosine falls below 0.9 or its SQNR is 10 dB under the median
     sample's (and under 20 dB), while the median cosine is at least 0.98 and the collapsed
@@ -69,6 +100,8 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     for CNNs) and try the other calibration method (max keeps outliers, entropy clips them).
     """
     comparison = ctx.comparison("quantization")
+    yield from _too_few_samples(ctx)
+    yield from _range_not_covered(ctx)
     if comparison is None:
         return
     by_output: dict[str, list[dict[str, Any]]] = {}
@@ -125,7 +158,8 @@ def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]
     method = (ctx.modelopt_log or {}).get("calibration_method") or "entropy"  # ModelOpt's default
     other = "max" if method != "max" else "entropy"
     extend, extended = calibration_rewrite(ctx, input_name, "np.concatenate([x, np.load('<similar_inputs.npy>')])")
-    return (Fix(f"Add inputs like samples {', '.join(map(str, samples))} (from training data, not the evaluation set) "
+    like = f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs"
+    return (Fix(f"Add {like} (from training data, not the evaluation set) "
                 "to the calibration set; use at least 500 calibration samples for CNNs", extend),
             Fix(f"Re-quantize with the extended set and try --calibration_method {other} (now {method})",
                 modelopt_command(ctx, ["--calibration_method", other], calibration=extended)))
@@ -136,3 +170,59 @@ def _input_name(ctx: Context) -> str:
     names = sorted((ctx.eval_stats or {}).get("inputs", {})) or [
         t["name"] for t in ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors", [])]
     return names[0] if names else "<input name>"
+
+
+def _too_few_samples(ctx: Context) -> Iterator[Finding]:
+    """A calibration set so small that a handful of images set every activation range."""
+    calib = ctx.calib_stats or {}
+    count = calib.get("samples")
+    if count is None or count >= MIN_CALIB_SAMPLES:
+        return
+    diverging = diverging_outputs(ctx, "quantization")
+    evaluation = (ctx.eval_stats or {}).get("samples")
+    yield Finding(
+        rule_id="QR006", title=f"Calibrated on {count} sample(s)", severity="warning",
+        # The count is certain; that it causes the loss is likelier when outputs diverge, and
+        # nothing else in the bundle separates it from plain INT8 noise, so confidence stays moderate.
+        confidence=0.6 if diverging else 0.4, score=0.55 if diverging else 0.3, subject="calibration size",
+        stage="calibration", tags=("root_cause",),
+        summary=f"The calibration set has {count} sample(s) (evaluation: {evaluation}); every activation range was "
+                "estimated from them" + ("; the quantized outputs diverge" if diverging else ""),
+        evidence=(Metric("calibration samples", count, threshold=f"< {MIN_CALIB_SAMPLES}"),
+                  Text("Separating evidence: a preprocessing mismatch (QR003) shows as different input statistics and "
+                       "a per-sample coverage gap as a few collapsed samples; a set this small can look right on both "
+                       "and still miss the activation extremes of inputs it does not contain.")),
+        fixes=_fixes(ctx, [], _input_name(ctx)))
+
+
+def _range_not_covered(ctx: Context) -> Iterator[Finding]:
+    """Evaluation inputs beyond the calibration range, with the same black/white level: content, not preprocessing."""
+    from qdqreport.rules.calibration_input_mismatch import preprocessing_mismatch, shares_level
+
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    diverging = diverging_outputs(ctx, "quantization")
+    for name in sorted(set(calib) & set(evaluation)):
+        c, e = calib[name]["overall"], evaluation[name]["overall"]
+        per_sample = evaluation[name].get("per_sample") or []
+        margin = 0.01 * (c["max"] - c["min"])
+        beyond = [i for i, s in enumerate(per_sample) if s["min"] < c["min"] - margin or s["max"] > c["max"] + margin]
+        uncovered = (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
+        if (not per_sample or len(beyond) / len(per_sample) < OUT_OF_RANGE_SHARE or uncovered < UNCOVERED_SPAN
+                or not shares_level(c, e) or preprocessing_mismatch(calib[name], evaluation[name])):
+            continue  # a known preprocessing step explains the ranges: QR003's finding, not a coverage gap
+        yield Finding(
+            rule_id="QR006", title=f"Calibration covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}; "
+                                   f"{len(beyond)} of {len(per_sample)} evaluation samples go beyond it",
+            severity="warning", confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
+            subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
+            summary=f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
+                    f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
+                    "(e.g. only dark or only bright images), so the ranges of the missing part clip",
+            evidence=(Metric("evaluation samples beyond the calibration range", len(beyond),
+                             threshold=f">= {OUT_OF_RANGE_SHARE:.0%} of {len(per_sample)}"),
+                      Table("Input ranges", ("set", "min", "max", "mean", "std"),
+                            tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean", "std")))
+                                  for label, s in (("calibration", c), ("evaluation", e)))),
+                      Text("Separating evidence: both sets keep the same minimum or maximum, so the preprocessing "
+                           "agrees (a forgotten ×255 or normalisation would move it, QR003); the content differs.")),
+            fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
