@@ -1,0 +1,184 @@
+"""Measure how well the rules rank the known cause of each case of a labelled corpus.
+
+    python -m qdqreport.corpus_score corpus/ [--markdown docs/CORPUS.md]
+
+A corpus is a folder of bundles (one sub-folder or .zip per case) and a labels.json:
+case -> {"model", "cause": {"number", "name"}, "expected_rules": [...], "healthy": bool, "how"}.
+Each bundle is read and its findings computed by the real rules (the same engine as `qdqreport
+report`), in the order the report lists them. A faulty case scores on the rank of the first
+finding whose rule is expected; a healthy control must have no error-severity finding. A case
+labelled "pending" (a cause no rule can name yet) is listed but left out of the totals.
+Needs only the core install (no ONNX, no ONNX Runtime).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.errors import InputError, QdqReportError
+from qdqreport.rules import discover
+
+TOP1_TARGET = 0.9  # share of faulty cases whose first finding names the cause
+TOP3_TARGET = 1.0  # share whose cause is among the first three findings
+COMMAND = "python -m qdqreport.corpus_score corpus/ --markdown docs/CORPUS.md"
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    case: str
+    cause: str
+    healthy: bool
+    expected: tuple[str, ...]
+    ranking: tuple[str, ...]  # "QR003 error" for each finding, in report order
+    first: str  # the first finding: rule, severity and title
+    rank: int | None  # 1-based rank of the first expected finding; None when absent
+    errors: int  # error-severity findings
+    rule_failures: tuple[str, ...]
+    pending: str = ""  # a cause no rule can name yet: shown in the table, left out of the totals
+
+    @property
+    def top1(self) -> bool:
+        return self.rank == 1
+
+    @property
+    def top3(self) -> bool:
+        return self.rank is not None and self.rank <= 3
+
+    @property
+    def passed(self) -> bool:
+        return (self.errors == 0 if self.healthy else self.top1) and not self.rule_failures
+
+
+@dataclass(frozen=True)
+class Totals:
+    faulty: int
+    top1: int
+    top3: int
+    healthy: int
+    healthy_with_errors: int
+    rule_failures: int
+
+    @property
+    def top1_share(self) -> float:
+        return self.top1 / self.faulty if self.faulty else 1.0
+
+    @property
+    def top3_share(self) -> float:
+        return self.top3 / self.faulty if self.faulty else 1.0
+
+    @property
+    def met(self) -> bool:
+        return (self.top1_share >= TOP1_TARGET and self.top3_share >= TOP3_TARGET
+                and self.healthy_with_errors == 0 and self.rule_failures == 0)
+
+
+def load_labels(corpus: Path) -> dict[str, dict]:
+    path = corpus / "labels.json"
+    if not path.is_file():
+        raise InputError(f"{path}: no labels.json; a corpus folder holds one bundle per case and labels.json "
+                         "(scripts/make_corpus.py writes both)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
+    bundle_path = corpus / case if (corpus / case).is_dir() else corpus / f"{case}.zip"
+    if not bundle_path.exists():
+        raise InputError(f"{corpus / case}: labels.json names case {case!r} but its bundle is missing; "
+                         "regenerate it with scripts/make_corpus.py --only " + case)
+    result = run_rules(Context(Bundle(bundle_path)), discover())
+    findings = result.findings
+    expected = tuple(label.get("expected_rules", ()))
+    rank = next((i + 1 for i, f in enumerate(findings) if f.rule_id in expected), None)
+    first = f"{findings[0].rule_id} {findings[0].severity}: {findings[0].title}" if findings else "(no findings)"
+    cause = label["cause"]
+    return CaseScore(case=case, cause=f"{cause['number']} {cause['name']}", healthy=bool(label.get("healthy")),
+                     expected=expected, ranking=tuple(f"{f.rule_id} {f.severity}" for f in findings), first=first,
+                     rank=rank, errors=sum(f.severity == "error" for f in findings),
+                     rule_failures=tuple(f"{r.rule_id}: {r.message}" for r in result.failures),
+                     pending=label.get("pending", ""))
+
+
+def score_corpus(corpus: Path) -> list[CaseScore]:
+    labels = load_labels(corpus)
+    return [score_case(corpus, case, labels[case]) for case in sorted(labels)]
+
+
+def totals(scores: Sequence[CaseScore]) -> Totals:
+    faulty = [s for s in scores if not s.healthy and not s.pending]
+    healthy = [s for s in scores if s.healthy]
+    return Totals(faulty=len(faulty), top1=sum(s.top1 for s in faulty), top3=sum(s.top3 for s in faulty),
+                  healthy=len(healthy), healthy_with_errors=sum(s.errors > 0 for s in healthy),
+                  rule_failures=sum(len(s.rule_failures) for s in scores))
+
+
+def table_markdown(scores: Sequence[CaseScore]) -> str:
+    lines = ["| case | cause | expected | first-ranked finding | rank of expected | top-1 | top-3 | "
+             "errors (healthy) | ranking |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in scores:
+        mark = (lambda ok: "✓" if ok else "✗")
+        lines.append("| " + " | ".join([
+            s.case, s.cause, ", ".join(s.expected) or "—", s.first.replace("|", "\\|"),
+            "—" if s.healthy else "pending" if s.pending else (str(s.rank) if s.rank else "absent"),
+            "—" if s.healthy or s.pending else mark(s.top1), "—" if s.healthy or s.pending else mark(s.top3),
+            (f"{s.errors} {mark(s.errors == 0)}" if s.healthy else str(s.errors)),
+            ", ".join(s.ranking) or "—"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def totals_markdown(t: Totals) -> str:
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**missed**"
+    return (f"| measure | value | target | |\n|---|---|---|---|\n"
+            f"| first-ranked finding names the cause | {t.top1}/{t.faulty} ({t.top1_share:.0%}) | ≥ {TOP1_TARGET:.0%} | "
+            f"{verdict(t.top1_share >= TOP1_TARGET)} |\n"
+            f"| cause within the first three | {t.top3}/{t.faulty} ({t.top3_share:.0%}) | {TOP3_TARGET:.0%} | "
+            f"{verdict(t.top3_share >= TOP3_TARGET)} |\n"
+            f"| healthy controls with an error finding | {t.healthy_with_errors}/{t.healthy} | 0 | "
+            f"{verdict(t.healthy_with_errors == 0)} |\n"
+            f"| rules that crashed | {t.rule_failures} | 0 | {verdict(t.rule_failures == 0)} |\n")
+
+
+def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today: str | None = None) -> str:
+    """docs/CORPUS.md: the date, the command, the totals, the table, and how each case was made."""
+    today = today or _dt.date.today().isoformat()
+    how = "\n".join(f"- `{case}` ({labels[case]['model']}): {labels[case]['how']}"
+                    + (f" — pending: {labels[case]['pending']}" if labels[case].get("pending") else "")
+                    for case in sorted(labels))
+    return (f"# Corpus: does the first-ranked finding name the real cause?\n\n"
+            f"Measured {today} with `{COMMAND}` on the bundles in `corpus/` "
+            f"(regenerated by `scripts/make_corpus.py`; what each case is and what building it taught: "
+            f"`corpus/README.md`).\n\n## Totals\n\n{totals_markdown(totals(scores))}\n"
+            f"## Case by case\n\n{table_markdown(scores)}\n## How each case was made\n\n{how}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m qdqreport.corpus_score", description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path, help="folder with labels.json and one bundle per case")
+    parser.add_argument("--markdown", type=Path, help="also write the table, totals and date to this file")
+    args = parser.parse_args(argv)
+    try:
+        scores = score_corpus(args.corpus)
+        labels = load_labels(args.corpus)
+    except QdqReportError as exc:
+        print(f"corpus_score: error: {exc}", file=sys.stderr)
+        return 2
+    print(table_markdown(scores))
+    result = totals(scores)
+    print(totals_markdown(result))
+    if args.markdown:
+        args.markdown.write_text(report_markdown(scores, labels), encoding="utf-8")
+        print(f"written: {args.markdown}")
+    return 0 if result.met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
