@@ -146,35 +146,35 @@ def _quantized_constants_and_activations(f_index: GraphIndex, q_index: GraphInde
 def dequantized_weight(q_index: GraphIndex, weight: AlignedWeight, float_value: np.ndarray) -> np.ndarray:
     """The weight as the QDQ graph computes it: DQ(Q(w)) for float weights, DQ(w_q) for stored integers."""
     dq = next(n for n in q_index.nodes if q_index.name_of(n) == weight.dq_node)
-    d_scale, d_zero = _params(q_index, dq)
+    d_scale, d_zero = qdq_params(q_index, dq)
     if weight.q_node is None:
         stored = q_index.constant_value(dq.input[0])
         integers = np.asarray(stored, dtype=np.float64)
     else:
         q_node = next(n for n in q_index.nodes if q_index.name_of(n) == weight.q_node)
-        q_scale, q_zero = _params(q_index, q_node)
+        q_scale, q_zero = qdq_params(q_index, q_node)
         source = q_index.constant_value(q_node.input[0])
         values = np.asarray(source if source is not None and np.size(source) else float_value, dtype=np.float64)
-        axis = _axis(q_node, values.ndim)
+        axis = axis_of(q_node, values.ndim)
         lo, hi = QRANGE.get(weight.dtype, (-128, 127))
-        integers = np.clip(np.rint(values / _along(q_scale, axis, values.ndim)) + _along(q_zero, axis, values.ndim), lo, hi)
-    axis = _axis(dq, integers.ndim)
-    return (integers - _along(d_zero, axis, integers.ndim)) * _along(d_scale, axis, integers.ndim)
+        integers = np.clip(np.rint(values / along_axis(q_scale, axis, values.ndim)) + along_axis(q_zero, axis, values.ndim), lo, hi)
+    axis = axis_of(dq, integers.ndim)
+    return (integers - along_axis(d_zero, axis, integers.ndim)) * along_axis(d_scale, axis, integers.ndim)
 
 
-def _params(index: GraphIndex, node: onnx.NodeProto) -> tuple[np.ndarray, np.ndarray]:
+def qdq_params(index: GraphIndex, node: onnx.NodeProto) -> tuple[np.ndarray, np.ndarray]:
     scale_name, zero_name = scale_and_zero(node)
     scale = float_values(index.constant_value(scale_name)) if scale_name else None
     zero = float_values(index.constant_value(zero_name)) if zero_name else None
     return (scale if scale is not None else np.ones(1)), (zero if zero is not None and zero.size else np.zeros(1))
 
 
-def _axis(node: onnx.NodeProto, ndim: int) -> int:
+def axis_of(node: onnx.NodeProto, ndim: int) -> int:
     axis = int(next((a.i for a in node.attribute if a.name == "axis"), 1))
     return axis + ndim if axis < 0 else axis
 
 
-def _along(values: np.ndarray, axis: int, ndim: int) -> Any:
+def along_axis(values: np.ndarray, axis: int, ndim: int) -> Any:
     """Per-tensor parameters as a scalar; per-axis ones shaped to broadcast along *axis*."""
     if values.size == 1 or ndim == 0:
         return float(values.ravel()[0])

@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from qdqreport.collect.align import _along, _axis, _params
+from qdqreport.collect.align import along_axis, axis_of, qdq_params
 from qdqreport.collect.qdq_graph import PASS_THROUGH, GraphIndex
 
 SUFFIX = "__float"
@@ -106,9 +106,9 @@ class _Builder:
         value = self.f.constant_value(original) if self.f is not None else None
         if value is None or not np.size(value) or not np.issubdtype(np.asarray(value).dtype, np.floating):
             integers = np.asarray(self.q.constant_value(stored), dtype=np.float64)
-            scale, zero = _params(self.q, dq)
-            axis = _axis(dq, integers.ndim)
-            value = (integers - _along(zero, axis, integers.ndim)) * _along(scale, axis, integers.ndim)
+            scale, zero = qdq_params(self.q, dq)
+            axis = axis_of(dq, integers.ndim)
+            value = (integers - along_axis(zero, axis, integers.ndim)) * along_axis(scale, axis, integers.ndim)
         elem = self.q.elem_types.get(name) or onnx.TensorProto.FLOAT
         dtype = helper.tensor_dtype_to_np_dtype(elem)
         tensor = numpy_helper.from_array(np.asarray(value).astype(dtype), name + SUFFIX)

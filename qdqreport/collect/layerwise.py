@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -23,14 +24,14 @@ import numpy as np
 import onnx
 
 from qdqreport.analysis.metrics import Accumulator
-from qdqreport.collect.align import AlignedWeight, Alignment, QuantizerInfo, _along, align, dequantized_weight
-from qdqreport.collect.local_model import build_local_model
+from qdqreport.collect.align import AlignedWeight, Alignment, QuantizerInfo, along_axis, align, dequantized_weight
+from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
 from qdqreport.collect.models import with_extra_outputs
-from qdqreport.collect.qdq_graph import GraphIndex, dtype_name
+from qdqreport.collect.qdq_graph import GraphIndex
+from qdqreport.collect.streaming import accumulate, accumulate_many
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
-FP16_MAX = 65504.0
 
 
 @dataclass
@@ -75,7 +76,8 @@ class LayerCollector:
         self.fp32_names = list(dict.fromkeys([*self.graph_outputs, *(t.name for t in tensors)]))
         self.qdq_names = list(dict.fromkeys([*(t.qdq_name for t in tensors), *q_inputs]))
         self.fp32 = ort.InferenceSession(with_extra_outputs(fp32, self.fp32_names), providers=providers)
-        self.qdq = ort.InferenceSession(with_extra_outputs(qdq, self.qdq_names), providers=providers)
+        marked, self.qdq_outputs = _float32_outputs(self.q_index, self.qdq_names)
+        self.qdq = ort.InferenceSession(marked, providers=providers)
         self.local, self.local_error = None, None
         try:
             self.local_model = build_local_model(self.q_index, self.alignment)
@@ -87,27 +89,33 @@ class LayerCollector:
         self.qstats = {q.q_node: _QuantizerStats() for q in self.alignment.quantizers}
         self.fp32_outputs: list[Feed] = []
         self.samples = 0
+        self._pool = ThreadPoolExecutor(max_workers=1)
 
     def add(self, feed: Feed) -> None:
         """Run one sample through the three sessions and fold its tensors into the statistics."""
         fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
-        qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_names, feed)))
+        qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_outputs, feed)))
         self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
-        local = self._run_local(feed, fp32)
-        for tensor in self.alignment.tensors:
-            stats, ref = self.stats[tensor.name], np.asarray(fp32[tensor.name], dtype=np.float32).ravel()
-            if not ref.size:
-                continue
-            ref_sq = float(np.dot(ref, ref))  # shared by the accumulated and the local comparison
-            accumulate(stats.accumulated, ref, qdq[tensor.qdq_name], ref_sq)
-            if local is not None:
-                accumulate(stats.local, ref, local[tensor.qdq_name], ref_sq)
+        # The local run is the longest of the three; ONNX Runtime releases the GIL, so it runs in a
+        # worker thread while the accumulated statistics are folded in here. (Running it beside the
+        # QDQ run instead was slower on 2 cores: two sessions then compete for the same cores.)
+        pending = self._pool.submit(self._run_local, feed, fp32) if self.local is not None else None
+        tensors = [t for t in self.alignment.tensors if fp32[t.name].size]
+        refs = [np.asarray(fp32[t.name], dtype=np.float32).ravel() for t in tensors]
+        ref_sq = accumulate_many([self.stats[t.name].accumulated for t in tensors], refs,
+                                 [qdq[t.qdq_name] for t in tensors])
+        for tensor, ref in zip(tensors, refs):
+            stats = self.stats[tensor.name]
             low, high = float(ref.min()), float(ref.max())
-            if math.isnan(low) or math.isnan(high):
-                low, high = float(np.nanmin(ref)), float(np.nanmax(ref))
+            if not (math.isfinite(low) and math.isfinite(high)):  # the range of the finite values (masks hold -inf)
+                finite = ref[np.isfinite(ref)]
+                low, high = (float(finite.min()), float(finite.max())) if finite.size else (math.inf, -math.inf)
             stats.ref_min, stats.ref_max = min(stats.ref_min, low), max(stats.ref_max, high)
         for quantizer in self.alignment.quantizers:
             _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input])
+        local = pending.result() if pending is not None else None
+        if local is not None:
+            accumulate_many([self.stats[t.name].local for t in tensors], refs, [local[t.qdq_name] for t in tensors], ref_sq)
         self.samples += 1
 
     def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
@@ -115,7 +123,8 @@ class LayerCollector:
             return None
         inputs = {}
         for name, elem in self.local_model.inputs.items():
-            value = feed[name] if name in feed else fp32[self.to_fp32_name[name]]
+            tensor = name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
+            value = feed[tensor] if tensor in feed else fp32[self.to_fp32_name[tensor]]
             wanted = onnx.helper.tensor_dtype_to_np_dtype(elem)
             inputs[name] = value if value.dtype == wanted else value.astype(wanted)
         names = list(self.local_model.outputs)
@@ -189,44 +198,22 @@ def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     return collector.result(time.perf_counter() - start)
 
 
-# --- accumulation ---------------------------------------------------------------------------
-def accumulate(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq: float | None = None) -> None:
-    """Add one pair of tensors to *acc* (the sums cosine, MSE, SQNR and max |Δ| need).
-
-    Speed matters here (hundreds of tensors per sample), so the sums are float32 BLAS dots and
-    the cross term is derived from them: ref·cand = (Σref² + Σcand² − Σ(cand−ref)²) / 2, which
-    keeps the cosine accurate near 1 because Σ(cand−ref)² is summed from exact differences.
-    `abs_sum` (mean |Δ|) is not tracked. Tensors with NaN/Inf, or so large that a float32 sum
-    overflows, go through the float64 path of Accumulator.add on their finite positions.
-    """
-    ref = np.asarray(reference, dtype=np.float32).ravel()
-    cand = np.asarray(candidate, dtype=np.float32).ravel()
-    if ref.shape != cand.shape:
-        return  # a reshaped counterpart (e.g. a renamed Softmax output) cannot be compared element-wise
-    if not ref.size:
-        return
-    diff = cand - ref
-    sums = (float(np.dot(ref, ref)) if ref_sq is None else ref_sq, float(np.dot(cand, cand)), float(np.dot(diff, diff)))
-    if not all(math.isfinite(v) for v in sums):
-        _accumulate_finite(acc, ref, cand)
-        return
-    acc.count += ref.size
-    acc.ref_sq += sums[0]
-    acc.cand_sq += sums[1]
-    acc.diff_sq += sums[2]
-    acc.dot += (sums[0] + sums[1] - sums[2]) / 2.0
-    acc.abs_sum = math.nan
-    acc.max_abs = max(acc.max_abs, float(diff.max()), -float(diff.min()))
-
-
-def _accumulate_finite(acc: Accumulator, ref: np.ndarray, cand: np.ndarray) -> None:
-    finite = np.isfinite(ref) & np.isfinite(cand)
-    trial = Accumulator()
-    trial.add(ref[finite], cand[finite])
-    for name in ("count", "ref_sq", "cand_sq", "dot", "diff_sq"):
-        setattr(acc, name, getattr(acc, name) + getattr(trial, name))
-    acc.abs_sum = math.nan
-    acc.max_abs = max(acc.max_abs, trial.max_abs)
+def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes, list[str]]:
+    """The model with *names* as outputs, FP16/BF16 ones cast to FP32 inside the graph (ONNX Runtime's
+    Cast is vectorised; NumPy's float16 conversion costs more than the run). Returns the output names."""
+    model = onnx.ModelProto()
+    model.CopyFrom(index.model)
+    present = {o.name for o in model.graph.output}
+    outputs = []
+    for name in names:
+        if index.elem_types.get(name) in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+            model.graph.node.append(onnx.helper.make_node("Cast", [name], [name + "__fp32"], to=onnx.TensorProto.FLOAT,
+                                                          name=name + "__fp32"))
+            name = name + "__fp32"
+        if name not in present:
+            model.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+        outputs.append(name)
+    return model.SerializeToString(), outputs
 
 
 def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray) -> None:
@@ -235,8 +222,8 @@ def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarra
     if not x.size:
         return
     axis = quantizer.axis if quantizer.axis is None or quantizer.axis >= 0 else quantizer.axis + x.ndim
-    scale = _along(quantizer.scale, axis or 0, x.ndim)
-    zero = _along(quantizer.zero_point, axis or 0, x.ndim)
+    scale = along_axis(quantizer.scale, axis or 0, x.ndim)
+    zero = along_axis(quantizer.zero_point, axis or 0, x.ndim)
     low = (quantizer.qmin - zero - 0.5) * scale
     high = (quantizer.qmax - zero + 0.5) * scale
     stats.values += x.size
@@ -263,11 +250,11 @@ def _quantizer_row(quantizer: QuantizerInfo, stats: _QuantizerStats, kind: str =
 
 
 def _weight_quantizer(q_index: GraphIndex, q_node: onnx.NodeProto, weight: AlignedWeight) -> QuantizerInfo | None:
-    from qdqreport.collect.align import QRANGE, _params
+    from qdqreport.collect.align import QRANGE, qdq_params
 
     if weight.dtype not in QRANGE:
         return None
-    scale, zero = _params(q_index, q_node)
+    scale, zero = qdq_params(q_index, q_node)
     axis = int(next((a.i for a in q_node.attribute if a.name == "axis"), 1)) if scale.size > 1 else None
     return QuantizerInfo(weight.q_node or "", q_node.input[0], weight.name, weight.dtype, scale, zero, axis,
                          *QRANGE[weight.dtype])
@@ -289,6 +276,3 @@ def _metrics(acc: Accumulator, prefix: str) -> dict[str, Any]:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
-
-
-__all__ = ["LayerCollector", "LayerResult", "collect_layers", "accumulate", "FP16_MAX", "dtype_name"]

@@ -1,0 +1,215 @@
+"""Per-layer comparison benchmark: qdqreport vs ORT qdq_loss_debug vs Polygraphy mark-all vs the floor.
+
+One command (needs the models made by scripts/make_minilm.py, or --model cls for the demo CNN):
+
+    python benchmarks/bench_layers.py [--model minilm|cls] [--sizes 8 32 128] [--rss-limit-gb 12]
+
+Every tool runs in its own subprocess on the same N samples; we report its wall time and its peak
+RSS (from wait4's ru_maxrss). A watchdog kills a tool whose RSS passes --rss-limit-gb and records
+"out of memory (limit)" instead of letting it take the machine down. Tools:
+
+  floor           plain ONNX Runtime inference of the FP32 and the QDQ model (default session options)
+  qdqreport       LayerCollector: both models with all aligned tensors marked + the local graph, streaming statistics
+  qdq_loss_debug  ORT's modify_model_output_intermediate_tensors (both models), collect_activations,
+                  create_activation_matching, compute_activation_error (SQNR per tensor)
+  polygraphy      `polygraphy run FP32 --onnxrt --onnx-outputs mark all --save-outputs`, then the same on the QDQ
+                  model with --load-outputs (compares every tensor present in both)
+  whatif          qdqreport's what-if search at the first size >= 32 with budget = 10x that size's floor
+
+Results are printed as a Markdown table and written to benchmarks/results_<model>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = {
+    "minilm": (ROOT / "benchmarks/models/minilm/minilm_fp32.onnx", ROOT / "benchmarks/models/minilm/minilm_int8.onnx",
+               ROOT / "benchmarks/models/minilm/eval.npz"),
+    # The demo's x255-calibrated ModelOpt model: broken, so the what-if search has something to find.
+    "cls": (ROOT / "qdqreport/demo/cls_fp32.onnx", ROOT / "qdqreport/demo/cls_int8_x255.onnx", ROOT / "qdqreport/demo/eval.npz"),
+}
+
+# Each child loads N feeds (cycling through the file's rows) and runs one tool.
+CHILD = r'''
+import sys, time, json, numpy as np
+tool, fp32, qdq, data, n, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+with np.load(data) as d:
+    arrays = {k: d[k] for k in d.files}  # read once: NpzFile[k] decompresses a new copy on every access
+rows = len(next(iter(arrays.values())))
+feeds = [{k: a[i % rows:i % rows + 1].copy() for k, a in arrays.items()} for i in range(n)]
+del arrays
+start = time.perf_counter()
+extra = {}
+if tool == "floor":
+    import onnxruntime as ort
+    for path in (fp32, qdq):
+        s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        for f in feeds:
+            s.run(None, f)
+elif tool == "qdqreport":
+    import onnx
+    from qdqreport.collect.layerwise import LayerCollector
+    c = LayerCollector(onnx.load(fp32), onnx.load(qdq))
+    for f in feeds:
+        c.add(f)
+    r = c.result()
+    extra = {"tensors": r.summary["aligned_tensors"], "weights": r.summary["aligned_weights"]}
+elif tool == "whatif":
+    import onnx
+    from qdqreport.collect.layerwise import LayerCollector
+    from qdqreport.collect.whatif import WhatIfOptions, run_whatif
+    from qdqreport.collect.precision import precision_summary
+    budget = float(sys.argv[7])
+    q = onnx.load(qdq)
+    c = LayerCollector(onnx.load(fp32), q)
+    for f in feeds:
+        c.add(f)
+    r = c.result()
+    start = time.perf_counter()  # the search alone; the per-layer pass is measured as "qdqreport"
+    from qdqreport.analysis.compare import looks_like_probabilities
+    from qdqreport.collect.models import class_score_outputs
+    classes = class_score_outputs(c.f_index.model) | {k for k in r.fp32_outputs[0] if looks_like_probabilities(r.fp32_outputs, k)}
+    rows_, summary = run_whatif(c.q_index, c.f_index, feeds, r.fp32_outputs, r.layer_rows, precision_summary(q), classes,
+                                WhatIfOptions(budget=budget))
+    extra = {k: summary[k] for k in ("baseline", "chosen", "stopped", "trials")}
+elif tool == "qdq_loss_debug":
+    from onnxruntime.quantization.calibrate import CalibrationDataReader
+    from onnxruntime.quantization import qdq_loss_debug as dbg
+    class Reader(CalibrationDataReader):
+        def __init__(self): self.it = iter(feeds)
+        def get_next(self): return next(self.it, None)
+    dbg.modify_model_output_intermediate_tensors(fp32, work + "/f_aug.onnx")
+    dbg.modify_model_output_intermediate_tensors(qdq, work + "/q_aug.onnx")
+    f_act = dbg.collect_activations(work + "/f_aug.onnx", Reader())
+    q_act = dbg.collect_activations(work + "/q_aug.onnx", Reader())
+    matched = dbg.create_activation_matching(q_act, f_act)
+    errors = dbg.compute_activation_error(matched)
+    extra = {"tensors_matched": len(matched), "with_float": sum(1 for v in errors.values() if "xmodel_err" in v)}
+elif tool == "polygraphy":
+    import subprocess
+    from polygraphy.json import save_json
+    save_json(feeds, work + "/inputs.json")
+    import os, shutil
+    exe = shutil.which("polygraphy") or os.path.join(os.path.dirname(sys.executable), "polygraphy")
+    base = [exe, "run", "--onnxrt", "--onnx-outputs", "mark", "all", "--load-inputs",
+            work + "/inputs.json", "--silent"]
+    subprocess.run([*base[:2], fp32, *base[2:], "--save-outputs", work + "/fp32_out.json"], check=True)
+    done = subprocess.run([*base[:2], qdq, *base[2:], "--load-outputs", work + "/fp32_out.json"])
+    extra = {"exit_code": done.returncode}
+print(json.dumps({"seconds": time.perf_counter() - start, **extra}))
+'''
+
+
+def run_tool(tool: str, model: str, n: int, limit_gb: float, budget: float = 0.0, timeout: float = 3600) -> dict:
+    fp32, qdq, data = MODELS[model]
+    with tempfile.TemporaryDirectory(prefix="bench_layers_") as work:
+        args = [sys.executable, "-c", CHILD, tool, str(fp32), str(qdq), str(data), str(n), work, str(budget)]
+        began = time.perf_counter()
+        out_path, err_path = Path(work) / "stdout.txt", Path(work) / "stderr.txt"
+        with open(out_path, "w") as out, open(err_path, "w") as err:  # files, not pipes: a chatty tool cannot block
+            process = subprocess.Popen(args, stdout=out, stderr=err, text=True, cwd=ROOT,
+                                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+            killed = _watch(process, limit_gb, timeout)
+        stdout, stderr = out_path.read_text(), err_path.read_text()
+        _, status, usage = _wait_info(process)
+        wall = time.perf_counter() - began
+    result = {"tool": tool, "n": n, "wall_seconds": round(wall, 2), "peak_rss_gb": round(usage / 2**20, 3)}
+    if killed:
+        result["error"] = killed
+    elif process.returncode != 0:
+        result["error"] = (stderr.strip().splitlines() or ["failed"])[-1][:200]
+    else:
+        result.update(json.loads(stdout.strip().splitlines()[-1]))
+    return result
+
+
+_USAGE: dict[int, int] = {}
+
+
+def _watch(process: subprocess.Popen, limit_gb: float, timeout: float) -> str | None:
+    """Poll the tree's RSS; kill it past the limit or the timeout. Peak RSS comes from wait4 in a thread."""
+    def reap() -> None:
+        _, status, usage = os.wait4(process.pid, 0)
+        _USAGE[process.pid] = usage.ru_maxrss
+        process.returncode = os.waitstatus_to_exitcode(status)
+
+    reaper = threading.Thread(target=reap)
+    reaper.start()
+    began, verdict = time.perf_counter(), None
+    while reaper.is_alive():
+        if _tree_rss_gb(process.pid) > limit_gb:
+            verdict = f"out of memory (RSS above the {limit_gb:g} GB limit)"
+        elif time.perf_counter() - began > timeout:
+            verdict = f"timed out after {timeout:g} s"
+        if verdict:
+            subprocess.run(["pkill", "-9", "-P", str(process.pid)], check=False)
+            process.kill()
+            break
+        time.sleep(0.2)
+    reaper.join()
+    return verdict
+
+
+def _wait_info(process: subprocess.Popen) -> tuple[int, int, int]:
+    return process.pid, process.returncode, _USAGE.get(process.pid, 0)
+
+
+def _tree_rss_gb(pid: int) -> float:
+    total = 0
+    for child in [pid, *_children(pid)]:
+        try:
+            for line in Path(f"/proc/{child}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 2**20
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(c) for c in found] + [g for c in found for g in _children(int(c))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(MODELS), default="minilm")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[8, 32, 128])
+    parser.add_argument("--tools", nargs="+", default=["floor", "qdqreport", "qdq_loss_debug", "polygraphy", "whatif"])
+    parser.add_argument("--rss-limit-gb", type=float, default=12.0)
+    parser.add_argument("--timeout", type=float, default=1800.0, help="per tool run, seconds")
+    args = parser.parse_args()
+    if not MODELS[args.model][0].is_file():
+        raise SystemExit(f"{MODELS[args.model][0]} is missing: run scripts/make_minilm.py first")
+    results = []
+    for n in args.sizes:
+        for tool in [t for t in args.tools if t != "whatif"]:
+            results.append(run_tool(tool, args.model, n, args.rss_limit_gb, timeout=args.timeout))
+            print(json.dumps(results[-1]), flush=True)
+    if "whatif" in args.tools:
+        n = next((s for s in args.sizes if s >= 32), args.sizes[-1])
+        floor = next(r for r in results if r["tool"] == "floor" and r["n"] == n)["seconds"]
+        results.append(run_tool("whatif", args.model, n, args.rss_limit_gb, budget=10 * floor, timeout=args.timeout))
+        results[-1]["floor_seconds"] = floor
+        print(json.dumps(results[-1]), flush=True)
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+            "model": args.model, "python": platform.python_version()}
+    (ROOT / "benchmarks" / f"results_{args.model}.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Streaming accumulation of error statistics: one sample's tensors folded into running sums.
+
+Speed matters (hundreds of tensors per sample, every sample), so tensors are folded with float32
+BLAS dots (see `accumulate`). The sums are those of qdqreport.analysis.metrics.Accumulator;
+`abs_sum` (mean |Δ|) is not tracked.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from qdqreport.analysis.metrics import Accumulator
+
+def accumulate_many(accs: Sequence[Accumulator], refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
+                    ref_sq: Sequence[float] | None = None) -> list[float]:
+    """Fold each (ref, cand) pair into its accumulator; returns Σref² per pair, to reuse for another candidate.
+
+    *refs* are flat float32 arrays. (Concatenating the small tensors and folding them with float64
+    segment reductions was tried: 2x slower than these float32 BLAS dots, which are memory-bound.)
+    """
+    sums = []
+    for i, ref in enumerate(refs):
+        sums.append(float(np.dot(ref, ref)) if ref_sq is None else ref_sq[i])
+        accumulate(accs[i], ref, cands[i], sums[i])
+    return sums
+
+
+def accumulate(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq: float | None = None) -> None:
+    """Add one pair of tensors to *acc* (the sums cosine, MSE, SQNR and max |Δ| need).
+
+    Speed matters here (hundreds of tensors per sample), so the sums are float32 BLAS dots and
+    the cross term is derived from them: ref·cand = (Σref² + Σcand² − Σ(cand−ref)²) / 2, which
+    keeps the cosine accurate near 1 because Σ(cand−ref)² is summed from exact differences.
+    `abs_sum` (mean |Δ|) is not tracked. Tensors with NaN/Inf, or so large that a float32 sum
+    overflows, go through the float64 path of Accumulator.add on their finite positions.
+    """
+    ref = np.asarray(reference, dtype=np.float32).ravel()
+    cand = np.asarray(candidate, dtype=np.float32).ravel()
+    if ref.shape != cand.shape:
+        return  # a reshaped counterpart (e.g. a renamed Softmax output) cannot be compared element-wise
+    if not ref.size:
+        return
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by the finite path below
+        diff = cand - ref
+        sums = (float(np.dot(ref, ref)) if ref_sq is None else ref_sq, float(np.dot(cand, cand)), float(np.dot(diff, diff)))
+    if not all(math.isfinite(v) for v in sums):
+        _accumulate_finite(acc, ref, cand)
+        return
+    acc.count += ref.size
+    acc.ref_sq += sums[0]
+    acc.cand_sq += sums[1]
+    acc.diff_sq += sums[2]
+    acc.dot += (sums[0] + sums[1] - sums[2]) / 2.0
+    acc.abs_sum = math.nan
+    acc.max_abs = max(acc.max_abs, float(diff.max()), -float(diff.min()))
+
+
+def _accumulate_finite(acc: Accumulator, ref: np.ndarray, cand: np.ndarray) -> None:
+    """The finite positions only (attention masks hold -inf); float64 when float32 sums would overflow."""
+    finite = np.isfinite(ref) & np.isfinite(cand)
+    ref, cand = ref[finite], cand[finite]
+    diff = cand - ref
+    sums = (float(np.dot(ref, ref)), float(np.dot(cand, cand)), float(np.dot(diff, diff)))
+    if not all(math.isfinite(v) for v in sums):
+        ref, cand = ref.astype(np.float64), cand.astype(np.float64)
+        diff = cand - ref
+        sums = (float(np.dot(ref, ref)), float(np.dot(cand, cand)), float(np.dot(diff, diff)))
+    acc.count += ref.size
+    acc.ref_sq += sums[0]
+    acc.cand_sq += sums[1]
+    acc.diff_sq += sums[2]
+    acc.dot += (sums[0] + sums[1] - sums[2]) / 2.0
+    acc.abs_sum = math.nan
+    if diff.size:
+        acc.max_abs = max(acc.max_abs, float(diff.max()), -float(diff.min()))
