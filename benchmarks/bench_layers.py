@@ -2,7 +2,7 @@
 
 One command (needs the models made by scripts/make_minilm.py, or --model cls for the demo CNN):
 
-    python benchmarks/bench_layers.py [--model minilm|cls] [--sizes 8 32 128] [--rss-limit-gb 12]
+    python benchmarks/bench_layers.py [--model minilm|cls] [--sizes 8 32 128] [--repeat 3] [--rss-limit-gb 12]
 
 Every tool runs in its own subprocess on the same N samples; we report its wall time and its peak
 RSS (from wait4's ru_maxrss). A watchdog kills a tool whose RSS passes --rss-limit-gb and records
@@ -16,6 +16,12 @@ RSS (from wait4's ru_maxrss). A watchdog kills a tool whose RSS passes --rss-lim
                   model with --load-outputs (compares every tensor present in both)
   whatif          qdqreport's what-if search at the first size >= 32 with budget = 10x that size's floor
 
+Every (tool, N) cell runs --repeat times, the tools interleaved round by round so that a burst of
+load elsewhere on the machine hits every tool alike; a cell reports the median time and the median
+peak RSS, and ratios are medians against the floor's median at the same N. A tool killed for memory
+or time is not run again at that N or above: one kill is the result. The 1-minute load average
+before each run is kept, so a noisy machine shows in the results.
+
 Results are printed as a Markdown table and written to benchmarks/results_<model>.json.
 """
 
@@ -25,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -185,30 +192,95 @@ def _children(pid: int) -> list[int]:
     return [int(c) for c in found] + [g for c in found for g in _children(int(c))]
 
 
+def run_cells(tools: list[str], sizes: list[int], repeat: int, model: str, limit_gb: float, timeout: float) -> list[dict]:
+    """Every run of every (tool, N) cell, round-robin over the tools within each round."""
+    runs, dead = [], set()  # dead: tools killed at some N are not run at that N or larger again
+    for n in sizes:
+        for round_ in range(repeat):
+            for tool in tools:
+                if tool in dead:
+                    continue
+                run = run_tool(tool, model, n, limit_gb, timeout=timeout)
+                run.update(round=round_, load_1min=round(os.getloadavg()[0], 2))
+                runs.append(run)
+                print(json.dumps(run), flush=True)
+                if "error" in run and ("memory" in run["error"] or "timed out" in run["error"]):
+                    dead.add(tool)
+    return runs
+
+
+def median_cells(runs: list[dict]) -> list[dict]:
+    """One row per (tool, N): median seconds and peak RSS over the successful runs, the error otherwise."""
+    cells: dict[tuple[str, int], list[dict]] = {}
+    for run in runs:
+        cells.setdefault((run["tool"], run["n"]), []).append(run)
+    rows = []
+    for (tool, n), group in cells.items():
+        ok = [r for r in group if "error" not in r]
+        row = {"tool": tool, "n": n, "runs": len(group), "ok_runs": len(ok)}
+        if ok:
+            row["seconds"] = statistics.median(r["seconds"] for r in ok)
+            row["peak_rss_gb"] = statistics.median(r["peak_rss_gb"] for r in ok)
+            row["seconds_all"] = [round(r["seconds"], 2) for r in ok]
+        if len(ok) < len(group):
+            row["error"] = next(r["error"] for r in group if "error" in r)
+        rows.append(row)
+    return rows
+
+
+def markdown_table(rows: list[dict], tools: list[str], sizes: list[int]) -> str:
+    """Median time (ratio to the floor's median), median peak RSS; kills and failures in words."""
+    index = {(r["tool"], r["n"]): r for r in rows}
+    lines = ["| N | " + " | ".join(tools) + " |", "|---|" + "---|" * len(tools)]
+    for n in sizes:
+        floor = index.get(("floor", n), {}).get("seconds")
+        cells = []
+        for tool in tools:
+            row = index.get((tool, n))
+            if row is None:
+                cells.append("not run")
+            elif "seconds" not in row:
+                cells.append(row.get("error", "failed"))
+            else:
+                ratio = f" ({row['seconds'] / floor:.1f}×)" if floor and tool != "floor" else ""
+                cells.append(f"{row['seconds']:.1f} s{ratio}, {row['peak_rss_gb']:.2f} GB")
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="minilm")
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 32, 128])
     parser.add_argument("--tools", nargs="+", default=["floor", "qdqreport", "qdq_loss_debug", "polygraphy", "whatif"])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per (tool, N) cell; the table shows medians")
     parser.add_argument("--rss-limit-gb", type=float, default=12.0)
     parser.add_argument("--timeout", type=float, default=1800.0, help="per tool run, seconds")
     args = parser.parse_args()
     if not MODELS[args.model][0].is_file():
         raise SystemExit(f"{MODELS[args.model][0]} is missing: run scripts/make_minilm.py first")
-    results = []
-    for n in args.sizes:
-        for tool in [t for t in args.tools if t != "whatif"]:
-            results.append(run_tool(tool, args.model, n, args.rss_limit_gb, timeout=args.timeout))
-            print(json.dumps(results[-1]), flush=True)
-    if "whatif" in args.tools:
+    plain = [t for t in args.tools if t != "whatif"]
+    runs = run_cells(plain, args.sizes, max(1, args.repeat), args.model, args.rss_limit_gb, args.timeout)
+    rows = median_cells(runs)
+    if "whatif" in args.tools:  # one search: its budget is set from the floor's median, so it stops itself
         n = next((s for s in args.sizes if s >= 32), args.sizes[-1])
-        floor = next(r for r in results if r["tool"] == "floor" and r["n"] == n)["seconds"]
-        results.append(run_tool("whatif", args.model, n, args.rss_limit_gb, budget=10 * floor, timeout=args.timeout))
-        results[-1]["floor_seconds"] = floor
-        print(json.dumps(results[-1]), flush=True)
+        floor = next(r for r in rows if r["tool"] == "floor" and r["n"] == n)["seconds"]
+        whatif = run_tool("whatif", args.model, n, args.rss_limit_gb, budget=10 * floor, timeout=args.timeout)
+        whatif["floor_seconds"] = floor
+        runs.append(whatif)
+        print(json.dumps(whatif), flush=True)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "model": args.model, "python": platform.python_version()}
-    (ROOT / "benchmarks" / f"results_{args.model}.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+            "cpu": _cpu_name(), "model": args.model, "python": platform.python_version(), "repeat": args.repeat}
+    (ROOT / "benchmarks" / f"results_{args.model}.json").write_text(
+        json.dumps({"meta": meta, "medians": rows, "results": runs}, indent=1))
+    print(markdown_table(rows, plain, args.sizes))
+
+
+def _cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
 
 
 if __name__ == "__main__":
