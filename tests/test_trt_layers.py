@@ -163,3 +163,42 @@ def test_alignment_of_the_two_qat_placements():
     only_plain, only_residual = [p.a for p in pairs if p.b is None], [p.b for p in pairs if p.a is None]
     assert sum(layer.origin == "QDQ" for layer in only_plain) == 17
     assert sum(layer.origin == "QDQ" for layer in only_residual) == 2
+
+
+# TensorRT 11 renamed and split fields of the inspector JSON ("Migrating IEngineInspector Usage from
+# TensorRT 10.x to 11.x" in NVIDIA's docs): "Bindings" -> "I/O Tensors" objects, "Format/Datatype" ->
+# "Format" + "DataType". No TensorRT 11 dump is available here, so the real dumps are rewritten into
+# that schema: the data-type word moves out of the format text into DataType, as TensorRT 11 writes it.
+TRT11_TYPE_NAMES = {"fp32": "Float", "fp16": "Half", "int8": "Int8", "int32": "Int32", "bool": "Bool", "uint8": "UInt8"}
+
+
+def as_trt11(data: dict) -> dict:
+    def split(tensor: dict) -> dict:
+        combined = tensor.pop("Format/Datatype")
+        precision = dtype_of(combined)
+        word = next(w for w in ("Int8", "INT8", "FP16", "Half", "FP32", "Float", "Int32", "Bool") if w in combined)
+        return {**tensor, "Format": " ".join(combined.replace(word, "").split()), "DataType": TRT11_TYPE_NAMES[precision]}
+
+    layers = [{**layer, "Inputs": [split(dict(t)) for t in layer["Inputs"]],
+               "Outputs": [split(dict(t)) for t in layer["Outputs"]]} for layer in data["Layers"]]
+    io = [{"Name": name, "IOMode": "Input" if i == 0 else "Output"} for i, name in enumerate(data["Bindings"])]
+    return {"Layers": layers, "I/O Tensors": io}
+
+
+@pytest.mark.parametrize("name", [MOBILENET, RESIDUALS, RESNET16, RESNET32])
+def test_tensorrt11_schema_reads_like_tensorrt10(name):
+    trt10, trt11 = engine(name), parse_layer_info(as_trt11(load(name)))
+    assert "Format/Datatype" not in json.dumps(as_trt11(load(name)))
+    assert trt11.precision_counts() == trt10.precision_counts()
+    assert trt11.bindings == trt10.bindings and trt11.bindings
+    assert [layer.name for layer in int8_float_outputs(trt11)] == [layer.name for layer in int8_float_outputs(trt10)]
+    assert [layer.name for layer in dtype_reformats(trt11)] == [layer.name for layer in dtype_reformats(trt10)]
+
+
+def test_tensorrt11_datatype_spelling_and_missing_type():
+    layer = {"Name": "gemm_0", "LayerType": "MatrixMultiply", "Outputs": [],
+             "Inputs": [{"Name": "tokens", "Dimensions": [-1, 16], "Format": "Row major linear format", "Datatype": "Half"}]}
+    assert parse_layer_info({"Layers": [layer]}).precision_counts() == {"fp16": 1}
+    del layer["Inputs"][0]["Datatype"]
+    with pytest.raises(ValueError, match="DataType"):
+        parse_layer_info({"Layers": [layer]})

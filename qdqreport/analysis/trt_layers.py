@@ -7,6 +7,10 @@ Formats read (NumPy/stdlib only; checked against TensorRT issues and the TREx pa
   (0x1E or 0x1F separate entries; a single bracket holding several names is split the same way).
 - layer_names_only verbosity (trtexec's default): {"Layers": ["name", ...], "Bindings": [...]}:
   names, nothing else; `Engine.detailed` is False.
+- TensorRT 11 (NVIDIA's "Migrating IEngineInspector Usage from TensorRT 10.x to 11.x"): "Bindings"
+  became "I/O Tensors", a list of objects with "Name", "IOMode", "DataType"...; a tensor's
+  "Format/Datatype" string is split into "Format" and "DataType" (NVIDIA's own tools also read the
+  spelling "Datatype"). Both generations are read; the data type field wins over words in "Format".
 A layer's precision is the data type of its first input (as TREx counts it); NoOp layers are
 kept in the table but left out of roll-ups (TREx folds them away).
 """
@@ -176,7 +180,7 @@ def parse_layer_info(data: Any) -> Engine:
     if not isinstance(data, dict) or not isinstance(data.get("Layers"), list):
         raise ValueError("has no \"Layers\" list; pass the file written by trtexec --exportLayerInfo=FILE "
                          "(or IEngineInspector.get_engine_information(LayerInformationFormat.JSON))")
-    raw_layers, bindings = data["Layers"], tuple(str(b) for b in data.get("Bindings") or [])
+    raw_layers, bindings = data["Layers"], _binding_names(data)
     if not raw_layers:
         raise ValueError("has an empty \"Layers\" list; export the layer info of a built engine")
     if all(isinstance(item, str) for item in raw_layers):
@@ -188,6 +192,16 @@ def parse_layer_info(data: Any) -> Engine:
     layers = tuple(_layer(i, raw) for i, raw in enumerate(kept))
     return Engine(layers, tuple(b for b in bindings if not _other_profile(b)), True,
                   tuple(layer.name for layer in layers), len(raw_layers) - len(kept))
+
+
+def _binding_names(data: dict[str, Any]) -> tuple[str, ...]:
+    """Engine I/O names: TensorRT 10's "Bindings" strings or TensorRT 11's "I/O Tensors" objects."""
+    if isinstance(data.get("Bindings"), list):
+        return tuple(str(b) for b in data["Bindings"])
+    io_tensors = data.get("I/O Tensors")
+    if isinstance(io_tensors, list):
+        return tuple(str(t["Name"]) for t in io_tensors if isinstance(t, dict) and "Name" in t)
+    return ()
 
 
 def _looks_like_profile(data: list) -> bool:
@@ -217,13 +231,27 @@ def _tensors(items: Any, where: str) -> tuple[TensorInfo, ...]:
         raise ValueError(f"{where} is not a list; re-export the layer info with trtexec --profilingVerbosity=detailed")
     tensors = []
     for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("Format/Datatype"), str):
-            raise ValueError(f"{where} has a tensor without \"Format/Datatype\"; re-export the layer info with "
-                             "trtexec --profilingVerbosity=detailed")
+        described = _format_and_dtype(item) if isinstance(item, dict) else None
+        if described is None:
+            raise ValueError(f"{where} has a tensor without \"Format/Datatype\" (TensorRT 10) or \"DataType\" "
+                             "(TensorRT 11); re-export the layer info with trtexec --profilingVerbosity=detailed")
         dims = item.get("Dimensions") or []
         tensors.append(TensorInfo(str(item.get("Name", "")), tuple(int(d) for d in dims if isinstance(d, (int, float))),
-                                  item["Format/Datatype"], dtype_of(item["Format/Datatype"])))
+                                  *described))
     return tuple(tensors)
+
+
+def _format_and_dtype(item: dict[str, Any]) -> tuple[str, str] | None:
+    """(format text, precision) from TensorRT 10's "Format/Datatype" or TensorRT 11's split fields."""
+    combined = item.get("Format/Datatype")
+    if isinstance(combined, str):
+        return combined, dtype_of(combined)
+    dtype = item.get("DataType", item.get("Datatype"))
+    if not isinstance(dtype, str):
+        return None
+    layout = item.get("Format") if isinstance(item.get("Format"), str) else ""
+    precision = dtype_of(dtype)
+    return f"{layout} {dtype}".strip(), precision if precision != "unknown" else dtype_of(layout)
 
 
 # --- per-layer timing (--exportProfile) ----------------------------------------------------------
