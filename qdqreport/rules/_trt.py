@@ -114,6 +114,12 @@ def real_dump(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def imported_stage(b, stage_id: str, kind: str, filename: str, text: str) -> None:
+    """Rule examples: a TensorRT stage not built here but imported (import-trt) with one artefact."""
+    b.stage(stage_id, status="skipped", error="imported artefacts only", details={"source": "imported"})
+    b.stage_file(stage_id, kind, filename, text)
+
+
 def with_trt10_metadata(text: str) -> str:
     """The real dump re-expressed as TensorRT 10 writes it: a Metadata field naming each layer's ONNX nodes.
 

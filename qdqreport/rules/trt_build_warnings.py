@@ -8,7 +8,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import diverging_outputs, model_file, trtexec_fixes
-from qdqreport.rules._trt import ROWS_SHOWN, engines
+from qdqreport.rules._trt import ROWS_SHOWN, engines, imported_stage
 
 # Real log lines, in the wording of TensorRT 8.x issues (NVIDIA/TensorRT #1837, #2462) and trtexec's banner.
 CALIBRATOR_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=cls_int8.onnx --int8 --fp16 --calib=calib.cache
@@ -25,13 +25,11 @@ CLEAN_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v100300] # trtexec --onnx
 
 
 def _calibrator_and_ignored(b):
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "build_log", "build.log", CALIBRATOR_LOG)
+    imported_stage(b, "trt_int8", "build_log", "build.log", CALIBRATOR_LOG)
 
 
 def _clean(b):
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "build_log", "build.log", CLEAN_LOG)
+    imported_stage(b, "trt_int8", "build_log", "build.log", CLEAN_LOG)
 
 
 @rule(id="QR104", slug="trt-build-precision-warnings", title="The TensorRT build ignored requested precisions",

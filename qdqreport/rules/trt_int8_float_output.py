@@ -8,25 +8,22 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.trt_layers import Engine, Layer, int8_float_outputs
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._trt import (MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
+from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
                                   layer_table, layers_of_node, node_precisions, real_dump, share)
 
 
 def _mobilenet_qat(b):
     # Real MobileNetV2 QAT engine: the residual-path convolutions end in FP16/FP32 before each Add.
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_QAT))
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_QAT))
 
 
 def _mobilenet_residuals(b):
     # Q/DQ on the residual paths too: only the last conv before the FP16 pooling keeps a float output.
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_RESIDUALS))
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_RESIDUALS))
 
 
 def _fp16_engine(b):
-    b.stage("trt_fp16", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_fp16", "layer_info", "layer_info.json", real_dump(RESNET_FP16))
+    imported_stage(b, "trt_fp16", "layer_info", "layer_info.json", real_dump(RESNET_FP16))
 
 
 @rule(id="QR100", slug="trt-int8-float-output", title="INT8 engine layers write float outputs",

@@ -11,7 +11,7 @@ from qdqreport.analysis.trt_layers import FLOAT_PRECISIONS, QUANTIZED_PRECISIONS
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import diverging_outputs, node, precision_summary, trtexec_fixes
-from qdqreport.rules._trt import (MOBILENET_QAT, ROWS_SHOWN, detailed, engines, layers_of_node, real_dump,
+from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, ROWS_SHOWN, detailed, engines, layers_of_node, real_dump,
                                   with_trt10_metadata)
 
 _COMPUTE_NODE = re.compile(r"\b(?:Conv|Gemm)_\d+\b")
@@ -30,23 +30,20 @@ def _pool_meant_int8_trt10(b):
     # taken to quantize the global pooling's input, which TensorRT ran in FP16 after a float conv output.
     dump = with_trt10_metadata(real_dump(MOBILENET_QAT))
     b.artifact("precision_summary", _summary_of_dump(dump, (("GlobalAveragePool_843", "GlobalAveragePool"),)))
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", dump)
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", dump)
 
 
 def _pool_meant_int8_trt8(b):
     # The same with the real pre-TensorRT-10 dump: joined through fused layer names, approximately.
     dump = real_dump(MOBILENET_QAT)
     b.artifact("precision_summary", _summary_of_dump(dump, (("GlobalAveragePool_843", "GlobalAveragePool"),)))
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", dump)
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", dump)
 
 
 def _convs_int8_as_meant(b):
     dump = with_trt10_metadata(real_dump(MOBILENET_QAT))
     b.artifact("precision_summary", _summary_of_dump(dump))
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", dump)
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", dump)
 
 
 @rule(id="QR102", slug="trt-int8-intent-lost", title="Nodes quantized in the QDQ graph run in float in the engine",

@@ -8,18 +8,16 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import model_file
-from qdqreport.rules._trt import MOBILENET_QAT, engines, names_only, real_dump
+from qdqreport.rules._trt import imported_stage, MOBILENET_QAT, engines, names_only, real_dump
 
 
 def _names_only(b):
     # The real MobileNetV2 QAT engine's layer info as trtexec writes it by default (layer_names_only).
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", names_only(real_dump(MOBILENET_QAT)))
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", names_only(real_dump(MOBILENET_QAT)))
 
 
 def _detailed(b):
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_QAT))
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_QAT))
 
 
 @rule(id="QR103", slug="trt-layer-info-names-only", title="Engine layer info lacks detail",

@@ -8,7 +8,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import model_file
-from qdqreport.rules._trt import engines
+from qdqreport.rules._trt import imported_stage, engines
 
 # TensorRT 10 parser output, as reported in NVIDIA/TensorRT and open-mmlab/mmdeploy issues.
 PARSER_FAILURE_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v100300] # trtexec --onnx=det_int8.onnx --stronglyTyped
@@ -43,8 +43,7 @@ def _collector_details(b):
 
 
 def _passed(b):
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "build_log", "build.log", PASSED_LOG)
+    imported_stage(b, "trt_int8", "build_log", "build.log", PASSED_LOG)
 
 
 @rule(id="QR105", slug="trt-parser-errors", title="TensorRT could not parse the ONNX model",

@@ -8,26 +8,23 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.trt_layers import dtype_reformats
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._trt import (MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
+from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
                                   layer_table, real_dump)
 
 
 def _mobilenet_qat(b):
     # Real engine: 16 QuantizeLinear nodes run as standalone FP16/FP32 -> Int8 Reformat layers.
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_QAT))
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_QAT))
 
 
 def _mobilenet_residuals(b):
     # Real engine: besides the network input's Q, one Q after the FP16 global pooling stays unfused.
-    b.stage("trt_int8", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_RESIDUALS))
+    imported_stage(b, "trt_int8", "layer_info", "layer_info.json", real_dump(MOBILENET_RESIDUALS))
 
 
 def _resnet_fp16(b):
     # Real FP16 engine: FP32 -> FP16 at the input binding and back at the output binding only.
-    b.stage("trt_fp16", status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file("trt_fp16", "layer_info", "layer_info.json", real_dump(RESNET_FP16))
+    imported_stage(b, "trt_fp16", "layer_info", "layer_info.json", real_dump(RESNET_FP16))
 
 
 @rule(id="QR101", slug="trt-reformat-dtype", title="Reformat layers convert data types inside the engine",
