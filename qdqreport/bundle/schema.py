@@ -7,6 +7,7 @@ know. A newer major is refused with a message naming the qdqreport version neede
 Changelog:
   1.0  first version: stages, output comparisons, precision summary, input statistics.
   1.1  optional TensorRT artefacts (imported or built) and per-layer tables; see docs/bundle.md.
+  1.2  optional additions of the 2026-11-23 session (task-level results of a user decode step, ...); see docs/bundle.md.
 
 docs/bundle.md documents every field; tests/test_bundle.py keeps the two in step.
 """
@@ -18,7 +19,7 @@ from typing import Any
 from qdqreport.errors import BundleError, SchemaVersionError
 
 SCHEMA_NAME = "qdqreport.bundle"
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 MANIFEST = "manifest.json"
 
 # The first qdqreport release that reads each major version (for the refusal message).
