@@ -61,6 +61,15 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--calib", help="the calibration data used for quantization (.npy/.npz), to compare with --inputs")
     collect.add_argument("--reference", help="framework outputs (.npz keyed by output name), one row per input row")
     collect.add_argument("--modelopt-log", help="the log ModelOpt wrote while quantizing (--log_file)")
+    collect.add_argument("--postprocess", metavar="FILE.py[:FUNC]",
+                         help="your decode step: FUNC (default decode) gets one sample's outputs {name: array} and "
+                              "returns the task result {field: value} (labels, scores, boxes); an optional "
+                              "compare(a, b) -> agreement in [0, 1] in the same file replaces the generic comparison")
+    collect.add_argument("--task-results", metavar="FILE.json|FILE.npz",
+                         help="the task results your application decoded, one per input sample (JSON list of "
+                              "objects, or .npz keyed <sample:06d>/<field>), compared with --postprocess's decode")
+    collect.add_argument("--task-results-stage", default="ort_qdq", metavar="STAGE",
+                         help="the stage whose outputs your application decoded (default ort_qdq)")
     collect.add_argument("--ort-provider", default="cpu", help="ONNX Runtime execution provider (default: cpu)")
     collect.add_argument("--max-samples", type=int, help="use only the first N samples")
     collect.add_argument("--per-layer", action="store_true",
@@ -105,7 +114,8 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              max_samples=args.max_samples, force=args.force, trt_mark_all=args.trt_mark_all,
                              per_layer=args.per_layer, whatif_budget=args.whatif_budget,
                              target_cosine=args.target_cosine, target_top1=args.target_top1,
-                             argv=["qdqreport", *argv])
+                             postprocess=args.postprocess, task_results=args.task_results,
+                             task_results_stage=args.task_results_stage, argv=["qdqreport", *argv])
     path = collect(options, Progress(quiet=args.quiet))
     print(path)
     return 0

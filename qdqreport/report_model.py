@@ -18,6 +18,7 @@ from qdqreport.findings import SEVERITIES, SEVERITY_RANK, Finding, Metric, Serie
 from qdqreport.report_layers import LayersView, build_layers
 from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
+from qdqreport.report_task import TaskView, build_task, task_agreement_of
 
 
 
@@ -69,6 +70,7 @@ class ComparisonView:
     candidate: str
     outputs: tuple[OutputRow, ...]
     skipped: tuple[tuple[str, str], ...]  # (output, why it was not compared)
+    task: tuple[float, int, int] | None = None  # decoded-result (agreement, disagreeing, samples): collect --postprocess
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,7 @@ class ReportModel:
     provenance: Provenance
     engine: EngineView | None = None  # TensorRT engine section: report_engine.py
     layers: LayersView | None = None  # per-layer section (collect --per-layer): report_layers.py
+    task: TaskView | None = None  # task-level section (collect --postprocess): report_task.py
 
     def to_dict(self) -> dict[str, Any]:
         """The model as strict JSON data: tuples become lists, NaN and infinities become None."""
@@ -144,6 +147,7 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
         provenance=_provenance(ctx.manifest),
         engine=build_engine(ctx),
         layers=build_layers(ctx),
+        task=build_task(ctx),
     )
 
 
@@ -159,6 +163,10 @@ def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ..
         text = _symptom_sentence(symptom, findings, comparisons)
     else:
         text = _agreement_sentence(comparisons, stages)
+        # Raw outputs can agree while a cause shows elsewhere (e.g. decoded task results, QR010): name it.
+        worst = min(findings, key=lambda f: f.rank_key(), default=None)
+        if worst is not None and worst.severity in ("error", "warning"):
+            text += f"; but: {worst.title.rstrip('.')}"
     return Verdict(text, severity, counts)
 
 
@@ -226,7 +234,7 @@ def _comparison_view(ctx: Context, info: ComparisonInfo) -> ComparisonView:
     outputs = tuple(_output_row(summary, info, [r for r in rows if r["output"] == summary.output])
                     for summary in ctx.output_summaries(info.id))
     return ComparisonView(info.id, info.purpose, info.reference, info.candidate, outputs,
-                          tuple(sorted(info.skipped.items())))
+                          tuple(sorted(info.skipped.items())), task_agreement_of(ctx, info.reference, info.candidate))
 
 
 def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[str, Any]]) -> OutputRow:

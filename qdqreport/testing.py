@@ -65,6 +65,26 @@ class BundleBuilder:
         self._layers = (list(rows), list(qnodes), list(whatif), whatif_summary)
         return self
 
+    def task(self, decode: Any, results: Sequence[Mapping[str, Any]] | None = None, stage: str = "ort_qdq",
+             compare: Any = None) -> "BundleBuilder":
+        """Decode every stage with *decode* (collect --postprocess) and, with *results*, compare the
+        application's task results (collect --task-results) with the decode of *stage*."""
+        self._task = (decode, results, stage, compare)
+        return self
+
+    def _attach_task(self, writer: BundleWriter, manifest: dict[str, Any]) -> None:
+        from qdqreport.collect.postprocess import Decoder, normalise_result
+        from qdqreport.collect.task import AppResults, run_task, write_task
+
+        if getattr(self, "_task", None) is None:
+            return
+        decode, results, stage, compare = self._task
+        decoder = Decoder(Path("decode.py"), decode.__name__, decode, compare, "0" * 64)
+        app = None if results is None else AppResults(
+            "app_results.json", "json", stage, [normalise_result(r, "example") for r in results], None)
+        ok = {sid: self._outputs[sid] for sid, spec in self._stages.items() if spec["status"] == "ok" and sid in self._outputs}
+        write_task(writer, manifest, run_task(decoder, ok, app))
+
     def _attach_layers(self, writer: BundleWriter, manifest: dict[str, Any]) -> None:
         rows, qnodes, whatif, summary = getattr(self, "_layers", ([], [], [], None))
         comparison = next((c for c in manifest["comparisons"] if c["purpose"] == "quantization"), None)
@@ -89,6 +109,7 @@ class BundleBuilder:
             manifest["artifacts"] = {kind: writer.add_json(ARTIFACT_PATHS[kind], data)
                                      for kind, data in self._artifacts.items()}
             self._attach_layers(writer, manifest)
+            self._attach_task(writer, manifest)
             writer.commit(manifest)
         return Bundle(self.destination)
 

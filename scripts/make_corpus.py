@@ -56,6 +56,8 @@ class Case:
     reference: str | None = None  # framework reference outputs
     make: list = field(default_factory=list)  # (function, args) steps that produce qdq/reference
     pending: str = ""  # why no rule can name this cause yet (the case is shown, not scored)
+    postprocess: str | None = None  # decode script in scripts/ (collect --postprocess, copied into WORK)
+    task_results: str | None = None  # the deployment's decoded results (collect --task-results)
 
     @property
     def healthy(self) -> bool:
@@ -107,6 +109,15 @@ def cases() -> list[Case]:
              "graph with one BatchNormalization epsilon set to 0.1 (a stand-in for a framework model that differs "
              "from its export)", "cls_int8.onnx", "cls_calib.npy", reference="cls_reference_eps.npz",
              make=[("eps", "cls_fp32.onnx", "cls_eval.npy", "cls_reference_eps.npz")]),
+        Case("cls_postprocess_double_softmax", "cls", 8, ("QR010",), "healthy ModelOpt model (defaults, entropy); "
+             "real: the model, its ONNX Runtime outputs and rapidocr's own decode (scripts/decode_cls.py: argmax over "
+             "['0', '180'], rotate when '180' scores above cls_thresh 0.9); staged: the deployment's results, made by "
+             "the same script's decode_double_softmax (softmax applied again to outputs that already are "
+             "probabilities, so 0.9 is never reached and no crop is rotated) on the QDQ model's outputs",
+             "cls_int8.onnx", "cls_calib.npy", postprocess="decode_cls.py", task_results="cls_app_double_softmax.json",
+             make=[(mo, "cls_fp32.onnx", "cls_calib.npy", "cls_int8.onnx", []),
+                   ("app", "cls_int8.onnx", "cls_eval.npy", "decode_cls.py:decode_double_softmax",
+                    "cls_app_double_softmax.json")]),
         # --- detector ---------------------------------------------------------------------
         # PP-OCRv4's MobileNetV3 backbone loses most of its map under PTQ here (even 10 of its convs in INT8 bring the
         # map cosine to 0.89, the whole model to 0.73), so the detector cases quantize the neck and head: the last
@@ -255,6 +266,23 @@ def export_reference(fp32: str, inputs: str, output: str, epsilon: float = 0.1) 
     np.savez(WORK / output, **{name: np.concatenate([session.run(None, {"x": row[None]})[0] for row in x])})
 
 
+def application_results(qdq: str, inputs: str, decode: str, output: str) -> None:
+    """What a deployment decoding *qdq*'s ONNX Runtime outputs with *decode* (file:function in scripts/) saves."""
+    import importlib.util
+
+    import onnxruntime
+
+    script, function = decode.split(":")
+    spec = importlib.util.spec_from_file_location("corpus_decode", ROOT / "scripts" / script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    session = onnxruntime.InferenceSession(str(WORK / qdq), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    results = [getattr(module, function)(dict(zip(names, session.run(None, {"x": row[None]}))))
+               for row in np.load(WORK / inputs)]
+    (WORK / output).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
 def make(case: Case, python: str) -> None:
     for step in case.make:
         kind, *args = step
@@ -266,6 +294,8 @@ def make(case: Case, python: str) -> None:
             unequal_pair_scales(*args)
         elif kind == "eps":
             export_reference(*args)
+        elif kind == "app":
+            application_results(*args)
 
 
 # --- collection -----------------------------------------------------------------------------
@@ -281,6 +311,11 @@ def collect(case: Case) -> None:
         args += ["--modelopt-log", case.log]
     if case.reference:
         args += ["--reference", case.reference]
+    if case.postprocess:
+        shutil.copyfile(ROOT / "scripts" / case.postprocess, WORK / case.postprocess)
+        args += ["--postprocess", case.postprocess]
+    if case.task_results:
+        args += ["--task-results", case.task_results]
     cwd = os.getcwd()
     os.chdir(WORK)  # relative paths: the bundles do not record this machine's folders
     try:
@@ -317,7 +352,7 @@ def main() -> int:
     if not (args.reuse_models and (WORK / "det_eval.npy").exists()):
         prepare_inputs(args.models, args.images)
     for case in selected:
-        done = (WORK / case.qdq).exists() and (case.reference is None or (WORK / case.reference).exists())
+        done = all((WORK / f).exists() for f in (case.qdq, case.reference, case.task_results) if f)
         if not (args.reuse_models and done):
             print(f"making {case.id}", flush=True)
             make(case, args.modelopt_python)

@@ -150,6 +150,40 @@ class Context:
         """layers/whatif.json: the what-if search's target, baseline and chosen exclusion set."""
         return self._artifact_json("whatif_summary")
 
+    # --- task-level results (collect --postprocess, schema 1.2) ----------------------------
+    @cached_property
+    def task(self) -> dict[str, Any] | None:
+        """manifest["task"]: the decode step, decoded stages, the app's results and per-pair agreement."""
+        task = self.manifest.get("task")
+        return task if isinstance(task, dict) else None
+
+    def task_comparison(self, purpose: str) -> dict[str, Any] | None:
+        """The task comparison of *purpose* (quantization, ..., postprocess for the application's results)."""
+        return next((c for c in (self.task or {}).get("comparisons", []) if c["purpose"] == purpose), None)
+
+    def task_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+        """Per-sample rows (table kind 'task') of one task comparison."""
+        key = (comparison_id, "task")
+        if key not in self._tables:
+            entry = next((c for c in (self.task or {}).get("comparisons", []) if c["id"] == comparison_id), None)
+            path = entry["table"] if entry else None
+            self._tables[key] = self.bundle.table(path, "task") if self.bundle.has(path) else []
+        return self._tables[key]
+
+    def task_results(self, stage: str) -> list[dict[str, Any]]:
+        """Decoded results of *stage* ("task_results" = the application's), one {field: array} per sample."""
+        task = self.task or {}
+        entries = [s for s in task.get("stages", []) if s["stage"] == stage and s.get("results")]
+        if stage == "task_results" and task.get("task_results"):
+            entries = [task["task_results"]]
+        if not entries or not self.bundle.has(entries[0]["results"]):
+            return []
+        samples: dict[int, dict[str, Any]] = {}
+        for key, value in self.bundle.npz(entries[0]["results"]).items():
+            index, name = key.split("/", 1)
+            samples.setdefault(int(index), {})[name] = value
+        return [samples[i] for i in sorted(samples)]
+
     def _artifact_json(self, kind: str) -> Any:
         path = self.manifest["artifacts"].get(kind)
         return self.bundle.json(path) if self.bundle.has(path) else None

@@ -7,7 +7,8 @@ know. A newer major is refused with a message naming the qdqreport version neede
 Changelog:
   1.0  first version: stages, output comparisons, precision summary, input statistics.
   1.1  optional TensorRT artefacts (imported or built) and per-layer tables; see docs/bundle.md.
-  1.2  optional additions of the 2026-11-23 session (task-level results of a user decode step, ...); see docs/bundle.md.
+  1.2  optional additions of the 2026-11-23 session: `task` (decoded task results of a user decode
+       step, collect --postprocess, and their per-pair agreement); see docs/bundle.md.
 
 docs/bundle.md documents every field; tests/test_bundle.py keeps the two in step.
 """
@@ -63,6 +64,11 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
         ("trial", int), ("kind", str), ("excluded_count", int), ("excluded", str), ("op_types", str),
         ("cosine", float), ("top1_agree", float), ("sqnr_db", float), ("reached", int), ("seconds", float),
     ),
+    # Task-level agreement of decoded results (collect --postprocess, schema 1.2): docs/bundle.md "Task results".
+    "task": (
+        ("sample", int), ("agreement", float), ("differing", str), ("reference", str), ("candidate", str),
+        ("flip_rel_l2", float), ("raw_rel_l2", float),
+    ),
 }
 
 
@@ -108,6 +114,20 @@ _STAGE = {
 }
 _COMPARISON = {"id": (str, True), "reference": (str, True), "candidate": (str, True),
                "purpose": (str, True), "tables": (dict, True)}
+# manifest["task"] (schema 1.2, optional): decoded task results and their per-pair agreement.
+_TASK_STAGE = {"stage": (str, True), "status": (str, True), "error": ((str, type(None)), False),
+               "samples": (int, True), "fields": (list, True), "results": ((str, type(None)), True)}
+_TASK_COMPARISON = {"id": (str, True), "reference": (str, True), "candidate": (str, True), "purpose": (str, True),
+                    "table": (str, True), "samples": (int, True), "agreement": ((float, int), True),
+                    "disagreeing": (int, True)}
+_TASK = {
+    "postprocess": ({"source": (str, True), "function": (str, True), "compare": ((str, type(None)), False),
+                     "sha256": ((str, type(None)), False)}, True),
+    "stages": ([_TASK_STAGE], True), "comparisons": ([_TASK_COMPARISON], True),
+    "task_results": ({"source": (str, True), "kind": (str, True), "stage": (str, True), "samples": (int, True),
+                      "sha256": ((str, type(None)), False), "fields": (list, True), "results": (str, True)}, False),
+}
+TASK_PURPOSES = (*PURPOSES, "postprocess")
 MANIFEST_SPEC = {
     "schema": (str, True), "schema_version": (str, True), "created_at": (str, True),
     "collector": (dict, True), "tools": (dict, True), "host": (dict, True),
@@ -132,6 +152,14 @@ def validate_manifest(manifest: Any, where: str = MANIFEST) -> None:
     for name, ref in manifest["inputs"].items():
         if isinstance(ref, dict):
             _check_spec(ref, _INPUT_SET, where, f"inputs.{name}")
+    if "task" in manifest:
+        _check_value(manifest["task"], _TASK, where, "task")
+        for i, stage in enumerate(manifest["task"]["stages"]):
+            _check_choice(stage["status"], ("ok", "failed"), where, f"task.stages[{i}].status")
+        for i, comp in enumerate(manifest["task"]["comparisons"]):
+            _check_choice(comp["purpose"], TASK_PURPOSES, where, f"task.comparisons[{i}].purpose")
+            if not 0.0 <= comp["agreement"] <= 1.0:
+                raise BundleError(f"{where}: task.comparisons[{i}].agreement must lie within 0..1")
 
 
 def _check_choice(value: str, choices: tuple[str, ...], where: str, path: str) -> None:

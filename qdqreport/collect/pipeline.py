@@ -20,6 +20,9 @@ from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_ref
 from qdqreport.collect.layers_stage import PerLayer, run_per_layer, write_per_layer
 from qdqreport.collect.models import LoadedModel, class_score_outputs, load_model, node_output_names, with_extra_outputs
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
+from qdqreport.collect.postprocess import Decoder, load_decoder
+from qdqreport.collect.task import AppResults, TaskRun, run_task, write_task
+from qdqreport.collect.task_results import load_task_results
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)
 from qdqreport.collect.whatif import WhatIfOptions
@@ -47,6 +50,9 @@ class CollectOptions:
     whatif_budget: float = 120.0
     target_cosine: float = 0.99
     target_top1: float = 0.99
+    postprocess: str | None = None  # FILE.py[:func]: the user's decode step (collect/postprocess.py)
+    task_results: str | None = None  # what the user's application decoded (collect/task_results.py)
+    task_results_stage: str = "ort_qdq"  # the stage whose outputs that application decoded
 
 
 @dataclass
@@ -57,6 +63,8 @@ class _Loaded:
     calib: InputSet | None
     reference: list[dict[str, np.ndarray]] | None
     modelopt_log: str | None
+    decoder: Decoder | None = None
+    app: AppResults | None = None
 
 
 def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
@@ -68,6 +76,7 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     stages, tensor_rows = _run_ort_stages(loaded, marked, options.ort_provider, progress)
     layers = _per_layer(options, loaded, precision, progress) if options.per_layer else None
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
+    task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
     progress.say("writing the bundle")
     with BundleWriter(options.output, overwrite=options.force) as writer:
         manifest = _manifest(options, loaded)
@@ -76,6 +85,7 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
             writer, loaded, stages, trt_results)
         manifest["artifacts"] = _artifacts(writer, loaded, precision)
         write_per_layer(writer, manifest, layers)
+        write_task(writer, manifest, task)
         path = writer.commit(manifest)
     progress.say(f"bundle written to {path}")
     return path
@@ -97,7 +107,20 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
         batch = _batch_of(eval_set)
         reference = load_reference(options.reference, fp32.outputs, len(eval_set.samples), batch)
     log_text = _read_text(options.modelopt_log, "--modelopt-log") if options.modelopt_log else None
-    return _Loaded(fp32, qdq, eval_set, calib, reference, log_text)
+    decoder, app = _load_task_inputs(options, len(eval_set.samples))
+    return _Loaded(fp32, qdq, eval_set, calib, reference, log_text, decoder, app)
+
+
+def _load_task_inputs(options: CollectOptions, samples: int) -> tuple[Decoder | None, AppResults | None]:
+    if options.task_results and not options.postprocess:
+        raise InputError(f"{options.task_results}: --task-results needs --postprocess FILE.py[:func], the decode "
+                         "the application's results are compared with")
+    decoder = load_decoder(options.postprocess) if options.postprocess else None
+    app = load_task_results(options.task_results, options.task_results_stage) if options.task_results else None
+    if app is not None and len(app.results) != samples:
+        raise InputError(f"{app.source}: holds {len(app.results)} task results but the inputs give {samples} samples; "
+                         "save one result per input sample, in input order (or match --max-samples)")
+    return decoder, app
 
 
 def _check_same_interface(fp32: LoadedModel, qdq: LoadedModel) -> None:
@@ -180,6 +203,14 @@ def _tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int)
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider)
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress)
+
+
+def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress) -> TaskRun:
+    progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
+    outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
+    outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
+    outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
+    return run_task(loaded.decoder, outputs, loaded.app)
 
 
 # --- writing ----------------------------------------------------------------------------

@@ -1,0 +1,165 @@
+"""The user's decode step (`collect --postprocess FILE.py[:func]`): load it, call it, check what it returns.
+
+Same file[:func] convention as --data-loader-script (and as Polygraphy's
+--postprocess-func-script / --compare-func-script). The script defines
+
+    decode(outputs: dict[str, np.ndarray]) -> dict[str, value]     (default name `decode`)
+    compare(a: dict, b: dict) -> float in [0, 1]                   (optional, always named `compare`)
+
+`decode` gets one sample's outputs (output name -> array, batch dimension kept) and returns
+the task result: a dict of small values (str, int, float, bool, or lists/arrays of them):
+labels, scores, boxes. Unlike Polygraphy, which applies one post-processing function to every
+runner alike, qdqreport also takes the results the user's own application decoded
+(--task-results), so a decode that differs from the baseline's can be shown.
+
+Every problem with the script is an InputError naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from qdqreport.errors import InputError
+
+DEFAULT_FUNCTION = "decode"
+COMPARE_FUNCTION = "compare"
+MAX_FIELD_VALUES = 10_000  # a task result is small (labels, scores, boxes); a whole tensor is a mistake
+ALLOWED_KINDS = "biufU"  # bool, int, uint, float, unicode: what .npz stores without pickle
+
+TaskResult = dict[str, np.ndarray]
+
+
+class DecodeFailed(Exception):
+    """The user's decode raised or returned something unusable on one sample (message says which)."""
+
+
+@dataclass(frozen=True)
+class Decoder:
+    path: Path
+    function: str
+    decode_fn: Callable[[dict[str, np.ndarray]], Any]
+    compare_fn: Callable[[Mapping[str, Any], Mapping[str, Any]], Any] | None
+    sha256: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.function}"
+
+    def decode(self, outputs: Mapping[str, np.ndarray]) -> TaskResult:
+        """One sample's task result, normalised to named NumPy arrays. Raises DecodeFailed."""
+        try:
+            result = self.decode_fn({name: np.array(value) for name, value in outputs.items()})
+        except Exception as exc:  # the user's code: any exception is theirs to fix
+            raise DecodeFailed(f"{self.function}() raised {type(exc).__name__}: {exc}") from None
+        return normalise_result(result, f"{self.function}()")
+
+    def user_agreement(self, a: TaskResult, b: TaskResult) -> float:
+        """The script's compare(a, b), checked to be a finite number within [0, 1]."""
+        try:
+            value = self.compare_fn({k: _plain(v) for k, v in a.items()}, {k: _plain(v) for k, v in b.items()})
+            number = float(value)
+        except Exception as exc:
+            raise DecodeFailed(f"compare() raised {type(exc).__name__}: {exc}") from None
+        if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+            raise DecodeFailed(f"compare() returned {value!r}; return an agreement between 0.0 and 1.0")
+        return number
+
+    def manifest_entry(self) -> dict[str, Any]:
+        return {"source": str(self.path), "function": self.function,
+                "compare": COMPARE_FUNCTION if self.compare_fn else None, "sha256": self.sha256}
+
+
+def load_decoder(spec: str) -> Decoder:
+    """Import FILE.py and find its decode function (and compare, when defined)."""
+    path, function = split_spec(spec)
+    if path.suffix != ".py":
+        raise InputError(f"{path}: --postprocess needs a Python file, FILE.py[:function]")
+    if not path.is_file():
+        raise InputError(f"{path}: no such post-processing script (--postprocess); pass FILE.py[:function]")
+    module = _import(path)
+    decode = getattr(module, function, None)
+    if not callable(decode):
+        raise InputError(f"{path}: defines no function {function}(); define {function}(outputs) -> dict "
+                         f"or name yours with {path}:<function>")
+    compare = getattr(module, COMPARE_FUNCTION, None)
+    if compare is not None and not callable(compare):
+        raise InputError(f"{path}: {COMPARE_FUNCTION} is not a function; define compare(a, b) -> float in [0, 1] or remove it")
+    return Decoder(path, function, decode, compare, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def split_spec(spec: str) -> tuple[Path, str]:
+    """FILE.py[:func] -> (path, func); the colon after a Windows drive letter is not a separator."""
+    drive = spec[:2] if len(spec) > 1 and spec[1] == ":" else ""
+    rest = spec[len(drive):]
+    if ".py:" in rest:
+        path, function = rest.rsplit(":", 1)
+        return Path(drive + path), function or DEFAULT_FUNCTION
+    return Path(spec), DEFAULT_FUNCTION
+
+
+def _import(path: Path) -> Any:
+    # A module name of our own, so the script neither shadows nor is shadowed by an installed module.
+    name = f"qdqreport_user_postprocess_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.resolve().parent))  # the script may import its neighbours
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # SyntaxError, ImportError, SystemExit from a script that runs on import
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise InputError(f"{path}: cannot import the post-processing script ({type(exc).__name__}: "
+                         f"{_one_line(exc)}); make `python {path.name}` import cleanly") from None
+    finally:
+        sys.path.remove(str(path.resolve().parent))
+    return module
+
+
+def normalise_result(result: Any, what: str) -> TaskResult:
+    """A task result as {field: array} of kinds NumPy stores without pickle. Raises DecodeFailed."""
+    if not isinstance(result, Mapping):
+        raise DecodeFailed(f"{what} returned a {type(result).__name__}; return a dict of field name -> "
+                           "value (str, int, float, bool, or a list/array of them)")
+    if not result:
+        raise DecodeFailed(f"{what} returned an empty dict; return at least one field (e.g. {{'label': ...}})")
+    fields = {}
+    for key, value in result.items():
+        if not isinstance(key, str) or "/" in key or not key:
+            raise DecodeFailed(f"{what} returned field name {key!r}; use non-empty strings without '/'")
+        fields[key] = _field_array(key, value, what)
+    return fields
+
+
+def _field_array(key: str, value: Any, what: str) -> np.ndarray:
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise DecodeFailed(f"{what} field {key!r} is a ragged list; return a rectangular array or split it "
+                           "into fields") from None
+    if array.dtype.kind == "S":
+        array = array.astype(str)
+    if array.dtype.kind not in ALLOWED_KINDS:
+        raise DecodeFailed(f"{what} field {key!r} holds {array.dtype} values ({type(value).__name__}); "
+                           "use str, int, float or bool values, or arrays of them")
+    if array.size > MAX_FIELD_VALUES:
+        raise DecodeFailed(f"{what} field {key!r} holds {array.size} values; a task result is small "
+                           f"(at most {MAX_FIELD_VALUES}): return the decoded labels/boxes, not a tensor")
+    return array
+
+
+def _plain(array: np.ndarray) -> Any:
+    """A field as the user's compare() most likely expects it: a Python scalar or a list."""
+    return array.item() if array.ndim == 0 else array.tolist()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,279 @@
+"""Task-level results: decode every stage's outputs with the user's decode step, compare the decoded
+results stage pair by stage pair, and compare the user's deployment results with the decode of the
+very outputs it decoded.
+
+NumPy only (no onnx, onnxruntime): the test BundleBuilder writes task data through this module,
+so a rule example runs the same path from decoded results to CSV to Context as `collect` does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from qdqreport.bundle.layout import COMPARISON_PLAN, output_key
+from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.postprocess import DecodeFailed, Decoder, TaskResult
+from qdqreport.errors import InputError
+
+APP_STAGE = "task_results"  # the pseudo-stage holding what the user's application decoded (--task-results)
+APP_PURPOSE = "postprocess"
+BASELINE_STAGES = ("reference", "ort_fp32")  # float outputs: a decode that fails here is the script's fault
+FLOAT_RTOL = FLOAT_ATOL = 0.01  # generic comparison: float fields agree within 1% (scores, box pixels)
+FLIP_STEPS = 10  # bisection steps of the decision-margin search (resolution 1/1024 of the raw difference)
+TEXT_LIMIT = 200
+
+Outputs = Sequence[Mapping[str, np.ndarray]]
+Agreement = Callable[[TaskResult, TaskResult], float]
+
+
+@dataclass(frozen=True)
+class AppResults:
+    """The task results the user's application produced, one per sample, and the stage it decoded."""
+
+    source: str
+    kind: str  # json | npz
+    stage: str
+    results: list[TaskResult]
+    sha256: str | None
+
+
+@dataclass
+class TaskPair:
+    reference: str
+    candidate: str
+    purpose: str
+    rows: list[dict[str, Any]]
+
+    @property
+    def id(self) -> str:
+        return f"{self.candidate}__vs__{self.reference}"
+
+    @property
+    def agreement(self) -> float:
+        return float(np.mean([r["agreement"] for r in self.rows])) if self.rows else 1.0
+
+    @property
+    def disagreeing(self) -> int:
+        return sum(r["agreement"] < 1.0 for r in self.rows)
+
+
+@dataclass
+class TaskRun:
+    decoder: dict[str, Any]
+    results: dict[str, list[TaskResult]]
+    failures: dict[str, str]
+    app: AppResults | None
+    pairs: list[TaskPair] = field(default_factory=list)
+
+
+# --- running ----------------------------------------------------------------------------------
+def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppResults | None = None) -> TaskRun:
+    """Decode each ok stage, compare the planned pairs, and the app's results with its stage's decode.
+
+    A decode that fails on a baseline (FP32) stage is an InputError: the script is wrong. One that
+    fails on another stage (NaN outputs of a broken engine, say) is recorded as that stage's failure.
+    """
+    results, failures = {}, {}
+    for stage, outputs in stage_outputs.items():
+        try:
+            results[stage] = decode_all(decoder, outputs)
+        except DecodeFailed as exc:
+            if stage in BASELINE_STAGES:
+                raise InputError(f"{decoder.path}: {exc} on stage {stage}; fix the script so it decodes the "
+                                 "FP32 outputs (dict of output name -> array, batch dimension kept)") from None
+            failures[stage] = str(exc)
+    agree = decoder.user_agreement if decoder.compare_fn else generic_agreement
+    run = TaskRun(decoder.manifest_entry(), results, failures, app)
+    for reference, candidate, purpose in COMPARISON_PLAN:
+        if reference in results and candidate in results:
+            rows = _pair_rows(results[reference], results[candidate], agree, decoder,
+                              stage_outputs[reference], stage_outputs[candidate])
+            run.pairs.append(TaskPair(reference, candidate, purpose, rows))
+    if app is not None:
+        run.pairs.append(TaskPair(app.stage, APP_STAGE, APP_PURPOSE, _app_rows(app, results, failures, agree)))
+    return run
+
+
+def decode_all(decoder: Decoder, outputs: Outputs) -> list[TaskResult]:
+    decoded = []
+    for index, sample in enumerate(outputs):
+        try:
+            decoded.append(decoder.decode(sample))
+        except DecodeFailed as exc:
+            raise DecodeFailed(f"sample {index}: {exc}") from None
+    return decoded
+
+
+def _pair_rows(ref: list[TaskResult], cand: list[TaskResult], agree: Agreement, decoder: Decoder,
+               ref_out: Outputs, cand_out: Outputs) -> list[dict[str, Any]]:
+    rows = []
+    for index, (a, b) in enumerate(zip(ref, cand)):
+        value = _checked(agree, a, b, decoder, index)
+        raw = raw_rel_l2(ref_out[index], cand_out[index])
+        flip = None
+        if value < 1.0 and raw is not None:
+            fraction = flip_fraction(decoder, agree, a, ref_out[index], cand_out[index])
+            flip = None if fraction is None else fraction * raw
+        rows.append(_row(index, value, a, b, sorted(set(a) | set(b)), flip, raw))
+    return rows
+
+
+def _app_rows(app: AppResults, results: dict[str, list[TaskResult]], failures: dict[str, str],
+              agree: Agreement) -> list[dict[str, Any]]:
+    if app.stage not in results:
+        why = failures.get(app.stage, "it produced no outputs")
+        raise InputError(f"{app.source}: --task-results-stage {app.stage} cannot be decoded ({why}); "
+                         "name the stage whose outputs your application decoded")
+    decoded = results[app.stage]
+    if len(app.results) != len(decoded):
+        raise InputError(f"{app.source}: holds {len(app.results)} task results but the inputs give {len(decoded)} "
+                         "samples; save one result per input sample, in input order")
+    rows = []
+    for index, (ours, theirs) in enumerate(zip(decoded, app.results)):
+        common = sorted(set(ours) & set(theirs))
+        if not common:
+            raise InputError(f"{app.source}: sample {index} has fields {sorted(theirs)} but the decode returns "
+                             f"{sorted(ours)}; save the same field names")
+        ours_common = {k: ours[k] for k in common}
+        theirs_common = {k: theirs[k] for k in common}
+        try:
+            value = agree(ours_common, theirs_common)
+        except DecodeFailed as exc:
+            raise InputError(f"{app.source}: sample {index}: {exc}") from None
+        rows.append(_row(index, value, ours_common, theirs_common, common, None, None))
+    return rows
+
+
+def _checked(agree: Agreement, a: TaskResult, b: TaskResult, decoder: Decoder, index: int) -> float:
+    try:
+        return agree(a, b)
+    except DecodeFailed as exc:
+        raise InputError(f"{decoder.path}: sample {index}: {exc}") from None
+
+
+def _row(index: int, value: float, a: TaskResult, b: TaskResult, fields: list[str], flip: float | None,
+         raw: float | None) -> dict[str, Any]:
+    differing = [k for k in fields if field_agreement(a.get(k), b.get(k)) < 1.0]
+    return {"sample": index, "agreement": round(float(value), 6), "differing": ";".join(differing),
+            "reference": describe(a, differing), "candidate": describe(b, differing),
+            "flip_rel_l2": flip, "raw_rel_l2": raw}
+
+
+# --- the generic comparison ---------------------------------------------------------------------
+def generic_agreement(a: TaskResult, b: TaskResult) -> float:
+    """Mean over the fields of both results of field_agreement (a field missing on one side counts 0)."""
+    fields = sorted(set(a) | set(b))
+    return float(np.mean([field_agreement(a.get(k), b.get(k)) for k in fields])) if fields else 1.0
+
+
+def field_agreement(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    """1.0 when one field agrees: exact for str/int/bool, within 1% for floats; arrays by share of
+    elements; arrays of different lengths (a different number of detections) by the ratio of lengths."""
+    if a is None or b is None:
+        return 0.0
+    if a.shape != b.shape:
+        if a.ndim and b.ndim and a.shape[1:] == b.shape[1:] and max(len(a), len(b)):
+            return min(len(a), len(b)) / max(len(a), len(b))
+        return 0.0
+    if a.size == 0:
+        return 1.0
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
+            return 0.0
+        same = np.isclose(a.astype(np.float64), b.astype(np.float64), rtol=FLOAT_RTOL, atol=FLOAT_ATOL, equal_nan=True)
+        return float(np.mean(same))
+    if (a.dtype.kind == "U") != (b.dtype.kind == "U"):
+        return 0.0
+    return float(np.mean(a == b))
+
+
+# --- the decision margin --------------------------------------------------------------------------
+def raw_rel_l2(ref: Mapping[str, np.ndarray], cand: Mapping[str, np.ndarray]) -> float | None:
+    """‖cand − ref‖ / ‖ref‖ over every float output both stages share with the same shape."""
+    names = _interpolable(ref, cand)
+    if not names:
+        return None
+    r = np.concatenate([np.asarray(ref[n], np.float64).ravel() for n in names])
+    c = np.concatenate([np.asarray(cand[n], np.float64).ravel() for n in names])
+    finite = np.isfinite(r) & np.isfinite(c)
+    norm = float(np.linalg.norm(r[finite]))
+    return float(np.linalg.norm(c[finite] - r[finite]) / norm) if norm > 0 else None
+
+
+def flip_fraction(decoder: Decoder, agree: Agreement, ref_result: TaskResult, ref: Mapping[str, np.ndarray],
+                  cand: Mapping[str, np.ndarray]) -> float | None:
+    """The smallest t (bisected) at which decoding ref + t·(cand − ref) no longer agrees with decode(ref).
+
+    t · rel_l2 is how far the raw outputs have to move for the decision to change: the decode's
+    margin on this sample, comparable with the INT8 noise of the whole run.
+    """
+    names = _interpolable(ref, cand)
+    if not names:
+        return None
+    low, high = 0.0, 1.0
+    for _ in range(FLIP_STEPS):
+        middle = (low + high) / 2
+        mixed = {**ref, **{n: (ref[n] + middle * (cand[n].astype(ref[n].dtype) - ref[n])).astype(ref[n].dtype)
+                           for n in names}}
+        try:
+            differs = agree(ref_result, decoder.decode(mixed)) < 1.0
+        except DecodeFailed:
+            return None
+        low, high = (low, middle) if differs else (middle, high)
+    return high
+
+
+def _interpolable(ref: Mapping[str, np.ndarray], cand: Mapping[str, np.ndarray]) -> list[str]:
+    return [n for n in ref if n in cand and np.asarray(ref[n]).dtype.kind == "f"
+            and np.asarray(ref[n]).shape == np.asarray(cand[n]).shape]
+
+
+# --- text for the table -------------------------------------------------------------------------
+def describe(result: TaskResult, fields: Sequence[str]) -> str:
+    """`field=value; ...` of the named fields, short enough for a table cell."""
+    text = "; ".join(f"{k}={_value_text(result[k])}" for k in fields if k in result)
+    return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT - 1] + "…"
+
+
+def _value_text(array: np.ndarray) -> str:
+    if array.ndim == 0:
+        value = array.item()
+        return f"{value:.4g}" if isinstance(value, float) else json.dumps(value) if isinstance(value, str) else str(value)
+    if array.size > 8:
+        return f"{array.dtype.name}{list(array.shape)}"
+    flat = [round(v, 4) if isinstance(v, float) else v for v in array.ravel().tolist()]
+    return json.dumps(flat) if array.ndim == 1 else f"{flat} shape {list(array.shape)}"
+
+
+# --- writing --------------------------------------------------------------------------------------
+def write_task(writer: BundleWriter, manifest: dict[str, Any], run: TaskRun | None) -> None:
+    """Store decoded results, the app's results and the per-pair tables; add manifest["task"]."""
+    if run is None:
+        return
+    stages = [{"stage": s, "status": "ok", "error": None, "samples": len(r), "fields": _fields(r),
+               "results": writer.add_npz(f"task/{s}.npz", _arrays(r))} for s, r in run.results.items()]
+    stages += [{"stage": s, "status": "failed", "error": error, "samples": 0, "fields": [], "results": None}
+               for s, error in run.failures.items()]
+    task: dict[str, Any] = {"postprocess": run.decoder, "stages": stages, "comparisons": []}
+    if run.app is not None:
+        task["task_results"] = {"source": run.app.source, "kind": run.app.kind, "stage": run.app.stage,
+                                "samples": len(run.app.results), "sha256": run.app.sha256, "fields": _fields(run.app.results),
+                                "results": writer.add_npz(f"task/{APP_STAGE}.npz", _arrays(run.app.results))}
+    for pair in run.pairs:
+        task["comparisons"].append({
+            "id": pair.id, "reference": pair.reference, "candidate": pair.candidate, "purpose": pair.purpose,
+            "table": writer.add_table(f"task/{pair.id}.csv", "task", pair.rows), "samples": len(pair.rows),
+            "agreement": round(pair.agreement, 6), "disagreeing": pair.disagreeing})
+    manifest["task"] = task
+
+
+def _arrays(results: list[TaskResult]) -> dict[str, np.ndarray]:
+    return {output_key(i, name): value for i, result in enumerate(results) for name, value in result.items()}
+
+
+def _fields(results: list[TaskResult]) -> list[str]:
+    return sorted({name for result in results for name in result})

@@ -1,0 +1,71 @@
+"""The report's task-level section (collect --postprocess): plain frozen data for the templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from qdqreport.analysis.context import Context
+
+ROWS_LIMIT = 20  # disagreeing samples listed per pair; the bundle's task table has them all
+
+
+@dataclass(frozen=True)
+class TaskPairView:
+    id: str
+    purpose: str
+    reference: str
+    candidate: str
+    samples: int
+    agreement: float
+    disagreeing: int
+    rows: tuple[dict[str, Any], ...]  # disagreeing samples: sample, differing, reference, candidate, raw/flip rel L2
+    rows_total: int
+
+
+@dataclass(frozen=True)
+class TaskView:
+    decode: str  # "decode_cls.py:decode"
+    compare: str  # "compare() from the script" or the generic rule
+    stages: tuple[dict[str, Any], ...]  # stage, status, samples, fields, error
+    app: dict[str, Any] | None  # source, kind, stage, samples, fields of --task-results
+    pairs: tuple[TaskPairView, ...]
+
+
+GENERIC = "generic: exact for str/int/bool fields, within 1% for floats, length ratio for arrays of different length"
+
+
+def build_task(ctx: Context) -> TaskView | None:
+    """The task section, or None when the bundle was collected without --postprocess."""
+    task = ctx.task
+    if task is None:
+        return None
+    post = task.get("postprocess", {})
+    source = str(post.get("source", "")).replace("\\", "/").rsplit("/", 1)[-1]
+    stages = tuple({"stage": s["stage"], "status": s["status"], "samples": s.get("samples"),
+                    "fields": ", ".join(s.get("fields", [])), "error": s.get("error") or ""}
+                   for s in task.get("stages", []))
+    app = task.get("task_results")
+    app_view = None if not isinstance(app, dict) else {
+        "source": app.get("source"), "kind": app.get("kind"), "stage": app.get("stage"),
+        "samples": app.get("samples"), "fields": ", ".join(app.get("fields", []))}
+    return TaskView(decode=f"{source}:{post.get('function', 'decode')}",
+                    compare="compare() from the script" if post.get("compare") else GENERIC,
+                    stages=stages, app=app_view, pairs=tuple(_pair(ctx, c) for c in task.get("comparisons", [])))
+
+
+def _pair(ctx: Context, comparison: dict[str, Any]) -> TaskPairView:
+    rows = [r for r in ctx.task_rows(comparison["id"]) if r["agreement"] < 1.0]
+    shown = tuple({"sample": r["sample"], "agreement": r["agreement"], "differing": r["differing"].replace(";", ", "),
+                   "reference": r["reference"], "candidate": r["candidate"], "raw_rel_l2": r["raw_rel_l2"],
+                   "flip_rel_l2": r["flip_rel_l2"]} for r in rows[:ROWS_LIMIT])
+    return TaskPairView(comparison["id"], comparison["purpose"], comparison["reference"], comparison["candidate"],
+                        comparison["samples"], float(comparison["agreement"]), comparison["disagreeing"], shown, len(rows))
+
+
+def task_agreement_of(ctx: Context, reference: str, candidate: str) -> tuple[float, int, int] | None:
+    """(agreement, disagreeing, samples) of the task comparison of a stage pair, for the stage matrix."""
+    for c in (ctx.task or {}).get("comparisons", []):
+        if c["reference"] == reference and c["candidate"] == candidate:
+            return float(c["agreement"]), int(c["disagreeing"]), int(c["samples"])
+    return None
