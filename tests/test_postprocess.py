@@ -1,0 +1,234 @@
+"""`collect --postprocess` / `--task-results` on the real demo classifier: decoded results in the bundle,
+the application's results compared with them, QR010 in the report, and every bad script refused."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.layout import load_stage_outputs
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+from qdqreport.collect.postprocess import split_spec
+from qdqreport.collect.task import field_agreement, generic_agreement
+from qdqreport.errors import BundleError
+
+ROOT = Path(__file__).resolve().parent.parent
+DECODE = ROOT / "scripts" / "decode_cls.py"
+OUTPUT = "save_infer_model/scale_0.tmp_1"
+SAMPLES = 12
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("decode_cls_for_test", DECODE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _collect(demo: Path, out: Path, *extra: str, qdq: str = "cls_int8.onnx", samples: int = SAMPLES) -> int:
+    return main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / qdq) if "/" not in qdq else qdq,
+                 "--inputs", str(demo / "eval.npz"), "--max-samples", str(samples), "-o", str(out), "--quiet", *extra])
+
+
+@pytest.fixture(scope="module")
+def app_results(tmp_path_factory: pytest.TempPathFactory, demo: Path, eval_x: np.ndarray) -> Path:
+    """What an application running the QDQ model with a second softmax saves (computed here, independently)."""
+    session = ort.InferenceSession(str(demo / "cls_int8.onnx"), providers=["CPUExecutionProvider"])
+    decode = _script().decode_double_softmax
+    results = [decode({OUTPUT: session.run([OUTPUT], {"x": eval_x[i:i + 1]})[0]}) for i in range(SAMPLES)]
+    path = tmp_path_factory.mktemp("app") / "app.json"
+    path.write_text(json.dumps(results))
+    return path
+
+
+@pytest.fixture(scope="module")
+def task_bundle(tmp_path_factory: pytest.TempPathFactory, demo: Path, app_results: Path) -> Path:
+    out = tmp_path_factory.mktemp("task") / "bundle"
+    assert _collect(demo, out, "--postprocess", str(DECODE), "--task-results", str(app_results)) == 0
+    return out
+
+
+def test_decoded_results_are_the_decode_of_the_stored_outputs(task_bundle: Path) -> None:
+    bundle = Bundle(task_bundle)
+    ctx = Context(bundle)
+    decode = _script().decode
+    for stage in ("ort_fp32", "ort_qdq"):
+        outputs = load_stage_outputs(bundle, stage)
+        decoded = ctx.task_results(stage)
+        assert len(decoded) == SAMPLES
+        for sample, result in zip(outputs, decoded):
+            expected = decode(sample)
+            assert result["label"].item() == expected["label"] and result["rotate"].item() == expected["rotate"]
+            assert result["score"].item() == pytest.approx(expected["score"])
+    assert ctx.task["postprocess"]["function"] == "decode" and ctx.task["postprocess"]["compare"] == "compare"
+
+
+def test_application_results_are_compared_with_the_same_stage(task_bundle: Path) -> None:
+    ctx = Context(Bundle(task_bundle))
+    app = ctx.task_comparison("postprocess")
+    assert app["reference"] == "ort_qdq" and app["candidate"] == "task_results"
+    ours, theirs = ctx.task_results("ort_qdq"), ctx.task_results("task_results")
+    rotated = sum(r["rotate"].item() for r in ours)
+    assert rotated > 0 and not any(r["rotate"].item() for r in theirs)  # the second softmax never reaches 0.9
+    # The script's compare() judges label and rotate: each rotated crop the app missed halves that sample's agreement.
+    assert app["disagreeing"] == rotated
+    assert app["agreement"] == pytest.approx(1 - 0.5 * rotated / SAMPLES, abs=1e-6)
+    rows = ctx.task_rows(app["id"])
+    assert {r["sample"] for r in rows if r["agreement"] < 1} == {i for i, r in enumerate(ours) if r["rotate"].item()}
+
+
+def test_report_ranks_qr010_first_and_shows_the_task_section(task_bundle: Path, tmp_path: Path) -> None:
+    assert main(["report", str(task_bundle), "-o", str(tmp_path)]) == 0
+    findings = json.loads((tmp_path / "findings.json").read_text())["findings"]
+    assert findings[0]["id"] == "QR010" and "post-processing differs" in findings[0]["title"]
+    md = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert "### Task-level results" in md and "task agreement of the decoded results" in md
+    assert "'rotate' is always False in the application" in md
+    assert 'id="task"' in html and "decode_cls.py:decode" in html
+    assert "but: The application&#39;s post-processing differs" in html  # the verdict names it
+
+
+def test_generic_comparison_without_compare(tmp_path: Path, demo: Path) -> None:
+    script = tmp_path / "argmax.py"
+    script.write_text(f"import numpy as np\ndef top1(outputs):\n    p = outputs[{OUTPUT!r}][0]\n"
+                      "    return {'class': int(np.argmax(p)), 'p': float(p.max())}\n")
+    assert _collect(demo, tmp_path / "b", "--postprocess", f"{script}:top1", samples=4) == 0
+    task = Context(Bundle(tmp_path / "b")).task
+    assert task["postprocess"] == {**task["postprocess"], "function": "top1", "compare": None}
+    assert [s["stage"] for s in task["stages"]] == ["ort_fp32", "ort_qdq"]
+    assert task["comparisons"][0]["purpose"] == "quantization" and task["comparisons"][0]["samples"] == 4
+
+
+def test_decode_failing_on_the_quantized_stage_is_recorded(tmp_path: Path, demo: Path) -> None:
+    model = onnx.load(str(demo / "cls_int8.onnx"))
+    last_dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear"][-1]
+    _set_constant(model, last_dq.input[1], np.inf)  # NaN outputs, as a broken engine gives
+    onnx.save(model, tmp_path / "inf_scale.onnx")
+    script = tmp_path / "strict.py"
+    script.write_text(f"import numpy as np\ndef decode(outputs):\n    p = outputs[{OUTPUT!r}][0]\n"
+                      "    if not np.isfinite(p).all():\n        raise ValueError('non-finite probabilities')\n"
+                      "    return {'label': int(np.argmax(p))}\n")
+    assert _collect(demo, tmp_path / "b", "--postprocess", str(script), qdq=str(tmp_path / "inf_scale.onnx"),
+                    samples=3) == 0
+    task = Context(Bundle(tmp_path / "b")).task
+    failed = {s["stage"]: s for s in task["stages"]}["ort_qdq"]
+    assert failed["status"] == "failed" and "ValueError: non-finite probabilities" in failed["error"]
+    assert task["comparisons"] == []
+
+
+def _set_constant(model: onnx.ModelProto, name: str, value: float) -> None:
+    from onnx import numpy_helper
+
+    for init in model.graph.initializer:
+        if init.name == name:
+            init.CopyFrom(numpy_helper.from_array(np.full_like(numpy_helper.to_array(init), value), name))
+            return
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.output[0] == name:
+            node.attribute[0].t.CopyFrom(numpy_helper.from_array(np.full_like(numpy_helper.to_array(node.attribute[0].t), value)))
+            return
+    raise AssertionError(f"no constant {name}")
+
+
+# --- bad scripts and files: one line naming the file, exit 2, nothing written ------------------
+BAD_SCRIPTS = {
+    "syntax error": ("def decode(outputs)\n    return {}\n", "cannot import"),
+    "import error": ("import no_such_module_anywhere\n", "ModuleNotFoundError"),
+    "no function": ("def other(outputs):\n    return {'a': 1}\n", "defines no function decode()"),
+    "raises": ("def decode(outputs):\n    raise KeyError('logits')\n", "decode() raised KeyError"),
+    "returns a list": ("def decode(outputs):\n    return [1, 2]\n", "returned a list"),
+    "returns objects": ("def decode(outputs):\n    return {'box': object()}\n", "use str, int, float or bool"),
+    "compare out of range": ("def decode(outputs):\n    return {'a': 1}\ndef compare(a, b):\n    return 2.0\n",
+                             "return an agreement between 0.0 and 1.0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCRIPTS))
+def test_bad_script_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: Path, demo: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    text, expected = BAD_SCRIPTS[case]
+    script = tmp_path / "bad_decode.py"
+    script.write_text(text)
+    out = tmp_path / "out" / "bundle"
+    assert _collect(demo, out, "--postprocess", str(script), samples=2) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("qdqreport: error: ") and expected in err and "bad_decode.py" in err
+    assert not out.exists() and not list(tmp_path.rglob(".*partial*"))
+
+
+def test_bad_task_results_are_refused(tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "short.json").write_text(json.dumps([{"label": "0", "score": 0.9, "rotate": False}]))
+    (tmp_path / "broken.json").write_text("[{")
+    (tmp_path / "other_fields.json").write_text(json.dumps([{"cls": 1}] * 2))
+    cases = {
+        "short.json": (["--postprocess", str(DECODE)], "holds 1 task results but the inputs give 2 samples"),
+        "broken.json": (["--postprocess", str(DECODE)], "not valid JSON"),
+        "other_fields.json": (["--postprocess", str(DECODE)], "save the same field names"),
+        "nope.npz": (["--postprocess", str(DECODE)], "no such file (--task-results)"),
+    }
+    cases["without_decode"] = ([], "--task-results needs --postprocess")
+    for name, (extra, expected) in cases.items():
+        target = tmp_path / ("short.json" if name == "without_decode" else name)
+        out = tmp_path / name / "bundle"
+        assert _collect(demo, out, *extra, "--task-results", str(target), samples=2) == 2, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and expected in err, (name, err)
+        assert not out.exists()
+
+
+def test_task_results_npz_layouts(tmp_path: Path, demo: Path, task_bundle: Path) -> None:
+    """Both .npz layouts load to the same comparison as the JSON the task bundle was made with."""
+    theirs = Context(Bundle(task_bundle)).task_results("task_results")
+    np.savez(tmp_path / "stacked.npz", **{k: np.array([r[k] for r in theirs]) for k in theirs[0]})
+    np.savez(tmp_path / "keyed.npz", **{f"{i:06d}/{k}": v for i, r in enumerate(theirs) for k, v in r.items()})
+    expected = Context(Bundle(task_bundle)).task_comparison("postprocess")["agreement"]
+    for name in ("stacked.npz", "keyed.npz"):
+        out = tmp_path / name.replace(".npz", "")
+        assert _collect(demo, out, "--postprocess", str(DECODE), "--task-results", str(tmp_path / name)) == 0
+        assert Context(Bundle(out)).task_comparison("postprocess")["agreement"] == expected
+
+
+# --- bundle contract ----------------------------------------------------------------------------
+def test_task_section_is_validated_on_read(task_bundle: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(task_bundle, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["task"]["comparisons"][0]["agreement"] = 1.5
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="agreement must lie within 0..1"):
+        Bundle(copy)
+    del manifest["task"]["stages"]
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="task.stages is missing"):
+        Bundle(copy)
+
+
+# --- the generic comparison ---------------------------------------------------------------------
+def test_generic_field_agreement() -> None:
+    assert field_agreement(np.array("180"), np.array("180")) == 1.0
+    assert field_agreement(np.array("180"), np.array("0")) == 0.0
+    assert field_agreement(np.array(0.900), np.array(0.905)) == 1.0  # within 1%
+    assert field_agreement(np.array(0.90), np.array(0.80)) == 0.0
+    assert field_agreement(np.zeros((3, 4)), np.zeros((4, 4))) == 0.75  # 3 boxes vs 4
+    assert field_agreement(np.array([1, 2, 3, 4]), np.array([1, 2, 3, 5])) == 0.75
+    assert field_agreement(np.array(1), None) == 0.0
+    both = {"label": np.array(1), "score": np.array(0.5)}
+    assert generic_agreement(both, {"label": np.array(1), "score": np.array(0.7)}) == 0.5
+    assert generic_agreement(both, {"label": np.array(1)}) == 0.5  # a field only one side has counts 0
+
+
+def test_script_spec_follows_the_data_loader_convention() -> None:
+    assert split_spec("decode.py") == (Path("decode.py"), "decode")
+    assert split_spec("dir/decode.py:post") == (Path("dir/decode.py"), "post")
+    assert split_spec("C:/x/decode.py:post") == (Path("C:/x/decode.py"), "post")
