@@ -232,3 +232,20 @@ def test_script_spec_follows_the_data_loader_convention() -> None:
     assert split_spec("decode.py") == (Path("decode.py"), "decode")
     assert split_spec("dir/decode.py:post") == (Path("dir/decode.py"), "post")
     assert split_spec("C:/x/decode.py:post") == (Path("C:/x/decode.py"), "post")
+
+
+def test_stage_matrix_shows_task_agreement(tmp_path: Path) -> None:
+    """QR001's stage matrix carries the decoded results' agreement of the same stage pair."""
+    from qdqreport.rules import discover
+    from qdqreport.testing import BundleBuilder
+
+    registry = discover()
+    collapse = next(e for e in registry["QR010"].examples if "collapse" in e.name)
+    builder = BundleBuilder(tmp_path)
+    collapse.build(builder)
+    ctx = builder.context()
+    (finding,) = registry["QR001"].run(ctx)
+    matrix = next(e for e in finding.evidence if getattr(e, "title", "") == "Stage matrix")
+    assert matrix.columns[-1] == "task agreement"
+    agreement = ctx.task_comparison("quantization")["agreement"]
+    assert agreement < 0.9 and matrix.rows[0][-1] == pytest.approx(agreement, abs=1e-4)

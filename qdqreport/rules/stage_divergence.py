@@ -118,8 +118,13 @@ def _stage_matrix(ctx: Context) -> Table:
     rows = [(c.purpose, c.reference, c.candidate, s.output, rounded(s.cosine_median), rounded(s.cosine_min),
              rounded(s.sqnr_median, 1), rounded(s.max_abs), rounded(s.top1), rounded(s.worst_slice_cosine))
             for c in ordered_comparisons(ctx) for s in judged_summaries(ctx, c.id)]
-    return Table("Stage matrix", ("purpose", "reference", "candidate", "output", "cosine median", "cosine min",
-                                  "SQNR median dB", "max |Δ|", "top-1", "worst slice cosine"), tuple(rows))
+    columns = ("purpose", "reference", "candidate", "output", "cosine median", "cosine min", "SQNR median dB",
+               "max |Δ|", "top-1", "worst slice cosine")
+    if ctx.task is None:
+        return Table("Stage matrix", columns, tuple(rows))
+    # With collect --postprocess, the decoded results' agreement of the same stage pair (QR010 reads it).
+    task = {(c["reference"], c["candidate"]): rounded(c["agreement"]) for c in ctx.task["comparisons"]}
+    return Table("Stage matrix", (*columns, "task agreement"), tuple((*r, task.get((r[1], r[2]))) for r in rows))
 
 
 def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> Series:
