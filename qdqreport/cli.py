@@ -72,6 +72,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="the stage whose outputs your application decoded (default ort_qdq)")
     collect.add_argument("--ort-provider", default="cpu", help="ONNX Runtime execution provider (default: cpu)")
     collect.add_argument("--max-samples", type=int, help="use only the first N samples")
+    collect.add_argument("--no-fp16-check", action="store_true",
+                         help="skip the FP16 check that runs when the QDQ model's float part is FP16 (ModelOpt's "
+                              "default): FP32 ranges of its FP16 tensors and a control run with that part in FP32 "
+                              "(about one more inference pass of each model)")
     collect.add_argument("--per-layer", action="store_true",
                          help="per-layer error (local and accumulated), Q-node range use and a measured what-if search")
     collect.add_argument("--whatif-budget", type=float, default=120.0, metavar="SECONDS",
@@ -114,6 +118,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              max_samples=args.max_samples, force=args.force, trt_mark_all=args.trt_mark_all,
                              per_layer=args.per_layer, whatif_budget=args.whatif_budget,
                              target_cosine=args.target_cosine, target_top1=args.target_top1,
+                             fp16_check=not args.no_fp16_check,
                              postprocess=args.postprocess, task_results=args.task_results,
                              task_results_stage=args.task_results_stage, argv=["qdqreport", *argv])
     path = collect(options, Progress(quiet=args.quiet))

@@ -97,6 +97,23 @@ class BundleBuilder:
         if summary is not None:
             manifest["artifacts"]["whatif_summary"] = writer.add_json(ARTIFACT_PATHS["whatif_summary"], dict(summary))
 
+    def fp16_check(self, rows: Iterable[Mapping[str, Any]], summary: Mapping[str, Any]) -> "BundleBuilder":
+        """The FP16 check (collect/fp16_check.py): the fp16_ranges table and its summary; a stage
+        ort_qdq_fp32 added with .stage() is compared with ort_fp32 as the collector does."""
+        self._fp16 = (list(rows), dict(summary))
+        return self
+
+    def _attach_fp16(self, writer: BundleWriter, manifest: dict[str, Any]) -> None:
+        if getattr(self, "_fp16", None) is None:
+            return
+        rows, summary = self._fp16
+        if "ort_fp32" in self._outputs and "ort_qdq_fp32" in self._outputs:
+            entry = write_comparison(writer, "ort_fp32", "ort_qdq_fp32", "other", self._outputs["ort_fp32"],
+                                     self._outputs["ort_qdq_fp32"], self._class_outputs)
+            manifest["comparisons"].append({**entry, "control": "fp32_float"})
+        manifest["artifacts"]["fp16_check"] = writer.add_json(ARTIFACT_PATHS["fp16_check"], summary)
+        manifest["artifacts"]["fp16_ranges"] = writer.add_table(ARTIFACT_PATHS["fp16_ranges"], "fp16_ranges", rows)
+
     def build(self) -> Bundle:
         with BundleWriter(self.destination, overwrite=True) as writer:
             manifest = dict(self.manifest)
@@ -109,6 +126,7 @@ class BundleBuilder:
             manifest["artifacts"] = {kind: writer.add_json(ARTIFACT_PATHS[kind], data)
                                      for kind, data in self._artifacts.items()}
             self._attach_layers(writer, manifest)
+            self._attach_fp16(writer, manifest)
             self._attach_task(writer, manifest)
             writer.commit(manifest)
         return Bundle(self.destination)

@@ -25,6 +25,7 @@ STAGE_KINDS = {
     "trt_fp16": ("tensorrt", "fp16"),
     "trt_int8": ("tensorrt", "int8"),
     "trt_int8_noobey": ("tensorrt", "int8"),  # TensorRT 10: trt_int8's build without OBEY_PRECISION_CONSTRAINTS
+    "ort_qdq_fp32": ("onnxruntime", "qdq-fp32-float"),  # control: ort_qdq's model with its FP16 float part in FP32
 }
 
 # Which stage pairs are compared, and what a divergence between them means.
@@ -43,6 +44,8 @@ ARTIFACT_PATHS = {
     "range_use": "inputs/range_use.json",
     "layers_summary": "layers/summary.json",  # per-layer pass (collect --per-layer)
     "whatif_summary": "layers/whatif.json",  # what-if search (collect --per-layer, --whatif-budget > 0)
+    "fp16_check": "quant/fp16_check.json",  # FP16 check (QDQ float part in FP16): collect/fp16_check.py
+    "fp16_ranges": "quant/fp16_ranges.csv",
 }
 
 

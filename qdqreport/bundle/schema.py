@@ -8,7 +8,8 @@ Changelog:
   1.0  first version: stages, output comparisons, precision summary, input statistics.
   1.1  optional TensorRT artefacts (imported or built) and per-layer tables; see docs/bundle.md.
   1.2  optional additions of the 2026-11-23 session: `task` (decoded task results of a user decode
-       step, collect --postprocess, and their per-pair agreement); see docs/bundle.md.
+       step, collect --postprocess, and their per-pair agreement); the FP16 check (stage
+       `ort_qdq_fp32`, table `fp16_ranges`); see docs/bundle.md.
 
 docs/bundle.md documents every field; tests/test_bundle.py keeps the two in step.
 """
@@ -68,6 +69,11 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
     "task": (
         ("sample", int), ("agreement", float), ("differing", str), ("reference", str), ("candidate", str),
         ("flip_rel_l2", float), ("raw_rel_l2", float),
+    ),
+    # FP16 check of a QDQ model whose float part is FP16 (schema 1.2): docs/bundle.md "FP16 check".
+    "fp16_ranges": (
+        ("tensor", str), ("kind", str), ("node", str), ("op_type", str), ("consumers", str), ("samples", int),
+        ("values", int), ("fp32_absmax", float), ("overflow", int), ("underflow", int), ("qdq_absmax", float),
     ),
 }
 

@@ -17,6 +17,7 @@ from qdqreport.bundle.layout import ARTIFACT_PATHS, base_manifest, write_compari
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference
+from qdqreport.collect.fp16_check import Fp16Check, needs_fp16_check, run_fp16_check, write_fp16_check
 from qdqreport.collect.layers_stage import PerLayer, run_per_layer, write_per_layer
 from qdqreport.collect.models import LoadedModel, class_score_outputs, load_model, node_output_names, with_extra_outputs
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
@@ -50,6 +51,7 @@ class CollectOptions:
     whatif_budget: float = 120.0
     target_cosine: float = 0.99
     target_top1: float = 0.99
+    fp16_check: bool = True  # the FP16 check when the QDQ float part is FP16: collect/fp16_check.py
     postprocess: str | None = None  # FILE.py[:func]: the user's decode step (collect/postprocess.py)
     task_results: str | None = None  # what the user's application decoded (collect/task_results.py)
     task_results_stage: str = "ort_qdq"  # the stage whose outputs that application decoded
@@ -75,6 +77,7 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     marked = _marked_tensors(precision, loaded)
     stages, tensor_rows = _run_ort_stages(loaded, marked, options.ort_provider, progress)
     layers = _per_layer(options, loaded, precision, progress) if options.per_layer else None
+    fp16 = _fp16_check(options, loaded, progress)
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
     progress.say("writing the bundle")
@@ -85,6 +88,9 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
             writer, loaded, stages, trt_results)
         manifest["artifacts"] = _artifacts(writer, loaded, precision)
         write_per_layer(writer, manifest, layers)
+        fp32 = stages["ort_fp32"]
+        write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
+                         _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
         write_task(writer, manifest, task)
         path = writer.commit(manifest)
     progress.say(f"bundle written to {path}")
@@ -211,6 +217,12 @@ def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtSta
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
     outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
     return run_task(loaded.decoder, outputs, loaded.app)
+
+
+def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) -> Fp16Check | None:
+    if not options.fp16_check or not needs_fp16_check(loaded.qdq.proto):
+        return None
+    return run_fp16_check(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider, progress)
 
 
 # --- writing ----------------------------------------------------------------------------

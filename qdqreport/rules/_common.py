@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.analysis.fp16 import is_control
 from qdqreport.findings import Fix
 
 # Order in which comparisons are read: a divergence earlier in the pipeline is fixed first,
@@ -24,7 +25,7 @@ from qdqreport.findings import Fix
 PURPOSE_ORDER = ("export", "quantization", "fp16", "deployment")
 
 STAGE_LABELS = {"reference": "framework", "ort_fp32": "ORT FP32", "ort_qdq": "ORT QDQ",
-                "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8"}
+                "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8", "ort_qdq_fp32": "ORT QDQ (float part FP32)"}
 
 # When two stages "agree": a healthy INT8 classifier or detector keeps output cosine above
 # 0.99 and the same top-1 class on > 99% of rows; a single field of a mixed-scale output
@@ -46,9 +47,9 @@ def comparison_label(comparison: ComparisonInfo) -> str:
 
 
 def ordered_comparisons(ctx: Context) -> list[ComparisonInfo]:
-    """The pipeline comparisons in PURPOSE_ORDER (unknown purposes last, by id)."""
+    """The pipeline comparisons in PURPOSE_ORDER (unknown purposes last, by id); the FP16 check's control is no stage."""
     rank = {purpose: i for i, purpose in enumerate(PURPOSE_ORDER)}
-    return sorted(ctx.comparisons, key=lambda c: (rank.get(c.purpose, len(rank)), c.id))
+    return sorted((c for c in ctx.comparisons if not is_control(c)), key=lambda c: (rank.get(c.purpose, len(rank)), c.id))
 
 
 def diverges(summary: OutputSummary) -> bool:

@@ -1,0 +1,96 @@
+"""Reading the FP16 check from a bundle: the FP32-float control and the FP16 range table.
+
+The collector (collect/fp16_check.py) writes stage `ort_qdq_fp32` (the QDQ model with its float
+part in FP32, Q/DQ untouched), its comparison with `ort_fp32`, `quant/fp16_check.json` and the
+`fp16_ranges` table. This module turns them into the numbers rules and the report read; it needs
+neither onnx nor onnxruntime.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+
+CONTROL_STAGE = "ort_qdq_fp32"
+FP16_MAX = 65504.0  # largest finite float16
+FLUSHED_SHARE = 0.5  # a constant counts as flushed when at least this share of its values became 0
+
+
+@dataclass(frozen=True)
+class OutputGain:
+    """One output's agreement with FP32 in the QDQ model and in the FP32-float control."""
+
+    output: str
+    qdq: float  # the lower of median cosine and top-1 agreement (1 = agrees)
+    control: float
+    qdq_nonfinite: int
+    control_nonfinite: int
+
+    @property
+    def recovered(self) -> float:
+        """Share of the QDQ model's disagreement that the FP32 float part removes (0..1)."""
+        lost = 1.0 - max(self.qdq, 0.0)
+        return 0.0 if lost <= 1e-9 else min(max((max(self.control, 0.0) - max(self.qdq, 0.0)) / lost, 0.0), 1.0)
+
+
+@dataclass
+class Fp16Evidence:
+    summary: dict[str, Any]
+    control_status: str | None  # ok / failed / None when the bundle has no control stage
+    control_error: str | None
+    gains: list[OutputGain] = field(default_factory=list)
+    overflowing: list[dict[str, Any]] = field(default_factory=list)  # activations and constants beyond 65504
+    flushed: list[dict[str, Any]] = field(default_factory=list)  # constants whose nonzero values became 0
+
+    @property
+    def worst(self) -> OutputGain | None:
+        """The output the QDQ model damages most."""
+        return min(self.gains, key=lambda g: (g.qdq, g.output), default=None)
+
+
+def is_control(comparison: "ComparisonInfo") -> bool:
+    """The FP32-float control is a measurement for the FP16 check, not a pipeline stage."""
+    return comparison.candidate == CONTROL_STAGE
+
+
+def agreement(summary: "OutputSummary") -> float:
+    """The lower of an output's median cosine and top-1 agreement.
+
+    Not the worst slice: one slice of a partly INT8-damaged map can sit near 0 in both runs and
+    would hide what the control wins back everywhere else."""
+    values = [summary.cosine_median, summary.top1]
+    return min(v for v in values if v is not None and not math.isnan(v))
+
+
+def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
+    """The FP16 check's evidence, or None when the bundle has none (float part not FP16, or an older bundle)."""
+    from qdqreport.rules._common import judged_summaries  # the slice-signal filter the divergence rules use
+
+    path = ctx.manifest["artifacts"].get("fp16_check")
+    if not ctx.bundle.has(path):
+        return None
+    stage = ctx.stage(CONTROL_STAGE)
+    evidence = Fp16Evidence(ctx.bundle.json(path), stage.status if stage else None, stage.error if stage else None)
+    table = ctx.manifest["artifacts"].get("fp16_ranges")
+    rows = ctx.bundle.table(table, "fp16_ranges") if ctx.bundle.has(table) else []
+    evidence.overflowing = sorted((r for r in rows if (r["overflow"] or 0) > 0),
+                                  key=lambda r: (r["kind"] != "constant", -(r["fp32_absmax"] or math.inf)))
+    # A few tiny biases flushed to 0 change nothing; a constant that loses most of its values (an epsilon, a
+    # scale, small statistics) changes what its reader computes.
+    evidence.flushed = [r for r in rows if r["kind"] == "constant" and (r["underflow"] or 0) > 0
+                        and (r["qdq_absmax"] == 0 or r["underflow"] >= FLUSHED_SHARE * max(r["values"] or 1, 1))]
+    quantization = ctx.comparison("quantization")
+    control = next((c for c in ctx.comparisons if is_control(c)), None)
+    if quantization is None or control is None:
+        return evidence
+    qdq = {s.output: s for s in judged_summaries(ctx, quantization.id)}
+    for s in judged_summaries(ctx, control.id):
+        if s.output in qdq:
+            q = qdq[s.output]
+            evidence.gains.append(OutputGain(s.output, agreement(q), agreement(s), q.nonfinite_cand - q.nonfinite_ref,
+                                             s.nonfinite_cand - s.nonfinite_ref))
+    return evidence

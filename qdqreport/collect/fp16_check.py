@@ -1,0 +1,194 @@
+"""The FP16 check: does the QDQ model's FP16 float part, not its INT8 part, damage the outputs?
+
+Runs by default when the QDQ graph holds FP16 (ModelOpt's `--high_precision_dtype fp16`
+default), and never otherwise. Three pieces of evidence, none kept per sample:
+
+  * constants: every FP16 initializer or Constant of the QDQ graph is compared with the FP32
+    model's constant of the same name; values that became inf (beyond 65504) or 0 (nonzero but
+    below FP16's smallest subnormal) are counted. Costs nothing but reading the graphs.
+  * ranges: the FP32 model runs once more with every tensor that the QDQ graph computes in FP16
+    marked as an output; per tensor a streaming max |x|, the count of values beyond 65504 and of
+    nonzero values that flush to zero in FP16. Memory is one sample's tensors, whatever the count.
+  * control: the QDQ model with its float part restored to FP32 (collect/fp32_float.py), Q/DQ
+    untouched, run as stage `ort_qdq_fp32` and compared with `ort_fp32` like `ort_qdq` is.
+
+Cost: one FP32 inference pass with the FP16 tensors marked plus one QDQ inference pass, i.e.
+about as much again as the ort_fp32 + ort_qdq stages (docs/bundle.md). `collect --no-fp16-check`
+skips it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import onnx
+
+from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX
+from qdqreport.bundle.layout import ARTIFACT_PATHS, write_comparison, write_stage
+from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.align import align
+from qdqreport.collect.fp32_float import float_constants, has_half_float, restore_fp32_float
+from qdqreport.collect.models import with_extra_outputs
+from qdqreport.collect.ort_stage import OrtStage, open_stage
+from qdqreport.collect.qdq_graph import PASS_THROUGH, QDQ_OPS, GraphIndex
+from qdqreport.progress import Progress
+
+Feed = dict[str, np.ndarray]
+FP16_FLUSH = 2.0 ** -25  # nonzero values at or below this round to 0 in float16 (half the smallest subnormal)
+HALF_NAMES = ("fp16", "bf16")
+CONSUMERS_LISTED = 4
+
+
+@dataclass
+class _Range:
+    """Streaming range statistics of one FP32 tensor."""
+
+    absmax: float = 0.0
+    overflow: int = 0
+    underflow: int = 0
+    values: int = 0
+    samples: int = 0
+
+    def add(self, value: np.ndarray) -> None:
+        self.samples += 1
+        self.values += int(value.size)
+        if not value.size:
+            return
+        magnitude = np.abs(value)
+        top = float(magnitude.max())
+        if not np.isfinite(top):  # NaN/Inf already in FP32 are not FP16's doing: leave them out
+            magnitude = magnitude[np.isfinite(magnitude)]
+            top = float(magnitude.max()) if magnitude.size else 0.0
+        self.absmax = max(self.absmax, top)
+        self.overflow += int(np.count_nonzero(magnitude > FP16_MAX))
+        self.underflow += int(np.count_nonzero(magnitude <= FP16_FLUSH) - np.count_nonzero(magnitude == 0))
+
+
+@dataclass
+class Fp16Check:
+    control: OrtStage
+    rows: list[dict[str, Any]] = field(default_factory=list)  # the fp16_ranges table
+    summary: dict[str, Any] = field(default_factory=dict)  # quant/fp16_check.json
+
+
+def needs_fp16_check(qdq: onnx.ModelProto) -> bool:
+    return has_half_float(qdq)
+
+
+def run_fp16_check(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[Feed], provider: str,
+                   progress: Progress) -> Fp16Check:
+    """Constants, FP32 ranges of the FP16 tensors, and the FP32-float control run on *samples*."""
+    start = time.perf_counter()
+    progress.say("FP16 check: the QDQ float part is FP16; scanning FP32 ranges and running the FP32-float control")
+    f_index, q_index = GraphIndex(fp32), GraphIndex(qdq)
+    tensors = [t for t in align(f_index, q_index).tensors if t.qdq_dtype in HALF_NAMES]
+    originals = float_constants(fp32)
+    constant_rows, checked, unmatched = _constant_rows(q_index, originals)
+    control = open_stage(CONTROL_STAGE, restore_fp32_float(qdq, originals).SerializeToString(),
+                         tuple(o.name for o in qdq.graph.output), provider)
+    ranges = {t.name: _Range() for t in tensors}
+    scan = open_stage("fp16_ranges", with_extra_outputs(fp32, list(ranges)), (), provider)
+    for index, feed in enumerate(samples):
+        control.infer(feed, index)
+        values = scan.infer(feed, index) or {}
+        for name, statistics in ranges.items():
+            if name in values:
+                statistics.add(values[name])
+        progress.count("FP16 check samples (FP32 ranges + ort_qdq_fp32)", index + 1, len(samples))
+    scan_error = scan.error
+    control.close()
+    scan.close()
+    rows = [_activation_row(t, ranges[t.name], q_index) for t in tensors] + constant_rows
+    summary = {"format": 1, "control_stage": CONTROL_STAGE, "samples": len(samples),
+               "fp16_activations": len(tensors), "fp16_constants_checked": checked,
+               "fp16_constants_without_fp32_original": unmatched,
+               "activations_beyond_fp16": sum(1 for t in tensors if ranges[t.name].overflow),
+               "constants_damaged": len(constant_rows), "range_scan_error": scan_error,
+               "seconds": round(time.perf_counter() - start, 3)}
+    return Fp16Check(control, rows, summary)
+
+
+def _activation_row(tensor: Any, stats: _Range, q_index: GraphIndex) -> dict[str, Any]:
+    return {"tensor": tensor.name, "kind": "activation", "node": tensor.node, "op_type": tensor.op_type,
+            "consumers": _consumers(q_index, tensor.qdq_name), "samples": stats.samples, "values": stats.values,
+            "fp32_absmax": stats.absmax if stats.samples else None, "overflow": stats.overflow,
+            "underflow": stats.underflow, "qdq_absmax": None}
+
+
+def _constant_rows(q_index: GraphIndex, originals: dict[str, np.ndarray]) -> tuple[list[dict[str, Any]], int, int]:
+    """Rows for the FP16 constants the conversion damaged; also how many were checked and had no original."""
+    rows, checked, unmatched = [], 0, 0
+    for name, proto in q_index.constant_protos.items():
+        if proto.data_type != onnx.TensorProto.FLOAT16:
+            continue
+        half = onnx.numpy_helper.to_array(proto).astype(np.float32)
+        original = originals.get(name)
+        if original is None or original.shape != half.shape:
+            unmatched += 1
+            original = None
+        checked += 1
+        row = _damage(name, half, original, q_index)
+        if row is not None:
+            rows.append(row)
+    return rows, checked, unmatched
+
+
+def _damage(name: str, half: np.ndarray, original: np.ndarray | None, q_index: GraphIndex) -> dict[str, Any] | None:
+    if original is None:  # no FP32 original: only a stored inf shows damage for sure
+        overflow, underflow, absmax = int(np.count_nonzero(np.isinf(half))), 0, None
+    else:
+        finite = np.isfinite(original)
+        overflow = int(np.count_nonzero(np.isinf(half) & finite))
+        underflow = int(np.count_nonzero((half == 0) & (original != 0)))
+        if _read_only_by_quantizers(q_index, name):
+            underflow = 0  # a value below 6e-8 rounds to 0 in INT8 as well: FP16 takes nothing INT8 keeps
+        absmax = float(np.abs(original[finite]).max()) if finite.any() else None
+    if not overflow and not underflow:
+        return None
+    consumers = q_index.consumers.get(name, [])
+    return {"tensor": name, "kind": "constant", "node": q_index.name_of(consumers[0]) if consumers else "",
+            "op_type": consumers[0].op_type if consumers else "", "consumers": _consumers(q_index, name),
+            "samples": None, "values": int(half.size), "fp32_absmax": absmax, "overflow": overflow,
+            "underflow": underflow, "qdq_absmax": float(np.abs(half).max()) if half.size else None}
+
+
+def _read_only_by_quantizers(q_index: GraphIndex, name: str) -> bool:
+    readers = q_index.consumers.get(name, [])
+    return bool(readers) and all(node.op_type == "QuantizeLinear" for node in readers)
+
+
+def _consumers(q_index: GraphIndex, name: str) -> str:
+    """The compute nodes reading *name*, looking through Cast/Q/DQ and data movement (what a damaged value feeds)."""
+    found, seen, stack = set(), set(), [name]
+    while stack:
+        tensor = stack.pop()
+        seen.add(tensor)
+        for node in q_index.consumers.get(tensor, ()):
+            if node.op_type in PASS_THROUGH | QDQ_OPS and node.input and node.input[0] == tensor:
+                stack.extend(out for out in node.output if out and out not in seen)
+            else:
+                found.add(q_index.name_of(node))
+    ordered = sorted(found)
+    return ";".join(ordered[:CONSUMERS_LISTED]) + (";…" if len(ordered) > CONSUMERS_LISTED else "")
+
+
+def write_fp16_check(writer: BundleWriter, manifest: dict[str, Any], check: Fp16Check | None,
+                     fp32_outputs: list[Feed], class_outputs: set[str]) -> None:
+    """The control stage, its comparison with ort_fp32 (purpose `other`), the table and the summary."""
+    if check is None:
+        return
+    control = check.control
+    status = "failed" if control.error else "ok"
+    details = {**control.details, "control_of": "ort_qdq", "float_part": "fp32"}
+    manifest["stages"].append(write_stage(writer, CONTROL_STAGE, status, control.outputs if status == "ok" else None,
+                                          control.error, log="\n".join(control.log) + "\n", seconds=control.seconds,
+                                          details=details))
+    if status == "ok" and fp32_outputs:
+        entry = write_comparison(writer, "ort_fp32", CONTROL_STAGE, "other", fp32_outputs, control.outputs, class_outputs)
+        entry["control"] = "fp32_float"
+        manifest["comparisons"].append(entry)
+    manifest["artifacts"]["fp16_check"] = writer.add_json(ARTIFACT_PATHS["fp16_check"], check.summary)
+    manifest["artifacts"]["fp16_ranges"] = writer.add_table(ARTIFACT_PATHS["fp16_ranges"], "fp16_ranges", check.rows)

@@ -1,0 +1,91 @@
+"""The QDQ model with its float part restored to FP32: the control that separates FP16 damage from INT8.
+
+ModelOpt's ONNX PTQ converts every non-quantized tensor, weight and Q/DQ scale to FP16 by
+default. When such a model's outputs are wrong, two causes explain the same symptom: the INT8
+part, or values the FP16 part cannot carry (beyond 65504, or too small). The control model
+answers which: the same graph, the same Q/DQ nodes with the same scale values, only the float
+part in FP32. If its outputs agree with the FP32 model where the QDQ model's do not, the INT8
+part is not what broke them.
+
+The rewrite:
+  * every FP16/BF16 initializer and Constant-node tensor becomes FP32. Where the FP32 model has a
+    constant of the same name and shape, its original value is used (an FP16 constant that
+    overflowed is `inf`, and upcasting `inf` would keep the damage); otherwise the FP16 value is
+    upcast exactly (Q/DQ scales have no FP32 original; their values do not change);
+  * Cast nodes to FP16/BF16 cast to FP32 instead; ConstantOfShape values likewise;
+  * intermediate type annotations follow. Graph inputs and outputs keep their types, so the
+    control is fed and compared exactly as the QDQ model.
+Only the main graph is rewritten (subgraphs of If/Loop are left as they are).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+HALF_TYPES = (TensorProto.FLOAT16, TensorProto.BFLOAT16)
+
+
+def has_half_float(model: onnx.ModelProto) -> bool:
+    """True when the main graph holds FP16/BF16 constants or casts to them: a float part that may run in FP16."""
+    graph = model.graph
+    if any(t.data_type in HALF_TYPES for t in graph.initializer):
+        return True
+    return any(_cast_target(n) in HALF_TYPES or _constant_tensor(n) is not None and _constant_tensor(n).data_type
+               in HALF_TYPES for n in graph.node)
+
+
+def float_constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """FP32 initializers and Constant-node values of *model*, by name (the originals the control restores)."""
+    values = {t.name: t for t in model.graph.initializer if t.data_type == TensorProto.FLOAT}
+    for node in model.graph.node:
+        tensor = _constant_tensor(node)
+        if tensor is not None and tensor.data_type == TensorProto.FLOAT and node.output:
+            values[node.output[0]] = tensor
+    return {name: numpy_helper.to_array(tensor) for name, tensor in values.items()}
+
+
+def restore_fp32_float(qdq: onnx.ModelProto, fp32_constants: dict[str, np.ndarray]) -> onnx.ModelProto:
+    """A copy of *qdq* whose float part is FP32 (see the module docstring); Q/DQ nodes are not touched."""
+    model = onnx.ModelProto()
+    model.CopyFrom(qdq)
+    graph = model.graph
+    for index, tensor in enumerate(graph.initializer):
+        if tensor.data_type in HALF_TYPES:
+            graph.initializer[index].CopyFrom(_as_fp32(tensor, tensor.name, fp32_constants))
+    for node in graph.node:
+        _rewrite_node(node, fp32_constants)
+    boundary = {v.name for v in [*graph.input, *graph.output]}
+    for info in graph.value_info:
+        if info.name not in boundary and info.type.tensor_type.elem_type in HALF_TYPES:
+            info.type.tensor_type.elem_type = TensorProto.FLOAT
+    return model
+
+
+def _rewrite_node(node: onnx.NodeProto, fp32_constants: dict[str, np.ndarray]) -> None:
+    for attribute in node.attribute:
+        if node.op_type == "Cast" and attribute.name == "to" and attribute.i in HALF_TYPES:
+            attribute.i = TensorProto.FLOAT
+        elif attribute.type == onnx.AttributeProto.TENSOR and attribute.t.data_type in HALF_TYPES:
+            name = node.output[0] if node.op_type == "Constant" and node.output else ""
+            attribute.t.CopyFrom(_as_fp32(attribute.t, name, fp32_constants))
+
+
+def _as_fp32(tensor: TensorProto, name: str, fp32_constants: dict[str, np.ndarray]) -> TensorProto:
+    half = numpy_helper.to_array(tensor)
+    original = fp32_constants.get(name)
+    value = original if original is not None and original.shape == half.shape else half.astype(np.float32)
+    return numpy_helper.from_array(np.asarray(value, dtype=np.float32), tensor.name)
+
+
+def _cast_target(node: onnx.NodeProto) -> int | None:
+    if node.op_type != "Cast":
+        return None
+    return next((a.i for a in node.attribute if a.name == "to"), None)
+
+
+def _constant_tensor(node: onnx.NodeProto) -> TensorProto | None:
+    if node.op_type != "Constant":
+        return None
+    return next((a.t for a in node.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR), None)

@@ -1,0 +1,224 @@
+"""QR011: the QDQ model's FP16 float part, not its INT8 part, damages the outputs (measured control)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX, Fp16Evidence, OutputGain, fp16_evidence
+from qdqreport.analysis.layers import layer_tables
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import COLLAPSED, classifier_graph, diverging_outputs, modelopt_command, rounded
+
+# The control must win back a real part of the damage, not rounding: at least a quarter of the
+# QDQ model's disagreement (1 - cosine) and 0.05 of cosine.
+RECOVERED_MIN = 0.25
+GAIN_MIN = 0.05
+ROWS_SHOWN = 10
+
+
+# --- examples: a 16x16 probability map per sample (a text detector's output) -----------------
+def _maps(samples: int, seed: int, noise: float = 0.0, zero: bool = False) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(samples):
+        logits = np.random.default_rng(100 + i).normal(-2.0, 3.0, (1, 1, 16, 16))
+        value = 1 / (1 + np.exp(-(logits + rng.normal(0.0, noise, logits.shape))))
+        out.append({"maps": np.zeros_like(value) if zero else value.astype(np.float32)})
+    return out
+
+
+def _bn_variance_overflow() -> list[dict[str, Any]]:
+    # What collect wrote for PP-OCRv4 DBNet under ModelOpt's defaults: the head's BatchNormalization variance is
+    # ~1e8 in FP32, inf in FP16; the largest FP16 activation stays below 65504.
+    return [{"tensor": "batch_norm_0.w_2", "kind": "constant", "node": "p2o.BatchNormalization.1",
+             "op_type": "BatchNormalization", "consumers": "p2o.BatchNormalization.1", "samples": None, "values": 24,
+             "fp32_absmax": 9.79e7, "overflow": 24, "underflow": 0, "qdq_absmax": float("inf")},
+            {"tensor": "conv2d_497.tmp_0", "kind": "activation", "node": "p2o.Conv.61", "op_type": "Conv",
+             "consumers": "p2o.BatchNormalization.1", "samples": 24, "values": 921600, "fp32_absmax": 17392.1,
+             "overflow": 0, "underflow": 0, "qdq_absmax": None}]
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"format": 1, "control_stage": CONTROL_STAGE, "samples": 24, "fp16_activations": 329,
+            "fp16_constants_checked": 744, "activations_beyond_fp16": 0,
+            "constants_damaged": sum(1 for r in rows if r["kind"] == "constant"), "seconds": 10.8}
+
+
+def _fp16_zeroes_map(b):
+    b.artifact("precision_summary", classifier_graph())
+    b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, zero=True))
+    b.stage(CONTROL_STAGE, _maps(24, 3, noise=1.2)).fp16_check(_bn_variance_overflow(), _summary(_bn_variance_overflow()))
+
+
+def _int8_at_fault(b):
+    # The same collapse, but the control collapses as much: the FP16 part is not the cause.
+    b.artifact("precision_summary", classifier_graph())
+    b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, noise=4.0))
+    b.stage(CONTROL_STAGE, _maps(24, 3, noise=4.0)).fp16_check([], _summary([]))
+
+
+def _fp16_harmless(b):
+    # FP16 constants overflow, but the outputs agree anyway (the damaged constant feeds nothing that matters).
+    b.artifact("precision_summary", classifier_graph())
+    b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, noise=0.05))
+    b.stage(CONTROL_STAGE, _maps(24, 3, noise=0.04)).fp16_check(_bn_variance_overflow(), _summary(_bn_variance_overflow()))
+
+
+def _l2_sum_overflow() -> list[dict[str, Any]]:
+    # What collect wrote for scripts/make_fp16_overflow_model.py's model: a sum of squares at 7.1e5 in a tensor the
+    # QDQ graph declares FP16, which ONNX Runtime's CPU provider computes in FP32 anyway.
+    return [{"tensor": "sum_of_squares", "kind": "activation", "node": "sum_of_squares", "op_type": "ReduceSum",
+             "consumers": "l2_norm", "samples": 50, "values": 50, "fp32_absmax": 709831.5, "overflow": 38,
+             "underflow": 0, "qdq_absmax": None}]
+
+
+def _risk_only(b):
+    b.artifact("precision_summary", classifier_graph())
+    b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, noise=0.05))
+    b.stage(CONTROL_STAGE, _maps(24, 3, noise=0.05)).fp16_check(_l2_sum_overflow(), _summary(_l2_sum_overflow()))
+
+
+@rule(id="QR011", slug="fp16-float-damage", title="The FP16 float part of the QDQ model damages the outputs",
+      examples=[Fires("ModelOpt's FP16 float part zeroes a map; with it in FP32 the map comes back", _fp16_zeroes_map),
+                Fires("an FP16 activation passes 65504 although this runtime's outputs agree (risk)", _risk_only),
+                Quiet("the control collapses as much: INT8 is at fault", _int8_at_fault),
+                Quiet("FP16 constants overflow but the outputs agree", _fp16_harmless)])
+def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
+    """The QDQ model diverges, and the same model with its float part in FP32 diverges much less.
+
+    ModelOpt's ONNX PTQ converts the non-quantized part of the graph (weights, biases,
+    normalisation statistics, Q/DQ scales, every float activation) to FP16 by default
+    (`--high_precision_dtype fp16`). When `collect` sees FP16 in the QDQ graph it runs the
+    FP16 check: the control stage `ort_qdq_fp32` is the QDQ model with that part restored to
+    FP32 (original FP32 constants, Q/DQ nodes and scale values untouched), compared with
+    ORT FP32 on the same inputs. This rule fires when the QDQ outputs diverge and the control
+    wins back at least a quarter of the disagreement (and 0.05 of cosine); the share won back
+    is the finding's score. It lists the FP16 constants that overflowed (inf) or flushed to
+    zero and the FP16 activations whose FP32 values pass 65504, with the nodes reading them.
+    An error when the QDQ outputs collapse and the control wins back 0.3 or more of cosine.
+
+    Without measured damage it still warns (confidence 0.5) when an activation the QDQ graph
+    declares FP16 passes 65504 in FP32: ONNX Runtime's CPU provider has no FP16 kernels for most
+    operators and computes them in FP32 between Casts, so the overflow may not show here, while
+    a runtime that stores the tensor in FP16 (TensorRT honouring the graph's types) holds inf.
+    With `collect --per-layer` that risk is QR202's.
+
+    Separating evidence: INT8 causes (calibration, over-quantized or sensitive nodes) are in
+    the control as well, so they cannot explain what the control wins back; what the control
+    still loses is INT8's share. Quiet when the control is no better and no activation passes
+    65504 (FP16 is harmless there: a damaged constant was used by this run and changed nothing).
+
+    Why it matters: FP16 holds nothing beyond 65504 and nothing nonzero below 6e-8. A
+    BatchNormalization variance of 1e8 becomes inf, the layer outputs its bias alone, and the
+    map goes flat; every INT8 rule then points at the wrong nodes.
+
+    Fix: quantize with `--high_precision_dtype fp32`, or keep the op types that read the
+    damaged values in FP32 with `--op_types_to_exclude_fp16` (ModelOpt 0.47 has no per-node
+    option for this); for activations beyond 65504, rescale the model or keep those ops FP32.
+    Collect again: the control's cosine is what to expect.
+    """
+    evidence = fp16_evidence(ctx)
+    if evidence is None:
+        return
+    worst = evidence.worst
+    measured = (bool(diverging_outputs(ctx, "quantization")) and worst is not None
+                and worst.recovered >= RECOVERED_MIN and worst.control - worst.qdq >= GAIN_MIN)
+    if measured:
+        yield _measured(ctx, evidence, worst)
+    elif _risky(evidence) and layer_tables(ctx) is None:
+        yield _risk(ctx, evidence)
+
+
+def _risky(evidence: Fp16Evidence) -> list[dict[str, Any]]:
+    return [r for r in evidence.overflowing if r["kind"] == "activation"]
+
+
+def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Finding:
+    gain = worst.control - worst.qdq
+    severe = worst.qdq < COLLAPSED and gain >= 0.3
+    pinpointed = bool(evidence.overflowing or evidence.flushed)
+    return Finding(
+        rule_id="QR011", title="The FP16 float part damages the QDQ model's outputs",
+        severity="error" if severe else "warning",
+        # Measured by the control run; lower when no tensor or constant shows where FP16 fails.
+        confidence=0.95 if pinpointed else 0.8, score=round(worst.recovered, 4),
+        subject=";".join(r["tensor"] for r in (evidence.overflowing or evidence.flushed)[:5]) or "fp16 float part",
+        stage="quantization", tags=("root_cause",),
+        summary=_summary_text(worst, evidence), evidence=_evidence(evidence), fixes=_fixes(ctx, evidence))
+
+
+def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
+    rows = _risky(evidence)
+    return Finding(
+        rule_id="QR011", title=f"{len(rows)} FP16 activation(s) exceed 65504 in FP32: overflow where stored in FP16",
+        severity="warning", confidence=0.5, score=0.5, subject=";".join(r["tensor"] for r in rows[:5]),
+        stage="quantization", tags=("root_cause",),
+        summary=f"the QDQ graph declares {rows[0]['tensor']} FP16 but its FP32 values reach {rows[0]['fp32_absmax']:.3g} "
+                f"(in {rows[0]['overflow']} of {rows[0]['values']} values); this run's outputs "
+                + ("agree" if not diverging_outputs(ctx, "quantization") else "do not improve with the float part in FP32")
+                + ": this runtime evidently computed it in FP32; one that stores it in FP16 holds inf",
+        evidence=(_damage_table(rows),
+                  Text("Not measured here: ONNX Runtime's CPU provider computes most FP16 operators in FP32 between "
+                       "Casts, so an FP16 overflow inside such a chain never happens on this machine. A TensorRT "
+                       "engine built from this graph with its types honoured (strongly typed) stores the tensor in "
+                       "FP16.")),
+        fixes=_fixes(ctx, evidence))
+
+
+def _damage_table(rows: list[dict[str, Any]]) -> Table:
+    return Table("Values FP16 cannot carry", ("tensor", "kind", "FP32 max |x|", "beyond 65504", "flushed to 0",
+                                              "of values", "produced/read by", "read by"),
+                 tuple((r["tensor"], r["kind"], rounded(r["fp32_absmax"], 1), r["overflow"], r["underflow"],
+                        r["values"], f"{r['node']} ({r['op_type']})", r["consumers"]) for r in rows[:ROWS_SHOWN]))
+
+
+def _summary_text(worst: OutputGain, evidence: Fp16Evidence) -> str:
+    text = (f"with the float part in FP32 (Q/DQ untouched) output {worst.output} agrees at {worst.control:.2f} instead "
+            f"of {worst.qdq:.2f}: the FP16 part, not INT8, accounts for {worst.recovered:.0%} of the loss")
+    constants = [r for r in evidence.overflowing if r["kind"] == "constant"]
+    activations = [r for r in evidence.overflowing if r["kind"] == "activation"]
+    if constants:
+        text += f"; {len(constants)} FP16 constant(s) overflowed to inf, e.g. {constants[0]['tensor']} " \
+                f"(FP32 max {constants[0]['fp32_absmax']:.3g})"
+    if activations:
+        text += f"; {len(activations)} FP16 activation(s) exceed {FP16_MAX:g} in FP32, e.g. " \
+                f"{activations[0]['tensor']} ({activations[0]['fp32_absmax']:.3g})"
+    return text
+
+
+def _evidence(evidence: Fp16Evidence) -> tuple:
+    rows = tuple((g.output, rounded(g.qdq), rounded(g.control), rounded(g.recovered), g.qdq_nonfinite,
+                  g.control_nonfinite) for g in evidence.gains)
+    items: list = [Metric("share of the loss the FP32 float part wins back", rounded(evidence.worst.recovered),
+                          threshold=f">= {RECOVERED_MIN}"),
+                   Table("Measured control: QDQ model vs the same model with its float part in FP32 (both vs ORT FP32)",
+                         ("output", "QDQ agreement", "control agreement", "share won back", "QDQ NaN/Inf",
+                          "control NaN/Inf"), rows,
+                         note="agreement = the lower of median cosine and top-1 agreement")]
+    damaged = evidence.overflowing + [r for r in evidence.flushed if r not in evidence.overflowing]
+    if damaged:
+        items.append(_damage_table(damaged))
+    else:
+        items.append(Text("No FP16 constant overflowed and no FP16 activation passes 65504 in FP32: the loss comes "
+                          "from FP16 rounding or from values too small for FP16 inside an operator."))
+    items.append(Text("Separating evidence: INT8 causes are present in the control too, so they cannot explain "
+                      "what it wins back; what the control still loses is INT8's share (see the other findings)."))
+    return tuple(items)
+
+
+def _fixes(ctx: Context, evidence: Fp16Evidence) -> tuple[Fix, ...]:
+    fixes = [Fix("Quantize with the non-quantized part kept in FP32", modelopt_command(ctx, ["--high_precision_dtype",
+                                                                                           "fp32"]))]
+    # A damaged constant is fixed by keeping its reader in FP32. An activation beyond 65504 is not: ModelOpt would
+    # cast it back to FP16 for the next node, so for those the whole float part stays FP32 (the first fix).
+    op_types = sorted({r["op_type"] for r in evidence.overflowing + evidence.flushed if r["kind"] == "constant"
+                       and r["op_type"] and r["op_type"] not in ("QuantizeLinear", "DequantizeLinear")})
+    if op_types:
+        fixes.append(Fix("Or keep only the op types that read the damaged values in FP32 (ModelOpt 0.47 excludes op "
+                         "types from the FP16 conversion, not single nodes)",
+                         modelopt_command(ctx, ["--op_types_to_exclude_fp16", *op_types])))
+    return tuple(fixes)
