@@ -15,6 +15,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
 from qdqreport.findings import SEVERITIES, SEVERITY_RANK, Finding, Metric, Series, Table, Text
+from qdqreport.report_fp16 import Fp16View, build_fp16
 from qdqreport.report_layers import LayersView, build_layers
 from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
@@ -124,6 +125,7 @@ class ReportModel:
     engine: EngineView | None = None  # TensorRT engine section: report_engine.py
     layers: LayersView | None = None  # per-layer section (collect --per-layer): report_layers.py
     task: TaskView | None = None  # task-level section (collect --postprocess): report_task.py
+    fp16: Fp16View | None = None  # FP16 check (QDQ float part in FP16): report_fp16.py
 
     def to_dict(self) -> dict[str, Any]:
         """The model as strict JSON data: tuples become lists, NaN and infinities become None."""
@@ -148,6 +150,7 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
         engine=build_engine(ctx),
         layers=build_layers(ctx),
         task=build_task(ctx),
+        fp16=build_fp16(ctx),
     )
 
 

@@ -221,7 +221,7 @@ def test_markdown_drops_lower_sections_then_cuts(tmp_path):
     smaller = render_markdown(model, budget=len(full) - 200)
     assert len(smaller) <= len(full) - 200 and "Softmax quantized" in smaller
     tiny = render_markdown(model, budget=1500)
-    assert len(tiny) <= 1500 and "Left out to fit a GitHub comment: Findings, Task-level results, Precision" in tiny
+    assert len(tiny) <= 1500 and "Left out to fit a GitHub comment: Findings, Task-level results, FP16 check, Precision" in tiny
     assert len(render_markdown(model, budget=300)) <= 300
     assert tiny.startswith("## 🔴 Quantization collapses the outputs")
 

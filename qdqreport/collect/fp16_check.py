@@ -30,7 +30,7 @@ from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX
 from qdqreport.bundle.layout import ARTIFACT_PATHS, write_comparison, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.align import align
-from qdqreport.collect.fp32_float import float_constants, has_half_float, restore_fp32_float
+from qdqreport.collect.fp32_float import float_constants, fp32_original, has_half_float, restore_fp32_float
 from qdqreport.collect.models import with_extra_outputs
 from qdqreport.collect.ort_stage import OrtStage, open_stage
 from qdqreport.collect.qdq_graph import PASS_THROUGH, QDQ_OPS, GraphIndex
@@ -124,13 +124,11 @@ def _constant_rows(q_index: GraphIndex, originals: dict[str, np.ndarray]) -> tup
     for name, proto in q_index.constant_protos.items():
         if proto.data_type != onnx.TensorProto.FLOAT16:
             continue
-        half = onnx.numpy_helper.to_array(proto).astype(np.float32)
-        original = originals.get(name)
-        if original is None or original.shape != half.shape:
-            unmatched += 1
-            original = None
+        stored = onnx.numpy_helper.to_array(proto)
+        original = fp32_original(stored, originals.get(name))  # None when the values are not an FP16 copy
+        unmatched += original is None
         checked += 1
-        row = _damage(name, half, original, q_index)
+        row = _damage(name, stored.astype(np.float32), original, q_index)
         if row is not None:
             rows.append(row)
     return rows, checked, unmatched

@@ -8,10 +8,13 @@ part in FP32. If its outputs agree with the FP32 model where the QDQ model's do 
 part is not what broke them.
 
 The rewrite:
-  * every FP16/BF16 initializer and Constant-node tensor becomes FP32. Where the FP32 model has a
-    constant of the same name and shape, its original value is used (an FP16 constant that
-    overflowed is `inf`, and upcasting `inf` would keep the damage); otherwise the FP16 value is
-    upcast exactly (Q/DQ scales have no FP32 original; their values do not change);
+  * every FP16/BF16 initializer and Constant-node tensor becomes FP32. Where it is the FP16 copy
+    of an FP32 model constant (same name and shape, and the FP16 value is what converting that
+    constant gives, inf and flushed zeros included), the FP32 original is used: an FP16 constant
+    that overflowed is `inf`, and upcasting `inf` would keep the damage. Otherwise the FP16 value is
+    upcast exactly: Q/DQ scales have no FP32 original, and a quantizer may store rewritten values
+    under an original name (ModelOpt folds BatchNormalization into the Conv weights of the
+    PaddleOCR classifier and keeps the weight's name), which must not be undone;
   * Cast nodes to FP16/BF16 cast to FP32 instead; ConstantOfShape values likewise;
   * intermediate type annotations follow. Graph inputs and outputs keep their types, so the
     control is fed and compared exactly as the QDQ model.
@@ -74,9 +77,21 @@ def _rewrite_node(node: onnx.NodeProto, fp32_constants: dict[str, np.ndarray]) -
 
 def _as_fp32(tensor: TensorProto, name: str, fp32_constants: dict[str, np.ndarray]) -> TensorProto:
     half = numpy_helper.to_array(tensor)
-    original = fp32_constants.get(name)
-    value = original if original is not None and original.shape == half.shape else half.astype(np.float32)
+    original = fp32_original(half, fp32_constants.get(name))
+    value = original if original is not None else half.astype(np.float32)
     return numpy_helper.from_array(np.asarray(value, dtype=np.float32), tensor.name)
+
+
+def fp32_original(half: np.ndarray, original: np.ndarray | None) -> np.ndarray | None:
+    """*original* when *half* is its FP16 copy (rounded, overflowed to inf or clamped to 65504), else None."""
+    if original is None or original.shape != half.shape or half.dtype != np.float16:
+        return None
+    with np.errstate(over="ignore"):
+        rounded = original.astype(np.float16)
+        clamped = np.clip(original, -65504, 65504).astype(np.float16)
+    if np.array_equal(rounded, half, equal_nan=True) or np.array_equal(clamped, half, equal_nan=True):
+        return original
+    return None
 
 
 def _cast_target(node: onnx.NodeProto) -> int | None:

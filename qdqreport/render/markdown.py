@@ -11,8 +11,8 @@ import re
 from qdqreport.render.env import markdown_env
 from qdqreport.report_model import ReportModel
 
-SECTIONS = ("stages", "findings", "task", "precision", "layers", "inputs", "engine", "provenance")
-SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "task": "Task-level results", "layers": "Per-layer localisation", "precision": "Precision",
+SECTIONS = ("stages", "findings", "task", "fp16", "precision", "layers", "inputs", "engine", "provenance")
+SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "task": "Task-level results", "fp16": "FP16 check", "layers": "Per-layer localisation", "precision": "Precision",
                   "inputs": "Input statistics", "engine": "Engine", "provenance": "Provenance"}
 # (table rows, findings shown in full) per attempt, from generous to terse.
 LEVELS = ((25, 50), (10, 20), (5, 10))

@@ -1,0 +1,55 @@
+"""The report's FP16-check section: the FP32-float control and the FP16 ranges, as plain frozen data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.fp16 import FP16_MAX, fp16_evidence
+from qdqreport.rules._common import COSINE_OK
+
+ROWS_LIMIT = 15  # largest FP16 activations listed; the bundle's fp16_ranges table has them all
+
+
+@dataclass(frozen=True)
+class Fp16View:
+    control_status: str  # ok / failed / absent
+    control_error: str
+    outputs: tuple[dict[str, Any], ...]  # output, qdq, control, recovered
+    damaged: tuple[dict[str, Any], ...]  # rows beyond 65504 or flushed constants
+    largest: tuple[dict[str, Any], ...]  # largest FP32 activations among the FP16 ones (headroom)
+    activations: int
+    constants_checked: int
+    seconds: float | None
+
+
+def build_fp16(ctx: Context) -> Fp16View | None:
+    """The FP16-check section, or None when the bundle has no FP16 check (float part not FP16)."""
+    evidence = fp16_evidence(ctx)
+    if evidence is None:
+        return None
+    table = ctx.manifest["artifacts"].get("fp16_ranges")
+    rows = ctx.bundle.table(table, "fp16_ranges") if ctx.bundle.has(table) else []
+    activations = sorted((r for r in rows if r["kind"] == "activation" and r["fp32_absmax"] is not None),
+                         key=lambda r: -r["fp32_absmax"])
+    damaged = evidence.overflowing + [r for r in evidence.flushed if r not in evidence.overflowing]
+    summary = evidence.summary
+    return Fp16View(
+        control_status=evidence.control_status or "absent", control_error=evidence.control_error or "",
+        # A share of a loss that is not there is noise: shown only where the QDQ output diverges.
+        outputs=tuple({"output": g.output, "qdq": g.qdq, "control": g.control,
+                       "recovered": g.recovered if g.qdq < COSINE_OK else None} for g in evidence.gains),
+        damaged=tuple(_row(r) for r in damaged[:ROWS_LIMIT]),
+        largest=tuple(_row(r) for r in activations[:ROWS_LIMIT]),
+        activations=int(summary.get("fp16_activations") or 0),
+        constants_checked=int(summary.get("fp16_constants_checked") or 0),
+        seconds=summary.get("seconds"))
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    absmax = row["fp32_absmax"]
+    return {"tensor": row["tensor"], "kind": row["kind"], "node": row["node"], "op_type": row["op_type"],
+            "consumers": (row["consumers"] or "").replace(";", ", "), "fp32_absmax": absmax,
+            "headroom": None if absmax in (None, 0) else FP16_MAX / absmax,
+            "overflow": row["overflow"], "underflow": row["underflow"], "values": row["values"]}

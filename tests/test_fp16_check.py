@@ -1,0 +1,191 @@
+"""The FP16 check on real models: the FP32-float rewrite of a real ModelOpt QDQ model, the streaming
+FP32 range scan, the control stage in a collected bundle, QR011 on real runs, and the report section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, numpy_helper
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.fp16 import fp16_evidence
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+from qdqreport.collect.fp16_check import run_fp16_check
+from qdqreport.collect.fp32_float import HALF_TYPES, float_constants, has_half_float, restore_fp32_float
+from qdqreport.engine import run_rules
+from qdqreport.progress import Progress
+from qdqreport.render.filters import num
+
+MODELS = Path(__file__).resolve().parent / "data" / "models"
+DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
+CLS_OUTPUT = "save_infer_model/scale_0.tmp_1"
+
+
+def _eval(count: int) -> np.ndarray:
+    with np.load(DEMO / "eval.npz") as data:
+        return data["x"][:count]
+
+
+def _session(model: onnx.ModelProto | Path) -> onnxruntime.InferenceSession:
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    return onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+
+
+def _constants(model: onnx.ModelProto) -> dict[str, TensorProto]:
+    found = {t.name: t for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            found[node.output[0]] = node.attribute[0].t
+    return found
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+# --- the FP32-float rewrite ----------------------------------------------------------------
+def test_rewrite_of_a_real_modelopt_model_keeps_qdq_and_leaves_no_fp16():
+    qdq, fp32 = onnx.load(str(MODELS / "cls_modelopt_int8.onnx")), onnx.load(str(MODELS / "cls_fp32.onnx"))
+    originals = float_constants(fp32)
+    control = restore_fp32_float(qdq, originals)
+    onnx.checker.check_model(control)
+    assert has_half_float(qdq) and not has_half_float(control)
+    before, after = _constants(qdq), _constants(control)
+    assert all(t.data_type not in HALF_TYPES for t in after.values())
+    qdq_nodes = [(n.name, tuple(n.input), tuple(n.output)) for n in qdq.graph.node if n.op_type.endswith("Linear")]
+    assert qdq_nodes == [(n.name, tuple(n.input), tuple(n.output)) for n in control.graph.node
+                         if n.op_type.endswith("Linear")]
+    restored = upcast = 0
+    for name, tensor in before.items():
+        if tensor.data_type != TensorProto.FLOAT16:
+            continue
+        value = numpy_helper.to_array(after[name])
+        if name in originals and originals[name].shape == value.shape:
+            restored += 1  # the FP32 model's value itself, not the FP16 rounding of it
+            assert np.array_equal(value, originals[name])
+        else:
+            upcast += 1  # Q/DQ scales: the same values, exactly
+            assert np.array_equal(value, numpy_helper.to_array(tensor).astype(np.float32))
+    assert restored > 50 and upcast > 50
+
+
+def test_rewrite_restores_a_constant_that_overflowed_in_fp16(tmp_path: Path):
+    # Plant what ModelOpt's conversion did to DBNet's BatchNormalization variance: an FP32 value beyond 65504
+    # whose FP16 copy is inf. Upcasting would keep inf; the rewrite must take the FP32 original.
+    qdq, fp32 = onnx.load(str(MODELS / "cls_modelopt_int8.onnx")), onnx.load(str(MODELS / "cls_fp32.onnx"))
+    originals = float_constants(fp32)
+    name, tensor = next((n, t) for n, t in _constants(qdq).items() if t.data_type == TensorProto.FLOAT16
+                        and n in originals and originals[n].size > 1)
+    big = (originals[name] + 1e5).astype(np.float32)
+    with np.errstate(over="ignore"):
+        tensor.CopyFrom(numpy_helper.from_array(big.astype(np.float16), tensor.name))
+    assert np.isinf(numpy_helper.to_array(tensor)).all()
+    value = numpy_helper.to_array(_constants(restore_fp32_float(qdq, {**originals, name: big}))[name])
+    assert np.array_equal(value, big)
+    # A constant a quantizer rewrote under its original name (values not an FP16 copy) is upcast, not replaced.
+    other = numpy_helper.to_array(_constants(restore_fp32_float(qdq, {**originals, name: np.ones_like(big)}))[name])
+    assert np.isinf(other).all()
+
+
+def test_control_of_the_demo_model_agrees_with_fp32_as_the_qdq_model_does():
+    # ModelOpt's FP16 float part is harmless on the well calibrated demo classifier: the control's outputs
+    # agree with FP32 as closely as the QDQ model's do.
+    qdq_path, fp32 = DEMO / "cls_int8.onnx", onnx.load(str(DEMO / "cls_fp32.onnx"))
+    control = _session(restore_fp32_float(onnx.load(str(qdq_path)), float_constants(fp32)))
+    reference, qdq = _session(DEMO / "cls_fp32.onnx"), _session(qdq_path)
+    cosines = {"control": [], "qdq": []}
+    for row in _eval(16):
+        feed = {"x": row[None]}
+        ref = reference.run(None, feed)[0]
+        cosines["control"].append(_cosine(ref, control.run(None, feed)[0]))
+        cosines["qdq"].append(_cosine(ref, qdq.run(None, feed)[0]))
+    control_median, qdq_median = np.median(cosines["control"]), np.median(cosines["qdq"])
+    assert control_median > 0.999 and abs(control_median - qdq_median) < 0.001
+
+
+# --- the range scan ------------------------------------------------------------------------
+def test_range_scan_streams_the_fp32_ranges_of_the_fp16_tensors():
+    fp32, qdq = onnx.load(str(MODELS / "l2net_fp32.onnx")), onnx.load(str(MODELS / "l2net_modelopt_int8.onnx"))
+    samples = [{"x": row[None]} for row in _eval(12)]
+    check = run_fp16_check(fp32, qdq, samples, "cpu", Progress(quiet=True))
+    rows = {r["tensor"]: r for r in check.rows}
+    # Independently: the FP32 model's sum of squares, sample by sample.
+    marked = onnx.load(str(MODELS / "l2net_fp32.onnx"))
+    marked.graph.output.append(onnx.helper.make_empty_tensor_value_info("sum_of_squares"))
+    session = _session(marked)
+    sums = np.array([session.run(["sum_of_squares"], s)[0].item() for s in samples])
+    row = rows["sum_of_squares"]
+    assert row["kind"] == "activation" and row["samples"] == 12 and row["values"] == 12
+    assert row["fp32_absmax"] == pytest.approx(float(sums.max()), rel=1e-6)
+    assert row["overflow"] == int((sums > 65504).sum()) > 0
+    assert row["consumers"] == "l2_norm"
+    assert {r["tensor"] for r in check.rows if r["overflow"]} == {"sum_of_squares"}
+    assert check.summary["activations_beyond_fp16"] == 1 and check.summary["constants_damaged"] == 0
+    assert check.control.error is None and len(check.control.outputs) == 12
+
+
+# --- collect, QR011 and the report ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def l2net_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("l2net") / "bundle"
+    assert main(["collect", "--fp32", str(MODELS / "l2net_fp32.onnx"), "--qdq", str(MODELS / "l2net_modelopt_int8.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--max-samples", "12", "-o", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_collect_records_the_control_stage_and_the_ranges(l2net_bundle: Path):
+    assert main(["validate", str(l2net_bundle)]) == 0
+    ctx = Context(Bundle(l2net_bundle))
+    assert ctx.stage("ort_qdq_fp32").status == "ok"
+    control = next(c for c in ctx.manifest["comparisons"] if c.get("control") == "fp32_float")
+    assert (control["reference"], control["candidate"], control["purpose"]) == ("ort_fp32", "ort_qdq_fp32", "other")
+    evidence = fp16_evidence(ctx)
+    assert [r["tensor"] for r in evidence.overflowing] == ["sum_of_squares"]
+    (gain,) = evidence.gains
+    assert gain.qdq > 0.99 and gain.control > 0.99  # ONNX Runtime CPU computed the sum in FP32: nothing overflowed
+
+
+def test_qr011_warns_of_the_overflow_this_runtime_did_not_show(l2net_bundle: Path):
+    findings = run_rules(Context(Bundle(l2net_bundle))).findings
+    (finding,) = [f for f in findings if f.rule_id == "QR011"]
+    assert finding.severity == "warning" and finding.subject == "sum_of_squares"
+    (row,) = fp16_evidence(Context(Bundle(l2net_bundle))).overflowing
+    assert f"{row['fp32_absmax']:.3g}" in finding.summary and "--high_precision_dtype fp32" in finding.fixes[0].command
+    assert not [f for f in findings if f.severity == "error"]
+
+
+def test_qr011_stays_quiet_when_int8_is_at_fault(broken_bundle: Path):
+    # The ×255-calibrated demo model collapses; its FP32-float control collapses as much.
+    ctx = Context(Bundle(broken_bundle))
+    (gain,) = fp16_evidence(ctx).gains
+    assert gain.qdq < 0.9 and abs(gain.control - gain.qdq) < 0.1
+    assert "QR011" not in {f.rule_id for f in run_rules(ctx).findings}
+
+
+def test_report_shows_the_fp16_section(l2net_bundle: Path, tmp_path: Path):
+    assert main(["report", str(l2net_bundle), "-o", str(tmp_path / "out")]) == 0
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    section = markdown[markdown.index("### FP16 check"):markdown.index("### Precision")]
+    (row,) = fp16_evidence(Context(Bundle(l2net_bundle))).overflowing
+    assert "| sum\\_of\\_squares | activation | " + num(row["fp32_absmax"]) + f" | {row['overflow']} |" in section
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert 'id="fp16"' in html and '<a href="#fp16">' in html and "<code>sum_of_squares</code>" in html
+
+
+def test_no_fp16_check_writes_no_control(tmp_path: Path):
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(MODELS / "l2net_fp32.onnx"), "--qdq", str(MODELS / "l2net_modelopt_int8.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--max-samples", "2", "-o", str(out), "--quiet",
+                 "--no-fp16-check"]) == 0
+    ctx = Context(Bundle(out))
+    assert ctx.stage("ort_qdq_fp32") is None and fp16_evidence(ctx) is None
+    assert main(["report", str(out), "-o", str(tmp_path / "out")]) == 0
+    assert "FP16 check" not in (tmp_path / "out" / "report.md").read_text()
