@@ -146,12 +146,21 @@ def cases() -> list[Case]:
         Case("det_head_int8", "det", 4, ("QR002",), "neck INT8 plus the two ConvTranspose nodes of the DBNet head",
              "det_neck_head.onnx", "det_calib.npy",
              make=[(ort, "det_fp32.onnx", "det_calib.npy", "det_neck_head.onnx", True, NECK_HEAD)]),
-        Case("det_fp16_default", "det", 6, (), "ModelOpt defaults on the whole model: the float part in FP16 zeroes "
-             "the map (every output 0.0); the same run with --high_precision_dtype fp32 keeps it (map cosine 0.73)",
-             "det_int8.onnx", "det_calib.npy", make=[(mo, "det_fp32.onnx", "det_calib.npy", "det_int8.onnx", [])],
-             pending="no rule yet reads FP16 damage inside a QDQ model (cause 6 is another helper's work)"),
+        Case("det_fp16_default", "det", 6, ("QR011",), "ModelOpt defaults on the whole model: the float part in FP16 "
+             "zeroes the map (every output 0.0): the head's BatchNormalization variance (~1e8 in FP32) is inf in FP16; "
+             "the same model with its float part in FP32 (collect's control, and ModelOpt --high_precision_dtype fp32 "
+             "or --op_types_to_exclude_fp16 BatchNormalization) keeps the map at cosine 0.72",
+             "det_int8.onnx", "det_calib.npy", make=[(mo, "det_fp32.onnx", "det_calib.npy", "det_int8.onnx", [])]),
         Case("det_ort_uint8", "det", 5, ("QR004",), "neck INT8 with onnxruntime's defaults: asymmetric UINT8 activations",
              "det_neck_u8.onnx", "det_calib.npy", make=[(ort, "det_fp32.onnx", "det_calib.npy", "det_neck_u8.onnx", False, NECK)]),
+        # No other model at hand overflows FP16 (classifier, recogniser and MiniLM stay far below 65504): l2net is the
+        # smallest honest one that does, an activation this time (det_fp16_default's overflow is a constant).
+        Case("emb_fp16_l2norm", "l2", 6, ("QR011",), "scripts/make_fp16_overflow_model.py's l2net (two Convs with seeded "
+             "random weights, not trained, then an L2 normalisation of the whole 16x48x192 map whose sum of squares "
+             "reaches ~7e5 in FP32), ModelOpt defaults on the classifier's calibration crops: the sum is declared FP16; "
+             "ONNX Runtime's CPU provider computes that chain in FP32, so the outputs agree here and only the FP16 "
+             "check's range scan shows the overflow (a risk for runtimes that store it in FP16)", "l2_int8.onnx",
+             "cls_calib.npy", make=[("l2net", "l2_fp32.onnx"), (mo, "l2_fp32.onnx", "cls_calib.npy", "l2_int8.onnx", [])]),
     ]
 
 
@@ -283,6 +292,15 @@ def application_results(qdq: str, inputs: str, decode: str, output: str) -> None
     (WORK / output).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
 
+def l2net_model(output: str) -> None:
+    """The FP32 l2net (scripts/make_fp16_overflow_model.py), evaluated on the classifier's crops."""
+    import onnx
+    from make_fp16_overflow_model import l2net
+
+    onnx.save(l2net(), str(WORK / output))
+    shutil.copyfile(WORK / "cls_eval.npy", WORK / "l2_eval.npy")
+
+
 def make(case: Case, python: str) -> None:
     for step in case.make:
         kind, *args = step
@@ -294,6 +312,8 @@ def make(case: Case, python: str) -> None:
             unequal_pair_scales(*args)
         elif kind == "eps":
             export_reference(*args)
+        elif kind == "l2net":
+            l2net_model(*args)
         elif kind == "app":
             application_results(*args)
 
@@ -331,7 +351,8 @@ def write_labels(selected: list[Case]) -> None:
     labels = json.loads(path.read_text()) if path.exists() else {}
     for case in selected:
         labels[case.id] = {"model": {"cls": "PaddleOCR text-direction classifier (MobileNetV3)",
-                                     "det": "PP-OCRv4 text detector (DBNet)"}[case.model],
+                                     "det": "PP-OCRv4 text detector (DBNet)",
+                                     "l2": "l2net (two Convs and an L2 normalisation; seeded, not trained)"}[case.model],
                            "cause": {"number": case.cause, "name": CAUSES[case.cause]},
                            "expected_rules": list(case.expected), "healthy": case.healthy, "how": case.how,
                            **({"pending": case.pending} if case.pending else {})}
