@@ -18,11 +18,13 @@ is its activation dtype, else its weight dtype, else the float dtype of its firs
 Sensitive nodes: Softmax/LogSoftmax ("softmax"), Sigmoid/Tanh ("sigmoid"), LayerNormalization and
 the decomposed ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div pattern, reported at its Div
 ("layernorm"), and the Gemm/MatMul ("final_matmul") or Conv/ConvTranspose ("head") nodes nearest
-to a graph output with no other such node in between. Only the top-level graph is analysed.
+to a graph output with no other such node in between (by compute nodes on the shortest path, within
+one of the nearest: a residual stream's skip connections would otherwise make every block a head). Only the top-level graph is analysed.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import numpy as np
@@ -279,16 +281,36 @@ def _parent(index: GraphIndex, name: str) -> onnx.NodeProto | None:
 
 
 def _last_heavy_nodes(index: GraphIndex) -> list[onnx.NodeProto]:
-    """The Conv/ConvTranspose/Gemm/MatMul nodes nearest to each graph output (none other in between)."""
-    stack, seen, heavy = list(index.graph_outputs), set(), {}
-    while stack:
-        name = stack.pop()
+    """Per graph output, the Conv/ConvTranspose/Gemm/MatMul nodes nearest to it: no other such node in between,
+    and within HEAD_SLACK compute nodes of the nearest. Without the distance, a residual network's skip
+    connections reach back past every block: all of a transformer's output projections would be "the head"."""
+    heads: dict[int, onnx.NodeProto] = {}
+    for output in index.graph_outputs:
+        found = _heavy_distances(index, output)
+        nearest = min(found.values(), key=lambda item: item[1])[1] if found else 0
+        heads.update({key: node for key, (node, distance) in found.items() if distance <= nearest + HEAD_SLACK})
+    return list(heads.values())
+
+
+HEAD_SLACK = 1  # sibling heads (a box branch one op longer than the score branch) stay heads
+
+
+def _heavy_distances(index: GraphIndex, output: str) -> dict[int, tuple[onnx.NodeProto, int]]:
+    """Heavy nodes reachable backwards from *output* without another heavy node in between, with the fewest
+    compute nodes on the way (pass-through and Q/DQ nodes are free)."""
+    free = PASS_THROUGH | QDQ_OPS
+    heap, seen, found = [(0, output)], set(), {}
+    while heap:
+        distance, name = heapq.heappop(heap)
         node = index.producer.get(name)
         if name in seen or node is None:
             continue
         seen.add(name)
         if node.op_type in HEAVY_OPS:
-            heavy[id(node)] = node
+            found.setdefault(id(node), (node, distance))
             continue
-        stack.extend(i for i in node.input if i and i not in index.static_tensors and not index.is_constant(i))
-    return list(heavy.values())
+        step = 0 if node.op_type in free else 1
+        for i in node.input:
+            if i and i not in index.static_tensors and not index.is_constant(i):
+                heapq.heappush(heap, (distance + step, i))
+    return found

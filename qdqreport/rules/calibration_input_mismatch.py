@@ -7,7 +7,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from qdqreport.analysis.context import Context
-from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
     CLS_INPUT, calibration_rewrite, diverging_outputs, input_stats, modelopt_command, rounded, text_images)
@@ -56,6 +56,27 @@ def _range_use(scale: float, eval_min: float = -1.0, eval_max: float = 0.9, clip
     return build
 
 
+def _tokens(kind: str):
+    """A text encoder's int64 inputs: 24 evaluation texts of 12-28 tokens padded to 128, calibration per *kind*."""
+    def batch(count: int, low: int, high: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        lengths = rng.integers(low, high + 1, count)
+        mask = (np.arange(128)[None, :] < lengths[:, None]).astype(np.int64)
+        ids = np.where(mask == 1, rng.integers(1000, 30000, (count, 128)), 0)
+        ids[:, 0], ids[np.arange(count), lengths - 1] = 101, 102  # [CLS] ... [SEP], then padding 0
+        return ids[:, None], mask[:, None]
+
+    def build(b):
+        ids, mask = batch(24, 12, 28, 51)
+        calib_ids, calib_mask = batch(48, 4, 8, 52) if kind == "short" else batch(48, 12, 33, 52)
+        if kind == "mask1":
+            calib_mask = np.ones_like(calib_mask)
+        for role, (i, m) in (("eval_stats", (ids, mask)), ("calib_stats", (calib_ids, calib_mask))):
+            a, c = input_stats("input_ids", i, f"{role}.npz"), input_stats("attention_mask", m, f"{role}.npz")
+            b.artifact(role, {**a, "inputs": {**a["inputs"], **c["inputs"]}})
+    return build
+
+
 @rule(id="QR003", slug="calibration-input-mismatch", title="Calibration inputs are preprocessed differently",
       examples=[Fires("calibration saved as raw 0-255 pixels", _images("x255")),
                 Fires("calibration left in [0,1], evaluation in [-1,1]", _images("unit")),
@@ -64,7 +85,9 @@ def _range_use(scale: float, eval_min: float = -1.0, eval_max: float = 0.9, clip
                 Fires("[0,1]-calibrated input fed 0-255 pixels", _range_use(1 / 127, 0.0, 255.0, clipped=0.97)),
                 Quiet("other images, same preprocessing", _images("same")),
                 Quiet("darker images, same preprocessing (a coverage gap, QR006)", _images("dark")),
-                Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127))])
+                Fires("attention mask all ones in calibration (padding attended)", _tokens("mask1")),
+                Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127)),
+                Quiet("token inputs: shorter calibration texts are not a preprocessing step", _tokens("short"))])
 def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
 
@@ -74,6 +97,10 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     preprocessing step explains, with the same minimum or maximum as the evaluation inputs
     (black stays black), is darker or brighter content, not preprocessing: this rule stays
     quiet and QR006 reports the coverage gap. That shared level is the separating evidence.
+
+    Integer inputs (token ids, attention masks) are categories, not intensities: for them only
+    a calibration input frozen at one value where the evaluation varies (an attention mask built
+    as all ones, so the padding is attended) is reported; spreads and ranges are not compared.
 
     Why it matters: every activation range is calibrated from these tensors. Calibrate on
     0–255 pixels and evaluate on [0,1], and the input quantizer keeps one or two INT8 levels;
@@ -98,7 +125,32 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
                 yield _finding(ctx, entry["input"], diverged, measured, *diagnosis)
 
 
+def categorical(stats: dict[str, Any]) -> bool:
+    """Integer inputs (token ids, attention masks, segment ids) hold categories or flags, not intensities:
+    their spread, offset and range say nothing about preprocessing, so only a constant input is compared."""
+    return str(stats.get("dtype", "")).startswith(("int", "uint", "bool"))
+
+
+def _compare_categorical(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
+    """A calibration input frozen at one value where the evaluation varies (or the reverse): built differently,
+    e.g. an attention mask made with ones_like(input_ids), so the padding is attended during calibration."""
+    c, e = calib["overall"], evaluation["overall"]
+    frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
+    if frozen_c == frozen_e:
+        return None
+    table = Table("Input statistics", ("set", "min", "max", "mean"),
+                  tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean"))) for label, s in
+                        (("calibration", c), ("evaluation", e))))
+    label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"
+             if frozen_c else f"evaluation holds only {e['min']:g}, calibration {c['min']:g}..{c['max']:g}")
+    return (label, "x", 1.0, 0.7, (Text("Integer input: compared as categories, not magnitudes. A mask or id that "
+                                       "is constant in one set and varies in the other was built by different code "
+                                       "(padding, mask or segment construction)."), table))
+
+
 def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
+    if categorical(evaluation) or categorical(calib):
+        return _compare_categorical(calib, evaluation)
     c, e = calib["overall"], evaluation["overall"]
     ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
     table = Table("Input statistics", ("set", "min", "max", "mean", "std", "channel means"),

@@ -33,6 +33,14 @@ def _sensitive_nodes_kept_fp16(b):
     b.artifact("precision_summary", classifier_graph(head_precision="fp16", softmax_precision="fp16"))
 
 
+def _softmax_output_quantized_for_consumer(b):
+    # The Softmax runs in FP16; only its output is quantized, as the next MatMul's INT8 input.
+    _sensitive_nodes_kept_fp16(b)
+    graph = classifier_graph(head_precision="fp16", softmax_precision="fp16")
+    graph["sensitive"][1]["quantized"] = True  # the collector marks an output feeding a QuantizeLinear too
+    b.artifact("precision_summary", graph)
+
+
 def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> dict[str, Any]:
     return {"tensor": tensor, "node": node, "op_type": op_type, "samples": 32, "cosine": cosine,
             "sqnr_db": sqnr, "max_abs": 2.4, "rel_l2": 0.3, "ref_absmax": 9.1}
@@ -40,7 +48,9 @@ def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> di
 
 @rule(id="QR002", slug="sensitive-op-quantized", title="Sensitive operators are quantized to INT8",
       examples=[Fires("final MatMul and Softmax in INT8", _head_and_softmax_int8),
-                Quiet("head and Softmax left in FP16", _sensitive_nodes_kept_fp16)])
+                Quiet("head and Softmax left in FP16", _sensitive_nodes_kept_fp16),
+                Quiet("Softmax in FP16, only its output quantized for the next MatMul",
+                      _softmax_output_quantized_for_consumer)])
 def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     """Softmax, sigmoid, layer-norm, final MatMul or detection-head nodes that run in INT8.
 
@@ -50,6 +60,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     upstream: the confidence is then 0.65, not 0.85, and the finding names the experiment that
     separates the two (exclude the nodes, collect again).
 
+    A softmax, sigmoid or layer-norm counts only when its inputs are INT8; its output feeding a
+    QuantizeLinear (the next MatMul quantized) is not the node running in INT8.
+
     Why it matters: these nodes turn small differences into decisions (class probabilities,
     box scores) or normalise by statistics INT8 cannot resolve. A single INT8 softmax or head
     can flip the top class while the backbone is quantized perfectly well.
@@ -57,7 +70,8 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
     regex-escaped names, or --op_types_to_exclude when every node of the type is at fault).
     """
-    flagged = [s for s in (ctx.precision or {}).get("sensitive", []) if s.get("quantized")]
+    nodes = {n["name"]: n for n in (ctx.precision or {}).get("nodes", [])}
+    flagged = [s for s in (ctx.precision or {}).get("sensitive", []) if s.get("quantized") and _in_int8(s, nodes)]
     if not flagged:
         return
     comparison = ctx.comparison("quantization")
@@ -94,6 +108,19 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                           "localisation shows where).")] if inherited and (bad_tensor or diverged) else [])),
         fixes=(Fix("Re-quantize keeping these nodes in FP16", modelopt_command(ctx, _exclusions(ctx, flagged))),),
         stage=comparison.id if comparison else "", tags=("root_cause",))
+
+
+HEAD_PATTERNS = ("final_matmul", "head")
+
+
+def _in_int8(sensitive: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> bool:
+    """A softmax, sigmoid or norm counts only when it computes on INT8 inputs. Its output feeding a
+    QuantizeLinear means its consumer is quantized (a transformer's LayerNorm -> Q -> MatMul is the usual
+    recipe), not that it runs in INT8. A head's quantized output is its own loss (INT8 logits)."""
+    node = nodes.get(sensitive["node"])
+    if node is None or sensitive["pattern"] in HEAD_PATTERNS:
+        return True
+    return bool(node.get("activation_quantized") or node.get("weight_quantized"))
 
 
 def _errors(row: dict[str, Any] | None) -> tuple[Any, Any, Any]:

@@ -92,6 +92,9 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     sample's (and under 20 dB), while the median cosine is at least 0.98 and the collapsed
     samples stand apart: their best SQNR is 6 dB under the worst remaining sample's.
 
+    Integer inputs (token ids, attention masks) are categories: their value ranges are not
+    compared.
+
     Why it matters: quantization that works for most inputs and fails for a few usually
     means those inputs fall outside the ranges seen in calibration (brighter, darker, other
     scenes): their activations clip. The mean metric hides them; users meet them.
@@ -140,7 +143,9 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
 def _outside_calibration(ctx: Context, collapsed: list[int], total: int) -> tuple[bool, str]:
     """Whether the collapsed samples' inputs leave the calibration range more often than the others'."""
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
-    for name in sorted(set(calib) & set(evaluation)):
+    from qdqreport.rules.calibration_input_mismatch import categorical
+
+    for name in sorted(n for n in set(calib) & set(evaluation) if not categorical(evaluation[n])):
         low, high = calib[name]["overall"]["min"], calib[name]["overall"]["max"]
         margin = 0.01 * (high - low)
         per_sample = evaluation[name].get("per_sample") or []
@@ -197,11 +202,12 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
 
 def _range_not_covered(ctx: Context) -> Iterator[Finding]:
     """Evaluation inputs beyond the calibration range, with the same black/white level: content, not preprocessing."""
-    from qdqreport.rules.calibration_input_mismatch import preprocessing_mismatch, shares_level
+    from qdqreport.rules.calibration_input_mismatch import categorical, preprocessing_mismatch, shares_level
 
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     diverging = diverging_outputs(ctx, "quantization")
-    for name in sorted(set(calib) & set(evaluation)):
+    # Integer inputs (token ids, masks) are categories: a value range says nothing about coverage there.
+    for name in sorted(n for n in set(calib) & set(evaluation) if not categorical(evaluation[n])):
         c, e = calib[name]["overall"], evaluation[name]["overall"]
         per_sample = evaluation[name].get("per_sample") or []
         margin = 0.01 * (c["max"] - c["min"])
