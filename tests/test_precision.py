@@ -280,3 +280,27 @@ def test_synthetic_nodes_out_of_order_get_topological_indices() -> None:
     model.graph.node.extend(reversed(nodes))
     result = summary_of(model)
     assert [n["name"] for n in sorted(result["nodes"], key=lambda n: n["index"])][:3] == ["mean", "sub", "pow"]
+
+
+def residual_blocks_model(blocks: int = 3) -> onnx.ModelProto:
+    """Synthetic transformer-like stack: h = LayerNorm(h + MatMul(h, W_i)) per block, then the output."""
+    n = helper.make_node
+    nodes, inits, h = [], [numpy_helper.from_array(np.ones(8, np.float32), "g"),
+                           numpy_helper.from_array(np.zeros(8, np.float32), "b")], "X"
+    for i in range(blocks):
+        inits.append(numpy_helper.from_array(np.eye(8, dtype=np.float32), f"W{i}"))
+        nodes += [n("MatMul", [h, f"W{i}"], [f"p{i}"], name=f"proj{i}"), n("Add", [h, f"p{i}"], [f"r{i}"], name=f"res{i}"),
+                  n("LayerNormalization", [f"r{i}", "g", "b"], [f"h{i}"], name=f"ln{i}")]
+        h = f"h{i}"
+    nodes.append(n("ReduceMean", [h], ["Y"], name="pool", axes=[1]))
+    graph = helper.make_graph(nodes, "residual", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 8])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_synthetic_residual_stream_has_one_final_matmul() -> None:
+    """Every block's projection reaches the output along the skip connections without another MatMul in
+    between; only the last block's, nearest to the output, is the final MatMul."""
+    result = summary_of(residual_blocks_model())
+    assert [s["node"] for s in result["sensitive"] if s["pattern"] == "final_matmul"] == ["proj2"]
+    assert [s["node"] for s in result["sensitive"] if s["pattern"] == "layernorm"] == ["ln0", "ln1", "ln2"]
