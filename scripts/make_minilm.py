@@ -15,6 +15,13 @@ Writes (not committed: ~90 MB + ~25 MB):
   calib.npz          32 tokenised sentences (calibration)
   eval.npz           128 tokenised texts: the sentences below and pairs of them (evaluation)
   modelopt.log       ModelOpt's console output
+
+With --corpus-sets (used by scripts/make_corpus.py, which quantizes the corpus variants itself) it
+skips the quantization and also writes the token sets of the labelled corpus: corpus_eval.npz (24
+texts none of the calibration sets contain: 16 sentences and 8 pairs of them), corpus_calib.npz (the
+other 32 sentences and 16 pairs of them), corpus_calib_short.npz (the first three words of those 48
+texts: 4-6 tokens, the rest padding), corpus_calib_mask1.npz (corpus_calib.npz with attention_mask all
+ones: the padding attended, as when the mask is built with ones_like(input_ids)).
 """
 
 from __future__ import annotations
@@ -104,7 +111,22 @@ def tokenise(tokenizer, items: list[str]) -> dict[str, np.ndarray]:
     return {"input_ids": encoded["input_ids"].astype(np.int64), "attention_mask": encoded["attention_mask"].astype(np.int64)}
 
 
-def export(out: Path) -> None:
+def pairs(items: list[str], count: int) -> list[str]:
+    """*count* texts made of two neighbouring items joined: longer inputs from the same sentences."""
+    return [f"{items[i % len(items)]} {items[(i + 1) % len(items)]}" for i in range(count)]
+
+
+def corpus_sets(tokenizer, out: Path) -> None:
+    """The labelled corpus's token sets (see the module docstring); evaluation and calibration texts are disjoint."""
+    calib_texts = SENTENCES[:32] + pairs(SENTENCES[:32], 16)
+    calib = tokenise(tokenizer, calib_texts)
+    np.savez(out / "corpus_eval.npz", **tokenise(tokenizer, SENTENCES[32:] + pairs(SENTENCES[32:], 8)))
+    np.savez(out / "corpus_calib.npz", **calib)
+    np.savez(out / "corpus_calib_short.npz", **tokenise(tokenizer, [" ".join(t.split()[:3]) for t in calib_texts]))
+    np.savez(out / "corpus_calib_mask1.npz", input_ids=calib["input_ids"], attention_mask=np.ones_like(calib["attention_mask"]))
+
+
+def export(out: Path, with_corpus_sets: bool = False) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -127,6 +149,8 @@ def export(out: Path) -> None:
     evaluation = tokenise(tokenizer, texts(128))
     np.savez(out / "calib.npz", **calib)
     np.savez(out / "eval.npz", **evaluation)
+    if with_corpus_sets:
+        corpus_sets(tokenizer, out)
     example = (torch.from_numpy(evaluation["input_ids"][:1]), torch.from_numpy(evaluation["attention_mask"][:1]))
     torch.onnx.export(SentenceEmbedding().eval(), example, str(out / "minilm_fp32.onnx"), opset_version=17,
                       input_names=["input_ids", "attention_mask"], output_names=["embedding"], dynamo=False)
@@ -149,11 +173,14 @@ def quantize(out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "benchmarks" / "models" / "minilm")
+    parser.add_argument("--corpus-sets", action="store_true",
+                        help="also write the corpus token sets and skip the quantization (scripts/make_corpus.py)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args.out.mkdir(parents=True, exist_ok=True)
-    export(args.out)
-    quantize(args.out)
+    export(args.out, args.corpus_sets)
+    if not args.corpus_sets:
+        quantize(args.out)
     print(args.out)
 
 
