@@ -51,7 +51,8 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _fp16_zeroes_map(b):
     b.artifact("precision_summary", classifier_graph())
     b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, zero=True))
-    b.stage(CONTROL_STAGE, _maps(24, 3, noise=1.2)).fp16_check(_bn_variance_overflow(), _summary(_bn_variance_overflow()))
+    rows = _bn_variance_overflow()
+    b.stage(CONTROL_STAGE, _maps(24, 3, noise=1.2)).fp16_check(rows, _summary(rows))
 
 
 def _int8_at_fault(b):
@@ -65,7 +66,8 @@ def _fp16_harmless(b):
     # FP16 constants overflow, but the outputs agree anyway (the damaged constant feeds nothing that matters).
     b.artifact("precision_summary", classifier_graph())
     b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, noise=0.05))
-    b.stage(CONTROL_STAGE, _maps(24, 3, noise=0.04)).fp16_check(_bn_variance_overflow(), _summary(_bn_variance_overflow()))
+    rows = _bn_variance_overflow()
+    b.stage(CONTROL_STAGE, _maps(24, 3, noise=0.04)).fp16_check(rows, _summary(rows))
 
 
 def _l2_sum_overflow() -> list[dict[str, Any]]:
@@ -82,11 +84,24 @@ def _risk_only(b):
     b.stage(CONTROL_STAGE, _maps(24, 3, noise=0.05)).fp16_check(_l2_sum_overflow(), _summary(_l2_sum_overflow()))
 
 
+def _near_ties_flip_back(b):
+    # Measured on the corpus classifier (ModelOpt max calibration): 2 of 24 near-tie decisions flip in the QDQ model
+    # and not in the control, while the median cosine does not move. Rounding noise, not FP16 damage.
+    rows = [np.array([[0.9, 0.1]] if i % 3 else [[0.2, 0.8]], np.float32) for i in range(24)]
+    rows[5] = rows[11] = np.array([[0.505, 0.495]], np.float32)
+    close = [{"p": p + np.float32(1e-4)} for p in rows]
+    flipped = [{"p": p[:, ::-1].copy()} if i in (5, 11) else close[i] for i, p in enumerate(rows)]
+    b.artifact("precision_summary", classifier_graph()).class_outputs("p")
+    b.stage("ort_fp32", [{"p": p} for p in rows]).stage("ort_qdq", flipped).stage(CONTROL_STAGE, close)
+    b.fp16_check([], _summary([]))
+
+
 @rule(id="QR011", slug="fp16-float-damage", title="The FP16 float part of the QDQ model damages the outputs",
       examples=[Fires("ModelOpt's FP16 float part zeroes a map; with it in FP32 the map comes back", _fp16_zeroes_map),
                 Fires("an FP16 activation passes 65504 although this runtime's outputs agree (risk)", _risk_only),
                 Quiet("the control collapses as much: INT8 is at fault", _int8_at_fault),
-                Quiet("FP16 constants overflow but the outputs agree", _fp16_harmless)])
+                Quiet("FP16 constants overflow but the outputs agree", _fp16_harmless),
+                Quiet("the control only flips back two near-tie decisions", _near_ties_flip_back)])
 def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     """The QDQ model diverges, and the same model with its float part in FP32 diverges much less.
 
@@ -97,8 +112,10 @@ def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     FP32 (original FP32 constants, Q/DQ nodes and scale values untouched), compared with
     ORT FP32 on the same inputs. This rule fires when the QDQ outputs diverge and the control
     wins back at least a quarter of the disagreement (and 0.05 of cosine); the share won back
-    is the finding's score. It lists the FP16 constants that overflowed (inf) or flushed to
-    zero and the FP16 activations whose FP32 values pass 65504, with the nodes reading them.
+    is the finding's score. Judged on median per-sample cosine: top-1 agreement alone is not
+    enough, because near-tie decisions flip with any rounding change, either way. It lists the
+    FP16 constants that overflowed (inf) or flushed to zero and the FP16 activations whose FP32
+    values pass 65504, with the nodes reading them.
     An error when the QDQ outputs collapse and the control wins back 0.3 or more of cosine.
 
     Without measured damage it still warns (confidence 0.5) when an activation the QDQ graph
@@ -191,14 +208,15 @@ def _summary_text(worst: OutputGain, evidence: Fp16Evidence) -> str:
 
 
 def _evidence(evidence: Fp16Evidence) -> tuple:
-    rows = tuple((g.output, rounded(g.qdq), rounded(g.control), rounded(g.recovered), g.qdq_nonfinite,
-                  g.control_nonfinite) for g in evidence.gains)
+    rows = tuple((g.output, rounded(g.qdq), rounded(g.control), rounded(g.recovered), rounded(g.qdq_top1),
+                  rounded(g.control_top1), g.qdq_nonfinite, g.control_nonfinite) for g in evidence.gains)
     items: list = [Metric("share of the loss the FP32 float part wins back", rounded(evidence.worst.recovered),
                           threshold=f">= {RECOVERED_MIN}"),
                    Table("Measured control: QDQ model vs the same model with its float part in FP32 (both vs ORT FP32)",
-                         ("output", "QDQ agreement", "control agreement", "share won back", "QDQ NaN/Inf",
-                          "control NaN/Inf"), rows,
-                         note="agreement = the lower of median cosine and top-1 agreement")]
+                         ("output", "QDQ cosine", "control cosine", "share won back", "QDQ top-1", "control top-1",
+                          "QDQ NaN/Inf", "control NaN/Inf"), rows,
+                         note="median per-sample cosine against ORT FP32; top-1 agreement is shown, not judged "
+                              "(near-tie decisions flip with any rounding change)")]
     damaged = evidence.overflowing + [r for r in evidence.flushed if r not in evidence.overflowing]
     if damaged:
         items.append(_damage_table(damaged))
