@@ -72,8 +72,6 @@ def agreement(summary: "OutputSummary") -> float:
 
 def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
     """The FP16 check's evidence, or None when the bundle has none (float part not FP16, or an older bundle)."""
-    from qdqreport.rules._common import judged_summaries  # the slice-signal filter the divergence rules use
-
     path = ctx.manifest["artifacts"].get("fp16_check")
     if not ctx.bundle.has(path):
         return None
@@ -91,8 +89,8 @@ def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
     control = next((c for c in ctx.comparisons if is_control(c)), None)
     if quantization is None or control is None:
         return evidence
-    qdq = {s.output: s for s in judged_summaries(ctx, quantization.id)}
-    for s in judged_summaries(ctx, control.id):
+    qdq = {s.output: s for s in ctx.output_summaries(quantization.id)}
+    for s in ctx.output_summaries(control.id):
         if s.output in qdq:
             q = qdq[s.output]
             evidence.gains.append(OutputGain(s.output, agreement(q), agreement(s), q.nonfinite_cand - q.nonfinite_ref,
