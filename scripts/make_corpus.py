@@ -165,6 +165,14 @@ def cases() -> list[Case]:
              "ONNX Runtime's CPU provider computes that chain in FP32, so the outputs agree here and only the FP16 "
              "check's range scan shows the overflow (a risk for runtimes that store it in FP16)", "l2_int8.onnx",
              "cls_calib.npy", make=[("l2net", "l2_fp32.onnx"), (mo, "l2_fp32.onnx", "cls_calib.npy", "l2_int8.onnx", [])]),
+        Case("l2_healthy_fp32", "l2", 0, (), "the same l2net and ModelOpt run with --high_precision_dtype fp32: "
+             "the float part stays FP32 (no FP16 check runs)", "l2_int8_fp32.onnx", "cls_calib.npy",
+             make=[("l2net", "l2_fp32.onnx"), (mo, "l2_fp32.onnx", "cls_calib.npy", "l2_int8_fp32.onnx",
+                                               ["--high_precision_dtype", "fp32"])]),
+        Case("l2_healthy_fp32_max", "l2", 0, (), "the same with --calibration_method max as well",
+             "l2_int8_fp32_max.onnx", "cls_calib.npy",
+             make=[("l2net", "l2_fp32.onnx"), (mo, "l2_fp32.onnx", "cls_calib.npy", "l2_int8_fp32_max.onnx",
+                                               ["--high_precision_dtype", "fp32", "--calibration_method", "max"])]),
         *minilm_cases(),
     ]
 
