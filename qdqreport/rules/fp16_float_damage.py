@@ -12,6 +12,7 @@ from qdqreport.analysis.layers import layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import COLLAPSED, classifier_graph, diverging_outputs, modelopt_command, rounded
+from qdqreport.rules._layer_examples import layer_chain
 
 # The control must win back a real part of the damage, not rounding: at least a quarter of the
 # QDQ model's disagreement (1 - cosine) and 0.05 of cosine.
@@ -84,6 +85,12 @@ def _risk_only(b):
     b.stage(CONTROL_STAGE, _maps(24, 3, noise=0.05)).fp16_check(_l2_sum_overflow(), _summary(_l2_sum_overflow()))
 
 
+def _risk_with_per_layer_tables(b):
+    # The same overflow collected with --per-layer: QR202 reports it from the layers table, not QR011 a second time.
+    _risk_only(b)
+    b.layers(layer_chain(overflow_at=9))
+
+
 def _near_ties_flip_back(b):
     # Measured on the corpus classifier (ModelOpt max calibration): 2 of 24 near-tie decisions flip in the QDQ model
     # and not in the control, while the median cosine does not move. Rounding noise, not FP16 damage.
@@ -101,7 +108,8 @@ def _near_ties_flip_back(b):
                 Fires("an FP16 activation passes 65504 although this runtime's outputs agree (risk)", _risk_only),
                 Quiet("the control collapses as much: INT8 is at fault", _int8_at_fault),
                 Quiet("FP16 constants overflow but the outputs agree", _fp16_harmless),
-                Quiet("the control only flips back two near-tie decisions", _near_ties_flip_back)])
+                Quiet("the control only flips back two near-tie decisions", _near_ties_flip_back),
+                Quiet("the same risk collected with --per-layer (QR202 reports it)", _risk_with_per_layer_tables)])
 def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     """The QDQ model diverges, and the same model with its float part in FP32 diverges much less.
 
