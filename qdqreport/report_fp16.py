@@ -52,4 +52,4 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     return {"tensor": row["tensor"], "kind": row["kind"], "node": row["node"], "op_type": row["op_type"],
             "consumers": (row["consumers"] or "").replace(";", ", "), "fp32_absmax": absmax,
             "headroom": None if absmax in (None, 0) else FP16_MAX / absmax,
-            "overflow": row["overflow"], "underflow": row["underflow"], "values": row["values"]}
+            "overflow": row["overflow"], "underflow": row["underflow"], "count": row["values"]}

@@ -178,6 +178,9 @@ def test_report_shows_the_fp16_section(l2net_bundle: Path, tmp_path: Path):
     assert "| sum\\_of\\_squares | activation | " + num(row["fp32_absmax"]) + f" | {row['overflow']} |" in section
     html = (tmp_path / "out" / "report.html").read_text()
     assert 'id="fp16"' in html and '<a href="#fp16">' in html and "<code>sum_of_squares</code>" in html
+    section = html[html.index('<section id="fp16">'):]
+    assert f'<td class="n">{num(row["overflow"])}</td>' in section  # beyond 65504
+    assert f'<td class="n">{num(row["values"])}</td><td><code>sum_of_squares</code>' in section  # of values
 
 
 def test_no_fp16_check_writes_no_control(tmp_path: Path):
