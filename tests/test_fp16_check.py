@@ -192,3 +192,22 @@ def test_no_fp16_check_writes_no_control(tmp_path: Path):
     assert ctx.stage("ort_qdq_fp32") is None and fp16_evidence(ctx) is None
     assert main(["report", str(out), "-o", str(tmp_path / "out")]) == 0
     assert "FP16 check" not in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_control_that_cannot_run_is_a_failed_stage_not_a_failed_collect(tmp_path: Path):
+    # A node no runtime implements: ort_qdq fails, and so does the control built from the same graph.
+    model = onnx.load(str(MODELS / "l2net_modelopt_int8.onnx"))
+    node = next(n for n in model.graph.node if n.op_type == "Sqrt")
+    node.domain = "com.example.missing"
+    model.opset_import.append(onnx.helper.make_opsetid("com.example.missing", 1))
+    onnx.save(model, tmp_path / "bad.onnx")
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(MODELS / "l2net_fp32.onnx"), "--qdq", str(tmp_path / "bad.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--max-samples", "2", "-o", str(out), "--quiet"]) == 0
+    ctx = Context(Bundle(out))
+    control = ctx.stage("ort_qdq_fp32")
+    assert control.status == "failed" and "com.example.missing" in control.error
+    evidence = fp16_evidence(ctx)
+    assert evidence.gains == [] and [r["tensor"] for r in evidence.overflowing] == ["sum_of_squares"]
+    assert main(["report", str(out), "-o", str(tmp_path / "out")]) == 0
+    assert "**failed**" in (tmp_path / "out" / "report.md").read_text()

@@ -84,11 +84,10 @@ def run_fp16_check(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     start = time.perf_counter()
     progress.say("FP16 check: the QDQ float part is FP16; scanning FP32 ranges and running the FP32-float control")
     f_index, q_index = GraphIndex(fp32), GraphIndex(qdq)
-    tensors = [t for t in align(f_index, q_index).tensors if t.qdq_dtype in HALF_NAMES]
+    tensors, align_error = _fp16_tensors(f_index, q_index)
     originals = float_constants(fp32)
     constant_rows, checked, unmatched = _constant_rows(q_index, originals)
-    control = open_stage(CONTROL_STAGE, restore_fp32_float(qdq, originals).SerializeToString(),
-                         tuple(o.name for o in qdq.graph.output), provider)
+    control = _control_stage(qdq, originals, provider)
     ranges = {t.name: _Range() for t in tensors}
     scan = open_stage("fp16_ranges", with_extra_outputs(fp32, list(ranges)), (), provider)
     for index, feed in enumerate(samples):
@@ -98,7 +97,7 @@ def run_fp16_check(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
             if name in values:
                 statistics.add(values[name])
         progress.count("FP16 check samples (FP32 ranges + ort_qdq_fp32)", index + 1, len(samples))
-    scan_error = scan.error
+    scan_error = align_error or scan.error
     control.close()
     scan.close()
     rows = [_activation_row(t, ranges[t.name], q_index) for t in tensors] + constant_rows
@@ -109,6 +108,26 @@ def run_fp16_check(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
                "constants_damaged": len(constant_rows), "range_scan_error": scan_error,
                "seconds": round(time.perf_counter() - start, 3)}
     return Fp16Check(control, rows, summary)
+
+
+def _fp16_tensors(f_index: GraphIndex, q_index: GraphIndex) -> tuple[list[Any], str | None]:
+    """The aligned activations the QDQ graph holds in FP16; an alignment failure costs the scan, not the collect."""
+    try:
+        return [t for t in align(f_index, q_index).tensors if t.qdq_dtype in HALF_NAMES], None
+    except Exception as exc:  # an unusual graph align() cannot read: the control still runs
+        return [], f"graph alignment failed: {type(exc).__name__}: {exc}"[:500]
+
+
+def _control_stage(qdq: onnx.ModelProto, originals: dict[str, np.ndarray], provider: str) -> OrtStage:
+    """The FP32-float control, opened now; a rewrite that fails is the stage's failure, recorded like any other."""
+    outputs = tuple(o.name for o in qdq.graph.output)
+    try:
+        model = restore_fp32_float(qdq, originals).SerializeToString()
+    except Exception as exc:
+        stage = OrtStage(CONTROL_STAGE, outputs)
+        stage.fail(f"the FP32-float rewrite failed: {type(exc).__name__}: {exc}"[:500])
+        return stage
+    return open_stage(CONTROL_STAGE, model, outputs, provider)
 
 
 def _activation_row(tensor: Any, stats: _Range, q_index: GraphIndex) -> dict[str, Any]:
