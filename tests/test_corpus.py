@@ -6,6 +6,7 @@ fails here with the whole case-by-case table in the message.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,32 @@ def test_every_labelled_case_has_a_bundle_and_a_known_cause():
     models = {label["model"] for label in labels.values()}
     for model in models:  # at least two healthy controls per model
         assert sum(l["healthy"] for l in labels.values() if l["model"] == model) >= 2, model
+
+
+def test_corpus_covers_a_cnn_a_detector_and_a_transformer():
+    models = " ".join(label["model"] for label in load_labels(CORPUS).values())
+    for family in ("MobileNetV3", "DBNet", "transformer"):
+        assert family in models, f"no {family} case in corpus/labels.json"
+
+
+def test_manifests_record_no_machine_paths():
+    """make_corpus.py collects from the repository root: models, inputs and -o are relative paths."""
+    for case in load_labels(CORPUS):
+        manifest = json.loads((CORPUS / case / "manifest.json").read_text(encoding="utf-8"))
+        given = [*manifest["collector"]["argv"], *(m["path"] for m in manifest["models"].values()),
+                 *(i["source"] for i in manifest["inputs"].values() if i and i.get("source"))]
+        assert not [p for p in given if Path(p).is_absolute()], f"{case}: absolute path in its manifest"
+
+
+def test_markdown_keeps_the_hand_written_part(tmp_path):
+    from qdqreport.corpus_score import KEPT_MARKER, main
+
+    report = tmp_path / "CORPUS.md"
+    report.write_text(f"old table\n{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n", encoding="utf-8")
+    main([str(CORPUS), "--markdown", str(report)])
+    text = report.read_text(encoding="utf-8")
+    assert "old table" not in text and "## Totals" in text
+    assert text.endswith(f"{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n")
 
 
 def test_ranking_meets_the_targets(scores):
