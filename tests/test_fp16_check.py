@@ -211,3 +211,16 @@ def test_a_control_that_cannot_run_is_a_failed_stage_not_a_failed_collect(tmp_pa
     assert evidence.gains == [] and [r["tensor"] for r in evidence.overflowing] == ["sum_of_squares"]
     assert main(["report", str(out), "-o", str(tmp_path / "out")]) == 0
     assert "**failed**" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_qr011_ranks_first_on_the_real_dbnet_collapse():
+    # corpus/det_fp16_default: PP-OCRv4 DBNet under ModelOpt's defaults, collected for real (scripts/make_corpus.py).
+    ctx = Context(Bundle(Path(__file__).resolve().parent.parent / "corpus" / "det_fp16_default"))
+    findings = run_rules(ctx).findings
+    first = findings[0]
+    assert first.rule_id == "QR011" and first.severity == "error" and first.subject == "batch_norm_0.w_2"
+    (gain,) = fp16_evidence(ctx).gains
+    assert gain.qdq < 0.1 < 0.5 < gain.control and first.score == pytest.approx(gain.recovered, abs=1e-4)
+    assert any("--op_types_to_exclude_fp16 BatchNormalization" in fix.command for fix in first.fixes)
+    # The INT8 findings stay in the list, below it: what the control still loses is theirs.
+    assert {"QR001", "QR002"} <= {f.rule_id for f in findings[1:]}
