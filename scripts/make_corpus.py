@@ -207,9 +207,7 @@ def minilm_cases() -> list[Case]:
         Case("lm_calib_short", "minilm", 2, ("QR006",), "the healthy ModelOpt recipe calibrated on the first three "
              "words of each text (5-8 tokens, the rest padding): no input as long as the evaluation's 12-28 tokens; "
              "harmless here (embedding cosine 0.986, as healthy)", "lm_int8_short.onnx", "minilm_calib_short.npz",
-             make=[(mo, fp32, "minilm_calib_short.npz", "lm_int8_short.onnx", LM_KEEP)],
-             pending="no rule compares the composition of integer inputs (sequence lengths, padding share) yet: "
-                     "QR006's value-range coverage does not apply to token ids"),
+             make=[(mo, fp32, "minilm_calib_short.npz", "lm_int8_short.onnx", LM_KEEP)]),
         Case("lm_calib_mask1", "minilm", 1, ("QR003",), "the healthy ModelOpt recipe calibrated with attention_mask "
              "all ones (built as ones_like(input_ids), so the padding is attended): the token-input analogue of a "
              "preprocessing mismatch; harmless here (embedding cosine 0.987, as healthy)", "lm_int8_mask1.onnx",

@@ -33,6 +33,10 @@ MIN_CALIB_SAMPLES = 16
 # value range (by more than 1% of its span) while both sets keep the same black or white level.
 OUT_OF_RANGE_SHARE = 0.25
 UNCOVERED_SPAN = 0.25  # ... and the calibration misses a quarter of the evaluation span (not a few bright pixels)
+# A 0/1 integer input (an attention mask) whose share of ones in calibration is under half the
+# evaluation's: the calibration sequences are less than half as long, so the activations of the
+# positions only evaluation fills (position embeddings, attention over longer context) were never seen.
+SHORTER_RATIO = 0.5
 
 
 def _bright_samples_collapse(share_all: bool):
@@ -73,10 +77,32 @@ def _dark_calibration(b):
                                           per_sample=False))
 
 
+def _masks(lengths: list[int], width: int = 128) -> np.ndarray:
+    """Attention masks [N, width] with the given numbers of real tokens."""
+    return np.array([[1] * n + [0] * (width - n) for n in lengths], dtype=np.int64)
+
+
+def _three_word_calibration(b):
+    # Calibration texts cut to their first three words (5-8 tokens), evaluation sentences of 12-28 tokens.
+    _uncertain_samples_noisy(b)
+    b.artifact("eval_stats", input_stats("attention_mask", _masks([12 + i % 17 for i in range(24)]), "eval.npz"))
+    b.artifact("calib_stats", input_stats("attention_mask", _masks([5 + i % 4 for i in range(48)]), "calib.npz",
+                                          per_sample=False))
+
+
+def _same_length_calibration(b):
+    _uncertain_samples_noisy(b)
+    b.artifact("eval_stats", input_stats("attention_mask", _masks([12 + i % 17 for i in range(24)]), "eval.npz"))
+    b.artifact("calib_stats", input_stats("attention_mask", _masks([10 + i % 20 for i in range(48)]), "calib.npz",
+                                          per_sample=False))
+
+
 @rule(id="QR006", slug="unrepresentative-calibration", title="Calibration does not cover some inputs",
       examples=[Fires("3 bright crops of 40 flip their class", _bright_samples_collapse(False)),
                 Fires("calibrated on 4 crops", _four_calibration_crops),
                 Fires("calibrated on dark images only", _dark_calibration),
+                Fires("calibration texts of 5-8 tokens, evaluation 12-28", _three_word_calibration),
+                Quiet("calibration sequences as long as the evaluation's", _same_length_calibration),
                 Quiet("a third of the samples collapse: a global problem", _bright_samples_collapse(True)),
                 Quiet("near-tie samples degrade in a continuum", _uncertain_samples_noisy)])
 def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
@@ -93,7 +119,10 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     samples stand apart: their best SQNR is 6 dB under the worst remaining sample's.
 
     Integer inputs (token ids, attention masks) are categories: their value ranges are not
-    compared.
+    compared. For a 0/1 input (an attention mask) the share of ones is the share of positions
+    holding real tokens: when calibration's is under half the evaluation's, the calibration
+    sequences are too short to cover the positions the evaluation fills (a warning; a risk
+    rather than the cause when the outputs stay as faithful as a healthy quantization).
 
     Why it matters: quantization that works for most inputs and fails for a few usually
     means those inputs fall outside the ranges seen in calibration (brighter, darker, other
@@ -105,6 +134,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     comparison = ctx.comparison("quantization")
     yield from _too_few_samples(ctx)
     yield from _range_not_covered(ctx)
+    yield from _shorter_sequences(ctx)
     if comparison is None:
         return
     by_output: dict[str, list[dict[str, Any]]] = {}
@@ -232,3 +262,39 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                       Text("Separating evidence: both sets keep the same minimum or maximum, so the preprocessing "
                            "agrees (a forgotten ×255 or normalisation would move it, QR003); the content differs.")),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
+
+
+def _shorter_sequences(ctx: Context) -> Iterator[Finding]:
+    """A 0/1 integer input (attention mask) with under half the evaluation's share of ones in calibration."""
+    from qdqreport.rules.calibration_input_mismatch import categorical
+
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    diverging = diverging_outputs(ctx, "quantization")
+    for name in sorted(n for n in set(calib) & set(evaluation) if categorical(evaluation[n])):
+        c, e = calib[name]["overall"], evaluation[name]["overall"]
+        if not _is_mask(c) or not _is_mask(e) or e["mean"] <= 0 or c["mean"] >= SHORTER_RATIO * e["mean"]:
+            continue
+        width = math.prod(int(d) for d in evaluation[name].get("shape") or [1])
+        yield Finding(
+            rule_id="QR006", title=f"Calibration sequences are shorter: input {name} holds {c['mean']:.1%} ones in "
+                                   f"calibration, {e['mean']:.1%} in evaluation",
+            severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
+            subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
+            summary=f"On average {c['mean'] * width:.1f} of {width} positions hold real tokens in calibration against "
+                    f"{e['mean'] * width:.1f} in evaluation: the activations of the later positions (position "
+                    "embeddings, attention over a longer context) were never calibrated",
+            evidence=(Metric(f"share of ones in {name}: calibration / evaluation", rounded(c["mean"] / e["mean"], 3),
+                             threshold=f"< {SHORTER_RATIO}"),
+                      Table("Mask statistics", ("set", "share of ones", "real tokens per sample"),
+                            (("calibration", rounded(c["mean"], 4), rounded(c["mean"] * width, 1)),
+                             ("evaluation", rounded(e["mean"], 4), rounded(e["mean"] * width, 1)))),
+                      Text("Separating evidence: both sets use the mask's two values, so it was built the same way (a "
+                           "mask frozen at one value is QR003's finding); only the lengths differ. If the outputs are "
+                           "as faithful as a healthy quantization, this is a risk for long inputs rather than the "
+                           "cause of today's error.")),
+            fixes=(Fix("Calibrate on texts with the evaluation's length distribution (whole sentences or documents, "
+                       "not truncated snippets), then quantize again"),))
+
+
+def _is_mask(overall: dict[str, Any]) -> bool:
+    return overall.get("min") == 0 and overall.get("max") == 1
