@@ -238,7 +238,8 @@ def markdown_table(rows: list[dict], tools: list[str], sizes: list[int]) -> str:
         for tool in tools:
             row = index.get((tool, n))
             if row is None:
-                cells.append("not run")
+                killed = [r["n"] for r in rows if r["tool"] == tool and "seconds" not in r]
+                cells.append(f"not run (killed at N = {min(killed)})" if killed else "not run")
             elif "seconds" not in row:
                 cells.append(row.get("error", "failed"))
             else:
@@ -256,6 +257,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per (tool, N) cell; the table shows medians")
     parser.add_argument("--rss-limit-gb", type=float, default=12.0)
     parser.add_argument("--timeout", type=float, default=1800.0, help="per tool run, seconds")
+    parser.add_argument("--output", type=Path, help="results file (default benchmarks/results_<model>.json)")
     args = parser.parse_args()
     if not MODELS[args.model][0].is_file():
         raise SystemExit(f"{MODELS[args.model][0]} is missing: run scripts/make_minilm.py first")
@@ -271,8 +273,8 @@ def main() -> None:
         print(json.dumps(whatif), flush=True)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "cpu": _cpu_name(), "model": args.model, "python": platform.python_version(), "repeat": args.repeat}
-    (ROOT / "benchmarks" / f"results_{args.model}.json").write_text(
-        json.dumps({"meta": meta, "medians": rows, "results": runs}, indent=1))
+    output = args.output or ROOT / "benchmarks" / f"results_{args.model}.json"
+    output.write_text(json.dumps({"meta": meta, "medians": rows, "results": runs}, indent=1))
     print(markdown_table(rows, plain, args.sizes))
 
 
