@@ -10,7 +10,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
-    CLS_INPUT, calibration_rewrite, diverging_outputs, input_stats, modelopt_command, rounded, text_images)
+    CLS_INPUT, calibration_rewrite, collapses, diverging_outputs, input_stats, modelopt_command, rounded, text_images)
 
 # Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
 # mix-ups differ by 2x ([0,1] vs [-1,1]), ~4x (mean/std) or 255x (raw pixels).
@@ -101,6 +101,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     Integer inputs (token ids, attention masks) are categories, not intensities: for them only
     a calibration input frozen at one value where the evaluation varies (an attention mask built
     as all ones, so the padding is attended) is reported; spreads and ranges are not compared.
+    Its effect on the calibrated ranges is indirect, so it is an error only when the outputs
+    collapse (cosine or top-1 under 0.9), a warning otherwise.
 
     Why it matters: every activation range is calibrated from these tensors. Calibrate on
     0–255 pixels and evaluate on [0,1], and the input quantizer keeps one or two INT8 levels;
@@ -109,7 +111,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     Fix: preprocess the calibration tensors with the evaluation pipeline (the transform is
     named in the finding), then re-quantize with the new calibration file.
     """
-    diverged = bool(diverging_outputs(ctx, "quantization"))
+    diverging = diverging_outputs(ctx, "quantization")
+    diverged = bool(diverging)
     measured = ctx.comparison("quantization") is not None
     calib = (ctx.calib_stats or {}).get("inputs", {})
     for name, evaluation in sorted((ctx.eval_stats or {}).get("inputs", {}).items()):
@@ -117,7 +120,12 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
             diagnosis = _compare(calib[name], evaluation)
             if diagnosis:
                 *head, evidence = diagnosis
-                yield _finding(ctx, name, diverged, measured, *head, evidence + _range_tables(ctx, name))
+                # A frozen mask's effect on the ranges is indirect (padding positions join the statistics):
+                # it is called the cause of an error only when the outputs collapse, not when they are as
+                # noisy as a healthy quantization of the same model may be.
+                escalate = any(collapses(s) for s in diverging) if categorical(evaluation) else True
+                yield _finding(ctx, name, diverged, measured, *head, evidence + _range_tables(ctx, name),
+                               escalate=escalate)
     if not calib:
         for entry in ctx.range_use or []:
             diagnosis = _from_range_use(entry)
@@ -244,13 +252,13 @@ def _from_range_use(entry: dict[str, Any]) -> tuple | None:
 
 
 def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str, expr: str, factor: float,
-             confidence: float, evidence: tuple) -> Finding:
+             confidence: float, evidence: tuple, escalate: bool = True) -> Finding:
     gross = max(factor, 1 / factor) >= GROSS_FACTOR
     rewrite, fixed = calibration_rewrite(ctx, name, expr)
     return Finding(
         rule_id="QR003", title=f"Calibration input {name}: {label}", subject=f"input {name}",
         # Without a quantization comparison the damage is unmeasured; with a healthy one it is small.
-        severity="error" if diverged or (gross and not measured) else "warning", confidence=confidence,
+        severity="error" if escalate and (diverged or (gross and not measured)) else "warning", confidence=confidence,
         score=(0.9 if gross else 0.6) if diverged else (0.6 if gross else 0.4) if not measured else 0.15,
         stage="calibration", tags=("root_cause",),
         summary=f"Calibration tensors for input {name} are preprocessed unlike the evaluation inputs: {label}; "
