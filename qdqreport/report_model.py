@@ -12,6 +12,7 @@ from typing import Any
 
 from qdqreport import __version__
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.analysis.fp16 import is_control
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
 from qdqreport.findings import SEVERITIES, SEVERITY_RANK, Finding, Metric, Series, Table, Text
@@ -236,7 +237,9 @@ def _comparison_view(ctx: Context, info: ComparisonInfo) -> ComparisonView:
     rows = ctx.sample_rows(info.id)
     outputs = tuple(_output_row(summary, info, [r for r in rows if r["output"] == summary.output])
                     for summary in ctx.output_summaries(info.id))
-    return ComparisonView(info.id, info.purpose, info.reference, info.candidate, outputs,
+    # The FP16 check's control is stored with purpose "other"; the report names what it is for.
+    purpose = "FP16 check control" if is_control(info) else info.purpose
+    return ComparisonView(info.id, purpose, info.reference, info.candidate, outputs,
                           tuple(sorted(info.skipped.items())), task_agreement_of(ctx, info.reference, info.candidate))
 
 
