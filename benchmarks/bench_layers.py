@@ -222,8 +222,9 @@ def median_cells(runs: list[dict]) -> list[dict]:
             row["seconds"] = statistics.median(r["seconds"] for r in ok)
             row["peak_rss_gb"] = statistics.median(r["peak_rss_gb"] for r in ok)
             row["seconds_all"] = [round(r["seconds"], 2) for r in ok]
-        if len(ok) < len(group):
+        if len(ok) < len(group):  # kept even when other runs of the cell succeeded: a kill is a result
             row["error"] = next(r["error"] for r in group if "error" in r)
+            row["failed_runs"] = len(group) - len(ok)
         rows.append(row)
     return rows
 
@@ -244,7 +245,8 @@ def markdown_table(rows: list[dict], tools: list[str], sizes: list[int]) -> str:
                 cells.append(row.get("error", "failed"))
             else:
                 ratio = f" ({row['seconds'] / floor:.1f}×)" if floor and tool != "floor" else ""
-                cells.append(f"{row['seconds']:.1f} s{ratio}, {row['peak_rss_gb']:.2f} GB")
+                failed = f" ({row['failed_runs']} of {row['runs']} runs failed: {row['error']})" if "error" in row else ""
+                cells.append(f"{row['seconds']:.1f} s{ratio}, {row['peak_rss_gb']:.2f} GB{failed}")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -262,11 +264,14 @@ def main() -> None:
     if not MODELS[args.model][0].is_file():
         raise SystemExit(f"{MODELS[args.model][0]} is missing: run scripts/make_minilm.py first")
     plain = [t for t in args.tools if t != "whatif"]
-    runs = run_cells(plain, args.sizes, max(1, args.repeat), args.model, args.rss_limit_gb, args.timeout)
+    args.repeat = max(1, args.repeat)
+    runs = run_cells(plain, args.sizes, args.repeat, args.model, args.rss_limit_gb, args.timeout)
     rows = median_cells(runs)
     if "whatif" in args.tools:  # one search: its budget is set from the floor's median, so it stops itself
         n = next((s for s in args.sizes if s >= 32), args.sizes[-1])
-        floor = next(r for r in rows if r["tool"] == "floor" and r["n"] == n)["seconds"]
+        floor = next((r.get("seconds") for r in rows if r["tool"] == "floor" and r["n"] == n), None)
+        if floor is None:
+            raise SystemExit(f"whatif needs the floor's time at N = {n} for its budget: add 'floor' to --tools")
         whatif = run_tool("whatif", args.model, n, args.rss_limit_gb, budget=10 * floor, timeout=args.timeout)
         whatif["floor_seconds"] = floor
         runs.append(whatif)

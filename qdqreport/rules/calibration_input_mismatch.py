@@ -46,6 +46,19 @@ def _images(kind: str):
     return build
 
 
+def _uint8_images(bgr: bool):
+    # A model that takes uint8 pixels (the Normalize is inside the graph): still intensities, not categories.
+    def build(b):
+        evaluation = (text_images(48, seed=23) * 255).astype(np.uint8)
+        calib = (text_images(64, seed=24) * 255).astype(np.uint8)
+        calib[:, 0] = (calib[:, 0] * 0.5).astype(np.uint8)  # a colour cast, so channel order is visible
+        evaluation[:, 0] = (evaluation[:, 0] * 0.5).astype(np.uint8)
+        b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
+        b.artifact("calib_stats", input_stats(CLS_INPUT, np.flip(calib, axis=1) if bgr else calib, "calib.npy",
+                                              per_sample=False))
+    return build
+
+
 def _range_use(scale: float, eval_min: float = -1.0, eval_max: float = 0.9, clipped: float = 0.0):
     def build(b):
         span = 255 * scale
@@ -81,6 +94,8 @@ def _tokens(kind: str):
       examples=[Fires("calibration saved as raw 0-255 pixels", _images("x255")),
                 Fires("calibration left in [0,1], evaluation in [-1,1]", _images("unit")),
                 Fires("calibration in BGR, evaluation in RGB", _images("bgr")),
+                Fires("uint8 pixels, calibration in BGR", _uint8_images(True)),
+                Quiet("uint8 pixels, same channel order", _uint8_images(False)),
                 Fires("first Q range 255x wider than the eval inputs", _range_use(2.0)),
                 Fires("[0,1]-calibrated input fed 0-255 pixels", _range_use(1 / 127, 0.0, 255.0, clipped=0.97)),
                 Quiet("other images, same preprocessing", _images("same")),
@@ -134,9 +149,10 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
 
 
 def categorical(stats: dict[str, Any]) -> bool:
-    """Integer inputs (token ids, attention masks, segment ids) hold categories or flags, not intensities:
-    their spread, offset and range say nothing about preprocessing, so only a constant input is compared."""
-    return str(stats.get("dtype", "")).startswith(("int", "uint", "bool"))
+    """Signed integer and bool inputs (token ids, attention masks, segment ids) hold categories or flags, not
+    intensities: their spread, offset and range say nothing about preprocessing, so only a constant input is
+    compared. Unsigned inputs (uint8/uint16 pixels fed straight to the model) are intensities and compared."""
+    return str(stats.get("dtype", "")).startswith(("int", "bool"))
 
 
 def _compare_categorical(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:

@@ -274,7 +274,8 @@ def _shorter_sequences(ctx: Context) -> Iterator[Finding]:
         c, e = calib[name]["overall"], evaluation[name]["overall"]
         if not _is_mask(c) or not _is_mask(e) or e["mean"] <= 0 or c["mean"] >= SHORTER_RATIO * e["mean"]:
             continue
-        width = math.prod(int(d) for d in evaluation[name].get("shape") or [1])
+        shape = evaluation[name].get("shape") or [1]
+        width = math.prod(int(d) for d in (shape[1:] if len(shape) > 1 else shape))  # one sequence, not the batch
         yield Finding(
             rule_id="QR006", title=f"Calibration sequences are shorter: input {name} holds {c['mean']:.1%} ones in "
                                    f"calibration, {e['mean']:.1%} in evaluation",
