@@ -224,3 +224,77 @@ def test_qr011_ranks_first_on_the_real_dbnet_collapse():
     assert any("--op_types_to_exclude_fp16 BatchNormalization" in fix.command for fix in first.fixes)
     # The INT8 findings stay in the list, below it: what the control still loses is theirs.
     assert {"QR001", "QR002"} <= {f.rule_id for f in findings[1:]}
+
+
+def test_a_damaged_constant_without_fp32_original_is_reported_not_a_crash(tmp_path: Path):
+    # What a quantizer that folds BatchNormalization into Conv parameters and keeps their names leaves: an FP16
+    # constant that is no FP16 copy of the FP32 model's constant of that name, here with one value stored as inf.
+    model = onnx.load(str(MODELS / "l2net_modelopt_int8.onnx"))
+    bias = next(t for t in model.graph.initializer if t.name == "conv2.b")
+    folded = numpy_helper.to_array(bias).astype(np.float32) * 2 + 0.5
+    folded[3] = np.inf
+    bias.CopyFrom(numpy_helper.from_array(folded.astype(np.float16), "conv2.b"))
+    onnx.save(model, tmp_path / "folded.onnx")
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(MODELS / "l2net_fp32.onnx"), "--qdq", str(tmp_path / "folded.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--max-samples", "2", "-o", str(out), "--quiet"]) == 0
+    evidence = fp16_evidence(Context(Bundle(out)))
+    (row,) = [r for r in evidence.overflowing if r["kind"] == "constant"]
+    assert (row["tensor"], row["fp32_absmax"], row["overflow"], row["qdq_absmax"]) == ("conv2.b", None, 1, np.inf)
+    run_rules(Context(Bundle(out)))  # QR011 formats every overflowing row
+    assert main(["report", str(out), "-o", str(tmp_path / "out")]) == 0
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "| conv2.b | constant | no FP32 original | 1 |" in markdown
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert '<td><code>conv2.b</code></td><td>constant</td><td class="n">no FP32 original</td>' in html
+
+
+# --- FP16 graph inputs and outputs -----------------------------------------------------------
+def _fp16_io_models() -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """An FP32 model and its QDQ version with FP16 graph input and output (ModelOpt without keep_io_types).
+    x * 1e5 * 1e-5 -> MatMul: in FP16 the constant 1e5 is inf, which the control restores from the FP32 model."""
+    helper = onnx.helper
+    weight = np.random.default_rng(0).normal(0.0, 1.0, (4, 3)).astype(np.float32)
+
+    def model(half: bool) -> onnx.ModelProto:
+        dtype, elem = (np.float16, TensorProto.FLOAT16) if half else (np.float32, TensorProto.FLOAT)
+        with np.errstate(over="ignore"):
+            constants = [numpy_helper.from_array(np.array(1e5, np.float32).astype(dtype), "up"),
+                         numpy_helper.from_array(np.array(1e-5, dtype), "down")]
+        nodes = [helper.make_node("Mul", ["x", "up"], ["big"]), helper.make_node("Mul", ["big", "down"], ["back"])]
+        if half:
+            scale = np.float16(np.abs(weight).max() / 127)
+            constants += [numpy_helper.from_array(np.round(weight / np.float32(scale)).astype(np.int8), "w_q"),
+                          numpy_helper.from_array(np.array(scale), "w_scale"),
+                          numpy_helper.from_array(np.array(np.float16(3.0)), "x_scale"),
+                          numpy_helper.from_array(np.array(0, np.int8), "zero")]
+            nodes += [helper.make_node("QuantizeLinear", ["back", "x_scale", "zero"], ["back_q"]),
+                      helper.make_node("DequantizeLinear", ["back_q", "x_scale", "zero"], ["back_dq"]),
+                      helper.make_node("DequantizeLinear", ["w_q", "w_scale", "zero"], ["w"]),
+                      helper.make_node("MatMul", ["back_dq", "w"], ["y"])]
+        else:
+            constants.append(numpy_helper.from_array(weight, "w"))
+            nodes.append(helper.make_node("MatMul", ["back", "w"], ["y"]))
+        graph = helper.make_graph(nodes, "fp16_io", [helper.make_tensor_value_info("x", elem, [None, 4])],
+                                  [helper.make_tensor_value_info("y", elem, [None, 3])], constants)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+
+    return model(False), model(True)
+
+
+def test_control_of_a_model_with_fp16_inputs_and_outputs_runs_and_keeps_their_types():
+    fp32, qdq = _fp16_io_models()
+    control = restore_fp32_float(qdq, float_constants(fp32))
+    onnx.checker.check_model(control, full_check=True)
+    assert [(v.name, v.type.tensor_type.elem_type) for v in [*control.graph.input, *control.graph.output]] == \
+        [("x", TensorProto.FLOAT16), ("y", TensorProto.FLOAT16)]
+    x = np.random.default_rng(1).normal(0.0, 100.0, (16, 4)).astype(np.float16)
+    (want,) = _session(fp32).run(None, {"x": x.astype(np.float32)})
+    (damaged,) = _session(qdq).run(None, {"x": x})
+    (got,) = _session(control).run(None, {"x": x})  # fed exactly as the QDQ model, same output type
+    assert got.dtype == damaged.dtype == np.float16
+    # The control restores the FP32 constant (1e5, inf in FP16): only INT8 and output rounding remain.
+    assert _cosine(want, got) > 0.99 > 0.9 > _cosine(want, damaged)
+    # The collector's control stage on the same model and feeds: it runs (it failed with a MatMul type error).
+    check = run_fp16_check(fp32, qdq, [{"x": row[None]} for row in x[:3]], "cpu", Progress(quiet=True))
+    assert check.control.error is None and len(check.control.outputs) == 3

@@ -8,7 +8,6 @@ neither onnx nor onnxruntime.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -79,8 +78,12 @@ def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
     evidence = Fp16Evidence(ctx.bundle.json(path), stage.status if stage else None, stage.error if stage else None)
     table = ctx.manifest["artifacts"].get("fp16_ranges")
     rows = ctx.bundle.table(table, "fp16_ranges") if ctx.bundle.has(table) else []
+    # Constants first, largest FP32 value first; a constant with no FP32 original (fp32_absmax None: a quantizer
+    # stored rewritten values under the name, e.g. BatchNormalization folded into Conv weights) after those whose
+    # FP32 value shows how far beyond 65504 they are.
     evidence.overflowing = sorted((r for r in rows if (r["overflow"] or 0) > 0),
-                                  key=lambda r: (r["kind"] != "constant", -(r["fp32_absmax"] or math.inf)))
+                                  key=lambda r: (r["kind"] != "constant", r["fp32_absmax"] is None,
+                                                 -(r["fp32_absmax"] or 0.0)))
     # A few tiny biases flushed to 0 change nothing; a constant that loses most of its values (an epsilon, a
     # scale, small statistics) changes what its reader computes.
     evidence.flushed = [r for r in rows if r["kind"] == "constant" and (r["underflow"] or 0) > 0

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.fp16 import FP16_MAX
 
-FP16_MAX = 65504.0
 DIVERGED_COSINE = 0.99  # a tensor "diverges" below this accumulated cosine (the output threshold, COSINE_OK)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
 HEAVY_CLIPPING = 0.01  # share of an activation's values saturated at the integer limits

@@ -17,7 +17,11 @@ The rewrite:
     PaddleOCR classifier and keeps the weight's name), which must not be undone;
   * Cast nodes to FP16/BF16 cast to FP32 instead; ConstantOfShape values likewise;
   * intermediate type annotations follow. Graph inputs and outputs keep their types, so the
-    control is fed and compared exactly as the QDQ model.
+    control is fed and compared exactly as the QDQ model: an FP16/BF16 graph input is cast to FP32
+    by a Cast placed first, which the nodes that read it now read, and an FP16/BF16 graph output
+    is produced in FP32 under a new name and cast back to its type by a Cast right after its
+    producer (the rounding of the outputs is the QDQ model's too; what the control removes is
+    FP16 inside the graph).
 Only the main graph is rewritten (subgraphs of If/Loop are left as they are).
 """
 
@@ -26,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
+
+from qdqreport.analysis.fp16 import FP16_MAX
 
 HALF_TYPES = (TensorProto.FLOAT16, TensorProto.BFLOAT16)
 
@@ -59,11 +65,67 @@ def restore_fp32_float(qdq: onnx.ModelProto, fp32_constants: dict[str, np.ndarra
             graph.initializer[index].CopyFrom(_as_fp32(tensor, tensor.name, fp32_constants))
     for node in graph.node:
         _rewrite_node(node, fp32_constants)
+    _cast_half_boundary(graph)
     boundary = {v.name for v in [*graph.input, *graph.output]}
     for info in graph.value_info:
         if info.name not in boundary and info.type.tensor_type.elem_type in HALF_TYPES:
             info.type.tensor_type.elem_type = TensorProto.FLOAT
     return model
+
+
+def _cast_half_boundary(graph: onnx.GraphProto) -> None:
+    """FP16/BF16 graph inputs cast to FP32 on entry, FP16/BF16 graph outputs cast back on exit (types kept)."""
+    taken = {name for node in graph.node for name in [*node.input, *node.output]}
+    taken |= {v.name for v in [*graph.input, *graph.output, *graph.initializer]}
+    inputs = {v.name for v in graph.input}
+
+    def fresh(name: str) -> str:
+        candidate, index = f"{name}_fp32_control", 1
+        while candidate in taken:
+            candidate, index = f"{name}_fp32_control{index}", index + 1
+        taken.add(candidate)
+        return candidate
+
+    initialized = {t.name for t in graph.initializer}
+    casts_in = []
+    for value in graph.input:
+        if value.type.tensor_type.elem_type in HALF_TYPES and value.name not in initialized:
+            inner = fresh(value.name)
+            _rename_reads(graph, value.name, inner)
+            casts_in.append(onnx.helper.make_node("Cast", [value.name], [inner], to=TensorProto.FLOAT,
+                                                  name=f"{inner}_cast"))
+    for value in graph.output:
+        half = value.type.tensor_type.elem_type
+        if half not in HALF_TYPES or value.name in inputs:  # an input passed straight through keeps its type
+            continue
+        producer = next((i for i, n in enumerate(graph.node) if value.name in n.output), None)
+        if producer is None:  # an initializer or Constant output: already rewritten to FP32 above
+            producer = -1
+        inner = fresh(value.name)
+        _rename_reads(graph, value.name, inner)
+        if producer >= 0:
+            node = graph.node[producer]
+            node.output[list(node.output).index(value.name)] = inner
+        else:
+            _rename_constant(graph, value.name, inner)
+        graph.node.insert(producer + 1, onnx.helper.make_node("Cast", [inner], [value.name], to=half,
+                                                              name=f"{inner}_cast"))
+    for index, cast in enumerate(casts_in):
+        graph.node.insert(index, cast)
+
+
+def _rename_reads(graph: onnx.GraphProto, name: str, new: str) -> None:
+    """Main-graph nodes reading *name* read *new* instead (subgraphs are not rewritten: see the module docstring)."""
+    for node in graph.node:
+        for index, tensor in enumerate(node.input):
+            if tensor == name:
+                node.input[index] = new
+
+
+def _rename_constant(graph: onnx.GraphProto, name: str, new: str) -> None:
+    for tensor in graph.initializer:
+        if tensor.name == name:
+            tensor.name = new
 
 
 def _rewrite_node(node: onnx.NodeProto, fp32_constants: dict[str, np.ndarray]) -> None:
@@ -88,7 +150,7 @@ def fp32_original(half: np.ndarray, original: np.ndarray | None) -> np.ndarray |
         return None
     with np.errstate(over="ignore"):
         rounded = original.astype(np.float16)
-        clamped = np.clip(original, -65504, 65504).astype(np.float16)
+        clamped = np.clip(original, -FP16_MAX, FP16_MAX).astype(np.float16)
     if np.array_equal(rounded, half, equal_nan=True) or np.array_equal(clamped, half, equal_nan=True):
         return original
     return None

@@ -79,6 +79,21 @@ def _l2_sum_overflow() -> list[dict[str, Any]]:
              "underflow": 0, "qdq_absmax": None}]
 
 
+def _folded_weight_without_original(b):
+    # A quantizer folded BatchNormalization into the Conv weights and kept the weight's name: the FP16 weight matches
+    # no FP32 constant (fp32_absmax None) and stores inf; the control upcasts it as it is. The map is damaged by an
+    # FP16 activation beyond 65504, which the control computes in FP32.
+    rows = [{"tensor": "conv2d_12.w_0", "kind": "constant", "node": "p2o.Conv.12", "op_type": "Conv",
+             "consumers": "p2o.Conv.12", "samples": None, "values": 1152, "fp32_absmax": None, "overflow": 3,
+             "underflow": 0, "qdq_absmax": float("inf")},
+            {"tensor": "conv2d_12.tmp_0", "kind": "activation", "node": "p2o.Conv.12", "op_type": "Conv",
+             "consumers": "p2o.Relu.12", "samples": 24, "values": 921600, "fp32_absmax": 2.1e5, "overflow": 40,
+             "underflow": 0, "qdq_absmax": None}]
+    b.artifact("precision_summary", classifier_graph())
+    b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, zero=True))
+    b.stage(CONTROL_STAGE, _maps(24, 3, noise=1.2)).fp16_check(rows, _summary(rows))
+
+
 def _risk_only(b):
     b.artifact("precision_summary", classifier_graph())
     b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, noise=0.05))
@@ -106,6 +121,8 @@ def _near_ties_flip_back(b):
 @rule(id="QR011", slug="fp16-float-damage", title="The FP16 float part of the QDQ model damages the outputs",
       examples=[Fires("ModelOpt's FP16 float part zeroes a map; with it in FP32 the map comes back", _fp16_zeroes_map),
                 Fires("an FP16 activation passes 65504 although this runtime's outputs agree (risk)", _risk_only),
+                Fires("a damaged FP16 constant with no FP32 original (folded weights) is listed, not restored",
+                      _folded_weight_without_original),
                 Quiet("the control collapses as much: INT8 is at fault", _int8_at_fault),
                 Quiet("FP16 constants overflow but the outputs agree", _fp16_harmless),
                 Quiet("the control only flips back two near-tie decisions", _near_ties_flip_back),
@@ -182,7 +199,7 @@ def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
         rule_id="QR011", title=f"{len(rows)} FP16 activation(s) exceed 65504 in FP32: overflow where stored in FP16",
         severity="warning", confidence=0.5, score=0.5, subject=";".join(r["tensor"] for r in rows[:5]),
         stage="quantization", tags=("root_cause",),
-        summary=f"the QDQ graph declares {rows[0]['tensor']} FP16 but its FP32 values reach {rows[0]['fp32_absmax']:.3g} "
+        summary=f"the QDQ graph declares {rows[0]['tensor']} FP16 but its FP32 values reach {_fp32_max(rows[0])} "
                 f"(in {rows[0]['overflow']} of {rows[0]['values']} values); this run's outputs "
                 + ("agree" if not diverging_outputs(ctx, "quantization") else "do not improve with the float part in FP32")
                 + ": this runtime evidently computed it in FP32; one that stores it in FP16 holds inf",
@@ -197,8 +214,22 @@ def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
 def _damage_table(rows: list[dict[str, Any]]) -> Table:
     return Table("Values FP16 cannot carry", ("tensor", "kind", "FP32 max |x|", "beyond 65504", "flushed to 0",
                                               "of values", "produced/read by", "read by"),
-                 tuple((r["tensor"], r["kind"], rounded(r["fp32_absmax"], 1), r["overflow"], r["underflow"],
+                 tuple((r["tensor"], r["kind"], _fp32_cell(r), r["overflow"], r["underflow"],
                         r["values"], f"{r['node']} ({r['op_type']})", r["consumers"]) for r in rows[:ROWS_SHOWN]))
+
+
+def _fp32_max(row: dict[str, Any], label: str = "") -> str:
+    """A row's FP32 max |x| for a sentence. A damaged constant may have no FP32 original (a quantizer stored
+    rewritten values under the name, e.g. BatchNormalization folded into Conv weights): its FP16 value is shown."""
+    if row["fp32_absmax"] is not None:
+        return f"{label}{row['fp32_absmax']:.3g}"
+    stored = row.get("qdq_absmax")
+    return ("no FP32 original, so the control keeps its FP16 value too"
+            + (f"; stored max {stored:.3g}" if stored is not None else ""))
+
+
+def _fp32_cell(row: dict[str, Any]) -> Any:
+    return rounded(row["fp32_absmax"], 1) if row["fp32_absmax"] is not None else "no FP32 original"
 
 
 def _summary_text(worst: OutputGain, evidence: Fp16Evidence) -> str:
@@ -208,10 +239,10 @@ def _summary_text(worst: OutputGain, evidence: Fp16Evidence) -> str:
     activations = [r for r in evidence.overflowing if r["kind"] == "activation"]
     if constants:
         text += f"; {len(constants)} FP16 constant(s) overflowed to inf, e.g. {constants[0]['tensor']} " \
-                f"(FP32 max {constants[0]['fp32_absmax']:.3g})"
+                f"({_fp32_max(constants[0], 'FP32 max ')})"
     if activations:
         text += f"; {len(activations)} FP16 activation(s) exceed {FP16_MAX:g} in FP32, e.g. " \
-                f"{activations[0]['tensor']} ({activations[0]['fp32_absmax']:.3g})"
+                f"{activations[0]['tensor']} ({_fp32_max(activations[0])})"
     return text
 
 

@@ -7,13 +7,13 @@ from typing import Iterator
 import numpy as np
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.fp16 import FP16_MAX
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, collapses,
                                      diverging_outputs, model_file, modelopt_command, rounded)
 from qdqreport.rules._trt import RESNET_FP16, headline, real_dump
 
-FP16_MAX = 65504.0  # largest finite float16
 ROWS_SHOWN = 10
 
 
