@@ -28,7 +28,7 @@ class TaskView:
     decode: str  # "decode_cls.py:decode"
     compare: str  # "compare() from the script" or the generic rule
     stages: tuple[dict[str, Any], ...]  # stage, status, samples, fields, error
-    app: dict[str, Any] | None  # source, kind, stage, samples, fields of --task-results
+    app: dict[str, Any] | None  # source, kind, stage, samples, fields of --task-results; error: why not compared
     pairs: tuple[TaskPairView, ...]
 
 
@@ -48,7 +48,7 @@ def build_task(ctx: Context) -> TaskView | None:
     app = task.get("task_results")
     app_view = None if not isinstance(app, dict) else {
         "source": app.get("source"), "kind": app.get("kind"), "stage": app.get("stage"),
-        "samples": app.get("samples"), "fields": ", ".join(app.get("fields", []))}
+        "samples": app.get("samples"), "fields": ", ".join(app.get("fields", [])), "error": app.get("error") or ""}
     return TaskView(decode=f"{source}:{post.get('function', 'decode')}",
                     compare="compare() from the script" if post.get("compare") else GENERIC,
                     stages=stages, app=app_view, pairs=tuple(_pair(ctx, c) for c in task.get("comparisons", [])))

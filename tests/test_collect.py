@@ -73,6 +73,18 @@ def test_data_loader_script_is_polygraphy_convention(tmp_path: Path, demo: Path)
     assert Bundle(tmp_path / "b").manifest["inputs"]["eval"]["samples"] == 3
 
 
+def test_data_loader_script_loads_like_the_postprocess_script(tmp_path: Path, demo: Path) -> None:
+    """The shared script loader: a @dataclass under postponed annotations works, and a script named like
+    an installed module (json.py) is still the user's file, not the installed module."""
+    script = tmp_path / "json.py"
+    script.write_text("from __future__ import annotations\nfrom dataclasses import dataclass\nimport numpy as np\n\n"
+                      "@dataclass\nclass Batch:\n    x: np.ndarray\n\n"
+                      f"def load_data():\n    x = np.load({str(demo / 'eval.npz')!r})['x']\n"
+                      "    return [{'x': Batch(x[i:i + 1]).x} for i in range(2)]\n")
+    assert _collect(demo, tmp_path / "b", inputs=str(script)) == 0
+    assert Bundle(tmp_path / "b").manifest["inputs"]["eval"]["samples"] == 2
+
+
 def test_zip_bundle_reads_like_the_folder(tmp_path: Path, demo: Path) -> None:
     assert _collect(demo, tmp_path / "b.zip", "--no-fp16-check") == 0  # no control stage: the four pipeline stages
     bundle = Bundle(tmp_path / "b.zip")
@@ -140,6 +152,8 @@ def _bad_inputs(tmp: Path, demo: Path, eval_x: np.ndarray) -> dict[str, tuple[li
     np.savez(tmp / "nan_reference.npz", **{OUTPUT: np.full((2, 2), np.nan, dtype=np.float32)})
     np.savez(tmp / "short_reference.npz", **{OUTPUT: np.zeros((1, 2), dtype=np.float32)})
     np.savez(tmp / "two.npz", x=eval_x[:2])
+    (tmp / "truncated.npz").write_bytes((tmp / "two.npz").read_bytes()[:200])
+    (tmp / "exits.py").write_text("import sys\ndef load_data():\n    sys.exit(5)\n")
     fp32, qdq = str(demo / "cls_fp32.onnx"), str(demo / "cls_int8.onnx")
     base = ["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "two.npz")]
     return {
@@ -155,12 +169,18 @@ def _bad_inputs(tmp: Path, demo: Path, eval_x: np.ndarray) -> dict[str, tuple[li
         "missing modelopt log": ([*base, "--modelopt-log", str(tmp / "nope.log")], "nope.log"),
         "bad loader script": (["--fp32", fp32, "--qdq", qdq, "--data-loader-script", f"{tmp / 'nope.py'}:load"], "nope.py"),
         "unknown provider": ([*base, "--ort-provider", "cuda"], "--ort-provider cuda: not available"),
+        "truncated inputs": (["--fp32", fp32, "--qdq", qdq, "--inputs", str(tmp / "truncated.npz")],
+                             "truncated.npz: unreadable .npz file"),
+        "truncated reference": ([*base, "--reference", str(tmp / "truncated.npz")], "truncated.npz: unreadable .npz file"),
+        "loader exits": (["--fp32", fp32, "--qdq", qdq, "--data-loader-script", str(tmp / "exits.py")],
+                         "load_data() raised SystemExit: 5"),
     }
 
 
 @pytest.mark.parametrize("case", ["missing model", "corrupt onnx", "missing inputs", "wrong input name", "wrong shape",
                                   "wrong dtype", "nan inputs", "nan reference", "short reference", "missing modelopt log",
-                                  "bad loader script", "unknown provider"])
+                                  "bad loader script", "unknown provider", "truncated inputs", "truncated reference",
+                                  "loader exits"])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: Path, demo: Path, eval_x: np.ndarray,
                                                           capsys: pytest.CaptureFixture) -> None:
     args, expected = _bad_inputs(tmp_path, demo, eval_x)[case]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -108,21 +109,76 @@ def test_generic_comparison_without_compare(tmp_path: Path, demo: Path) -> None:
     assert task["comparisons"][0]["purpose"] == "quantization" and task["comparisons"][0]["samples"] == 4
 
 
-def test_decode_failing_on_the_quantized_stage_is_recorded(tmp_path: Path, demo: Path) -> None:
+def _nan_qdq(tmp_path: Path, demo: Path) -> Path:
     model = onnx.load(str(demo / "cls_int8.onnx"))
     last_dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear"][-1]
     _set_constant(model, last_dq.input[1], np.inf)  # NaN outputs, as a broken engine gives
     onnx.save(model, tmp_path / "inf_scale.onnx")
+    return tmp_path / "inf_scale.onnx"
+
+
+def _strict_script(tmp_path: Path) -> Path:
+    """A decode that refuses non-finite outputs and probabilities that do not sum to 1."""
     script = tmp_path / "strict.py"
     script.write_text(f"import numpy as np\ndef decode(outputs):\n    p = outputs[{OUTPUT!r}][0]\n"
                       "    if not np.isfinite(p).all():\n        raise ValueError('non-finite probabilities')\n"
+                      "    if abs(p.sum() - 1) > 0.01:\n        raise ValueError('not probabilities')\n"
                       "    return {'label': int(np.argmax(p))}\n")
-    assert _collect(demo, tmp_path / "b", "--postprocess", str(script), qdq=str(tmp_path / "inf_scale.onnx"),
-                    samples=3) == 0
+    return script
+
+
+def test_decode_failing_on_the_quantized_stage_is_recorded(tmp_path: Path, demo: Path) -> None:
+    assert _collect(demo, tmp_path / "b", "--postprocess", str(_strict_script(tmp_path)),
+                    qdq=str(_nan_qdq(tmp_path, demo)), samples=3) == 0
     task = Context(Bundle(tmp_path / "b")).task
     failed = {s["stage"]: s for s in task["stages"]}["ort_qdq"]
     assert failed["status"] == "failed" and "ValueError: non-finite probabilities" in failed["error"]
     assert task["comparisons"] == []
+
+
+def test_task_results_stage_failing_to_decode_is_recorded_not_refused(tmp_path: Path, demo: Path) -> None:
+    """--task-results whose stage (ort_qdq, NaN outputs) cannot be decoded: the bundle is still written,
+    the application comparison recorded as not made with the reason, and the report says so."""
+    (tmp_path / "app.json").write_text(json.dumps([{"label": 0}] * 3))
+    assert _collect(demo, tmp_path / "b", "--postprocess", str(_strict_script(tmp_path)), "--task-results",
+                    str(tmp_path / "app.json"), qdq=str(_nan_qdq(tmp_path, demo)), samples=3) == 0
+    ctx = Context(Bundle(tmp_path / "b"))
+    assert ctx.task_comparison("postprocess") is None
+    error = ctx.task["task_results"]["error"]
+    assert "--task-results-stage ort_qdq could not be decoded" in error and "non-finite probabilities" in error
+    assert main(["report", str(tmp_path / "b"), "-o", str(tmp_path / "r")]) == 0
+    assert "were not compared: --task-results-stage ort\\_qdq could not" in (tmp_path / "r" / "report.md").read_text()
+    assert "were not compared" in (tmp_path / "r" / "report.html").read_text()
+
+
+def test_decode_failing_on_the_reference_is_recorded(tmp_path: Path, demo: Path, eval_x: np.ndarray) -> None:
+    """--reference outputs the decode cannot read are that stage's failure, not the script's (exit 0)."""
+    np.savez(tmp_path / "ref.npz", **{OUTPUT: np.zeros((3, 2), np.float32)})  # not probabilities
+    assert _collect(demo, tmp_path / "b", "--postprocess", str(_strict_script(tmp_path)),
+                    "--reference", str(tmp_path / "ref.npz"), samples=3) == 0
+    stages = {s["stage"]: s for s in Context(Bundle(tmp_path / "b")).task["stages"]}
+    assert stages["reference"]["status"] == "failed" and "not probabilities" in stages["reference"]["error"]
+    assert stages["ort_fp32"]["status"] == "ok" and stages["ort_qdq"]["status"] == "ok"
+
+
+def test_max_samples_cuts_the_task_results(tmp_path: Path, demo: Path, app_results: Path) -> None:
+    assert _collect(demo, tmp_path / "b", "--postprocess", str(DECODE), "--task-results", str(app_results),
+                    samples=4) == 0
+    ctx = Context(Bundle(tmp_path / "b"))
+    assert ctx.task["task_results"]["samples"] == 4 and ctx.task_comparison("postprocess")["samples"] == 4
+    assert len(ctx.task_results("task_results")) == 4
+
+
+def test_dataclass_script_with_postponed_annotations_loads(tmp_path: Path, demo: Path) -> None:
+    """@dataclass under `from __future__ import annotations` needs its module in sys.modules while it runs."""
+    script = tmp_path / "typed_decode.py"
+    script.write_text("from __future__ import annotations\nfrom dataclasses import dataclass\nimport numpy as np\n\n"
+                      "@dataclass\nclass Result:\n    label: int\n    score: float\n\n"
+                      f"def decode(outputs):\n    p = outputs[{OUTPUT!r}][0]\n"
+                      "    r = Result(int(np.argmax(p)), float(p.max()))\n    return {'label': r.label, 'score': r.score}\n")
+    assert _collect(demo, tmp_path / "b", "--postprocess", str(script), samples=2) == 0
+    assert [s["status"] for s in Context(Bundle(tmp_path / "b")).task["stages"]] == ["ok", "ok"]
+    assert not [name for name in sys.modules if name.startswith("qdqreport_user_")]  # cleaned up
 
 
 def _set_constant(model: onnx.ModelProto, name: str, value: float) -> None:
@@ -147,6 +203,10 @@ BAD_SCRIPTS = {
     "raises": ("def decode(outputs):\n    raise KeyError('logits')\n", "decode() raised KeyError"),
     "returns a list": ("def decode(outputs):\n    return [1, 2]\n", "returned a list"),
     "returns objects": ("def decode(outputs):\n    return {'box': object()}\n", "use str, int, float or bool"),
+    "exits": ("import sys\ndef decode(outputs):\n    sys.exit(3)\n", "decode() raised SystemExit: 3"),
+    "compare exits": ("import sys\ndef decode(outputs):\n    return {'a': 1}\ndef compare(a, b):\n    sys.exit()\n",
+                      "compare() raised SystemExit"),
+    "exits on import": ("import sys\nsys.exit(4)\n", "cannot import the post-processing script (--postprocess), SystemExit: 4;"),
     "compare out of range": ("def decode(outputs):\n    return {'a': 1}\ndef compare(a, b):\n    return 2.0\n",
                              "return an agreement between 0.0 and 1.0"),
 }
@@ -169,15 +229,22 @@ def test_bad_task_results_are_refused(tmp_path: Path, demo: Path, capsys: pytest
     (tmp_path / "short.json").write_text(json.dumps([{"label": "0", "score": 0.9, "rotate": False}]))
     (tmp_path / "broken.json").write_text("[{")
     (tmp_path / "other_fields.json").write_text(json.dumps([{"cls": 1}] * 2))
+    np.savez(tmp_path / "whole.npz", label=np.array(["0", "180"]))
+    (tmp_path / "truncated.npz").write_bytes((tmp_path / "whole.npz").read_bytes()[:60])
     cases = {
         "short.json": (["--postprocess", str(DECODE)], "holds 1 task results but the inputs give 2 samples"),
         "broken.json": (["--postprocess", str(DECODE)], "not valid JSON"),
         "other_fields.json": (["--postprocess", str(DECODE)], "save the same field names"),
         "nope.npz": (["--postprocess", str(DECODE)], "no such file (--task-results)"),
+        "truncated.npz": (["--postprocess", str(DECODE)], "unreadable .npz file (BadZipFile"),
     }
     cases["without_decode"] = ([], "--task-results needs --postprocess")
+    cases["typo_stage"] = (["--postprocess", str(DECODE), "--task-results-stage", "ort_qdqq"],
+                           "--task-results-stage ort_qdqq: not a stage")
+    cases["reference_stage"] = (["--postprocess", str(DECODE), "--task-results-stage", "reference"],
+                                "needs --reference")
     for name, (extra, expected) in cases.items():
-        target = tmp_path / ("short.json" if name == "without_decode" else name)
+        target = tmp_path / ("short.json" if name in ("without_decode", "typo_stage", "reference_stage") else name)
         out = tmp_path / name / "bundle"
         assert _collect(demo, out, *extra, "--task-results", str(target), samples=2) == 2, name
         err = capsys.readouterr().err

@@ -131,7 +131,8 @@ _TASK = {
                      "sha256": ((str, type(None)), False)}, True),
     "stages": ([_TASK_STAGE], True), "comparisons": ([_TASK_COMPARISON], True),
     "task_results": ({"source": (str, True), "kind": (str, True), "stage": (str, True), "samples": (int, True),
-                      "sha256": ((str, type(None)), False), "fields": (list, True), "results": (str, True)}, False),
+                      "sha256": ((str, type(None)), False), "fields": (list, True), "results": (str, True),
+                      "error": ((str, type(None)), False)}, False),  # why no comparison was made
 }
 TASK_PURPOSES = (*PURPOSES, "postprocess")
 MANIFEST_SPEC = {

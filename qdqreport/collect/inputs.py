@@ -21,9 +21,12 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from qdqreport.collect.models import TensorSpec
+from qdqreport.collect.npfile import read_arrays
+from qdqreport.collect.script import import_script, one_line, split_spec
 from qdqreport.errors import InputError
 
 Feed = dict[str, np.ndarray]
+DEFAULT_LOADER = "load_data"  # Polygraphy's default data-loader function name
 
 
 @dataclass
@@ -41,7 +44,7 @@ class InputSet:
 
 def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int | None = None) -> InputSet:
     """Load *source* as feeds for a model with input *specs*; *role* names the CLI option in errors."""
-    path, func = _split_script(source)
+    path, func = split_spec(source, DEFAULT_LOADER)
     if path.suffix == ".py":
         samples, kind = _from_script(path, func, role), "script"
     else:
@@ -111,26 +114,12 @@ def _refuse_nonfinite(array: np.ndarray, where: str) -> None:
         raise InputError(f"{where} contains {bad} NaN/Inf values; clean the data (e.g. np.nan_to_num) before collecting")
 
 
-def _split_script(source: str) -> tuple[Path, str]:
-    if ".py:" in source:
-        path, func = source.rsplit(":", 1)
-        return Path(path), func
-    return Path(source), "load_data"
-
-
 def _read_arrays(path: Path, role: str) -> np.ndarray | dict[str, np.ndarray]:
     if not path.is_file():
         raise InputError(f"{path}: no such file ({role}); pass an .npy, .npz or data-loader .py file")
     if path.suffix not in (".npy", ".npz"):
         raise InputError(f"{path}: unsupported input format ({role}); use .npy, .npz or a data-loader script file.py[:func]")
-    try:
-        loaded = np.load(path, allow_pickle=False)
-        if path.suffix == ".npz":
-            with loaded:
-                return {key: loaded[key] for key in loaded.files}
-        return loaded
-    except (ValueError, OSError, EOFError) as exc:
-        raise InputError(f"{path}: unreadable {path.suffix} file ({exc}); re-save it with numpy.save/savez") from None
+    return read_arrays(path, f"re-save it with numpy.save/savez ({role})")
 
 
 def _named(arrays: np.ndarray | dict[str, np.ndarray], specs: Sequence[TensorSpec], path: Path) -> dict[str, np.ndarray]:
@@ -175,20 +164,18 @@ def _chunk(array: np.ndarray, batch: int, index: int) -> np.ndarray:
 def _from_script(path: Path, func: str, role: str) -> list[Feed]:
     if not path.is_file():
         raise InputError(f"{path}: no such data-loader script ({role})")
-    from polygraphy.mod import import_from_script  # Polygraphy's loader: users reuse their own scripts
-
-    try:
-        loader = import_from_script(str(path), func)
-    except Exception as exc:
-        raise InputError(f"{path}: cannot import {func}() ({exc}); the script must define {func}() returning feed dicts") from None
+    loader = getattr(import_script(path, f"data-loader script ({role})"), func, None)
     if loader is None:
-        raise InputError(f"{path}: defines no function {func}(); name it with {path}:<function>")
+        raise InputError(f"{path}: defines no function {func}(); define {func}() returning feed dicts "
+                         f"or name yours with {path}:<function>")
     try:
         feeds = _as_feeds(loader() if callable(loader) else loader)
     except InputError:
         raise
-    except Exception as exc:
-        raise InputError(f"{path}: {func}() raised {type(exc).__name__}: {exc}") from None
+    except BaseException as exc:  # the user's code, even sys.exit(); Ctrl-C still stops the collect
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise InputError(f"{path}: {func}() raised {type(exc).__name__}: {one_line(exc)}") from None
     return feeds
 
 

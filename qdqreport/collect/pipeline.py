@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.analysis.metrics import Accumulator
-from qdqreport.bundle.layout import ARTIFACT_PATHS, base_manifest, write_comparison, write_stage
+from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_comparison, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference
@@ -121,12 +121,25 @@ def _load_task_inputs(options: CollectOptions, samples: int) -> tuple[Decoder | 
     if options.task_results and not options.postprocess:
         raise InputError(f"{options.task_results}: --task-results needs --postprocess FILE.py[:func], the decode "
                          "the application's results are compared with")
+    if options.task_results:
+        _check_task_stage(options)
     decoder = load_decoder(options.postprocess) if options.postprocess else None
     app = load_task_results(options.task_results, options.task_results_stage) if options.task_results else None
+    if app is not None and options.max_samples is not None:  # cut like the inputs: the first N samples
+        app = replace(app, results=app.results[:options.max_samples])
     if app is not None and len(app.results) != samples:
         raise InputError(f"{app.source}: holds {len(app.results)} task results but the inputs give {samples} samples; "
                          "save one result per input sample, in input order (or match --max-samples)")
     return decoder, app
+
+
+def _check_task_stage(options: CollectOptions) -> None:
+    stage = options.task_results_stage
+    if stage not in STAGE_KINDS:
+        raise InputError(f"--task-results-stage {stage}: not a stage; name the one whose outputs your application "
+                         f"decoded, one of {', '.join(STAGE_KINDS)}")
+    if stage == "reference" and not options.reference:
+        raise InputError("--task-results-stage reference: needs --reference FILE.npz, the outputs your application decoded")
 
 
 def _check_same_interface(fp32: LoadedModel, qdq: LoadedModel) -> None:

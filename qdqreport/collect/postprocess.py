@@ -18,15 +18,14 @@ Every problem with the script is an InputError naming the file and the fix.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from qdqreport.collect import script
 from qdqreport.errors import InputError
 
 DEFAULT_FUNCTION = "decode"
@@ -57,7 +56,9 @@ class Decoder:
         """One sample's task result, normalised to named NumPy arrays. Raises DecodeFailed."""
         try:
             result = self.decode_fn({name: np.array(value) for name, value in outputs.items()})
-        except Exception as exc:  # the user's code: any exception is theirs to fix
+        except BaseException as exc:  # the user's code: any exception (even sys.exit) is theirs to fix
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C stops the collect; not the script's failure
+                raise
             raise DecodeFailed(f"{self.function}() raised {type(exc).__name__}: {exc}") from None
         return normalise_result(result, f"{self.function}()")
 
@@ -66,7 +67,9 @@ class Decoder:
         try:
             value = self.compare_fn({k: _plain(v) for k, v in a.items()}, {k: _plain(v) for k, v in b.items()})
             number = float(value)
-        except Exception as exc:
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C stops the collect; not the script's failure
+                raise
             raise DecodeFailed(f"compare() raised {type(exc).__name__}: {exc}") from None
         if not math.isfinite(number) or not 0.0 <= number <= 1.0:
             raise DecodeFailed(f"compare() returned {value!r}; return an agreement between 0.0 and 1.0")
@@ -84,7 +87,7 @@ def load_decoder(spec: str) -> Decoder:
         raise InputError(f"{path}: --postprocess needs a Python file, FILE.py[:function]")
     if not path.is_file():
         raise InputError(f"{path}: no such post-processing script (--postprocess); pass FILE.py[:function]")
-    module = _import(path)
+    module = script.import_script(path, "post-processing script (--postprocess)")
     decode = getattr(module, function, None)
     if not callable(decode):
         raise InputError(f"{path}: defines no function {function}(); define {function}(outputs) -> dict "
@@ -96,31 +99,8 @@ def load_decoder(spec: str) -> Decoder:
 
 
 def split_spec(spec: str) -> tuple[Path, str]:
-    """FILE.py[:func] -> (path, func); the colon after a Windows drive letter is not a separator."""
-    drive = spec[:2] if len(spec) > 1 and spec[1] == ":" else ""
-    rest = spec[len(drive):]
-    if ".py:" in rest:
-        path, function = rest.rsplit(":", 1)
-        return Path(drive + path), function or DEFAULT_FUNCTION
-    return Path(spec), DEFAULT_FUNCTION
-
-
-def _import(path: Path) -> Any:
-    # A module name of our own, so the script neither shadows nor is shadowed by an installed module.
-    name = f"qdqreport_user_postprocess_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))  # the script may import its neighbours
-    try:
-        spec.loader.exec_module(module)
-    except BaseException as exc:  # SyntaxError, ImportError, SystemExit from a script that runs on import
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise InputError(f"{path}: cannot import the post-processing script ({type(exc).__name__}: "
-                         f"{_one_line(exc)}); make `python {path.name}` import cleanly") from None
-    finally:
-        sys.path.remove(str(path.resolve().parent))
-    return module
+    """FILE.py[:func] -> (path, func), default function `decode`."""
+    return script.split_spec(spec, DEFAULT_FUNCTION)
 
 
 def normalise_result(result: Any, what: str) -> TaskResult:
@@ -158,8 +138,3 @@ def _field_array(key: str, value: Any, what: str) -> np.ndarray:
 def _plain(array: np.ndarray) -> Any:
     """A field as the user's compare() most likely expects it: a Python scalar or a list."""
     return array.item() if array.ndim == 0 else array.tolist()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

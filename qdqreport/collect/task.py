@@ -21,7 +21,9 @@ from qdqreport.errors import InputError
 
 APP_STAGE = "task_results"  # the pseudo-stage holding what the user's application decoded (--task-results)
 APP_PURPOSE = "postprocess"
-BASELINE_STAGES = ("reference", "ort_fp32")  # float outputs: a decode that fails here is the script's fault
+# The FP32 model's own outputs: a decode that fails on them is the script's fault. Not "reference":
+# --reference may hold only some outputs, so a decode reading another one fails there like on any stage.
+BASELINE_STAGE = "ort_fp32"
 FLOAT_RTOL = FLOAT_ATOL = 0.01  # generic comparison: float fields agree within 1% (scores, box pixels)
 FLIP_STEPS = 10  # bisection steps of the decision-margin search (resolution 1/1024 of the raw difference)
 TEXT_LIMIT = 200
@@ -68,21 +70,24 @@ class TaskRun:
     failures: dict[str, str]
     app: AppResults | None
     pairs: list[TaskPair] = field(default_factory=list)
+    app_error: str | None = None  # why the application's results were not compared (their stage not decoded)
 
 
 # --- running ----------------------------------------------------------------------------------
 def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppResults | None = None) -> TaskRun:
     """Decode each ok stage, compare the planned pairs, and the app's results with its stage's decode.
 
-    A decode that fails on a baseline (FP32) stage is an InputError: the script is wrong. One that
-    fails on another stage (NaN outputs of a broken engine, say) is recorded as that stage's failure.
+    A decode that fails on ort_fp32 is an InputError: the script is wrong. One that fails on another
+    stage (NaN outputs of a broken engine, a --reference without the output it reads) is recorded as
+    that stage's failure; when that stage is --task-results-stage, the application's comparison is
+    recorded as not made, with the reason (run.app_error).
     """
     results, failures = {}, {}
     for stage, outputs in stage_outputs.items():
         try:
             results[stage] = decode_all(decoder, outputs)
         except DecodeFailed as exc:
-            if stage in BASELINE_STAGES:
+            if stage == BASELINE_STAGE:
                 raise InputError(f"{decoder.path}: {exc} on stage {stage}; fix the script so it decodes the "
                                  "FP32 outputs (dict of output name -> array, batch dimension kept)") from None
             failures[stage] = str(exc)
@@ -93,8 +98,11 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
             rows = _pair_rows(results[reference], results[candidate], agree, decoder,
                               stage_outputs[reference], stage_outputs[candidate])
             run.pairs.append(TaskPair(reference, candidate, purpose, rows))
-    if app is not None:
-        run.pairs.append(TaskPair(app.stage, APP_STAGE, APP_PURPOSE, _app_rows(app, results, failures, agree)))
+    if app is not None and app.stage in results:
+        run.pairs.append(TaskPair(app.stage, APP_STAGE, APP_PURPOSE, _app_rows(app, results[app.stage], agree)))
+    elif app is not None:
+        why = failures.get(app.stage, "the stage produced no outputs: it failed or was skipped")
+        run.app_error = f"--task-results-stage {app.stage} could not be decoded ({why})"
     return run
 
 
@@ -122,13 +130,7 @@ def _pair_rows(ref: list[TaskResult], cand: list[TaskResult], agree: Agreement, 
     return rows
 
 
-def _app_rows(app: AppResults, results: dict[str, list[TaskResult]], failures: dict[str, str],
-              agree: Agreement) -> list[dict[str, Any]]:
-    if app.stage not in results:
-        why = failures.get(app.stage, "it produced no outputs")
-        raise InputError(f"{app.source}: --task-results-stage {app.stage} cannot be decoded ({why}); "
-                         "name the stage whose outputs your application decoded")
-    decoded = results[app.stage]
+def _app_rows(app: AppResults, decoded: list[TaskResult], agree: Agreement) -> list[dict[str, Any]]:
     if len(app.results) != len(decoded):
         raise InputError(f"{app.source}: holds {len(app.results)} task results but the inputs give {len(decoded)} "
                          "samples; save one result per input sample, in input order")
@@ -262,7 +264,8 @@ def write_task(writer: BundleWriter, manifest: dict[str, Any], run: TaskRun | No
     if run.app is not None:
         task["task_results"] = {"source": run.app.source, "kind": run.app.kind, "stage": run.app.stage,
                                 "samples": len(run.app.results), "sha256": run.app.sha256, "fields": _fields(run.app.results),
-                                "results": writer.add_npz(f"task/{APP_STAGE}.npz", _arrays(run.app.results))}
+                                "results": writer.add_npz(f"task/{APP_STAGE}.npz", _arrays(run.app.results)),
+                                "error": run.app_error}
     for pair in run.pairs:
         task["comparisons"].append({
             "id": pair.id, "reference": pair.reference, "candidate": pair.candidate, "purpose": pair.purpose,

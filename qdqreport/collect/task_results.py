@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from qdqreport.collect.npfile import read_arrays
 from qdqreport.collect.postprocess import DecodeFailed, TaskResult, normalise_result
 from qdqreport.collect.task import AppResults
 from qdqreport.errors import InputError
@@ -58,11 +59,9 @@ def _from_json(path: Path) -> list[Any]:
 
 
 def _from_npz(path: Path) -> list[TaskResult]:
-    try:
-        with np.load(path, allow_pickle=False) as loaded:
-            arrays = {key: loaded[key] for key in loaded.files}
-    except (ValueError, OSError, EOFError) as exc:
-        raise InputError(f"{path}: unreadable .npz ({exc}); {FIX}") from None
+    arrays = read_arrays(path, FIX)
+    if not isinstance(arrays, dict):
+        raise InputError(f"{path}: holds a single .npy array, not an .npz archive; {FIX}")
     if arrays and all("/" in key for key in arrays):
         return _per_sample_keys(arrays, path)
     if any("/" in key for key in arrays):
