@@ -8,6 +8,7 @@ import io
 import json
 import math
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ class Bundle:
         try:
             with np.load(io.BytesIO(self.read_bytes(relative)), allow_pickle=False) as data:
                 return {key: data[key] for key in data.files}
-        except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        except (ValueError, OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
             raise BundleError(f"{self._where(relative)}: unreadable array file ({exc}); re-run `qdqreport collect`") from None
 
     def table(self, relative: str, kind: str) -> list[dict[str, Any]]:
