@@ -1,0 +1,198 @@
+"""Accuracy before and after: per stage pair and output, the headline metrics of both bundles and their
+difference, and which samples improved or got worse. Reads Context tables only (no rules, no rendering).
+
+Both bundles are summarised over the same samples when they were evaluated on the same data (same
+evaluation file hash): with `collect --max-samples` one bundle may hold only the first N samples, and
+comparing a median over 16 samples with one over 50 would credit the fix with a change of data.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from qdqreport.analysis.context import ComparisonInfo, Context
+from qdqreport.analysis.fp16 import is_control
+
+# A sample's cosine must move by more than this to count as improved or worse (float noise is ~1e-7).
+SAMPLE_EPS = 1e-4
+SAMPLE_LIST_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class MetricPair:
+    """One metric in both bundles and AFTER minus BEFORE; higher is better for every metric the diff shows."""
+
+    before: float | None
+    after: float | None
+    delta: float | None
+
+    @classmethod
+    def of(cls, before: float | None, after: float | None) -> "MetricPair":
+        finite = before is not None and after is not None and math.isfinite(before) and math.isfinite(after)
+        return cls(before, after, after - before if finite else None)
+
+
+@dataclass(frozen=True)
+class SampleChange:
+    sample: int
+    cosine: MetricPair
+    top1: MetricPair
+
+
+@dataclass(frozen=True)
+class OutputDiff:
+    output: str
+    samples: int  # samples summarised on each side (the shared ones when the evaluation data is the same)
+    cosine: MetricPair  # median cosine
+    cosine_min: MetricPair
+    sqnr: MetricPair  # median SQNR, dB
+    top1: MetricPair | None  # top-1 agreement, when the output is class scores in both bundles
+    improved: int | None  # None when samples cannot be paired (different evaluation data)
+    worse: int | None
+    worst: tuple[SampleChange, ...]  # the samples that got worse most, then those that improved most
+    series: tuple[tuple[float | None, float | None], ...]  # (before, after) cosine per paired sample, for the plot
+
+
+@dataclass(frozen=True)
+class ComparisonDiff:
+    id: str
+    purpose: str
+    reference: str
+    candidate: str
+    control: bool  # the FP16 check's control, not a pipeline stage pair
+    outputs: tuple[OutputDiff, ...]
+    decision: MetricPair | None  # decoded task-result agreement (collect --postprocess), when both have it
+
+
+@dataclass(frozen=True)
+class AccuracyDiff:
+    comparisons: tuple[ComparisonDiff, ...]
+    only_before: tuple[str, ...]  # comparison ids the AFTER bundle lacks (a stage failed or was skipped)
+    only_after: tuple[str, ...]
+    paired: bool  # samples paired by index (same evaluation data)
+    samples_before: int
+    samples_after: int
+    note: str
+
+
+def accuracy_diff(before: Context, after: Context) -> AccuracyDiff:
+    """Every comparison both bundles made, metric by metric."""
+    paired = _same_eval_data(before, after)
+    ids_before = {c.id: c for c in before.comparisons}
+    ids_after = {c.id: c for c in after.comparisons}
+    shared = [c for c in before.comparisons if c.id in ids_after]
+    n_before, n_after = _sample_count(before), _sample_count(after)
+    limit = min(n_before, n_after) if paired else None
+    comparisons = tuple(_comparison(before, after, info, limit) for info in shared)
+    return AccuracyDiff(comparisons, tuple(i for i in ids_before if i not in ids_after),
+                        tuple(i for i in ids_after if i not in ids_before), paired, n_before, n_after,
+                        _sample_note(paired, n_before, n_after))
+
+
+def _same_eval_data(before: Context, after: Context) -> bool:
+    hashes = [(ctx.manifest.get("inputs") or {}).get("eval", {}) for ctx in (before, after)]
+    digests = [h.get("sha256") if isinstance(h, dict) else None for h in hashes]
+    return digests[0] is not None and digests[0] == digests[1]
+
+
+def _sample_count(ctx: Context) -> int:
+    first = next(iter(ctx.comparisons), None)
+    return len({row["sample"] for row in ctx.sample_rows(first.id)}) if first else 0
+
+
+def _sample_note(paired: bool, n_before: int, n_after: int) -> str:
+    if not paired:
+        return (f"the bundles were evaluated on different data ({n_before} and {n_after} samples): each side is "
+                "summarised over its own samples and samples are not paired")
+    if n_before != n_after:
+        return (f"same evaluation data; BEFORE holds {n_before} samples, AFTER {n_after}: both are summarised over "
+                f"the first {min(n_before, n_after)}, the samples both bundles hold")
+    return f"same evaluation data, {n_before} samples paired by index"
+
+
+def _comparison(before: Context, after: Context, info: ComparisonInfo, limit: int | None) -> ComparisonDiff:
+    rows_b = _rows_by_output(before.sample_rows(info.id), limit)
+    rows_a = _rows_by_output(after.sample_rows(info.id), limit)
+    outputs = tuple(_output(name, rows_b[name], rows_a[name], limit is not None) for name in rows_b if name in rows_a)
+    purpose = "FP16 check control" if is_control(info) else info.purpose
+    decision = _decision(before, after, info)
+    return ComparisonDiff(info.id, purpose, info.reference, info.candidate, is_control(info), outputs, decision)
+
+
+def _rows_by_output(rows: list[dict[str, Any]], limit: int | None) -> dict[str, dict[int, dict[str, Any]]]:
+    out: dict[str, dict[int, dict[str, Any]]] = {}
+    for row in rows:
+        if limit is None or row["sample"] < limit:
+            out.setdefault(row["output"], {})[row["sample"]] = row
+    return out
+
+
+def _output(name: str, before: dict[int, dict[str, Any]], after: dict[int, dict[str, Any]], paired: bool) -> OutputDiff:
+    top1_b, top1_a = _mean(before, "top1_agree"), _mean(after, "top1_agree")
+    changes = _sample_changes(before, after) if paired else []
+    worse = sorted((c for c in changes if _direction(c) < 0), key=lambda c: (c.cosine.delta or 0.0, c.sample))
+    better = sorted((c for c in changes if _direction(c) > 0), key=lambda c: (-(c.cosine.delta or 0.0), c.sample))
+    return OutputDiff(
+        output=name, samples=min(len(before), len(after)) if paired else max(len(before), len(after)),
+        cosine=MetricPair.of(_median(before, "cosine"), _median(after, "cosine")),
+        cosine_min=MetricPair.of(_min(before, "cosine"), _min(after, "cosine")),
+        sqnr=MetricPair.of(_median(before, "sqnr_db"), _median(after, "sqnr_db")),
+        top1=MetricPair.of(top1_b, top1_a) if top1_b is not None and top1_a is not None else None,
+        improved=len(better) if paired else None, worse=len(worse) if paired else None,
+        worst=tuple(worse[:SAMPLE_LIST_LIMIT] + better[:max(0, SAMPLE_LIST_LIMIT - len(worse))]),
+        series=tuple((c.cosine.before, c.cosine.after) for c in changes),
+    )
+
+
+def _sample_changes(before: dict[int, dict[str, Any]], after: dict[int, dict[str, Any]]) -> list[SampleChange]:
+    return [SampleChange(i, MetricPair.of(_num(before[i]["cosine"]), _num(after[i]["cosine"])),
+                         MetricPair.of(before[i]["top1_agree"], after[i]["top1_agree"]))
+            for i in sorted(before) if i in after]
+
+
+def _direction(change: SampleChange) -> int:
+    """+1 improved, -1 worse, 0 unchanged: a top-1 flip decides; otherwise the cosine, beyond float noise."""
+    if change.top1.delta:
+        return 1 if change.top1.delta > 0 else -1
+    delta = change.cosine.delta
+    if delta is None:  # NaN on one side only: the side with a number is better
+        return 0 if (change.cosine.before is None) == (change.cosine.after is None) else (1 if change.cosine.before is None else -1)
+    return 0 if abs(delta) <= SAMPLE_EPS else (1 if delta > 0 else -1)
+
+
+def _decision(before: Context, after: Context, info: ComparisonInfo) -> MetricPair | None:
+    values = []
+    for ctx in (before, after):
+        entry = next((c for c in (ctx.task or {}).get("comparisons", [])
+                      if c["reference"] == info.reference and c["candidate"] == info.candidate), None)
+        values.append(float(entry["agreement"]) if entry else None)
+    return MetricPair.of(*values) if None not in values else None
+
+
+def _values(rows: dict[int, dict[str, Any]], column: str) -> list[float]:
+    # A missing or NaN metric counts as the worst value, as in Context's summaries.
+    return [_num(row[column]) if _num(row[column]) is not None else -1.0 for row in rows.values()]
+
+
+def _median(rows: dict[int, dict[str, Any]], column: str) -> float | None:
+    values = _values(rows, column)
+    return statistics.median(values) if values else None
+
+
+def _min(rows: dict[int, dict[str, Any]], column: str) -> float | None:
+    values = _values(rows, column)
+    return min(values) if values else None
+
+
+def _mean(rows: dict[int, dict[str, Any]], column: str) -> float | None:
+    present = [row[column] for row in rows.values() if row[column] is not None]
+    return sum(present) / len(present) if present else None
+
+
+def _num(value: Any) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return float(value)
