@@ -31,7 +31,7 @@ def export_polygraphy(bundle: Bundle, destination: Path, force: bool = False) ->
         raise InputError(f"{bundle.location}: no stage outputs and no saved inputs to export; "
                          "re-run `qdqreport collect` (with --save-inputs for the inputs)")
     names = []
-    with staged_folder(destination, force, "--polygraphy") as staging:
+    with staged_folder(destination, force, "--polygraphy") as staging, _quiet():
         for stage_id in stages:
             results = _run_results(comparator, stage_id, load_stage_outputs(bundle, stage_id))
             results.save(str(staging / f"{stage_id}.json"))
@@ -65,6 +65,13 @@ def _run_results(comparator, stage_id: str, samples: list[dict]):
     iterations = [comparator.IterationResult(outputs=OrderedDict(sorted(sample.items())), runner_name=runner)
                   for sample in samples]
     return comparator.RunResults([(runner, iterations)])
+
+
+def _quiet():
+    # Polygraphy logs each save with the staging path; the CLI prints the final paths instead.
+    from polygraphy.logger import G_LOGGER
+
+    return G_LOGGER.verbosity(G_LOGGER.ERROR)
 
 
 def _polygraphy():
