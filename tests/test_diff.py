@@ -1,0 +1,191 @@
+"""`qdqreport diff` and `report --config-card` on real bundles: the demo's ×255-calibrated model against
+the correctly calibrated one (the fix its report prescribes), real corpus bundles of another model, and
+real TensorRT layer info of a QAT MobileNet before and after its residual Q/DQ fix (TREx samples)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+from qdqreport.diff import build_diff
+from qdqreport.diff.precision import precision_diff
+from qdqreport.diff.render import render_markdown
+from qdqreport.render.filters import pct
+
+ROOT = Path(__file__).resolve().parent.parent
+OTHER_MODEL = ROOT / "corpus" / "det_healthy_neck_entropy"  # a detector: another FP32 model
+TRT = ROOT / "tests" / "data" / "trt"
+PAIR = "ort_qdq__vs__ort_fp32"
+
+
+def _rows(bundle: Path, samples: int) -> list[dict]:
+    return [r for r in Context(Bundle(bundle)).sample_rows(PAIR) if r["sample"] < samples]
+
+
+def _shared_samples(before: Path, after: Path) -> int:
+    return min(len({r["sample"] for r in Context(Bundle(b)).sample_rows(PAIR)}) for b in (before, after))
+
+
+def _diff(tmp_path: Path, before: Path, after: Path, *extra: str) -> tuple[int, dict]:
+    out = tmp_path / "diff"
+    code = main(["diff", str(before), str(after), "-o", str(out), *extra])
+    document = json.loads((out / "diff.json").read_text()) if (out / "diff.json").exists() else {}
+    return code, document
+
+
+def test_the_fix_restores_the_outputs_with_both_bundles_numbers(broken_bundle, healthy_bundle, tmp_path):
+    code, doc = _diff(tmp_path, broken_bundle, healthy_bundle, "--fail-on-regression")
+    assert code == 0 and doc["regressed"] is False
+    shared = _shared_samples(broken_bundle, healthy_bundle)  # the broken fixture keeps 16 samples, the healthy one 50
+    top1 = [sum(r["top1_agree"] for r in _rows(b, shared)) / shared for b in (broken_bundle, healthy_bundle)]
+    assert top1[0] < 0.9 <= top1[1]  # the demo really is broken, and the fix really works
+    verdict = doc["verdict"]["text"]
+    assert verdict.startswith(f"the fix restores the outputs (top-1 {top1[0]:.0%} → {top1[1]:.0%})"), verdict
+    assert doc["verdict"]["kind"] == "restored"
+    output = doc["accuracy"]["comparisons"][0]["outputs"][0]
+    assert output["samples"] == shared
+    cosines = [statistics.median(r["cosine"] for r in _rows(b, shared)) for b in (broken_bundle, healthy_bundle)]
+    assert output["cosine"]["before"] == pytest.approx(cosines[0]) and output["cosine"]["after"] == pytest.approx(cosines[1])
+    assert output["improved"] > output["worse"]
+    # Same ModelOpt command, same nodes: the fix changed the calibration data, not the precision.
+    assert doc["precision"]["changes_total"] == 0 and "with the same precision for every node" in verdict
+    changed = {(c["group"], c["item"]) for c in doc["inputs"] if c["changed"]}
+    assert ("calibration", "sha256") in changed and ("models", "qdq model") in changed
+    assert ("models", "fp32 model") not in changed
+    # The report's root cause of the broken model (QR003, calibration input mismatch) is resolved.
+    assert "QR003" in {f["rule_id"] for f in doc["findings"]["resolved"]}
+    assert "QR003" not in {f["rule_id"] for f in doc["findings"]["new"] + doc["findings"]["persisting"]}
+    html = (tmp_path / "diff" / "diff.html").read_text()
+    markdown = (tmp_path / "diff" / "diff.md").read_text()
+    assert "<svg" in html and "http://" not in html.replace('http://www.w3.org', '')
+    assert f"top-1 {top1[0]:.0%} → {top1[1]:.0%}" in markdown
+    assert "save\\_infer\\_model" in markdown  # output names escaped for Markdown
+
+
+def test_the_reverse_order_is_a_regression_and_fails_the_gate(broken_bundle, healthy_bundle, tmp_path, capsys):
+    code, doc = _diff(tmp_path, healthy_bundle, broken_bundle, "--fail-on-regression")
+    assert code == 1 and doc["regressed"] is True
+    shared = _shared_samples(healthy_bundle, broken_bundle)
+    top1 = [sum(r["top1_agree"] for r in _rows(b, shared)) / shared for b in (healthy_bundle, broken_bundle)]
+    assert doc["verdict"]["text"].startswith(f"regression: top-1 {top1[0]:.0%} → {top1[1]:.0%} (ort_qdq vs ort_fp32)")
+    assert capsys.readouterr().out.strip().endswith(doc["verdict"]["text"])
+    # Without the flag the regression is reported, not gated.
+    assert main(["diff", str(healthy_bundle), str(broken_bundle), "-o", str(tmp_path / "plain")]) == 0
+
+
+def test_the_tolerance_is_the_users(broken_bundle, healthy_bundle, tmp_path):
+    code, doc = _diff(tmp_path, healthy_bundle, broken_bundle, "--fail-on-regression",
+                      "--top1-tolerance", "0.9", "--cosine-tolerance", "0.5")
+    assert code == 0 and doc["verdict"]["kind"] == "unchanged"
+    assert doc["tolerance"] == {"top1": 0.9, "cosine": 0.5}
+    assert main(["diff", str(healthy_bundle), str(broken_bundle), "-o", str(tmp_path / "x"),
+                 "--cosine-tolerance", "-1"]) == 2
+
+
+def test_bundles_of_different_models_are_refused_unless_forced(healthy_bundle, tmp_path, capsys):
+    out = tmp_path / "refused"
+    assert main(["diff", str(healthy_bundle), str(OTHER_MODEL), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(OTHER_MODEL) in err and "--force" in err
+    assert not out.exists()
+    code, doc = _diff(tmp_path, healthy_bundle, OTHER_MODEL, "--force")
+    assert code == 0 and doc["forced"] is True
+    assert ("models", "fp32 model") in {(c["group"], c["item"]) for c in doc["inputs"] if c["changed"]}
+
+
+def test_bundles_of_different_schema_minor_versions_diff_and_zips_are_read(healthy_bundle, tmp_path):
+    newer = tmp_path / "newer"
+    shutil.copytree(healthy_bundle, newer)
+    manifest = json.loads((newer / "manifest.json").read_text())
+    manifest.update(schema_version="1.9", written_by_a_later_minor={"x": 1})
+    (newer / "manifest.json").write_text(json.dumps(manifest))
+    zipped = shutil.make_archive(str(tmp_path / "newer"), "zip", newer)
+    code, doc = _diff(tmp_path, healthy_bundle, Path(zipped), "--fail-on-regression")
+    assert code == 0 and doc["verdict"]["kind"] == "unchanged"
+    schema = next(c for c in doc["inputs"] if c["item"] == "schema version")
+    assert schema["before"] != "1.9" and schema["after"] == "1.9" and schema["changed"]
+    assert all(o["worse"] == 0 and o["improved"] == 0 for c in doc["accuracy"]["comparisons"] for o in c["outputs"])
+
+
+def test_engine_difference_across_bundles_on_real_layer_info(tmp_path):
+    before, after = tmp_path / "qat", tmp_path / "qat_residuals"
+    for bundle, info in ((before, "tests_inputs_mobilenet.qat.onnx.engine.graph.json"),
+                         (after, "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json")):
+        assert main(["import-trt", str(bundle), "--new", "--stage", "trt_int8", "--layer-info", str(TRT / info)]) == 0
+    code, doc = _diff(tmp_path, before, after)
+    assert code == 0
+    (engine,) = doc["engines"]
+    counts = [json.loads((TRT / f).read_text()) for f in ("tests_inputs_mobilenet.qat.onnx.engine.graph.json",
+                                                           "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json")]
+    assert [sum(engine["precision_counts"][i].values()) for i in (0, 1)] == \
+        [sum(1 for layer in c["Layers"] if layer.get("LayerType") != "NoOp") for c in counts]
+    # Fixing the residual Q/DQ placement moves the residual Adds from FP16 into INT8 convolutions.
+    assert engine["precision_counts"][1]["fp16"] < engine["precision_counts"][0]["fp16"]
+    assert engine["layers"]["rows_total"] > 0
+    assert f"fp16 {engine['precision_counts'][0]['fp16']} → {engine['precision_counts'][1]['fp16']}" in doc["verdict"]["text"]
+    assert doc["verdict"]["text"].startswith("no stage outputs were compared")
+
+
+def test_precision_is_aligned_by_structure_when_names_changed(healthy_bundle):
+    summary = Context(Bundle(healthy_bundle)).precision
+    renamed = json.loads(json.dumps(summary))
+    for node in renamed["nodes"]:
+        node["name"] = "exported/" + node["name"]  # a re-export renamed every node
+    target = next(n for n in renamed["nodes"] if n["op_type"] == "Conv" and n["precision"] == "int8")
+    target["precision"] = "fp16"
+    diff = precision_diff(summary, renamed)
+    assert diff.renamed == len(summary["nodes"])
+    assert diff.changes_total == 1 and diff.left_int8 == 1 and diff.entered_int8 == 0
+    (change,) = diff.changes
+    assert change.after == target["name"] and change.how == "signature" and change.precision_after == "fp16"
+
+
+def test_markdown_fits_its_budget(broken_bundle, healthy_bundle):
+    model = build_diff(broken_bundle, healthy_bundle)
+    full = render_markdown(model)
+    short = render_markdown(model, budget=1500)
+    assert len(short) <= 1500 < len(full) and "diff.html" in short
+    assert model.verdict.text.split(" (")[0] in short
+
+
+def test_nothing_is_written_when_rendering_fails(broken_bundle, healthy_bundle, tmp_path, monkeypatch):
+    import qdqreport.diff.render as render
+
+    def broken(model):
+        raise RuntimeError("renderer bug")
+
+    monkeypatch.setattr(render, "render_json", broken)
+    out = tmp_path / "out"
+    assert main(["diff", str(broken_bundle), str(healthy_bundle), "-o", str(out)]) == 3
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_config_card_documents_the_configuration(broken_bundle, tmp_path):
+    out = tmp_path / "report"
+    code = main(["report", str(broken_bundle), "-o", str(out), "--config-card"])
+    assert code == 0
+    card = (out / "config_card.md").read_text()
+    assert (out / "report.html").exists()
+    manifest = json.loads((broken_bundle / "manifest.json").read_text())
+    ctx = Context(Bundle(broken_bundle))
+    assert manifest["inputs"]["calib"]["sha256"] in card and manifest["models"]["qdq"]["sha256"] in card
+    assert f"--calibration_method={ctx.modelopt_log['calibration_method']}" in card  # from the real ModelOpt log
+    assert "--calibration_data_path=calib_x255.npz" in card and "--output_path=cls_int8_x255.onnx" in card
+    floats = [n for n in ctx.precision["nodes"] if n["precision"] not in ("int8", "uint8")]
+    assert f"{len(floats)} compute nodes of the QDQ graph run in float" in card
+    assert f"onnxruntime: {manifest['tools']['onnxruntime']}" in card
+    summary = next(s for s in ctx.output_summaries(PAIR))
+    assert f"| {pct(summary.top1)} |" in card
+
+
+def test_config_card_of_a_bad_bundle_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "missing"), "-o", str(out), "--config-card"]) == 2
+    assert not out.exists() and len(capsys.readouterr().err.strip().splitlines()) == 1
