@@ -1,12 +1,19 @@
 """The qdqreport command line.
 
-Exit codes: 0 success; 1 findings at or above --fail-on; 2 bad input (one line on stderr).
+Exit codes (EXIT_CODES below, shown by --help and in README.md):
+  0  success
+  1  findings at or above --fail-on (report, demo)
+  2  bad input or an output that cannot be written: one line on stderr naming the file and the fix;
+     nothing is written (includes a read-only folder or a full disk while writing)
+  3  internal error, a bug: one line; the traceback only with --debug
+  130 interrupted (Ctrl-C); nothing is written
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
 from typing import Sequence
 
@@ -15,6 +22,12 @@ from qdqreport.cli_import import add_import_trt
 from qdqreport.errors import QdqReportError
 
 DEMO_DIR = Path(__file__).parent / "demo"
+EXIT_CODES = """exit codes:
+  0  success
+  1  findings at or above --fail-on
+  2  bad input, or an output that cannot or must not be written (one line on stderr; nothing is written)
+  3  internal error: a bug; rerun with --debug for the traceback and report it
+"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,11 +41,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("qdqreport: interrupted; nothing was written", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if exc.filename is None:  # no file to blame: treat as the bug it probably is
+            return _internal_error(exc, args.debug)
+        # The file system said no (permissions, disk full, a folder where a file belongs): not a bug.
+        print(f"qdqreport: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        return _internal_error(exc, args.debug)
+
+
+def _internal_error(exc: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exception(exc)
+    message = " ".join(str(exc).split())[:500]
+    print(f"qdqreport: internal error: {type(exc).__name__}: {message}; this is a bug, please report it with "
+          "--debug output", file=sys.stderr)
+    return 3
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="qdqreport", description="Find where an INT8 Q/DQ ONNX model loses accuracy.")
+    parser = argparse.ArgumentParser(prog="qdqreport", description="Find where an INT8 Q/DQ ONNX model loses accuracy.",
+                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"qdqreport {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error (exit 3)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_collect(commands)
     _add_report(commands)
@@ -45,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     rules.add_argument("rule_id", nargs="?", help="a rule id (QR001) or slug to print its documentation")
     rules.add_argument("--markdown", action="store_true", help="print every rule's documentation as Markdown (docs/rules.md)")
     rules.set_defaults(handler=_rules)
+    for command in commands.choices.values():  # --debug also after the command; SUPPRESS keeps a global one
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 

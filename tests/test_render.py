@@ -236,7 +236,7 @@ def test_md_filter_and_fence():
 def test_findings_json_is_strict_and_ranked(rendered):
     _, _, _, text = rendered
     document = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
-    assert document["format"] == "qdqreport.findings" and document["version"] == "1.0"
+    assert document["format"] == "qdqreport.findings" and document["version"] == "1.1"
     assert [f["id"] for f in document["findings"]] == ["QR050", "QR001", "QR060"]  # severity, then score x confidence
     cause = document["findings"][0]
     assert cause["evidence"][0] == {"type": "metric", "name": "cosine", "value": None, "unit": "", "threshold": ""}
@@ -334,7 +334,7 @@ def test_fail_on_sets_the_exit_code(tmp_path, found, fail_on, code):
 def test_bad_fail_on_and_output_inside_bundle_are_refused(tmp_path):
     bundle = collapsed_classifier(tmp_path).build()
     with pytest.raises(QdqReportError, match="--fail-on"):
-        render_report(bundle.location, tmp_path / "out", fail_on="info", rules={})
+        render_report(bundle.location, tmp_path / "out", fail_on="fatal", rules={})
     with pytest.raises(QdqReportError, match="inside the bundle"):
         render_report(bundle.location, bundle.location / "report", rules={})
 

@@ -21,6 +21,7 @@ def test_wheel_renders_a_report_from_a_fresh_venv(tmp_path: Path) -> None:
     (wheel,) = (tmp_path / "dist").glob("qdqreport-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "qdqreport/templates/report.html.j2" in names and "qdqreport/demo/cls_fp32.onnx" in names
+    assert "qdqreport/schemas/findings.schema.json" in names  # the published findings.json schema
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"

@@ -72,6 +72,14 @@ class _Loaded:
 def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     """Run the whole collection; return the bundle path. Raises QdqReportError on bad input."""
     progress = progress or Progress(quiet=True)
+    # The -o check and its lock come first: a refused -o costs no inference, and the lock is held to the commit.
+    with BundleWriter(options.output, overwrite=options.force, protect=_input_paths(options)) as writer:
+        path = _collect_into(writer, options, progress)
+    progress.say(f"bundle written to {path}")
+    return path
+
+
+def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progress) -> Path:
     loaded = _load_everything(options, progress)
     precision = _precision_summary(loaded.qdq, progress)
     marked = _marked_tensors(precision, loaded)
@@ -81,20 +89,31 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
     progress.say("writing the bundle")
-    with BundleWriter(options.output, overwrite=options.force) as writer:
-        manifest = _manifest(options, loaded)
-        manifest["stages"] = _stage_entries(writer, loaded, stages) + [write_trt_stage(writer, r) for r in trt_results]
-        manifest["comparisons"] = _comparisons(writer, loaded, stages, tensor_rows, marked) + _trt_comparisons(
-            writer, loaded, stages, trt_results)
-        manifest["artifacts"] = _artifacts(writer, loaded, precision)
-        write_per_layer(writer, manifest, layers)
-        fp32 = stages["ort_fp32"]
-        write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
-                         _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
-        write_task(writer, manifest, task)
-        path = writer.commit(manifest)
-    progress.say(f"bundle written to {path}")
-    return path
+    manifest = _manifest(options, loaded)
+    manifest["stages"] = _stage_entries(writer, loaded, stages) + [write_trt_stage(writer, r) for r in trt_results]
+    manifest["comparisons"] = _comparisons(writer, loaded, stages, tensor_rows, marked) + _trt_comparisons(
+        writer, loaded, stages, trt_results)
+    manifest["artifacts"] = _artifacts(writer, loaded, precision)
+    write_per_layer(writer, manifest, layers)
+    fp32 = stages["ort_fp32"]
+    write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
+                     _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
+    write_task(writer, manifest, task)
+    if options.save_inputs:
+        write_saved_inputs(writer, manifest, loaded.eval.samples)
+    if options.redact:  # last: every file is staged, none is hashed yet
+        redact_bundle_folder(writer.root, manifest, [options.fp32, options.qdq, options.inputs, options.calib,
+                                                     options.reference, options.modelopt_log, options.postprocess,
+                                                     options.task_results, options.output])
+    return writer.commit(manifest)
+
+
+def _input_paths(options: CollectOptions) -> list[Path]:
+    """Every file the collect reads; the bundle destination must not be one of them or hold one."""
+    given = [options.fp32, options.qdq, options.inputs, options.calib, options.reference, options.modelopt_log,
+             options.postprocess, options.task_results]
+    # Script specs are FILE.py[:FUNC]; keep the FILE part.
+    return [Path(p if os.path.exists(p) else p.rsplit(":", 1)[0]) for p in given if p]
 
 
 # --- loading and checking ---------------------------------------------------------------

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from qdqreport.analysis.context import Context
+from qdqreport.bundle.destination import pid_alive, write_failure
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
-from qdqreport.errors import QdqReportError
+from qdqreport.errors import OutputError, QdqReportError
 from qdqreport.render import html, jsonout, markdown
 from qdqreport.report_model import ReportModel, build_report
 from qdqreport.rules import RuleSpec
@@ -57,22 +60,61 @@ def render_all(model: ReportModel) -> dict[str, str]:
 
 
 def write_atomically(out_dir: Path, texts: dict[str, str]) -> dict[str, Path]:
-    """Write every text to a hidden temp file in *out_dir*, then rename them all into place."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write every text to a hidden temp file in *out_dir*, then rename them all into place.
+
+    Targets that are not regular files (a folder named report.md, a symlink) are refused before
+    anything is written; any failure removes the temp files, so the old set stays whole. An
+    OSError (read-only folder, disk full) becomes a one-line OutputError naming the folder."""
+    _check_targets(out_dir, texts)
     staged: list[tuple[Path, Path]] = []
     try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temps(out_dir, texts)
         for name, text in texts.items():
             temp = out_dir / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
             staged.append((temp, out_dir / name))
-            with open(temp, "x", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+            _write_text(temp, text)
+        for temp, final in staged:
+            os.replace(temp, final)
+    except OSError as exc:
+        _unlink_all(temp for temp, _ in staged)
+        raise write_failure(out_dir, exc) from None
     except BaseException:
-        for temp, _ in staged:
-            temp.unlink(missing_ok=True)
+        _unlink_all(temp for temp, _ in staged)
         raise
-    for temp, final in staged:
-        os.replace(temp, final)
     return {final.name: final for _, final in staged}
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "x", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+def _check_targets(out_dir: Path, names: Iterable[str]) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"{out_dir}: is a file, not a folder; pass a folder for the report with -o")
+    for name in names:
+        target = out_dir / name
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise OutputError(f"{target}: exists and is not a regular file; nothing was written; move it away or "
+                              "choose another -o")
+
+
+def _remove_stale_temps(out_dir: Path, names: Iterable[str]) -> None:
+    """Temp files of runs that were killed (their PID is gone) are removed; others are left alone."""
+    for name in names:
+        for temp in out_dir.glob(f".{glob.escape(name)}.*.tmp"):
+            pid = temp.name[len(name) + 2:].split("-", 1)[0]
+            if pid.isdigit() and len(pid) < 10 and not pid_alive(int(pid)):
+                temp.unlink(missing_ok=True)
+
+
+def _unlink_all(paths: Iterable[Path]) -> None:
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _refuse_inside_bundle(bundle: Bundle, out_dir: Path) -> None:

@@ -14,6 +14,7 @@ from qdqreport.report_model import ReportModel
 SECTIONS = ("stages", "findings", "task", "fp16", "precision", "layers", "inputs", "engine", "provenance")
 SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "task": "Task-level results", "fp16": "FP16 check", "layers": "Per-layer localisation", "precision": "Precision",
                   "inputs": "Input statistics", "engine": "Engine", "provenance": "Provenance"}
+SUMMARY_SECTIONS = ("stages", "findings")
 # (table rows, findings shown in full) per attempt, from generous to terse.
 LEVELS = ((25, 50), (10, 20), (5, 10))
 CUT_NOTE = "\n\n… report cut to fit a GitHub comment; see report.html for the rest.\n"
@@ -34,8 +35,15 @@ def render_markdown(model: ReportModel, budget: int = 60000) -> str:
     return _cut(text, budget)
 
 
-def _render(model: ReportModel, rows: int, findings: int, sections: tuple[str, ...]) -> str:
-    omitted = [SECTION_TITLES[name] for name in SECTIONS if name not in sections]
+def render_summary(model: ReportModel, rows: int = 10, findings: int = 3) -> str:
+    """The report's head for a CI job summary ($GITHUB_STEP_SUMMARY): verdict, stage matrix, top findings."""
+    return _render(model, rows, findings, SUMMARY_SECTIONS, omitted=())
+
+
+def _render(model: ReportModel, rows: int, findings: int, sections: tuple[str, ...],
+            omitted: tuple[str, ...] | None = None) -> str:
+    if omitted is None:
+        omitted = tuple(SECTION_TITLES[name] for name in SECTIONS if name not in sections)
     template = markdown_env().get_template("report.md.j2")
     text = template.render(model=model, limit=rows, findings_limit=findings, sections=sections, omitted=omitted)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"  # template blocks leave runs of blank lines
