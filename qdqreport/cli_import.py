@@ -26,7 +26,9 @@ def add_import_trt(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", help="write the result here instead of rewriting BUNDLE in place")
     parser.add_argument("--new", action="store_true",
                         help="start a new bundle holding only TensorRT artefacts (no models, no ONNX Runtime stages)")
-    parser.add_argument("--force", action="store_true", help="replace an existing -o (or --new) destination")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing bundle at -o (or --new); anything that is not a qdqreport bundle "
+                             "is refused, never deleted")
     parser.set_defaults(handler=_import_trt)
 
 

@@ -17,3 +17,7 @@ class SchemaVersionError(BundleError):
 
 class InputError(QdqReportError):
     """A model, input, reference or calibration file that cannot be used."""
+
+
+class OutputError(QdqReportError):
+    """An output that cannot or must not be written: not ours to replace, locked, read-only, disk full."""
