@@ -12,6 +12,11 @@ Build-log lines recognised (trtexec and TensorRT logger output, TensorRT 8.x-10.
   "In node N with name: A and operator: X (...): CODE: ..." (TRT 10), "In node N (importX): CODE: ...",
   "getPluginCreator could not find plugin: X", "Failed to parse onnx file";
 - "&&&& RUNNING|PASSED|FAILED TensorRT.trtexec [TensorRT v100300] # trtexec ...": version and command.
+
+A build log may come from a stranger (import-trt, a bundle), so parsing is linear in its size:
+only the first MAX_LINE_CHARS characters of a line are examined, and the two patterns with a
+lazy group are tried once, at the first occurrence of their fixed prefix, not at every position
+(retrying them everywhere made one 690 KB line take minutes).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ _PARSE_FAILED = re.compile(r"Failed to parse onnx file|Parsing model failed|ERRO
 _TRTEXEC_BANNER = re.compile(r"&&&& (RUNNING|PASSED|FAILED) TensorRT\.trtexec \[TensorRT v(\d+)\](?: # (.*))?")
 _LOGGER_VERSION = re.compile(r"TensorRT version: (\d+\.\d+(?:\.\d+)*)")
 _LOOKS_LIKE_LOG = re.compile(r"\[TRT\]|\[[IWEV]\] |TensorRT|trtexec|&&&&")
+MAX_LINE_CHARS = 20_000  # real TensorRT lines are under 2,000 characters; longer ones are cut for matching
 MAX_LINES_KEPT = 200  # warning lines kept per kind; a log can repeat one warning for every layer
 
 
@@ -78,7 +84,8 @@ def parse_build_log(text: str) -> BuildLog:
     ops: list[str] = []
     errors: list[str] = []
     failed = False
-    for line in text.splitlines():
+    for whole in text.splitlines():
+        line = whole[:MAX_LINE_CHARS]
         banner = _TRTEXEC_BANNER.search(line)
         if banner:
             outcome, version = banner.group(1), trtexec_version(banner.group(2))
@@ -88,7 +95,7 @@ def parse_build_log(text: str) -> BuildLog:
         if _CALIBRATOR_IGNORED.search(line):
             calibrator.append(line.strip())
         if _PRECISION_IGNORED.search(line):
-            layer = _NO_IMPL_LAYER.search(line)
+            layer = _at_first(_NO_IMPL_LAYER, "No implementation of layer ", line)
             ignored.append(layer.group(1) if layer else line.strip())
         found_op, error = _parser_problem(line)
         ops += [found_op] if found_op else []
@@ -103,7 +110,7 @@ def parse_build_log(text: str) -> BuildLog:
 
 def _parser_problem(line: str) -> tuple[str | None, str | None]:
     """(unsupported operator, parser error text) found on one log line."""
-    trt10 = _IN_NODE_TRT10.search(line)
+    trt10 = _at_first(_IN_NODE_TRT10, "In node ", line)
     if trt10:
         op = trt10.group(3) if trt10.group(5) in ("UNSUPPORTED_NODE", "INVALID_NODE") else None
         return op, trt10.group(0).strip()
@@ -116,6 +123,13 @@ def _parser_problem(line: str) -> tuple[str | None, str | None]:
             return match.group(1), line.strip()
     node = _PARSING_NODE.search(line)
     return (node.group(2), None) if node else (None, None)
+
+
+def _at_first(pattern: re.Pattern[str], prefix: str, line: str) -> re.Match[str] | None:
+    """*pattern* (which starts with *prefix*) matched only where *prefix* first occurs: one
+    linear attempt instead of one per position."""
+    start = line.find(prefix)
+    return pattern.match(line, start) if start >= 0 else None
 
 
 @dataclass(frozen=True)

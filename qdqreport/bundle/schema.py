@@ -16,8 +16,10 @@ docs/bundle.md documents every field; tests/test_bundle.py keeps the two in step
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from qdqreport.bundle.paths import name_problem
 from qdqreport.errors import BundleError, SchemaVersionError
 
 SCHEMA_NAME = "qdqreport.bundle"
@@ -78,17 +80,16 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
 }
 
 
+_VERSION = re.compile(r"[0-9]{1,6}\.[0-9]{1,6}")  # ASCII digits only, and few: int() of 5,000 digits raises
+
+
 def parse_version(text: Any, where: str) -> tuple[int, int]:
     """Return (major, minor) of a "MAJOR.MINOR" string or raise BundleError naming *where*."""
-    if not isinstance(text, str) or not _is_version(text):
-        raise BundleError(f"{where}: schema_version must look like '1.0', got {text!r}")
+    if not isinstance(text, str) or not _VERSION.fullmatch(text):
+        shown = repr(text) if len(repr(text)) <= 40 else repr(text)[:40] + "..."
+        raise BundleError(f"{where}: schema_version must look like '1.0', got {shown}")
     major, minor = text.split(".")
     return int(major), int(minor)
-
-
-def _is_version(text: str) -> bool:
-    parts = text.split(".")
-    return len(parts) == 2 and all(p.isdigit() for p in parts)
 
 
 def check_version(manifest: dict[str, Any], where: str) -> tuple[int, int]:
@@ -149,6 +150,8 @@ def validate_manifest(manifest: Any, where: str = MANIFEST) -> None:
     if not isinstance(manifest, dict):
         raise BundleError(f"{where}: the manifest must be a JSON object")
     _check_spec(manifest, MANIFEST_SPEC, where, "")
+    _check_files(manifest["files"], where)
+    _check_paths(manifest, where)
     for i, stage in enumerate(manifest["stages"]):
         _check_choice(stage["status"], STAGE_STATUSES, where, f"stages[{i}].status")
     for i, comp in enumerate(manifest["comparisons"]):
@@ -167,6 +170,41 @@ def validate_manifest(manifest: Any, where: str = MANIFEST) -> None:
             _check_choice(comp["purpose"], TASK_PURPOSES, where, f"task.comparisons[{i}].purpose")
             if not 0.0 <= comp["agreement"] <= 1.0:
                 raise BundleError(f"{where}: task.comparisons[{i}].agreement must lie within 0..1")
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_FILE_ENTRY = {"sha256": (str, True), "bytes": (int, True)}
+
+
+def _check_files(files: dict[str, Any], where: str) -> None:
+    """Every `files` key is a safe relative path (refused by name, before any file is opened)
+    with a hex sha256 and a non-negative size: the reader checks each file against both."""
+    for name, entry in files.items():
+        problem = name_problem(name)
+        if problem:
+            raise BundleError(f"{where}: files key {name[:80]!r} {problem}; this bundle is damaged or hostile, "
+                              "do not use it")
+        _check_value(entry, _FILE_ENTRY, where, f"files[{name!r}]")
+        if not _SHA256.fullmatch(entry["sha256"]) or entry["bytes"] < 0:
+            raise BundleError(f"{where}: files[{name!r}] needs a 64-digit lowercase hex sha256 and bytes >= 0")
+    for name in files:  # a zip can list both "a" and "a/b"; no folder can hold them
+        parts = name.split("/")
+        clash = next(("/".join(parts[:i]) for i in range(1, len(parts)) if "/".join(parts[:i]) in files), None)
+        if clash is not None:
+            raise BundleError(f"{where}: files lists both {clash!r} and {name!r}, a file and a folder of one name")
+
+
+def _check_paths(manifest: dict[str, Any], where: str) -> None:
+    """Artefact and table references are text naming a bundle file (the file may be absent:
+    then the artefact counts as missing)."""
+    refs = [(f"artifacts.{k}", v) for k, v in manifest["artifacts"].items()]
+    refs += [(f"stages[{i}].artifacts.{k}", v) for i, s in enumerate(manifest["stages"]) for k, v in s["artifacts"].items()]
+    refs += [(f"comparisons[{i}].tables.{k}", v) for i, c in enumerate(manifest["comparisons"])
+             for k, v in c["tables"].items()]
+    for path, value in refs:
+        problem = name_problem(value)
+        if problem:
+            raise BundleError(f"{where}: {path} {problem}; re-run `qdqreport collect`")
 
 
 def _check_choice(value: str, choices: tuple[str, ...], where: str, path: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.bundle.layout import STAGE_KINDS, base_manifest, load_stage_outputs, output_key, write_comparison
+from qdqreport.bundle.paths import name_problem
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.trt_import_files import ToolFile, read_tool_files
@@ -138,8 +139,21 @@ def _copy_unchanged(writer: BundleWriter, source: Bundle | None, manifest: dict[
                 dropped |= set(comparison["tables"].values())
     for relative in sorted(source.manifest["files"]):
         if relative not in dropped:  # an artefact re-imported under the same path is written again below
-            writer.add_bytes(relative, source.read_bytes(relative))
+            source.copy_to(relative, _staged_target(writer, relative))
     return sorted(p for p in dropped if p)
+
+
+def _staged_target(writer: BundleWriter, relative: str) -> Path:
+    """Where *relative* goes in the staging folder; refused unless it stays inside it. The reader
+    already refused unsafe names; this holds even if a name or a link slipped past it."""
+    problem = name_problem(relative)
+    root = writer.root.resolve()
+    target = (root / relative).resolve() if problem is None else None
+    if target is None or root not in target.parents:
+        raise InputError(f"{writer.root}: refusing to write {relative[:80]!r} outside the staging folder of "
+                         f"{writer.destination}; the source bundle is damaged or hostile, do not use it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
 
 
 def _stage_entry(writer: BundleWriter, manifest: dict[str, Any], stage_id: str, files: dict[str, ToolFile],

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from qdqreport.analysis.trt_build_info import looks_like_build_log, parse_build_log, parse_build_settings
 from qdqreport.analysis.trt_evidence import TRT_ARTIFACT_FILES
 from qdqreport.analysis.trt_layers import Engine, parse_layer_info, parse_profile
+from qdqreport.bundle.limits import current_limits, over_limit
 from qdqreport.errors import InputError
 
 # option -> (artefact kind, what the option wants, for "no such file" messages)
@@ -52,8 +53,12 @@ def read_tool_files(given: dict[str, str | None], stage: str) -> dict[str, ToolF
 
 
 def _read(path: Path, kind: str, option: str, wanted: str) -> ToolFile:
-    if not path.is_file():
+    if not path.is_file():  # also refuses a FIFO or a device, which would block or never end
         raise InputError(f"{path}: no such file ({option}); pass {wanted}")
+    variable = "QDQREPORT_MAX_TEXT_BYTES" if kind == "build_log" else "QDQREPORT_MAX_JSON_BYTES"
+    size = path.stat().st_size
+    if size > getattr(current_limits(), variable.removeprefix("QDQREPORT_MAX_").lower()):
+        raise InputError(over_limit(f"{path} ({option})", size, variable))
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
@@ -62,6 +67,8 @@ def _read(path: Path, kind: str, option: str, wanted: str) -> ToolFile:
     parser: Callable[[str], Any] = _PARSERS[kind]
     try:
         return ToolFile(kind, path, data, parser(text))
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply to be {wanted}; pass the file the tool wrote, unedited") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                          f"pass {wanted}, unedited") from None
