@@ -110,6 +110,7 @@ class Provenance:
     inputs: tuple[dict[str, Any], ...]
     created_at: str
     argv: tuple[str, ...]
+    redacted: tuple[str, ...] = ()  # what --redact removed (manifest["redaction"]["removed"])
 
 
 @dataclass(frozen=True)
@@ -313,7 +314,14 @@ def _provenance(manifest: dict[str, Any]) -> Provenance:
         collector={k: v for k, v in collector.items() if k != "argv"}, tools=dict(sorted(manifest["tools"].items())),
         host=dict(sorted(manifest["host"].items())), models=models, inputs=inputs,
         created_at=manifest["created_at"], argv=tuple(str(a) for a in collector.get("argv", [])),
+        redacted=_redacted(manifest),
     )
+
+
+def _redacted(manifest: dict[str, Any]) -> tuple[str, ...]:
+    redaction = manifest.get("redaction")
+    removed = redaction.get("removed") if isinstance(redaction, dict) else None
+    return tuple(str(item) for item in removed) if isinstance(removed, list) else ()
 
 
 def _tensor_text(tensor: dict[str, Any]) -> str:
