@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from qdqreport import __version__
+from qdqreport.cli_diff import add_config_card, add_diff
 from qdqreport.cli_import import add_import_trt
 from qdqreport.errors import QdqReportError
 
@@ -70,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_report(commands)
     _add_demo(commands)
     add_import_trt(commands)
+    add_diff(commands)
+    add_config_card(commands)  # `report --config-card`: extends the report subcommand
     validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes")
     validate.add_argument("bundle", help="bundle folder or .zip")
     validate.set_defaults(handler=_validate)
