@@ -9,10 +9,12 @@ from typing import Any
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.trt_align import align, diff_summary
 from qdqreport.analysis.trt_evidence import EngineEvidence
-from qdqreport.analysis.trt_layers import Engine, Layer, dtype_reformats, int8_float_outputs, time_by_precision
+from qdqreport.analysis.trt_layers import (Engine, Layer, LayerTime, dtype_reformats, int8_float_outputs,
+                                           time_by_precision)
 
 LAYER_LIMIT = 400  # layers listed per engine in HTML (Markdown cuts further); a bigger engine says how many more
 DIFF_LIMIT = 200
+SLOWEST_LIMIT = 20  # layers in the per-layer latency table (slowest first)
 PRECISION_ORDER = ("int8", "uint8", "fp8", "int4", "fp4", "fp16", "bf16", "fp32", "fp64", "int32", "int64", "bool",
                    "unknown", "none")
 
@@ -35,6 +37,9 @@ class EngineStageView:
     settings: dict[str, Any]
     problems: tuple[str, ...]
     sequence: tuple[tuple[str, str], ...]  # (precision, flag) per counted layer in execution order, for the plot
+    slowest: tuple[dict[str, Any], ...] = ()  # profiled layers, slowest first (cut to SLOWEST_LIMIT)
+    profiled_layers: int = 0  # layers with a time in the imported profile
+    profile_ms: float | None = None  # sum of the average layer times: one inference, as profiled
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,25 @@ def _stage_view(stage_id: str, evidence: EngineEvidence) -> EngineStageView:
         time_by_precision={k: round(v, 6) for k, v in time_by_precision(engine, evidence.profile).items()}
         if evidence.profile and engine.detailed else {},
         profile_runs=evidence.profile_runs, settings=_settings(evidence), problems=evidence.problems,
-        sequence=tuple((layer.precision, flagged.get(layer.index, "")) for layer in engine.counted))
+        sequence=tuple((layer.precision, flagged.get(layer.index, "")) for layer in engine.counted),
+        slowest=_slowest(engine, evidence.profile, flagged), profiled_layers=len(evidence.profile),
+        profile_ms=round(sum(r.average_ms for r in evidence.profile), 6) if evidence.profile else None)
+
+
+def _slowest(engine: Engine, profile: tuple[LayerTime, ...], flagged: dict[int, str]) -> tuple[dict[str, Any], ...]:
+    """The slowest profiled layers with their kind and precision (joined by layer name, as TREx does)."""
+    total = sum(r.average_ms for r in profile) or None
+    by_name = {layer.name: layer for layer in engine.layers}
+    rows = []
+    for record in sorted(profile, key=lambda r: (-r.average_ms, r.name))[:SLOWEST_LIMIT]:
+        layer = by_name.get(record.name)
+        rows.append({"name": record.name, "average_ms": record.average_ms, "median_ms": record.median_ms,
+                     "share": record.average_ms / total if total else None,
+                     "index": layer.index if layer else None, "kind": layer.kind if layer else "",
+                     "precision": layer.precision if layer else "unmatched",
+                     "output_precision": layer.output_precision if layer else "",
+                     "flag": flagged.get(layer.index, "") if layer else ""})
+    return tuple(rows)
 
 
 def _flags(engine: Engine) -> dict[int, str]:

@@ -3,6 +3,10 @@
 Determinism: a fixed style (rc_context), a fixed `svg.hashsalt`, no date metadata and text kept
 as <text> (svg.fonttype none), so the same model gives byte-identical SVG. Ids inside each SVG
 get a per-plot prefix because several SVGs share one HTML document.
+
+Readability rules every plot follows: axis labels with units, legends outside the data, labelled
+threshold and divergence markers, one axis range per metric across the whole report (Scales), a
+<title> per SVG, and no plot drawn twice (a finding's series equal to a plot elsewhere links to it).
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ import hashlib
 import io
 import math
 import re
-from typing import Any
+from dataclasses import dataclass
+from html import escape
+from typing import Any, Iterable
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -21,9 +27,14 @@ from qdqreport.report_model import ComparisonView, PrecisionView, ReportModel
 STYLE = {
     "svg.hashsalt": "qdqreport",
     "svg.fonttype": "none",
+    "text.parse_math": False,  # user names such as `$\cmd{$` are drawn as written, never parsed as mathtext
     "font.family": "DejaVu Sans",
-    "font.size": 8.0,
-    "axes.titlesize": 9.0,
+    "font.size": 10.0,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": 9.5,
+    "xtick.labelsize": 9.0,
+    "ytick.labelsize": 9.0,
+    "legend.fontsize": 9.0,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -37,48 +48,115 @@ STYLE = {
 # One colour per precision, shared with the CSS badges: INT8 green, FP16 amber, FP32 red.
 PRECISION_COLORS = {"int8": "#2e7d32", "uint8": "#66bb6a", "int4": "#00838f", "fp8": "#4db6ac",
                     "fp16": "#f9a825", "bf16": "#ffcc80", "fp32": "#c62828"}
+MARKER_COLOR = "#c62828"
 MAX_LINES = 8  # outputs drawn per comparison plot; the tables list them all
 MAX_BARS = 40
+TOP_MARKED = 5  # worst activations numbered on the per-layer plot (ranks of its Top table)
+# Figure sizes in inches: a column plot (two side by side on a wide screen, one on a phone) and a wide plot.
+COLUMN = 5.2
+WIDE = 7.4
+COSINE_LABEL = "cosine similarity (1 = identical)"
+SQNR_LABEL = "SQNR (dB, higher is better)"
 
 
-def comparison_plots(comparison: ComparisonView) -> dict[str, str | None]:
-    """Per-sample cosine and the SQNR distribution of one comparison ({"cosine": svg, "sqnr": svg})."""
-    return {"cosine": cosine_plot(comparison), "sqnr": sqnr_histogram(comparison)}
+@dataclass(frozen=True)
+class Scales:
+    """One axis range per metric for the whole report, so two plots of one metric compare at a glance."""
+
+    cosine: tuple[float, float] | None
+    sqnr: tuple[float, float] | None
 
 
-def cosine_plot(comparison: ComparisonView) -> str | None:
+def report_plots(model: ReportModel) -> dict[str, Any]:
+    """Every plot of a report, keyed for the HTML template."""
+    drawn = _drawn_elsewhere(model)
+    scales = report_scales(model, drawn)
+    series: dict[str, str | None] = {}
+    links: dict[str, str] = {}  # series key -> id of the figure that already draws it
+    thresholds: dict[str, float] = {}  # figure id -> threshold of a series it stands in for
+    for finding in model.findings:
+        for index, ev in enumerate(finding.evidence):
+            if ev["type"] != "series":
+                continue
+            key = f"{finding.fingerprint}-{index}"
+            target = _same_plot(ev, drawn)
+            if target is None:
+                series[key] = series_plot(ev, f"s-{key}", scales)
+                continue
+            links[key] = target
+            if ev.get("threshold") is not None:
+                thresholds.setdefault(target, float(ev["threshold"]))
+    comparisons = {c.id: comparison_plots(c, scales, thresholds.get(f"fig-cos-{c.id}")) for c in model.comparisons}
+    return {"comparisons": comparisons, "precision": precision_bar(model.precision), "series": series,
+            "series_links": links, "layers": layers_plot(model.layers), "engine": engine_precision_map(model.engine)}
+
+
+def report_scales(model: ReportModel, drawn: list[tuple[str, tuple[float, ...]]] | None = None) -> Scales:
+    """The cosine and SQNR ranges spanning every output-level value the plots of *model* draw.
+
+    The per-layer plot keeps its own SQNR range: activations inside the graph reach 100+ dB where
+    outputs sit near 0, and one range would flatten the outputs' plots to a line."""
+    cosines = [v for c in model.comparisons for row in c.outputs for v in row.sample_cosines]
+    sqnrs = [v for c in model.comparisons for row in c.outputs for v in row.sample_sqnr]
+    for finding in model.findings:
+        for ev in finding.evidence:
+            if ev["type"] == "series" and _same_plot(ev, drawn or []) is None:
+                metric = _metric(ev)
+                target = cosines if metric == "cosine" else sqnrs if metric == "sqnr" else []
+                target.extend(list(ev.get("values", [])) + [ev.get("threshold")])
+    cosine = _span(cosines, ceiling=1.0)
+    return Scales(cosine=None if cosine is None else (cosine[0], max(cosine[1], 1.0)), sqnr=_span(sqnrs))
+
+
+def comparison_plots(comparison: ComparisonView, scales: Scales | None = None,
+                     threshold: float | None = None) -> dict[str, str | None]:
+    """Per-sample cosine and the per-sample SQNR of one comparison ({"cosine": svg, "sqnr": svg})."""
+    return {"cosine": cosine_plot(comparison, scales, threshold), "sqnr": sqnr_strip(comparison, scales)}
+
+
+def cosine_plot(comparison: ComparisonView, scales: Scales | None = None, threshold: float | None = None) -> str | None:
     outputs = [row for row in comparison.outputs if row.sample_cosines][:MAX_LINES]
     if not outputs:
         return None
+    title = _short(f"{comparison.candidate} vs {comparison.reference}: cosine per sample", 80)
     with matplotlib.rc_context(STYLE):
-        figure = Figure(figsize=(7.0, 2.6), layout="constrained")
+        figure = Figure(figsize=(COLUMN, 2.9), layout="constrained")
         axes = figure.add_subplot()
         for row in outputs:
             values = [math.nan if v is None else v for v in row.sample_cosines]
             axes.plot(range(len(values)), values, marker="o" if len(values) <= 60 else None, markersize=3,
                       linewidth=1.0, label=_short(row.output))
-        axes.set_xlabel("sample")
-        axes.set_ylabel("cosine")
-        axes.set_title(_short(f"{comparison.candidate} vs {comparison.reference}: cosine per sample", 90))
-        _legend(axes, len(outputs))
-        return to_svg(figure, f"cos-{comparison.id}")
+        if threshold is not None:
+            _threshold_line(axes, threshold)
+        axes.set_xlabel("sample index (evaluation order)")
+        axes.set_ylabel(COSINE_LABEL)
+        _limit(axes.set_ylim, scales.cosine if scales else None)
+        axes.set_title(title)
+        _legend(figure, axes, len(outputs) + (threshold is not None))
+        return to_svg(figure, f"cos-{comparison.id}", title)
 
 
-def sqnr_histogram(comparison: ComparisonView) -> str | None:
+def sqnr_strip(comparison: ComparisonView, scales: Scales | None = None) -> str | None:
+    """Every sample's SQNR as a dot, one row per output, the median as a bar: readable for 3 samples or 3000."""
     series = [(row.output, [v for v in row.sample_sqnr if v is not None]) for row in comparison.outputs]
     series = [(name, values) for name, values in series if values][:MAX_LINES]
     if not series:
         return None  # identical outputs: every SQNR is infinite, nothing to draw
+    title = _short(f"{comparison.candidate} vs {comparison.reference}: SQNR per sample", 80)
     with matplotlib.rc_context(STYLE):
-        figure = Figure(figsize=(7.0, 2.4), layout="constrained")
+        figure = Figure(figsize=(COLUMN, 1.4 + 0.35 * len(series)), layout="constrained")
         axes = figure.add_subplot()
-        for name, values in series:
-            axes.hist(values, bins=min(30, max(5, len(values))), histtype="stepfilled", alpha=0.45, label=_short(name))
-        axes.set_xlabel("SQNR per sample (dB)")
-        axes.set_ylabel("samples")
-        axes.set_title(_short(f"{comparison.candidate} vs {comparison.reference}: error distribution", 90))
-        _legend(axes, len(series))
-        return to_svg(figure, f"sqnr-{comparison.id}")
+        for row, (name, values) in enumerate(series):
+            axes.plot(values, [row] * len(values), linestyle="none", marker="o", markersize=4, alpha=0.45, color="#1f77b4")
+            median = sorted(values)[len(values) // 2]
+            axes.plot([median], [row], linestyle="none", marker="|", markersize=14, markeredgewidth=2, color="#202124")
+        # One output: its name is in the table above; the axis keeps the width for the dots.
+        axes.set_yticks(range(len(series)), [_short(name, 24) for name, _ in series] if len(series) > 1 else [""])
+        axes.set_ylim(-0.6, len(series) - 0.4)
+        axes.set_xlabel(f"{SQNR_LABEL}; dots: samples, bar: median")
+        _limit(axes.set_xlim, scales.sqnr if scales else None)
+        axes.set_title(title)
+        return to_svg(figure, f"sqnr-{comparison.id}", title)
 
 
 def precision_bar(precision: PrecisionView | None) -> str | None:
@@ -87,59 +165,79 @@ def precision_bar(precision: PrecisionView | None) -> str | None:
         return None
     rows = list(precision.by_op_type[:MAX_BARS])[::-1]
     with matplotlib.rc_context(STYLE):
-        figure = Figure(figsize=(7.0, 0.8 + 0.22 * len(rows)), layout="constrained")
+        figure = Figure(figsize=(COLUMN, 1.2 + 0.22 * len(rows)), layout="constrained")
         axes = figure.add_subplot()
         left = [0] * len(rows)
         labels = [_short(row["op_type"]) for row in rows]
+        drawn = 0
         for column_index, name in enumerate(precision.columns):
             widths = [row["counts"][column_index] for row in rows]
             if any(widths):
                 axes.barh(labels, widths, left=left, color=PRECISION_COLORS.get(name, "#9e9e9e"), label=name)
                 left = [a + b for a, b in zip(left, widths)]
-        axes.set_xlabel("compute nodes")
+                drawn += 1
+        axes.set_xlabel("compute nodes (count)")
         axes.set_title("precision by op type")
-        axes.legend(loc="lower right", fontsize=7)
-        return to_svg(figure, "precision")
+        _legend(figure, axes, drawn, always=True)
+        return to_svg(figure, "precision", "Compute nodes per op type, by precision")
 
 
-def series_plot(series: dict[str, Any], key: str) -> str | None:
-    """A finding's Series evidence: bars (labels -> values) or points (index -> value)."""
+def series_plot(series: dict[str, Any], key: str, scales: Scales | None = None) -> str | None:
+    """A finding's Series evidence: bars (labels -> values) or points (index -> value), the 3 lowest points named."""
     values = [float(v) for v in series.get("values", [])]
     if not values:
         return None
+    title = _short(str(series.get("title", "")), 80)
+    labels = [str(label) for label in series.get("labels", [])]
     with matplotlib.rc_context(STYLE):
-        figure = Figure(figsize=(7.0, 2.4), layout="constrained")
+        figure = Figure(figsize=(COLUMN, 3.0), layout="constrained")
         axes = figure.add_subplot()
         if series.get("kind") == "bar":
-            labels = [_short(label, 18) for label in series.get("labels", [])][:MAX_BARS]
-            axes.bar(range(len(labels)), values[:len(labels)], color="#1f77b4")
-            axes.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize=6)
+            shown = [_short(label, 18) for label in labels][:MAX_BARS]
+            axes.bar(range(len(shown)), values[:len(shown)], color="#1f77b4")
+            axes.set_xticks(range(len(shown)), shown, rotation=60, ha="right", fontsize=7)
         else:
             axes.plot(range(len(values)), values, marker="o" if len(values) <= 60 else None, markersize=3, linewidth=1.0)
+            axes.set_xlabel("sample index" if labels and all(label.isdigit() for label in labels) else "position")
+            _name_lowest(axes, values, labels, 3)
         if series.get("threshold") is not None:
-            axes.axhline(float(series["threshold"]), color="#c62828", linestyle="--", linewidth=1.0)
+            _threshold_line(axes, float(series["threshold"]))
+        metric = _metric(series)
         axes.set_ylabel(_short(str(series.get("y_label", "")), 60))
-        axes.set_title(_short(str(series.get("title", "")), 90))
-        return to_svg(figure, key)
+        if scales is not None:
+            _limit(axes.set_ylim, scales.cosine if metric == "cosine" else scales.sqnr if metric == "sqnr" else None)
+        axes.set_title(title)
+        return to_svg(figure, key, title)
 
 
 def layers_plot(layers: Any) -> str | None:
-    """Accumulated and local SQNR of every aligned activation along the QDQ graph, first divergence marked."""
+    """Accumulated and local SQNR of every aligned activation along the graph; the first divergence named,
+    the worst activations numbered with their rank in the per-layer Top table."""
     if layers is None or not layers.tensors:
         return None
+    title = "per-layer error along the graph"
     with matplotlib.rc_context(STYLE):
-        figure = Figure(figsize=(7.0, 2.6), layout="constrained")
+        figure = Figure(figsize=(WIDE, 3.4), layout="constrained")
         axes = figure.add_subplot()
-        for values, label in ((layers.accumulated_sqnr, "accumulated (QDQ model)"), (layers.local_sqnr, "local (FP32 inputs)")):
+        lines = 0
+        for values, label in ((layers.accumulated_sqnr, "accumulated (QDQ model vs FP32)"),
+                              (layers.local_sqnr, "local (node alone, FP32 inputs)")):
             if any(v is not None for v in values):
                 axes.plot(range(len(values)), [math.nan if v is None else v for v in values], linewidth=1.0, label=label)
+                lines += 1
+        _mark_top(axes, layers)
         if layers.first_position is not None:
-            axes.axvline(layers.first_position - 1, color="#c62828", linestyle="--", linewidth=1.0)
-        axes.set_xlabel("activation, in QDQ graph order")
-        axes.set_ylabel("SQNR vs FP32 (dB)")
-        axes.set_title("per-layer error along the graph")
-        axes.legend(loc="lower left", fontsize=7)
-        return to_svg(figure, "layers")
+            node = (layers.first_divergence or {}).get("node") or layers.tensors[layers.first_position - 1]
+            x = layers.first_position - 1
+            axes.axvline(x, color=MARKER_COLOR, linestyle="--", linewidth=1.0, label=_short(f"first divergence: {node}", 50))
+            axes.annotate(_short(str(node), 30), (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -2),
+                          textcoords="offset points", va="top", fontsize=8, color=MARKER_COLOR)
+            lines += 1
+        axes.set_xlabel("activation index, in QDQ graph order (numbered: worst activations, ranks of the Top table)")
+        axes.set_ylabel(SQNR_LABEL)
+        axes.set_title(title)
+        _legend(figure, axes, lines, always=True)
+        return to_svg(figure, "layers", "Per-layer SQNR along the graph, first divergence and worst activations marked")
 
 
 def engine_precision_map(engine: Any) -> str | None:
@@ -148,7 +246,7 @@ def engine_precision_map(engine: Any) -> str | None:
     if not stages:
         return None
     with matplotlib.rc_context({**STYLE, "axes.grid": False}):
-        figure = Figure(figsize=(7.0, 0.9 + 0.55 * len(stages)), layout="constrained")
+        figure = Figure(figsize=(WIDE, 1.4 + 0.55 * len(stages)), layout="constrained")
         axes = figure.add_subplot()
         seen: dict[str, Any] = {}
         for row, view in enumerate(stages):
@@ -160,23 +258,15 @@ def engine_precision_map(engine: Any) -> str | None:
                     axes.plot(x, row + 0.45, marker="v", color="#212121", markersize=4)
         axes.set_yticks(range(len(stages)), [_short(v.stage_id, 20) for v in stages])
         axes.set_ylim(-0.6, len(stages) - 0.2)
-        axes.set_xlabel("engine layer, in execution order (NoOp layers left out)")
+        axes.set_xlabel("engine layer index, in execution order (NoOp layers left out)")
         axes.set_title("engine precision map (▼ unfused Q/DQ)")
-        figure.legend([seen[k] for k in sorted(seen)], sorted(seen), loc="outside right upper", fontsize=7)
-        return to_svg(figure, "engine-map")
+        figure.legend([seen[k] for k in sorted(seen)], sorted(seen), loc="outside right upper")
+        return to_svg(figure, "engine-map", "Engine precision map: each engine layer coloured by its precision")
 
 
-def report_plots(model: ReportModel) -> dict[str, Any]:
-    """Every plot of a report, keyed for the HTML template."""
-    series = {f"{finding.fingerprint}-{index}": series_plot(ev, f"s-{finding.fingerprint}-{index}")
-              for finding in model.findings for index, ev in enumerate(finding.evidence) if ev["type"] == "series"}
-    return {"comparisons": {c.id: comparison_plots(c) for c in model.comparisons},
-            "precision": precision_bar(model.precision), "series": series, "layers": layers_plot(model.layers),
-            "engine": engine_precision_map(model.engine)}
-
-
-def to_svg(figure: Figure, key: str) -> str:
-    """The figure as an <svg> element ready to inline: no XML prolog, no metadata, ids prefixed by *key*."""
+def to_svg(figure: Figure, key: str, title: str = "") -> str:
+    """The figure as an <svg> element ready to inline: no XML prolog, no metadata, ids prefixed by *key*,
+    a <title> named by aria-labelledby so screen readers and tooltips say what the plot shows."""
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
@@ -186,16 +276,94 @@ def to_svg(figure: Figure, key: str) -> str:
     text = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", text)
     prefix = "g" + hashlib.sha1(key.encode()).hexdigest()[:8] + "-"
     text = re.sub(r'(\bid="|href="#|url\(#)([^")]+)', lambda m: m.group(1) + prefix + m.group(2), text)
-    return text.replace("<svg ", '<svg class="plot" role="img" ', 1).strip()
+    title_id = f"{prefix}title"
+    text = re.sub(r"<svg ([^>]*)>", lambda m: f'<svg class="plot" role="img" aria-labelledby="{title_id}" {m.group(1)}>'
+                  f'<title id="{title_id}">{escape(title or key)}</title>', text, count=1)
+    return text.strip()
 
 
-def _legend(axes: Any, count: int) -> None:
-    if count > 1:
-        axes.legend(loc="lower left", fontsize=7)
+def figure_id(key: str) -> str:
+    """The id of the <figure> that holds the plot *key* ("cos-<comparison>", "layers")."""
+    return f"fig-{key}"
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def _legend(figure: Figure, axes: Any, count: int, always: bool = False) -> None:
+    # Below the axes, never on top of the data.
+    if count > 1 or (always and count):
+        handles, labels = axes.get_legend_handles_labels()
+        figure.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2), frameon=False)
+
+
+def _threshold_line(axes: Any, threshold: float) -> None:
+    axes.axhline(threshold, color=MARKER_COLOR, linestyle="--", linewidth=1.0, label=f"threshold {threshold:g}")
+    axes.annotate(f"threshold {threshold:g}", (1.0, threshold), xycoords=("axes fraction", "data"), xytext=(-2, 2),
+                  textcoords="offset points", ha="right", va="bottom", fontsize=8, color=MARKER_COLOR)
+
+
+def _name_lowest(axes: Any, values: list[float], labels: list[str], count: int) -> None:
+    """Name the *count* lowest points (the worst, for cosine and SQNR) with their labels."""
+    if len(labels) != len(values) or len(values) <= count:
+        return
+    finite = [(v, i) for i, v in enumerate(values) if math.isfinite(v)]
+    for value, index in sorted(finite)[:count]:
+        axes.annotate(_short(labels[index], 24), (index, value), xytext=(4, -8), textcoords="offset points",
+                      fontsize=7, color=MARKER_COLOR)
+
+
+def _mark_top(axes: Any, layers: Any) -> None:
+    """Number the worst activations (ranks of the per-layer Top table) at their points on the plot."""
+    position = {tensor: index for index, tensor in enumerate(layers.tensors)}
+    local = getattr(layers, "local", False)
+    values = layers.local_sqnr if local else layers.accumulated_sqnr
+    for rank, row in enumerate(layers.top[:TOP_MARKED], start=1):
+        index = position.get(row.get("tensor"))
+        if index is None or values[index] is None:
+            continue
+        axes.plot([index], [values[index]], marker="o", markersize=5, color="#202124", linestyle="none")
+        axes.annotate(str(rank), (index, values[index]), xytext=(3, 3), textcoords="offset points", fontsize=8,
+                      fontweight="bold")
+
+
+def _drawn_elsewhere(model: ReportModel) -> list[tuple[str, tuple[float, ...]]]:
+    """(figure id, values) of every line a finding's series may repeat: comparison cosines, per-layer SQNR."""
+    out = [(figure_id(f"cos-{c.id}"), _rounded(row.sample_cosines))
+           for c in model.comparisons for row in c.outputs[:MAX_LINES] if row.sample_cosines]
+    if model.layers is not None and model.layers.tensors:
+        out.append((figure_id("layers"), _rounded(model.layers.accumulated_sqnr)))
+    return out
+
+
+def _same_plot(series: dict[str, Any], drawn: list[tuple[str, tuple[float, ...]]]) -> str | None:
+    values = _rounded(series.get("values", ()))
+    return next((target for target, line in drawn if values and values == line), None)
+
+
+def _rounded(values: Iterable[Any]) -> tuple[float, ...]:
+    return tuple(round(float(v), 6) if isinstance(v, (int, float)) and math.isfinite(v) else math.inf for v in values)
+
+
+def _metric(series: dict[str, Any]) -> str:
+    label = f'{series.get("y_label", "")} {series.get("title", "")}'.lower()
+    return "cosine" if "cosine" in label else "sqnr" if "sqnr" in label else ""
+
+
+def _span(values: Iterable[Any], ceiling: float | None = None) -> tuple[float, float] | None:
+    finite = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    if not finite:
+        return None
+    low, high = min(finite), max(finite)
+    if ceiling is not None:
+        high = max(high, ceiling)
+    pad = max((high - low) * 0.06, 1e-3 if ceiling is not None else 0.5)
+    return (low - pad, high + pad)
+
+
+def _limit(setter: Any, span: tuple[float, float] | None) -> None:
+    if span is not None:
+        setter(*span)
 
 
 def _short(text: str, limit: int = 40) -> str:
-    """A label cut to *limit* characters; `$` escaped so names are never parsed as mathtext."""
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("$", r"\$")
-
+    """A label cut to *limit* characters (text.parse_math is off, so `$` needs no escaping)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
