@@ -163,8 +163,11 @@ def test_nothing_is_written_when_rendering_fails(broken_bundle, healthy_bundle, 
 
     monkeypatch.setattr(render, "render_json", broken)
     out = tmp_path / "out"
-    assert main(["diff", str(broken_bundle), str(healthy_bundle), "-o", str(out)]) == 3
-    assert not out.exists() or not any(out.iterdir())
+    out.mkdir()
+    (out / "diff.md").write_text("the previous diff\n")
+    with pytest.raises(RuntimeError):
+        render.write_diff(build_diff(broken_bundle, healthy_bundle), out)
+    assert [p.name for p in out.iterdir()] == ["diff.md"] and (out / "diff.md").read_text() == "the previous diff\n"
 
 
 def test_config_card_documents_the_configuration(broken_bundle, tmp_path):
