@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,19 @@ def test_config_card_of_a_bad_bundle_writes_nothing(tmp_path, capsys):
     out = tmp_path / "report"
     assert main(["report", str(tmp_path / "missing"), "-o", str(out), "--config-card"]) == 2
     assert not out.exists() and len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_layers_diff_computation_needs_no_renderer_and_diff_no_runtime(tmp_path):
+    """The diff computation imports neither jinja2 nor matplotlib; the whole diff runs without ONNX Runtime."""
+    code = ("import sys\n"
+            "for name in ('onnxruntime', 'tensorrt', 'onnx', 'polygraphy'): sys.modules[name] = None\n"
+            "from qdqreport.diff import build_diff\n"
+            "model = build_diff(sys.argv[1], sys.argv[2])\n"
+            "assert 'jinja2' not in sys.modules and 'matplotlib' not in sys.modules, 'renderer imported'\n"
+            "from qdqreport.cli import main\n"
+            "sys.exit(main(['diff', sys.argv[1], sys.argv[2], '-o', sys.argv[3]]))\n")
+    bundles = ROOT / "sample_bundles"
+    result = subprocess.run([sys.executable, "-c", code, str(bundles / "cls_calib_x255"), str(bundles / "cls_healthy"),
+                             str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "the fix restores the outputs" in (tmp_path / "out" / "diff.md").read_text()
