@@ -88,25 +88,38 @@ def _parser() -> argparse.ArgumentParser:
 def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect = commands.add_parser("collect", help="run every stage on the same inputs and write a bundle",
                                   description="Run FP32 and QDQ ONNX in ONNX Runtime (TensorRT stages are recorded as "
-                                              "skipped when tensorrt is absent), compare them, and write a bundle.")
+                                              "skipped when tensorrt is absent), compare them, and write a bundle. "
+                                              "--data-loader-script and --postprocess execute arbitrary Python code: "
+                                              "run only scripts you trust. Bundles are untrusted input to whoever "
+                                              "reads them (see SECURITY.md).")
     collect.add_argument("--fp32", required=True, help="the FP32 ONNX model")
     collect.add_argument("--qdq", required=True, help="the Q/DQ (INT8) ONNX model quantized from it")
     source = collect.add_mutually_exclusive_group(required=True)
     source.add_argument("--inputs", help=".npy (single-input models) or .npz keyed by input name; samples along axis 0")
     source.add_argument("--data-loader-script", metavar="FILE.py[:FUNC]",
-                        help="Polygraphy data-loader script; FUNC (default load_data) returns feed dicts")
+                        help="Polygraphy data-loader script; FUNC (default load_data) returns feed dicts. "
+                             "It runs as Python code: pass only scripts you trust")
     collect.add_argument("--calib", help="the calibration data used for quantization (.npy/.npz), to compare with --inputs")
     collect.add_argument("--reference", help="framework outputs (.npz keyed by output name), one row per input row")
     collect.add_argument("--modelopt-log", help="the log ModelOpt wrote while quantizing (--log_file)")
     collect.add_argument("--postprocess", metavar="FILE.py[:FUNC]",
                          help="your decode step: FUNC (default decode) gets one sample's outputs {name: array} and "
                               "returns the task result {field: value} (labels, scores, boxes); an optional "
-                              "compare(a, b) -> agreement in [0, 1] in the same file replaces the generic comparison")
+                              "compare(a, b) -> agreement in [0, 1] in the same file replaces the generic comparison. "
+                              "It runs as Python code: pass only scripts you trust")
     collect.add_argument("--task-results", metavar="FILE.json|FILE.npz",
                          help="the task results your application decoded, one per input sample (JSON list of "
                               "objects, or .npz keyed <sample:06d>/<field>), compared with --postprocess's decode")
     collect.add_argument("--task-results-stage", default="ort_qdq", metavar="STAGE",
                          help="the stage whose outputs your application decoded (default ort_qdq)")
+    collect.add_argument("--batch-axis", action="append", default=[], metavar="NAME=AXIS",
+                         help="the axis of input (or output) NAME that holds the samples, when the model does not "
+                              "say (default: a dimension named *batch*, else the only dynamic one, else 0); 'none' "
+                              "for an input with no batch axis, given once for all samples or once per sample on a "
+                              "new axis 0 (scalars need none: they have no axis). Repeatable: --batch-axis state=1")
+    collect.add_argument("--allow-unquantized", action="store_true",
+                         help="accept a --qdq with no QuantizeLinear/DequantizeLinear node, the same model twice, or "
+                              "--fp32 and --qdq that look swapped (refused by default: the report would be wrong)")
     collect.add_argument("--ort-provider", default="cpu", help="ONNX Runtime execution provider (default: cpu)")
     collect.add_argument("--max-samples", type=int, help="use only the first N samples")
     collect.add_argument("--no-fp16-check", action="store_true",
@@ -146,6 +159,7 @@ def _add_demo(commands: argparse._SubParsersAction) -> None:
 
 
 def _collect(args: argparse.Namespace, argv: list[str]) -> int:
+    from qdqreport.collect.batch_axis import parse_batch_axes
     from qdqreport.collect.pipeline import CollectOptions, collect
     from qdqreport.progress import Progress
 
@@ -157,7 +171,8 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              target_cosine=args.target_cosine, target_top1=args.target_top1,
                              fp16_check=not args.no_fp16_check,
                              postprocess=args.postprocess, task_results=args.task_results,
-                             task_results_stage=args.task_results_stage, argv=["qdqreport", *argv])
+                             task_results_stage=args.task_results_stage, argv=["qdqreport", *argv],
+                             batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)
     path = collect(options, Progress(quiet=args.quiet))
     print(path)
     return 0

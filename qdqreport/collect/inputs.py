@@ -6,15 +6,18 @@ Sources:
   file.py[:func]       a Polygraphy data-loader script: `func` (default `load_data`) returns an
                        iterable of feed dicts, one per inference (Polygraphy's own convention)
 
-Arrays are split into samples along axis 0: into chunks of the model's batch size when that
-dimension is fixed, otherwise into single items that keep a batch dimension of 1. A sample is
-one inference; every per-sample metric in the bundle refers to these samples.
+Arrays are split into samples along each input's batch axis (axis 0 unless the model or
+--batch-axis says otherwise, see collect/batch_axis.py): into chunks of the model's batch size when
+that dimension is fixed, otherwise into single items that keep a batch dimension of 1. An input
+with no batch axis (a scalar such as Silero VAD's `sr`) holds one value for every sample, or one
+value per sample stacked along a new axis 0. A sample is one inference; every per-sample metric in
+the bundle refers to these samples.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -35,21 +38,28 @@ class InputSet:
     kind: str  # npy | npz | script
     samples: list[Feed]
     sha256: str | None
+    batch_axes: dict[str, int | None] = field(default_factory=dict)  # input name -> axis holding the samples
 
     def manifest_entry(self) -> dict[str, Any]:
         first = self.samples[0]
-        tensors = [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype)} for k, v in first.items()]
+        tensors = [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype), "batch_axis": self.batch_axes.get(k, 0)}
+                   for k, v in first.items()]
         return {"source": self.source, "kind": self.kind, "samples": len(self.samples), "tensors": tensors, "sha256": self.sha256}
 
 
-def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int | None = None) -> InputSet:
-    """Load *source* as feeds for a model with input *specs*; *role* names the CLI option in errors."""
+def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int | None = None,
+                axes: Mapping[str, int | None] | None = None) -> InputSet:
+    """Load *source* as feeds for a model with input *specs*; *role* names the CLI option in errors.
+
+    *axes* maps input names to their batch axis (None: no batch axis); inputs it omits batch on axis 0.
+    """
     path, func = split_spec(source, DEFAULT_LOADER)
+    axes = {spec.name: (axes or {}).get(spec.name, 0) for spec in specs}
     if path.suffix == ".py":
         samples, kind = _from_script(path, func, role), "script"
     else:
         arrays = _read_arrays(path, role)
-        samples, kind = _split_samples(_named(arrays, specs, path), specs, path), path.suffix.lstrip(".")
+        samples, kind = _split_samples(_named(arrays, specs, path), specs, axes, path), path.suffix.lstrip(".")
     if limit is not None:
         samples = samples[:limit]
     if not samples:
@@ -57,11 +67,22 @@ def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int 
     for index, feed in enumerate(samples):
         check_feed(feed, specs, f"{path} sample {index}")
     digest = _sha256(path)
-    return InputSet(str(path), kind, samples, digest)
+    return InputSet(str(path), kind, samples, digest, axes)
 
 
-def load_reference(source: str, output_names: Sequence[str], sample_count: int, batch: int | None) -> list[Feed]:
-    """Framework reference outputs (.npz keyed by output name, samples along axis 0), checked."""
+def sample_batch(inputs: InputSet) -> int:
+    """Rows per sample along the batch axis (1 when no input has one): what each reference sample holds."""
+    first = inputs.samples[0]
+    for name, axis in inputs.batch_axes.items():
+        if axis is not None and name in first and np.ndim(first[name]) > axis:
+            return int(np.shape(first[name])[axis])
+    return 1
+
+
+def load_reference(source: str, output_names: Sequence[str], sample_count: int, batch: int | None,
+                   axes: Mapping[str, int | None] | None = None) -> list[Feed]:
+    """Framework reference outputs (.npz keyed by output name, samples along each output's batch axis,
+    axis 0 unless *axes* says otherwise; an output with no batch axis stacks samples on a new axis 0)."""
     path = Path(source)
     arrays = _read_arrays(path, "--reference")
     if not isinstance(arrays, dict):
@@ -71,13 +92,16 @@ def load_reference(source: str, output_names: Sequence[str], sample_count: int, 
         raise InputError(f"{path}: {unknown[0]!r} is not an output of the FP32 model; keys must be among {', '.join(output_names)}")
     samples: list[Feed] = [{} for _ in range(sample_count)]
     for name, array in arrays.items():
-        chunk = batch or 1
-        if array.shape[0] != sample_count * chunk:
-            raise InputError(f"{path}: {name!r} holds {array.shape[0]} rows along axis 0 but the inputs give "
-                             f"{sample_count} samples of batch {chunk}; save one reference row per input row")
+        axis, chunk = (axes or {}).get(name, 0), batch or 1
+        stacked_on = 0 if axis is None else axis  # an output with no batch axis stacks samples on a new axis 0
+        rows = array.shape[stacked_on] if array.ndim > stacked_on else 0
+        if rows != sample_count * (1 if axis is None else chunk):
+            raise InputError(f"{path}: {name!r} has shape {list(array.shape)}: {rows} rows along axis {stacked_on} but "
+                             f"the inputs give {sample_count} samples of batch {chunk}; save one reference row per input "
+                             "row, stacked along the output's batch axis")
         _refuse_nonfinite(array, f"{path}: reference {name!r}")
         for index in range(sample_count):
-            samples[index][name] = array[index * chunk:(index + 1) * chunk]
+            samples[index][name] = array[index] if axis is None else _take(array, axis, index * chunk, chunk)
     return samples
 
 
@@ -131,34 +155,63 @@ def _named(arrays: np.ndarray | dict[str, np.ndarray], specs: Sequence[TensorSpe
     return {specs[0].name: arrays}
 
 
-def _split_samples(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec], path: Path) -> list[Feed]:
+def _split_samples(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec], axes: Mapping[str, int | None],
+                   path: Path) -> list[Feed]:
     by_name = {spec.name: spec for spec in specs}
-    counts = {}
+    counts: dict[str, int] = {}
     for name, array in arrays.items():
         spec = by_name.get(name)
         if spec is None:
             raise InputError(f"{path}: {name!r} is not an input of the model; keys must be "
                              f"{', '.join(s.name for s in specs)}")
-        if array.ndim == 0 or array.ndim != len(spec.shape):
-            raise InputError(f"{path}: {name!r} has shape {list(array.shape)} but the model expects {spec.describe()} "
-                             "with samples stacked along axis 0")
-        batch = _fixed_batch(spec)
-        if array.shape[0] % batch:
-            raise InputError(f"{path}: {name!r} has {array.shape[0]} rows, not a multiple of the model's batch size {batch}")
-        counts[name] = array.shape[0] // batch
+        count = _sample_count(array, spec, axes[name], path)
+        if count is not None:
+            counts[name] = count
     if len(set(counts.values())) > 1:
-        raise InputError(f"{path}: inputs hold different sample counts {counts}; stack the same number of samples for each")
-    count = next(iter(counts.values()), 0)
-    return [{name: _chunk(array, _fixed_batch(by_name[name]), i) for name, array in arrays.items()} for i in range(count)]
+        found = ", ".join(f"{name}: {count} along axis {axes[name]}" for name, count in counts.items())
+        raise InputError(f"{path}: inputs hold different sample counts ({found}); stack the same number of samples for "
+                         "each along its batch axis, or name the right axis with --batch-axis NAME=AXIS")
+    count = next(iter(counts.values()), 1)  # only shared values: one sample
+    return [{name: _sample(array, by_name[name], axes[name], index) for name, array in arrays.items()}
+            for index in range(count)]
 
 
-def _fixed_batch(spec: TensorSpec) -> int:
-    first = spec.shape[0] if spec.shape else None
-    return first if isinstance(first, int) and first > 0 else 1
+def _sample_count(array: np.ndarray, spec: TensorSpec, axis: int | None, path: Path) -> int | None:
+    """Samples *array* holds for *spec*; None for one value shared by every sample."""
+    rank = len(spec.shape)
+    if axis is None:
+        if array.ndim == rank:
+            return None
+        if array.ndim == rank + 1:
+            return array.shape[0]
+        raise InputError(f"{path}: {spec.name!r} has shape {list(array.shape)}; {spec.describe()} has no batch axis, "
+                         f"so save one value of rank {rank} for all samples, or one per sample stacked along a new "
+                         f"axis 0 (rank {rank + 1})")
+    if array.ndim != rank:
+        raise InputError(f"{path}: {spec.name!r} has shape {list(array.shape)} but the model expects {spec.describe()} "
+                         f"(rank {rank}) with samples stacked along axis {axis}, its batch axis (set another with "
+                         f"--batch-axis {spec.name}=AXIS)")
+    batch = _fixed_batch(spec, axis)
+    if array.shape[axis] % batch:
+        raise InputError(f"{path}: {spec.name!r} has {array.shape[axis]} rows along its batch axis {axis}, not a "
+                         f"multiple of the model's batch size {batch}")
+    return array.shape[axis] // batch
 
 
-def _chunk(array: np.ndarray, batch: int, index: int) -> np.ndarray:
-    return np.ascontiguousarray(array[index * batch:(index + 1) * batch])
+def _sample(array: np.ndarray, spec: TensorSpec, axis: int | None, index: int) -> np.ndarray:
+    if axis is None:
+        return array if array.ndim == len(spec.shape) else np.array(array[index])  # ascontiguousarray would make a 0-d 1-d
+    batch = _fixed_batch(spec, axis)
+    return _take(array, axis, index * batch, batch)
+
+
+def _fixed_batch(spec: TensorSpec, axis: int) -> int:
+    dim = spec.shape[axis]
+    return dim if isinstance(dim, int) and dim > 0 else 1
+
+
+def _take(array: np.ndarray, axis: int, start: int, size: int) -> np.ndarray:
+    return np.ascontiguousarray(np.take(array, range(start, start + size), axis=axis))
 
 
 def _from_script(path: Path, func: str, role: str) -> list[Feed]:

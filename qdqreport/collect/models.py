@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import helper
+from onnx.external_data_helper import ExternalDataInfo, load_external_data_for_model, uses_external_data
 
 from qdqreport.bundle.writer import sha256_file
 from qdqreport.errors import InputError
@@ -30,31 +31,146 @@ class LoadedModel:
     proto: onnx.ModelProto
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[str, ...]
+    output_specs: tuple[TensorSpec, ...] = ()
+    external_data: tuple[Path, ...] = ()  # data files the model's tensors live in (models over 2 GB)
+    check_warning: str | None = None  # the ONNX checker's complaint about a model ONNX Runtime loads
 
     def manifest_entry(self) -> dict:
-        return {"path": str(self.path), "sha256": sha256_file(self.path), "bytes": self.path.stat().st_size}
+        entry = {"path": str(self.path), "sha256": sha256_file(self.path), "bytes": self.path.stat().st_size}
+        if self.external_data:
+            entry["external_data"] = [{"path": file.relative_to(self.path.parent).as_posix(), "sha256": sha256_file(file),
+                                       "bytes": file.stat().st_size} for file in self.external_data]
+        if self.check_warning:
+            entry["check_warning"] = self.check_warning
+        return entry
 
 
 def load_model(path: Path | str, role: str) -> LoadedModel:
-    """Read and check an ONNX model; *role* ("--fp32", "--qdq") names the option in errors."""
+    """Read and check an ONNX model; *role* ("--fp32", "--qdq") names the option in errors.
+
+    Tensors stored as external data are read from the model's folder. A model the ONNX checker
+    rejects is still accepted when ONNX Runtime loads it (ONNX Runtime's own quantize_static writes
+    such models); the checker's complaint is kept as `check_warning` for the bundle.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file (given as {role}); pass the path of an .onnx model")
-    try:
-        proto = onnx.load(str(path))
-        onnx.checker.check_model(proto)
-    except Exception as exc:  # onnx raises DecodeError, ValidationError, google.protobuf errors...
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path}: not a valid ONNX model ({reason}); re-export it or pass the right file as {role}") from None
+    proto, external = _read(path, role)
+    warning = _checker_complaint(path)
+    if warning is not None:
+        _require_onnxruntime_loads(path, role, warning)
     initializers = {init.name for init in proto.graph.initializer}
     inputs = tuple(_spec(value) for value in proto.graph.input if value.name not in initializers)
-    return LoadedModel(path, proto, inputs, tuple(o.name for o in proto.graph.output))
+    outputs = tuple(_spec(value) for value in proto.graph.output)
+    return LoadedModel(path, proto, inputs, tuple(o.name for o in outputs), outputs, external, warning)
+
+
+def _read(path: Path, role: str) -> tuple[onnx.ModelProto, tuple[Path, ...]]:
+    try:
+        proto = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # onnx raises DecodeError, google.protobuf errors...
+        raise InputError(f"{path}: not a valid ONNX model ({_one_line(exc)}); re-export it or pass the right file "
+                         f"as {role}") from None
+    external = _external_files(proto, path)
+    if external:
+        try:  # onnx refuses locations outside the model's folder itself
+            load_external_data_for_model(proto, str(path.parent))
+        except Exception as exc:
+            raise InputError(f"{path}: cannot read its external data ({_one_line(exc)}); keep the model's data "
+                             f"files ({', '.join(f.name for f in external)}) beside it, as onnx.save_model wrote them") from None
+    return proto, external
+
+
+def _external_files(proto: onnx.ModelProto, path: Path) -> tuple[Path, ...]:
+    locations = {ExternalDataInfo(t).location for t in _all_tensors(proto.graph) if uses_external_data(t)}
+    files = []
+    for location in sorted(locations):
+        file = path.parent / location
+        if not file.is_file():
+            raise InputError(f"{path}: its external data file {location!r} is missing; keep the model's data files "
+                             "beside it, as onnx.save_model wrote them")
+        files.append(file)
+    return tuple(files)
+
+
+def _all_tensors(graph: onnx.GraphProto):
+    yield from graph.initializer
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                yield from _all_tensors(sub)
+
+
+def _checker_complaint(path: Path) -> str | None:
+    """The full ONNX checker's complaint on one line, or None. Checked by path: external data and
+    models over 2 GB are read the way onnx expects."""
+    try:
+        onnx.checker.check_model(str(path), full_check=True)
+    except Exception as exc:
+        return _one_line(exc)
+    return None
+
+
+def _require_onnxruntime_loads(path: Path, role: str, complaint: str) -> None:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL  # a load test only
+    options.log_severity_level = 3
+    try:
+        onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise InputError(f"{path}: not a valid ONNX model: ONNX Runtime cannot load it ({_one_line(exc)}) and the "
+                         f"ONNX checker says: {shorten(complaint, 400)}; re-export it or pass the right file as {role}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """The whole message on one line (never cut: the reason often comes after the first line)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def shorten(text: str, limit: int) -> str:
+    """*text* cut at a word boundary for a one-line message (the bundle keeps the full text)."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def _spec(value: onnx.ValueInfoProto) -> TensorSpec:
     tensor_type = value.type.tensor_type
     dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor_type.shape.dim)
     return TensorSpec(value.name, dims, np.dtype(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)))
+
+
+def qdq_node_count(graph: onnx.GraphProto) -> int:
+    """QuantizeLinear/DequantizeLinear nodes, in any domain, subgraphs (If/Loop bodies) included."""
+    count = 0
+    for node in graph.node:
+        count += node.op_type in ("QuantizeLinear", "DequantizeLinear")
+        for attribute in node.attribute:
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                count += qdq_node_count(sub)
+    return count
+
+
+def check_model_pair(fp32: LoadedModel, qdq: LoadedModel, allow_unquantized: bool) -> None:
+    """Refuse, before any inference, the pairs that give a confident wrong report: the same model
+    twice, the two models swapped, or a --qdq without any Q/DQ node."""
+    if allow_unquantized:
+        return
+    anyway = "; or pass --allow-unquantized to compare them anyway"
+    if fp32.path.resolve() == qdq.path.resolve() or fp32.proto == qdq.proto:
+        raise InputError(f"{qdq.path}: --qdq is the same model as --fp32 ({fp32.path}); pass the Q/DQ model quantized "
+                         f"from it as --qdq{anyway}")
+    in_fp32, in_qdq = qdq_node_count(fp32.proto.graph), qdq_node_count(qdq.proto.graph)
+    if in_qdq == 0 and in_fp32 > 0:
+        raise InputError(f"{qdq.path}: --fp32 and --qdq look swapped: this --qdq model has no QuantizeLinear/"
+                         f"DequantizeLinear node while --fp32 ({fp32.path}) has {in_fp32}; swap the two paths{anyway}")
+    if in_qdq == 0:
+        raise InputError(f"{qdq.path}: has no QuantizeLinear/DequantizeLinear node, so it is no Q/DQ model (given as "
+                         "--qdq); pass the model your quantizer wrote in QDQ format (ModelOpt, or onnxruntime "
+                         f"quantize_static with quant_format=QuantFormat.QDQ){anyway}")
 
 
 def with_extra_outputs(proto: onnx.ModelProto, tensor_names: list[str]) -> bytes:

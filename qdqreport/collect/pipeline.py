@@ -16,10 +16,12 @@ from qdqreport.analysis.metrics import Accumulator
 from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_comparison, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
-from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference
+from qdqreport.collect.batch_axis import batch_axes, check_overrides
+from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference, sample_batch
 from qdqreport.collect.fp16_check import Fp16Check, needs_fp16_check, run_fp16_check, write_fp16_check
 from qdqreport.collect.layers_stage import PerLayer, run_per_layer, write_per_layer
-from qdqreport.collect.models import LoadedModel, class_score_outputs, load_model, node_output_names, with_extra_outputs
+from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
+                                      shorten, with_extra_outputs)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.postprocess import Decoder, load_decoder
 from qdqreport.collect.task import AppResults, TaskRun, run_task, write_task
@@ -55,6 +57,8 @@ class CollectOptions:
     postprocess: str | None = None  # FILE.py[:func]: the user's decode step (collect/postprocess.py)
     task_results: str | None = None  # what the user's application decoded (collect/task_results.py)
     task_results_stage: str = "ort_qdq"  # the stage whose outputs that application decoded
+    batch_axes: dict[str, int | None] = field(default_factory=dict)  # --batch-axis NAME=AXIS (collect/batch_axis.py)
+    allow_unquantized: bool = False  # accept a --qdq without Q/DQ nodes, swapped or identical models
 
 
 @dataclass
@@ -122,15 +126,23 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
     check_provider(options.ort_provider)
     fp32 = load_model(options.fp32, "--fp32")
     qdq = load_model(options.qdq, "--qdq")
+    check_model_pair(fp32, qdq, options.allow_unquantized)
     _check_same_interface(fp32, qdq)
-    eval_set = load_inputs(options.inputs, fp32.inputs, "--inputs", limit=options.max_samples)
+    for model in (fp32, qdq):
+        if model.check_warning:
+            progress.say(f"warning: {model.path}: the ONNX checker complains ({shorten(model.check_warning, 300)}); "
+                         "ONNX Runtime loads it, so it is used (the full complaint is kept in the bundle)")
+    check_overrides(options.batch_axes, fp32.inputs, fp32.outputs, str(fp32.path))
+    axes = batch_axes(fp32.inputs, options.batch_axes, "an input of --fp32")
+    eval_set = load_inputs(options.inputs, fp32.inputs, "--inputs", limit=options.max_samples, axes=axes)
     for index, feed in enumerate(eval_set.samples):
         check_feed(feed, qdq.inputs, f"{options.inputs} sample {index} (for --qdq {qdq.path})")
-    calib = load_inputs(options.calib, fp32.inputs, "--calib") if options.calib else None
+    calib = load_inputs(options.calib, fp32.inputs, "--calib", axes=axes) if options.calib else None
     reference = None
     if options.reference:
-        batch = _batch_of(eval_set)
-        reference = load_reference(options.reference, fp32.outputs, len(eval_set.samples), batch)
+        output_axes = batch_axes(fp32.output_specs, options.batch_axes, "an output of --fp32")
+        reference = load_reference(options.reference, fp32.outputs, len(eval_set.samples), sample_batch(eval_set),
+                                   output_axes)
     log_text = _read_text(options.modelopt_log, "--modelopt-log") if options.modelopt_log else None
     decoder, app = _load_task_inputs(options, len(eval_set.samples))
     return _Loaded(fp32, qdq, eval_set, calib, reference, log_text, decoder, app)
@@ -169,10 +181,6 @@ def _check_same_interface(fp32: LoadedModel, qdq: LoadedModel) -> None:
                          "pass the QDQ model quantized from this FP32 model")
     if not set(fp32.outputs) & set(qdq.outputs):
         raise InputError(f"{qdq.path}: shares no output name with {fp32.path}; pass the QDQ model quantized from it")
-
-
-def _batch_of(eval_set: InputSet) -> int:
-    return int(next(iter(eval_set.samples[0].values())).shape[0])
 
 
 def _read_text(path: str, role: str) -> str:
@@ -310,10 +318,12 @@ def _artifacts(writer: BundleWriter, loaded: _Loaded, precision: dict[str, Any] 
         artifacts["modelopt_log"] = writer.add_json(ARTIFACT_PATHS["modelopt_log"], parse_modelopt_log(loaded.modelopt_log))
         artifacts["modelopt_log_text"] = writer.add_text("quant/modelopt.log", loaded.modelopt_log)
     artifacts["eval_stats"] = writer.add_json(ARTIFACT_PATHS["eval_stats"],
-                                              stats.input_stats(loaded.eval.samples, loaded.eval.source, per_sample=True))
+                                              stats.input_stats(loaded.eval.samples, loaded.eval.source, per_sample=True,
+                                                                batch_axes=loaded.eval.batch_axes))
     if loaded.calib is not None:
         artifacts["calib_stats"] = writer.add_json(ARTIFACT_PATHS["calib_stats"],
-                                                   stats.input_stats(loaded.calib.samples, loaded.calib.source, per_sample=False))
+                                                   stats.input_stats(loaded.calib.samples, loaded.calib.source,
+                                                                     per_sample=False, batch_axes=loaded.calib.batch_axes))
     artifacts["range_use"] = writer.add_json(ARTIFACT_PATHS["range_use"], stats.range_use(loaded.qdq.proto, loaded.eval.samples))
     return artifacts
 

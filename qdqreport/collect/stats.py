@@ -8,7 +8,7 @@ the INT8 range. That is visible from the graph and the evaluation inputs alone.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -18,16 +18,23 @@ Feed = dict[str, np.ndarray]
 _PASS_THROUGH = ("Cast", "Identity")
 
 
-def input_stats(samples: Sequence[Feed], source: str, per_sample: bool) -> dict[str, Any]:
-    """Overall, per-channel (axis 1 of rank >= 3 inputs) and optionally per-sample statistics."""
+def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
+                batch_axes: Mapping[str, int | None] | None = None) -> dict[str, Any]:
+    """Overall, per-channel (axis 1 of rank >= 3 inputs batched on axis 0) and optionally per-sample
+    statistics. *batch_axes*: each input's batch axis (default 0; None for scalars and other inputs
+    without one, such as Silero VAD's `sr`)."""
     names = list(samples[0])
     inputs = {}
     for name in names:
         arrays = [np.asarray(s[name]) for s in samples]
         if not np.issubdtype(arrays[0].dtype, np.number):
             continue
-        stacked = np.concatenate([a.astype(np.float64) for a in arrays], axis=0)
-        channel_axis = 1 if stacked.ndim >= 3 and stacked.shape[1] <= 64 else None
+        axis = (batch_axes or {}).get(name, 0)
+        stacked = np.concatenate([_batch_first(a.astype(np.float64), axis) for a in arrays], axis=0)
+        if stacked.size == 0 or any(a.size == 0 for a in arrays):
+            continue  # no values to describe (an empty sequence)
+        # Channels are only known for the usual layout, batch first: N, C, ...
+        channel_axis = 1 if axis == 0 and stacked.ndim >= 3 and stacked.shape[1] <= 64 else None
         entry = {"shape": list(arrays[0].shape), "dtype": str(arrays[0].dtype), "channel_axis": channel_axis,
                  "overall": {**_moments(stacked), "absmax": float(np.abs(stacked).max())},
                  "channels": _channels(stacked, channel_axis)}
@@ -35,6 +42,13 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool) -> dict[
             entry["per_sample"] = [_moments(a.astype(np.float64)) for a in arrays]
         inputs[name] = entry
     return {"format": 1, "source": source, "samples": len(samples), "inputs": inputs}
+
+
+def _batch_first(array: np.ndarray, axis: int | None) -> np.ndarray:
+    """*array* with its batch axis first; an input with none (a scalar) gets a new leading axis."""
+    if axis is None or array.ndim <= axis:
+        return array[np.newaxis]
+    return np.moveaxis(array, axis, 0)
 
 
 def _moments(values: np.ndarray) -> dict[str, float]:
