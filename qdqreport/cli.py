@@ -19,6 +19,7 @@ from typing import Sequence
 
 from qdqreport import __version__
 from qdqreport.cli_diff import add_config_card, add_diff
+from qdqreport.cli_export import add_export
 from qdqreport.cli_import import add_import_trt
 from qdqreport.errors import QdqReportError
 
@@ -71,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_report(commands)
     _add_demo(commands)
     add_import_trt(commands)
+    add_export(commands)
     add_diff(commands)
     add_config_card(commands)  # `report --config-card`: extends the report subcommand
     validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes")
@@ -137,6 +139,12 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                               "(breaks fusions: the engines are not the ones you deploy)")
     collect.add_argument("-o", "--output", required=True, help="bundle folder to write, or a path ending in .zip")
     collect.add_argument("--force", action="store_true", help="replace an existing bundle")
+    collect.add_argument("--save-inputs", action="store_true",
+                         help="store the evaluation inputs in the bundle (inputs/eval_inputs.npz) with a Polygraphy "
+                              "data-loader script, so `qdqreport export --polygraphy` can replay them")
+    collect.add_argument("--redact", action="store_true",
+                         help="reduce paths to file names and drop host details (platform, CPU, host name) in the "
+                              "bundle; the manifest lists what was removed")
     collect.add_argument("--quiet", action="store_true", help="no progress on stderr")
     collect.set_defaults(handler=_collect)
 
@@ -147,6 +155,9 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     report.add_argument("bundle", help="bundle folder or .zip")
     report.add_argument("-o", "--output", required=True, help="folder for report.html, report.md, findings.json")
     report.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when a finding of this severity or worse exists")
+    report.add_argument("--redact", action="store_true",
+                        help="reduce paths to file names and drop host details in the report (the bundle is not "
+                             "changed); the provenance lists what was removed")
     report.set_defaults(handler=_report)
 
 
@@ -173,6 +184,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              postprocess=args.postprocess, task_results=args.task_results,
                              task_results_stage=args.task_results_stage, argv=["qdqreport", *argv],
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)
+    options.save_inputs, options.redact = args.save_inputs, args.redact
     path = collect(options, Progress(quiet=args.quiet))
     print(path)
     return 0
@@ -181,7 +193,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
 def _report(args: argparse.Namespace, argv: list[str]) -> int:
     from qdqreport.render import render_report
 
-    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on)
+    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact)
     for path in outcome.paths:
         print(path)
     return outcome.exit_code

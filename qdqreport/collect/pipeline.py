@@ -24,6 +24,7 @@ from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score
                                       shorten, with_extra_outputs)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.postprocess import Decoder, load_decoder
+from qdqreport.collect.save_inputs import write_saved_inputs
 from qdqreport.collect.task import AppResults, TaskRun, run_task, write_task
 from qdqreport.collect.task_results import load_task_results
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
@@ -31,6 +32,7 @@ from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_sta
 from qdqreport.collect.whatif import WhatIfOptions
 from qdqreport.errors import InputError
 from qdqreport.progress import Progress
+from qdqreport.redact import redact_bundle_folder
 
 MAX_MARKED_TENSORS = 64  # intermediate tensors marked as outputs (sensitive nodes); more would slow ORT
 
@@ -57,6 +59,8 @@ class CollectOptions:
     postprocess: str | None = None  # FILE.py[:func]: the user's decode step (collect/postprocess.py)
     task_results: str | None = None  # what the user's application decoded (collect/task_results.py)
     task_results_stage: str = "ort_qdq"  # the stage whose outputs that application decoded
+    save_inputs: bool = False  # store the evaluation inputs + a Polygraphy data loader (collect/save_inputs.py)
+    redact: bool = False  # paths to file names, no host details (qdqreport/redact.py)
     batch_axes: dict[str, int | None] = field(default_factory=dict)  # --batch-axis NAME=AXIS (collect/batch_axis.py)
     allow_unquantized: bool = False  # accept a --qdq without Q/DQ nodes, swapped or identical models
 

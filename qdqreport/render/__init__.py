@@ -32,7 +32,7 @@ class ReportOutcome:
 
 
 def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | None = None,
-                  rules: dict[str, RuleSpec] | None = None) -> ReportOutcome:
+                  rules: dict[str, RuleSpec] | None = None, redact: bool = False) -> ReportOutcome:
     """Read a bundle, run the rules (*rules*, default: every registered rule), and write the report files.
 
     Either all three files are replaced or none is: everything is rendered in memory first.
@@ -42,9 +42,13 @@ def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | N
     bundle = Bundle(bundle_path)
     out = Path(out_dir)
     _refuse_inside_bundle(bundle, out)
+    redactor = _redact(bundle, out) if redact else None
     ctx = Context(bundle)
     model = build_report(bundle, run_rules(ctx, rules), ctx)
-    paths = write_atomically(out, render_all(model))
+    texts = render_all(model)
+    if redactor is not None:  # paths that reached the text another way (finding messages, logs)
+        texts = {name: redactor.text(text, host=False) for name, text in texts.items()}
+    paths = write_atomically(out, texts)
     failing = FAIL_ON[fail_on]
     exit_code = 1 if any(f.severity in failing for f in model.findings) else 0
     return ReportOutcome(tuple(paths[name] for name in OUTPUT_FILES.values()), exit_code)
@@ -115,6 +119,15 @@ def _unlink_all(paths: Iterable[Path]) -> None:
             path.unlink(missing_ok=True)
         except OSError:
             pass
+
+
+def _redact(bundle: Bundle, out_dir: Path):
+    """report --redact: the manifest is redacted in memory before anything reads it (docs/export.md)."""
+    from qdqreport.redact import redact_manifest, redactor_for
+
+    redactor = redactor_for([str(bundle.location), str(out_dir)])
+    redact_manifest(bundle.manifest, redactor, by="qdqreport report --redact")
+    return redactor
 
 
 def _refuse_inside_bundle(bundle: Bundle, out_dir: Path) -> None:
