@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.layers import layer_tables
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.diff import build_diff
@@ -210,3 +211,26 @@ def test_layers_diff_computation_needs_no_renderer_and_diff_no_runtime(tmp_path)
                              str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "the fix restores the outputs" in (tmp_path / "out" / "diff.md").read_text()
+
+
+def _per_layer_bundle(tmp_path: Path, demo: Path, qdq: str, calib: str) -> Path:
+    out = tmp_path / qdq.replace(".onnx", "")
+    assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / qdq), "--inputs",
+                 str(demo / "eval.npz"), "--calib", str(demo / calib), "--max-samples", "4", "--per-layer",
+                 "--whatif-budget", "0", "--no-fp16-check", "-o", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_per_layer_curves_of_both_bundles(demo, tmp_path):
+    before = _per_layer_bundle(tmp_path, demo, "cls_int8_x255.onnx", "calib_x255.npz")
+    after = _per_layer_bundle(tmp_path, demo, "cls_int8.onnx", "calib.npz")
+    code, doc = _diff(tmp_path, before, after)
+    assert code == 0 and doc["verdict"]["kind"] == "restored"
+    curves = doc["curves"]
+    for side, bundle in (("before", before), ("after", after)):
+        activations = layer_tables(Context(Bundle(bundle))).activations
+        assert curves[f"{side}_tensors"] == [r["tensor"] for r in activations] and len(activations) > 100
+        assert curves[f"{side}_sqnr"][-1] == pytest.approx(activations[-1]["sqnr_db"])
+    # The ×255 calibration damages the whole graph, not one layer: the fixed model's median is far higher.
+    assert curves["median_sqnr"]["after"] > curves["median_sqnr"]["before"] + 10
+    assert (tmp_path / "diff" / "diff.html").read_text().count("per-layer error along the graph, before and after") == 1

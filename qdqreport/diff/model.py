@@ -6,6 +6,7 @@ diff.html, diff.md and diff.json are views of this one object (render.py); wheth
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,7 @@ class LayerCurves:
     before_sqnr: tuple[float | None, ...]
     after_tensors: tuple[str, ...]
     after_sqnr: tuple[float | None, ...]
+    median_sqnr: MetricPair  # median accumulated SQNR over the measured activations, dB
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,9 @@ def _curves(before: Context, after: Context) -> LayerCurves | None:
     if views[0] is None and views[1] is None:
         return None
     sides = [(v.tensors, v.accumulated_sqnr) if v else ((), ()) for v in views]
-    return LayerCurves(sides[0][0], sides[0][1], sides[1][0], sides[1][1])
+    medians = [statistics.median(finite) if finite else None
+               for finite in ([x for x in sqnr if x is not None] for _, sqnr in sides)]
+    return LayerCurves(sides[0][0], sides[0][1], sides[1][0], sides[1][1], MetricPair.of(*medians))
 
 
 def _ref(ctx: Context) -> BundleRef:
