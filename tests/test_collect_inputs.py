@@ -289,3 +289,21 @@ def test_input_stats_of_scalars_and_other_batch_axes() -> None:
     assert stats["state"]["overall"]["mean"] == pytest.approx(1.5) and stats["state"]["channel_axis"] is None
     assert [s["max"] for s in stats["state"]["per_sample"]] == [0.0, 1.0, 2.0, 3.0]
     json.dumps(stats)
+
+
+def test_the_reader_checks_the_new_optional_fields(vad: dict[str, Path], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    bundle = tmp_path / "bundle"
+    assert _collect(vad["fp32"], vad["qdq"], ["--inputs", str(vad["eval"]), "--max-samples", "2"], bundle) == 0
+    assert main(["validate", str(bundle)]) == 0
+    good = (bundle / "manifest.json").read_text()
+    for field, damage in [("inputs.eval.tensors[1].batch_axis", lambda m: m["inputs"]["eval"]["tensors"][1].update(batch_axis="1")),
+                          ("models.qdq.check_warning", lambda m: m["models"]["qdq"].update(check_warning=["not", "text"])),
+                          ("models.fp32.external_data[0].bytes",
+                           lambda m: m["models"]["fp32"].update(external_data=[{"path": "w.data", "sha256": "0", "bytes": "9"}]))]:
+        manifest = json.loads(good)
+        damage(manifest)
+        (bundle / "manifest.json").write_text(json.dumps(manifest))
+        capsys.readouterr()
+        assert main(["validate", str(bundle)]) == 2
+        assert f"{field} has the wrong type" in capsys.readouterr().err

@@ -110,8 +110,13 @@ def check_version(manifest: dict[str, Any], where: str) -> tuple[int, int]:
 # A small structural spec, checked by hand so the core install needs no jsonschema. Each key
 # maps to (type, required). Nested dicts are specs; [spec] is a list of items of that spec.
 
-_FILE_REF = {"path": (str, True), "sha256": (str, True), "bytes": (int, False)}
-_TENSOR = {"name": (str, True), "shape": (list, True), "dtype": (str, True)}
+# Optional 1.2-compatible model fields (collect/models.py): ONNX external data files, hashed, and the
+# ONNX checker's complaint about a model ONNX Runtime loads.
+_EXTERNAL_FILE = {"path": (str, True), "sha256": (str, True), "bytes": (int, True)}
+_FILE_REF = {"path": (str, True), "sha256": (str, True), "bytes": (int, False),
+             "external_data": ([_EXTERNAL_FILE], False), "check_warning": (str, False)}
+# batch_axis (optional, 1.2-compatible): the axis the samples were split along; null when none (a scalar).
+_TENSOR = {"name": (str, True), "shape": (list, True), "dtype": (str, True), "batch_axis": ((int, type(None)), False)}
 _INPUT_SET = {"source": (str, True), "kind": (str, True), "samples": (int, True),
               "tensors": ([_TENSOR], True), "sha256": ((str, type(None)), False)}
 _STAGE = {
