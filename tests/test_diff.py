@@ -234,3 +234,20 @@ def test_per_layer_curves_of_both_bundles(demo, tmp_path):
     # The ×255 calibration damages the whole graph, not one layer: the fixed model's median is far higher.
     assert curves["median_sqnr"]["after"] > curves["median_sqnr"]["before"] + 10
     assert (tmp_path / "diff" / "diff.html").read_text().count("per-layer error along the graph, before and after") == 1
+
+
+def test_decision_agreement_of_decoded_results(demo, tmp_path):
+    bundles = []
+    for qdq, calib in (("cls_int8_x255.onnx", "calib_x255.npz"), ("cls_int8.onnx", "calib.npz")):
+        bundles.append(tmp_path / qdq.replace(".onnx", ""))
+        assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / qdq), "--inputs",
+                     str(demo / "eval.npz"), "--calib", str(demo / calib), "--max-samples", "12", "--no-fp16-check",
+                     "--postprocess", str(ROOT / "scripts" / "decode_cls.py"), "-o", str(bundles[-1]), "--quiet"]) == 0
+    code, doc = _diff(tmp_path, *bundles)
+    assert code == 0
+    agreement = [next(c["agreement"] for c in json.loads((b / "manifest.json").read_text())["task"]["comparisons"]
+                      if c["id"] == PAIR) for b in bundles]
+    decision = next(c for c in doc["accuracy"]["comparisons"] if c["id"] == PAIR)["decision"]
+    assert [decision["before"], decision["after"]] == pytest.approx(agreement)
+    assert agreement[0] < agreement[1]
+    assert f"{pct(agreement[0])} → {pct(agreement[1])}" in (tmp_path / "diff" / "diff.md").read_text()
