@@ -138,7 +138,8 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="with TensorRT: mark every layer output and compare it with ONNX Runtime "
                               "(breaks fusions: the engines are not the ones you deploy)")
     collect.add_argument("-o", "--output", required=True, help="bundle folder to write, or a path ending in .zip")
-    collect.add_argument("--force", action="store_true", help="replace an existing bundle")
+    collect.add_argument("--force", action="store_true",
+                         help="replace an existing qdqreport bundle at -o (anything else is refused, never deleted)")
     collect.add_argument("--save-inputs", action="store_true",
                          help="store the evaluation inputs in the bundle (inputs/eval_inputs.npz) with a Polygraphy "
                               "data-loader script, so `qdqreport export --polygraphy` can replay them")
