@@ -157,9 +157,10 @@ def _direction(change: SampleChange) -> int:
     """+1 improved, -1 worse, 0 unchanged: a top-1 flip decides; otherwise the cosine, beyond float noise."""
     if change.top1.delta:
         return 1 if change.top1.delta > 0 else -1
-    delta = change.cosine.delta
-    if delta is None:  # NaN on one side only: the side with a number is better
-        return 0 if (change.cosine.before is None) == (change.cosine.after is None) else (1 if change.cosine.before is None else -1)
+    before, after = change.cosine.before, change.cosine.after
+    if before is None or after is None:  # a NaN cosine (non-finite output) is worse than any number
+        return (before is None) - (after is None)
+    delta = after - before
     return 0 if abs(delta) <= SAMPLE_EPS else (1 if delta > 0 else -1)
 
 
@@ -173,8 +174,9 @@ def _decision(before: Context, after: Context, info: ComparisonInfo) -> MetricPa
 
 
 def _values(rows: dict[int, dict[str, Any]], column: str) -> list[float]:
-    # A missing or NaN metric counts as the worst value, as in Context's summaries.
-    return [_num(row[column]) if _num(row[column]) is not None else -1.0 for row in rows.values()]
+    # A missing or NaN metric counts as the worst value (-1), as in Context's summaries.
+    values = (_num(row[column]) for row in rows.values())
+    return [-1.0 if value is None else value for value in values]
 
 
 def _median(rows: dict[int, dict[str, Any]], column: str) -> float | None:

@@ -23,11 +23,17 @@ class InputChange:
     changed: bool
 
 
+def models_differ(before: Context, after: Context) -> bool:
+    """Both bundles record an FP32 model hash, and the hashes differ (a bundle of TensorRT artefacts only has none)."""
+    hashes = [_model(ctx, "fp32").get("sha256") for ctx in (before, after)]
+    return None not in hashes and hashes[0] != hashes[1]
+
+
 def refuse_different_models(before: Context, after: Context, force: bool) -> None:
     """Two bundles of different FP32 models cannot be diffed meaningfully; --force says the user knows."""
-    hashes = [_model(ctx, "fp32").get("sha256") for ctx in (before, after)]
-    if force or None in hashes or hashes[0] == hashes[1]:
+    if force or not models_differ(before, after):
         return
+    hashes = [str(_model(ctx, "fp32")["sha256"]) for ctx in (before, after)]
     raise QdqReportError(f"{after.bundle.location}: its FP32 model (sha256 {hashes[1][:12]}) is not the one of "
                          f"{before.bundle.location} (sha256 {hashes[0][:12]}); diff bundles of the same model, "
                          "or pass --force to compare them anyway")

@@ -15,10 +15,11 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import is_control
 from qdqreport.bundle.reader import Bundle
 from qdqreport.diff.accuracy import AccuracyDiff, ComparisonDiff, MetricPair, OutputDiff, accuracy_diff
-from qdqreport.diff.inputs import InputChange, input_changes, refuse_different_models
+from qdqreport.diff.inputs import InputChange, input_changes, models_differ, refuse_different_models
 from qdqreport.diff.precision import PrecisionDiff, precision_diff
 from qdqreport.engine import EngineResult, run_rules
 from qdqreport.findings import Finding
+# The report's own alignment of two engines, reused so a diff and a report list the same layer pairs.
 from qdqreport.report_engine import EngineDiffView, EngineView, _diff as engine_layer_diff, build_engine
 from qdqreport.report_layers import build_layers
 from qdqreport.report_model import jsonable
@@ -132,7 +133,7 @@ def build_diff(before_path: Path | str, after_path: Path | str, force: bool = Fa
     return DiffModel(
         before=_ref(before), after=_ref(after),
         verdict=build_verdict(accuracy, precision, findings, tolerance, _missing(before, accuracy), engines),
-        tolerance=tolerance, forced=_models_differ(before, after),
+        tolerance=tolerance, forced=models_differ(before, after),
         inputs=input_changes(before, after, settings), precision=precision, accuracy=accuracy, findings=findings,
         engines=engines, curves=_curves(before, after),
     )
@@ -290,8 +291,3 @@ def _ref(ctx: Context) -> BundleRef:
     qdq = (ctx.manifest.get("models") or {}).get("qdq")
     return BundleRef(str(ctx.bundle.location), str(ctx.manifest.get("created_at", "")),
                      str(ctx.manifest.get("schema_version", "")), str(qdq.get("path")) if isinstance(qdq, dict) else "")
-
-
-def _models_differ(before: Context, after: Context) -> bool:
-    hashes = [((ctx.manifest.get("models") or {}).get("fp32") or {}).get("sha256") for ctx in (before, after)]
-    return None not in hashes and hashes[0] != hashes[1]
