@@ -220,11 +220,23 @@ def _demo(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _validate(args: argparse.Namespace, argv: list[str]) -> int:
+    from qdqreport.analysis.context import Context
     from qdqreport.bundle.reader import Bundle
+    from qdqreport.engine import run_rules
+    from qdqreport.render import jsonout, markdown
+    from qdqreport.report_model import build_report
 
     bundle = Bundle(args.bundle)
+    # Valid means `report` can render it: every artifact is read through its schema (bundle/artifacts.py),
+    # the rules run and the report is built in memory; nothing is written.
+    ctx = Context(bundle)
+    model = build_report(bundle, run_rules(ctx), ctx)
+    markdown.render_markdown(model), jsonout.render_json(model)
     major, minor = bundle.version
     print(f"{args.bundle}: valid qdqreport bundle, schema {major}.{minor}, {len(bundle.manifest['files'])} files verified")
+    for failure in model.failures:
+        print(f"qdqreport: warning: rule {failure.rule_id} failed on this bundle (an internal problem the report "
+              f"lists): {failure.message}", file=sys.stderr)
     return 0
 
 

@@ -30,7 +30,7 @@ def build_fp16(ctx: Context) -> Fp16View | None:
     if evidence is None:
         return None
     table = ctx.manifest["artifacts"].get("fp16_ranges")
-    rows = ctx.bundle.table(table, "fp16_ranges") if ctx.bundle.has(table) else []
+    rows = ctx.table(table, "fp16_ranges")
     activations = sorted((r for r in rows if r["kind"] == "activation" and r["fp32_absmax"] is not None),
                          key=lambda r: -r["fp32_absmax"])
     damaged = evidence.overflowing + [r for r in evidence.flushed if r not in evidence.overflowing]

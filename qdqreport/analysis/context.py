@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
 from qdqreport.bundle.reader import Bundle
+from qdqreport.bundle.schema import MANIFEST, TABLE_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class Context:
     def __init__(self, bundle: Bundle):
         self.bundle = bundle
         self.manifest = bundle.manifest
+        # The values rules and the report read, beyond the manifest's structure: bundle/artifacts.py.
+        check_manifest(self.manifest, bundle._where(MANIFEST))
         self._tables: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     # --- stages and comparisons ----------------------------------------------------------
@@ -150,6 +154,11 @@ class Context:
         """layers/whatif.json: the what-if search's target, baseline and chosen exclusion set."""
         return self._artifact_json("whatif_summary")
 
+    @cached_property
+    def fp16_check(self) -> dict[str, Any] | None:
+        """quant/fp16_check.json: what the FP16 check measured (QDQ float part in FP16)."""
+        return self._artifact_json("fp16_check")
+
     # --- task-level results (collect --postprocess, schema 1.2) ----------------------------
     @cached_property
     def task(self) -> dict[str, Any] | None:
@@ -166,8 +175,7 @@ class Context:
         key = (comparison_id, "task")
         if key not in self._tables:
             entry = next((c for c in (self.task or {}).get("comparisons", []) if c["id"] == comparison_id), None)
-            path = entry["table"] if entry else None
-            self._tables[key] = self.bundle.table(path, "task") if self.bundle.has(path) else []
+            self._tables[key] = self.table(entry["table"] if entry else None, "task")
         return self._tables[key]
 
     def task_results(self, stage: str) -> list[dict[str, Any]]:
@@ -179,21 +187,29 @@ class Context:
         if not entries or not self.bundle.has(entries[0]["results"]):
             return []
         samples: dict[int, dict[str, Any]] = {}
+        where = self.bundle._where(entries[0]["results"])
         for key, value in self.bundle.npz(entries[0]["results"]).items():
-            index, name = key.split("/", 1)
-            samples.setdefault(int(index), {})[name] = value
+            index, name = check_array_key(key, where)
+            samples.setdefault(index, {})[name] = value
         return [samples[i] for i in sorted(samples)]
+
+    def table(self, path: str | None, kind: str) -> list[dict[str, Any]]:
+        """Rows of the table at *path* (none when the bundle has no such file), checked by bundle/artifacts.py."""
+        if not self.bundle.has(path):
+            return []
+        return check_rows(kind, TABLE_COLUMNS[kind], self.bundle.table(path, kind), self.bundle._where(path))
 
     def _artifact_json(self, kind: str) -> Any:
         path = self.manifest["artifacts"].get(kind)
-        return self.bundle.json(path) if self.bundle.has(path) else None
+        if not self.bundle.has(path):
+            return None
+        return check_artifact(kind, self.bundle.json(path), self.bundle._where(path))
 
     def _table(self, comparison_id: str, kind: str) -> list[dict[str, Any]]:
         key = (comparison_id, kind)
         if key not in self._tables:
             entry = next((c for c in self.manifest["comparisons"] if c["id"] == comparison_id), None)
-            path = entry["tables"].get(kind) if entry else None
-            self._tables[key] = self.bundle.table(path, kind) if self.bundle.has(path) else []
+            self._tables[key] = self.table(entry["tables"].get(kind) if entry else None, kind)
         return self._tables[key]
 
 

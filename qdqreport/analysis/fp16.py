@@ -71,13 +71,13 @@ def agreement(summary: "OutputSummary") -> float:
 
 def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
     """The FP16 check's evidence, or None when the bundle has none (float part not FP16, or an older bundle)."""
-    path = ctx.manifest["artifacts"].get("fp16_check")
-    if not ctx.bundle.has(path):
+    summary = ctx.fp16_check
+    if summary is None:
         return None
     stage = ctx.stage(CONTROL_STAGE)
-    evidence = Fp16Evidence(ctx.bundle.json(path), stage.status if stage else None, stage.error if stage else None)
+    evidence = Fp16Evidence(summary, stage.status if stage else None, stage.error if stage else None)
     table = ctx.manifest["artifacts"].get("fp16_ranges")
-    rows = ctx.bundle.table(table, "fp16_ranges") if ctx.bundle.has(table) else []
+    rows = ctx.table(table, "fp16_ranges")
     # Constants first, largest FP32 value first; a constant with no FP32 original (fp32_absmax None: a quantizer
     # stored rewritten values under the name, e.g. BatchNormalization folded into Conv weights) after those whose
     # FP32 value shows how far beyond 65504 they are.
