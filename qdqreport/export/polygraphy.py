@@ -33,7 +33,7 @@ def export_polygraphy(bundle: Bundle, destination: Path, force: bool = False) ->
     names = []
     with staged_folder(destination, force, "--polygraphy") as staging, _quiet():
         for stage_id in stages:
-            results = _run_results(comparator, stage_id, load_stage_outputs(bundle, stage_id))
+            results = _run_results(comparator, stage_id, _stage_outputs(bundle, stage_id))
             results.save(str(staging / f"{stage_id}.json"))
             names.append(f"{stage_id}.json")
         if inputs is not None:
@@ -58,6 +58,14 @@ def saved_inputs(bundle: Bundle) -> list[OrderedDict] | None:
     if sorted(feeds) != list(range(len(feeds))):
         raise InputError(f"{bundle.location}: {path} skips sample numbers; re-run `qdqreport collect --save-inputs`")
     return [feeds[i] for i in range(len(feeds))]
+
+
+def _stage_outputs(bundle: Bundle, stage_id: str) -> list[dict]:
+    try:
+        return load_stage_outputs(bundle, stage_id)
+    except ValueError:  # a key that is not <sample>/<output>: the bundle was altered
+        raise InputError(f"{bundle.location}: the outputs of stage {stage_id} hold a key that is not "
+                         "<sample>/<output>; re-run `qdqreport collect`") from None
 
 
 def _run_results(comparator, stage_id: str, samples: list[dict]):
