@@ -251,3 +251,20 @@ def test_decision_agreement_of_decoded_results(demo, tmp_path):
     assert [decision["before"], decision["after"]] == pytest.approx(agreement)
     assert agreement[0] < agreement[1]
     assert f"{pct(agreement[0])} → {pct(agreement[1])}" in (tmp_path / "diff" / "diff.md").read_text()
+
+
+def test_bundle_strings_are_escaped_in_markdown(healthy_bundle, tmp_path):
+    hostile = tmp_path / "hostile"
+    shutil.copytree(healthy_bundle, hostile)
+    manifest = json.loads((hostile / "manifest.json").read_text())
+    manifest["models"]["qdq"]["path"] = "m|x <script>alert(1)</script> `q`.onnx"
+    manifest["inputs"]["calib"]["source"] = "calib|*evil*_[link](http://x).npz"
+    (hostile / "manifest.json").write_text(json.dumps(manifest))
+    code, _ = _diff(tmp_path, healthy_bundle, hostile)
+    assert code == 0
+    assert main(["report", str(hostile), "-o", str(tmp_path / "report"), "--config-card"]) in (0, 1)
+    for text in ((tmp_path / "diff" / "diff.md").read_text(), (tmp_path / "report" / "config_card.md").read_text()):
+        assert "<script>" not in text and "[link](" not in text and "m|x" not in text and "calib|" not in text
+        assert "&lt;script&gt;" in text
+    html = (tmp_path / "diff" / "diff.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;" in html
