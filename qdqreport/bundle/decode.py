@@ -97,6 +97,17 @@ def load_npz(data: bytes, where: str, fix: str) -> dict[str, np.ndarray]:
         raise BundleError(f"{where}: unreadable array file ({_one_line(exc)}); {fix}") from None
 
 
+def check_npz(data: bytes, where: str, fix: str) -> None:
+    """Refuse an .npz that load_npz would refuse, reading only its members' headers."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            _checked_members(archive, where)
+    except BundleError:
+        raise
+    except NPZ_ERRORS as exc:
+        raise BundleError(f"{where}: unreadable array file ({_one_line(exc)}); {fix}") from None
+
+
 def _checked_members(archive: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
     """Array name -> member, after every header's declared size has been added up and allowed."""
     limit, total, members = current_limits().array_bytes, 0, {}

@@ -48,13 +48,21 @@ def over_limit(where: str, size: int, variable: str) -> str:
     """The one-line refusal of *size* bytes at *where* that break *variable*'s limit."""
     limit = _read(variable)
     return (f"{where}: {size:,} bytes, over the {human(limit)} limit for {LIMITS[variable][1]}; "
-            f"if you trust this bundle, raise it: {variable}={human(max(size, limit))}")
+            f"if you trust this bundle, raise it: {variable}={_rounded_up(size)}")
 
 
 def human(size: int) -> str:
     for suffix, unit in (("G", GIB), ("M", MIB), ("K", 1 << 10)):
         if size >= unit and size % unit == 0:
             return f"{size // unit}{suffix}"
+    return str(size)
+
+
+def _rounded_up(size: int) -> str:
+    """A value of the variable that admits *size*, in the largest whole unit."""
+    for suffix, unit in (("G", GIB), ("M", MIB), ("K", 1 << 10)):
+        if size >= unit:
+            return f"{-(-size // unit)}{suffix}"
     return str(size)
 
 

@@ -18,13 +18,14 @@ from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
-from qdqreport.bundle.decode import load_json, load_npz
+from qdqreport.bundle.decode import check_npz, load_json, load_npz
 from qdqreport.bundle.limits import current_limits, over_limit
 from qdqreport.bundle.schema import MANIFEST, TABLE_COLUMNS, check_version, validate_manifest
 from qdqreport.bundle.source import ZIP_READ_ERRORS, ZipSource, open_source
 from qdqreport.errors import BundleError
 
 BLOCK = 1 << 20
+NPZ_SLACK = 64 << 20  # an .npz may be a little larger than its arrays (zip headers, incompressible data)
 RECOLLECT = "re-run `qdqreport collect`"
 
 
@@ -58,7 +59,7 @@ class Bundle:
 
     def npz(self, relative: str) -> dict[str, np.ndarray]:
         """All arrays of an .npz, loaded without pickle, within QDQREPORT_MAX_ARRAY_BYTES."""
-        return load_npz(self._read(relative, "QDQREPORT_MAX_ARRAY_BYTES", slack=64 << 20), self._where(relative),
+        return load_npz(self._read(relative, "QDQREPORT_MAX_ARRAY_BYTES", slack=NPZ_SLACK), self._where(relative),
                         RECOLLECT)
 
     def copy_to(self, relative: str, target: Path) -> None:
@@ -105,19 +106,29 @@ class Bundle:
         return load_json(data, where, f"the bundle is corrupt, {RECOLLECT}")
 
     def _check_declared_sizes(self) -> None:
+        """Refuse by the declared sizes alone, before reading: each file against the limit of
+        its kind (by extension), then the whole bundle."""
         files, total = self.manifest["files"], 0
         for relative, entry in sorted(files.items()):
-            if entry["bytes"] > self.limits.file_bytes:
-                raise BundleError(over_limit(self._where(relative), entry["bytes"], "QDQREPORT_MAX_FILE_BYTES"))
+            variable = _limit_for(relative)
+            limit = getattr(self.limits, variable.removeprefix("QDQREPORT_MAX_").lower())
+            if entry["bytes"] > limit + (NPZ_SLACK if relative.endswith(".npz") else 0):
+                raise BundleError(over_limit(self._where(relative), entry["bytes"], variable))
             total += entry["bytes"]
         if total > self.limits.bundle_bytes:
             raise BundleError(over_limit(f"{self.location} (all files)", total, "QDQREPORT_MAX_BUNDLE_BYTES"))
 
     def _verify_hashes(self) -> None:
+        """Hash every listed file in streams, keeping nothing; then read each .npz that passed
+        (within the array limit) to check its arrays' headers, so `validate` refuses what
+        `report` could not load."""
+        for relative in sorted(set(self.manifest["files"]) - {MANIFEST}):
+            for _ in self._stream(relative, self.limits.file_bytes, "QDQREPORT_MAX_FILE_BYTES"):
+                pass
         for relative in sorted(self.manifest["files"]):
-            if relative != MANIFEST:
-                for _ in self._stream(relative, self.limits.file_bytes, "QDQREPORT_MAX_FILE_BYTES"):
-                    pass
+            if relative.endswith(".npz"):
+                check_npz(self._read(relative, "QDQREPORT_MAX_ARRAY_BYTES", slack=NPZ_SLACK), self._where(relative),
+                          RECOLLECT)
 
     def _read(self, relative: str, variable: str, slack: int = 0) -> bytes:
         limit = getattr(self.limits, variable.removeprefix("QDQREPORT_MAX_").lower()) + slack
@@ -152,6 +163,13 @@ class Bundle:
             return self._source.open(relative)
         except FileNotFoundError:
             raise BundleError(missing) from None
+
+
+def _limit_for(relative: str) -> str:
+    """The limit a file is held to, by how it is read: JSON, text (CSV, logs), arrays, or bytes."""
+    suffix = relative.rsplit(".", 1)[-1].lower() if "." in relative.rsplit("/", 1)[-1] else ""
+    return {"json": "QDQREPORT_MAX_JSON_BYTES", "csv": "QDQREPORT_MAX_TEXT_BYTES", "txt": "QDQREPORT_MAX_TEXT_BYTES",
+            "log": "QDQREPORT_MAX_TEXT_BYTES", "npz": "QDQREPORT_MAX_ARRAY_BYTES"}.get(suffix, "QDQREPORT_MAX_FILE_BYTES")
 
 
 def _blocks(handle: BinaryIO, limit: int, where: str, variable: str | None) -> Iterator[bytes]:
