@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -325,6 +326,50 @@ def test_a_full_disk_while_writing_a_bundle_keeps_the_old_one(tmp_path: Path, ca
     line = one_error_line(capsys)
     assert f"{target}: cannot write: No space left on device" in line and "free some disk space" in line
     assert tree(target) == old and sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+
+
+FULL_DISK = """
+import hashlib, json, os, shutil, subprocess, sys
+from pathlib import Path
+disk, sample, commands = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
+shutil.copytree(sample, disk / "b")
+assert subprocess.run([sys.executable, "-m", "qdqreport", "report", sample, "-o", str(disk / "out")]).returncode == 0
+fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+try:
+    while True:
+        os.write(fd, b"\\0" * 4096)
+except OSError:
+    pass
+os.ftruncate(fd, max(0, os.fstat(fd).st_size - 65536))  # 64 KiB free: less than a bundle or a report
+os.close(fd)
+def state():
+    return {str(p): (p.lstat().st_mode, hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None)
+            for p in sorted(disk.rglob("*"))}
+before = state()
+runs = [subprocess.run([sys.executable, "-m", "qdqreport", *args], capture_output=True, text=True) for args in commands]
+print(json.dumps({"runs": [[r.returncode, r.stderr] for r in runs], "unchanged": state() == before}))
+"""
+
+
+def test_a_real_full_disk_keeps_the_old_bundle_and_the_old_report(tmp_path: Path) -> None:
+    """A 1 MiB tmpfs with 64 KiB left, in a private mount namespace (unshare: no root needed)."""
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs unshare -rm (user and mount namespaces) to mount a tiny tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    commands = [collect_args(disk / "b", "--force"), ["report", str(SAMPLE), "-o", str(disk / "out")]]
+    script = tmp_path / "full_disk.py"
+    script.write_text(FULL_DISK)
+    result = subprocess.run(["unshare", "-rm", sys.executable, str(script), str(disk), str(SAMPLE), json.dumps(commands)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    (collect_code, collect_err), (report_code, report_err) = outcome["runs"]
+    assert collect_code == 2 and collect_err.startswith(f"qdqreport: error: {disk / 'b'}: cannot write: No space left")
+    assert report_code == 2 and report_err.startswith(f"qdqreport: error: {disk / 'out'}: cannot write: No space left")
+    assert len(collect_err.splitlines()) == 1 and len(report_err.splitlines()) == 1
+    assert outcome["unchanged"]  # old bundle and old report intact; no partial, temp or lock file left
 
 
 # --- the report's three files -----------------------------------------------------------------
