@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import math
+import numbers
 import re
-from typing import Any
+from typing import Any, Callable
 
 DASH = "—"
 
@@ -14,13 +16,49 @@ DASH = "—"
 _MD_PUNCTUATION = re.compile(r"([\\`*_\[\]{}|~#!])")
 _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
+# GitHub turns plain text into links, mentions, emoji and math after Markdown is parsed, in
+# every text node (also inside HTML such as <summary>), and backslashes do not stop it. A zero
+# width space (U+200B) breaks each trigger without changing what a reader sees:
+#   @octocat, @org/team, a@b.example (mention, e-mail autolink)  -> "@" + ZWSP
+#   (a mention needs no word character before the "@": node names like Conv@0 stay as they are)
+#   https://x, :smile: (URL scheme, emoji)                       -> ":" + ZWSP
+#   www.evil.example (bare-domain autolink)                      -> "www" + ZWSP + "."
+#   #123 (issue reference)                                       -> "#" + ZWSP + digits
+# and "$" is wrapped in a span, GitHub's documented way to show a dollar that is not math.
+ZWSP = "\u200b"
+_TRIGGERS = re.compile(r"(?<!\w)@(?=\S)|@(?=[\w-]+\.\w)|:(?=//|[\w+-]+:)|(?i:\bwww)(?=\.)|#(?=\d)")
+DOLLAR = "<span>$</span>"
+
+
+class Escaped(str):
+    """Text already escaped for Markdown: escaping it again returns it unchanged."""
+
+
+def _neutralise(text: str) -> str:
+    return _TRIGGERS.sub(lambda m: m.group(0) + ZWSP, text).replace("$", DOLLAR)
+
 
 def md(value: Any) -> str:
-    """Escape a user-provided string (node name, path, error text) for one Markdown line or table cell."""
+    """Escape a user-provided string (node name, path, error text) for one Markdown line or table cell.
+
+    No raw HTML, link, image, autolink, mention, emoji, issue reference, math or table pipe survives.
+    """
+    if isinstance(value, Escaped):
+        return value
     text = "" if value is None else str(value)
     text = "".join(_MD_ENTITIES.get(ch, ch) for ch in text)
     text = _MD_PUNCTUATION.sub(r"\\\1", text)
-    return " ".join(text.split())  # newlines would end a table row or a list item
+    text = " ".join(text.split())  # newlines would end a table row or a list item
+    return Escaped(_neutralise(text))
+
+
+def md_html(value: Any) -> str:
+    """Escape a user-provided string for text inside an HTML tag of the Markdown report (<summary>).
+
+    GitHub shows backslashes literally there, so only HTML escaping, plus the same neutralising as `md`.
+    """
+    text = "" if value is None else " ".join(str(value).split())
+    return Escaped(_neutralise(html.escape(text, quote=True)))
 
 
 def fence(value: Any, language: str = "sh") -> str:
@@ -80,5 +118,16 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
+def markdown_safe(number_filter: Callable[..., str]) -> Callable[..., str]:
+    """The number filter for Markdown: a value that is not a number (a hostile bundle's string,
+    list or dict where a number belongs) is escaped with `md` instead of printed raw."""
+    def safe(value: Any, *args: Any) -> str:
+        if value is None or isinstance(value, (bool, numbers.Number)):
+            return Escaped(number_filter(value, *args))
+        return md(value)
+    safe.__name__ = number_filter.__name__
+    return safe
+
+
 FILTERS = {"num": num, "cosine": cosine, "db": db, "pct": pct, "seconds": seconds, "score": score}
-MARKDOWN_FILTERS = {**FILTERS, "md": md, "fence": fence}
+MARKDOWN_FILTERS = {**{name: markdown_safe(f) for name, f in FILTERS.items()}, "md": md, "md_html": md_html, "fence": fence}
