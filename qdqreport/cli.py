@@ -12,6 +12,7 @@ Exit codes (EXIT_CODES below, shown by --help and in README.md):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -152,10 +153,18 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
 
 def _add_report(commands: argparse._SubParsersAction) -> None:
     report = commands.add_parser("report", help="render a bundle as report.html, report.md and findings.json",
-                                 description="Render a bundle offline (no GPU, no ONNX Runtime needed).")
+                                 description="Render a bundle offline (no GPU, no ONNX Runtime needed). "
+                                             "When GITHUB_STEP_SUMMARY is set, the report's head (verdict, "
+                                             "stages, top findings) is appended to that file.")
     report.add_argument("bundle", help="bundle folder or .zip")
     report.add_argument("-o", "--output", required=True, help="folder for report.html, report.md, findings.json")
-    report.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when a finding of this severity or worse exists")
+    report.add_argument("--fail-on", choices=("error", "warning", "info"),
+                        help="exit 1 when a finding of this severity or worse exists, naming those findings in one "
+                             "line on stderr (info: any finding)")
+    report.add_argument("--sarif", metavar="FILE", help="also write the findings as SARIF 2.1.0 (GitHub code scanning: "
+                                                        "github/codeql-action/upload-sarif)")
+    report.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one test case per rule, failed when its "
+                                                        "findings reach --fail-on")
     report.add_argument("--redact", action="store_true",
                         help="reduce paths to file names and drop host details in the report (the bundle is not "
                              "changed); the provenance lists what was removed")
@@ -193,11 +202,20 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _report(args: argparse.Namespace, argv: list[str]) -> int:
     from qdqreport.render import render_report
+    from qdqreport.render.ci import CiOutputs, fail_on_line
 
-    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
+    outputs = CiOutputs(sarif=_path(args.sarif), junit=_path(args.junit), step_summary=_path(summary))
+    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact, ci_outputs=outputs)
     for path in outcome.paths:
         print(path)
+    if outcome.tripped:
+        print(fail_on_line(args.fail_on, outcome.tripped), file=sys.stderr)
     return outcome.exit_code
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
 
 
 def _demo(args: argparse.Namespace, argv: list[str]) -> int:

@@ -14,44 +14,52 @@ from qdqreport.bundle.destination import pid_alive, write_failure
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
 from qdqreport.errors import OutputError, QdqReportError
-from qdqreport.render import html, jsonout, markdown
-from qdqreport.report_model import ReportModel, build_report
-from qdqreport.rules import RuleSpec
+from qdqreport.render import ci, html, jsonout, markdown
+from qdqreport.report_model import FindingView, ReportModel, build_report
+from qdqreport.rules import RuleSpec, discover
 
 OUTPUT_FILES = {"html": "report.html", "markdown": "report.md", "json": "findings.json"}
 # --fail-on level -> the severities that make the exit code 1.
-FAIL_ON = {None: (), "error": ("error",), "warning": ("error", "warning")}
+FAIL_ON = {None: (), "error": ("error",), "warning": ("error", "warning"), "info": ("error", "warning", "info")}
 
 
 @dataclass(frozen=True)
 class ReportOutcome:
-    """The written files (report.html, report.md, findings.json, in that order) and the exit code."""
+    """The written files (report.html, report.md, findings.json, then --sarif and --junit) and the exit code."""
 
     paths: tuple[Path, ...]
     exit_code: int
+    tripped: tuple[FindingView, ...] = ()  # the findings at or above --fail-on: why exit_code is 1
 
 
 def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | None = None,
+                  ci_outputs: ci.CiOutputs | None = None,
                   rules: dict[str, RuleSpec] | None = None, redact: bool = False) -> ReportOutcome:
     """Read a bundle, run the rules (*rules*, default: every registered rule), and write the report files.
 
     Either all three files are replaced or none is: everything is rendered in memory first.
     """
     if fail_on not in FAIL_ON:
-        raise QdqReportError(f"--fail-on must be 'error' or 'warning', got {fail_on!r}")
+        raise QdqReportError(f"--fail-on must be 'error', 'warning' or 'info', got {fail_on!r}")
+    ci.check_targets(ci_outputs)
     bundle = Bundle(bundle_path)
     out = Path(out_dir)
     _refuse_inside_bundle(bundle, out)
+    ci.refuse_inside_bundle(ci_outputs, bundle.location)
     redactor = _redact(bundle, out) if redact else None
     ctx = Context(bundle)
-    model = build_report(bundle, run_rules(ctx, rules), ctx)
+    registry = rules if rules is not None else discover()
+    model = build_report(bundle, run_rules(ctx, registry), ctx)
+    failing = FAIL_ON[fail_on]
+    ci_texts = ci.render_ci(ci_outputs, model, registry, failing, bundle.location)
     texts = render_all(model)
     if redactor is not None:  # paths that reached the text another way (finding messages, logs)
         texts = {name: redactor.text(text, host=False) for name, text in texts.items()}
+        ci_texts = ci_texts.map(lambda text: redactor.text(text, host=False))
     paths = write_atomically(out, texts)
-    failing = FAIL_ON[fail_on]
-    exit_code = 1 if any(f.severity in failing for f in model.findings) else 0
-    return ReportOutcome(tuple(paths[name] for name in OUTPUT_FILES.values()), exit_code)
+    written = ci.write_ci(ci_outputs, ci_texts)
+    tripped = tuple(f for f in model.findings if f.severity in failing)
+    return ReportOutcome(tuple(paths[name] for name in OUTPUT_FILES.values()) + written, 1 if tripped else 0, tripped)
 
 
 def render_all(model: ReportModel) -> dict[str, str]:
