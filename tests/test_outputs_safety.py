@@ -258,9 +258,12 @@ def test_stale_partials_of_dead_runs_are_removed_and_live_ones_named(tmp_path: P
     (tmp_path / f".b.zip.partial-{dead.pid}-x2.zipping").write_bytes(b"PK half a zip")
     live = tmp_path / f".b.zip.partial-{os.getppid()}-x3"
     live.mkdir()
+    alike = tmp_path / f".b.zip.old-{dead.pid}.txt"  # not a name qdqreport makes: never touched
+    alike.write_text("mine\n")
     assert main(collect_args(tmp_path / "b.zip")) == 0
-    assert f"{live}: an unfinished bundle of another run (pid {os.getppid()})" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == [live.name, "b.zip"]
+    err = capsys.readouterr().err
+    assert f"{live}: an unfinished bundle of another run (pid {os.getppid()})" in err and alike.name not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [alike.name, live.name, "b.zip"]
 
 
 # --- read-only folders and full disks ---------------------------------------------------------

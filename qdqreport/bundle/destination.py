@@ -15,6 +15,7 @@ import errno
 import glob
 import json
 import os
+import re
 import shutil
 import sys
 import zipfile
@@ -32,6 +33,10 @@ except ImportError:  # pragma: no cover
 MAX_MANIFEST_BYTES = 64 << 20  # a manifest bigger than this is not one qdqreport wrote
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 _NOT_ALLOWED = (errno.EACCES, errno.EPERM, errno.EROFS)
+# What follows ".NAME.old-" and ".NAME.partial-" in the names this tool makes (mkdtemp's suffix is
+# [a-z0-9_]); a partial without a PID was made by a qdqreport before the lock existed.
+_OLD = re.compile(r"(\d{1,9})")
+_PARTIAL = re.compile(r"(?:(\d{1,9})-)?\w+(?:\.zipping)?")
 
 
 def write_failure(path: Path, exc: OSError) -> OutputError:
@@ -193,8 +198,11 @@ def recover(destination: Path) -> list[str]:
     notes = []
     stem = f".{destination.name}."
     for entry in sorted(destination.parent.glob(glob.escape(stem) + "old-*")):
-        pid = _owner(entry.name, stem + "old-")
-        if pid is None or pid_alive(pid):
+        match = _OLD.fullmatch(entry.name[len(stem) + 4:])
+        if match is None:  # not a name this tool makes (another bundle's name that starts alike)
+            continue
+        pid = int(match[1])
+        if pid_alive(pid):
             notes.append(f"{entry}: the previous bundle of a run that may still be going (pid {pid}); left alone")
         elif not os.path.lexists(destination):
             os.replace(entry, destination)
@@ -202,7 +210,10 @@ def recover(destination: Path) -> list[str]:
         else:
             _remove(entry)
     for entry in sorted(destination.parent.glob(glob.escape(stem) + "partial-*")):
-        pid = _owner(entry.name, stem + "partial-")
+        match = _PARTIAL.fullmatch(entry.name[len(stem) + 8:])
+        if match is None:
+            continue
+        pid = int(match[1]) if match[1] else None
         if pid is not None and not pid_alive(pid):
             _remove(entry)
         elif pid != os.getpid():
@@ -217,12 +228,6 @@ def recover(destination: Path) -> list[str]:
 def say(notes: Iterable[str]) -> None:
     for note in notes:
         print(f"qdqreport: note: {note}", file=sys.stderr)
-
-
-def _owner(name: str, prefix: str) -> int | None:
-    """The PID in .NAME.partial-PID-XXXX / .NAME.old-PID, or None (names without one)."""
-    head = name[len(prefix):].split("-", 1)[0].split(".", 1)[0]
-    return int(head) if head.isdigit() and len(head) < 10 else None
 
 
 def pid_alive(pid: int) -> bool:
