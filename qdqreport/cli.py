@@ -7,6 +7,7 @@ Exit codes (EXIT_CODES below, shown by --help and in README.md):
      nothing is written (includes a read-only folder or a full disk while writing)
   3  internal error, a bug: one line; the traceback only with --debug
   130 interrupted (Ctrl-C); nothing is written
+  141 stdout closed early (`| head`), as a program killed by SIGPIPE
 """
 
 from __future__ import annotations
@@ -44,11 +45,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("qdqreport: interrupted; nothing was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # stdout closed early (`qdqreport rules | head`): not a bug; stop like `cat` would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit flush must not fail again
+        return 141
     except OSError as exc:
         if exc.filename is None:  # no file to blame: treat as the bug it probably is
             return _internal_error(exc, args.debug)
         # The file system said no (permissions, disk full, a folder where a file belongs): not a bug.
-        print(f"qdqreport: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"qdqreport: error: {exc.filename}: {exc.strerror or exc}; check that this path exists and that "
+              "you may read or write it", file=sys.stderr)
         return 2
     except Exception as exc:
         return _internal_error(exc, args.debug)
