@@ -66,7 +66,8 @@ def _with_card(render: Callable[[argparse.Namespace, list[str]], int]) -> Callab
         from qdqreport.render import write_atomically
         from qdqreport.render.config_card import CARD_FILE, card_text
 
-        text = card_text(args.bundle)  # before the report: a bad bundle leaves nothing written
+        # Before the report, so a bad bundle leaves nothing written; redacted like the report when asked.
+        text = card_text(args.bundle, args.output, redact=args.redact)
         code = render(args, argv)
         print(write_atomically(Path(args.output), {CARD_FILE: text})[CARD_FILE])
         return code

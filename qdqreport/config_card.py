@@ -40,6 +40,7 @@ class CardModel:
     engines: tuple[dict[str, Any], ...]  # stage, settings, precision counts
     tools: dict[str, Any]
     accuracy: tuple[dict[str, Any], ...]  # per comparison and output vs FP32
+    redacted: tuple[str, ...]  # what --redact removed (manifest["redaction"]), empty when not redacted
 
 
 def build_card(ctx: Context) -> CardModel:
@@ -59,6 +60,7 @@ def build_card(ctx: Context) -> CardModel:
         float_node_names=tuple(str(n.get("name")) for n in floats[:EXCLUSION_LIST_LIMIT]),
         float_nodes_total=len(floats), data=_data(ctx), engines=_engines(ctx),
         tools=dict(sorted((manifest.get("tools") or {}).items())), accuracy=_accuracy(ctx),
+        redacted=tuple(str(item) for item in (manifest.get("redaction") or {}).get("removed", [])),
     )
 
 

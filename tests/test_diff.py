@@ -268,3 +268,14 @@ def test_bundle_strings_are_escaped_in_markdown(healthy_bundle, tmp_path):
         assert "&lt;script&gt;" in text
     html = (tmp_path / "diff" / "diff.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_config_card_is_redacted_with_the_report(healthy_bundle, demo, tmp_path):
+    plain, redacted = tmp_path / "plain", tmp_path / "redacted"
+    assert main(["report", str(healthy_bundle), "-o", str(plain), "--config-card"]) in (0, 1)
+    assert main(["report", str(healthy_bundle), "-o", str(redacted), "--config-card", "--redact"]) in (0, 1)
+    assert str(demo) in (plain / "config_card.md").read_text().replace("\\_", "_")  # the fixture's absolute paths
+    card = (redacted / "config_card.md").read_text()
+    for secret in (str(demo), str(healthy_bundle.parent), str(tmp_path)):
+        assert secret not in card.replace("\\_", "_")
+    assert "Redacted (`--redact`)" in card and "cls\\_int8.onnx" in card
