@@ -456,3 +456,11 @@ def test_help_documents_the_exit_codes() -> None:
     assert result.returncode == 0
     for line in ("0  success", "1  findings at or above --fail-on", "2  bad input", "3  internal error"):
         assert line in result.stdout
+
+
+def test_a_closed_stdout_is_not_reported_as_a_bug() -> None:
+    run = subprocess.Popen([sys.executable, "-m", "qdqreport", "rules", "--markdown"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    run.stdout.close()  # like `| head` that has read enough
+    assert run.wait(timeout=60) == 141
+    assert run.stderr.read() == b""
