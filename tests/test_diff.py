@@ -118,12 +118,14 @@ def test_bundles_of_different_schema_minor_versions_diff_and_zips_are_read(healt
 
 
 def test_engine_difference_across_bundles_on_real_layer_info(tmp_path):
-    before, after = tmp_path / "qat", tmp_path / "qat_residuals"
-    for bundle, info in ((before, "tests_inputs_mobilenet.qat.onnx.engine.graph.json"),
-                         (after, "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json")):
-        assert main(["import-trt", str(bundle), "--new", "--stage", "trt_int8", "--layer-info", str(TRT / info)]) == 0
+    # BEFORE: the committed sample bundle (schema 1.1) of the QAT MobileNet engine; AFTER: a bundle made
+    # now (current schema) of the same network with its residual Q/DQ placement fixed.
+    before, after = ROOT / "sample_bundles" / "trt_mobilenet_qat_layerinfo", tmp_path / "qat_residuals"
+    assert main(["import-trt", str(after), "--new", "--stage", "trt_int8", "--layer-info",
+                 str(TRT / "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json")]) == 0
     code, doc = _diff(tmp_path, before, after)
     assert code == 0
+    assert doc["before"]["schema_version"] != doc["after"]["schema_version"]
     (engine,) = doc["engines"]
     counts = [json.loads((TRT / f).read_text()) for f in ("tests_inputs_mobilenet.qat.onnx.engine.graph.json",
                                                            "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json")]
