@@ -384,6 +384,15 @@ def test_5000_digit_schema_version_is_one_line(tmp_path, capsys):
     assert "schema_version must look like" in err and len(err) < 400
 
 
+@pytest.mark.parametrize("manifest, expected", [([], "must be a JSON object"), ("x", "must be a JSON object"),
+                                                 ({"schema": "x" * 1_000_000}, "not a qdqreport bundle")])
+def test_manifest_of_the_wrong_shape_is_one_short_line(tmp_path, capsys, manifest, expected):
+    bundle = _copy(tmp_path)
+    _save_manifest(bundle, manifest)
+    err = _validate(bundle, capsys)
+    assert expected in err and len(err) < 400
+
+
 def test_5000_digit_number_in_json_is_one_line(tmp_path, capsys):
     bundle = _copy(tmp_path)
     text = (bundle / "manifest.json").read_text().replace('"host": {', '"host": {"n": ' + "7" * 5000 + ", ", 1)

@@ -9,6 +9,7 @@ and only a regular file is read: a FIFO, a device or a socket is refused without
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -64,15 +65,20 @@ def open_regular(root: Path, name: str) -> int:
     return _regular_only(fd)
 
 
+# ELOOP (EMLINK on BSD): a symbolic link met with O_NOFOLLOW; ENOTDIR: a link or a file where a folder should be.
+_LINK_ERRNOS = {errno.ELOOP, errno.ENOTDIR, errno.EMLINK}
+
+
 def _open_part(part: str, flags: int, directory: int) -> int:
     try:
         return os.open(part, flags, dir_fd=directory)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise
-        # ELOOP: a symbolic link met with O_NOFOLLOW; ENOTDIR: a link or file where a folder should be.
-        raise UnsafeFile("is a symbolic link or passes through one (or through a non-folder); "
-                         "bundles hold regular files only") from None
+        if exc.errno in _LINK_ERRNOS:
+            raise UnsafeFile("is a symbolic link or passes through one (or through a non-folder); "
+                             "bundles hold regular files only") from None
+        raise UnsafeFile(f"cannot be opened ({exc.strerror}); check its permissions") from None
 
 
 def _open_by_lstat(root: Path, parts: list[str], flags: int) -> int:

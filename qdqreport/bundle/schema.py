@@ -86,16 +86,27 @@ _VERSION = re.compile(r"[0-9]{1,6}\.[0-9]{1,6}")  # ASCII digits only, and few: 
 def parse_version(text: Any, where: str) -> tuple[int, int]:
     """Return (major, minor) of a "MAJOR.MINOR" string or raise BundleError naming *where*."""
     if not isinstance(text, str) or not _VERSION.fullmatch(text):
-        shown = repr(text) if len(repr(text)) <= 40 else repr(text)[:40] + "..."
-        raise BundleError(f"{where}: schema_version must look like '1.0', got {shown}")
+        raise BundleError(f"{where}: schema_version must look like '1.0', got {_shown(text)}")
     major, minor = text.split(".")
     return int(major), int(minor)
 
 
+def _shown(value: Any) -> str:
+    """*value* for a one-line message: its repr, cut short (a hostile manifest may hold megabytes)."""
+    try:
+        text = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else type(value).__name__
+    except ValueError:  # an int beyond Python's digit limit
+        text = "a number of thousands of digits"
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
 def check_version(manifest: dict[str, Any], where: str) -> tuple[int, int]:
     """Refuse a manifest of another schema or of a major version newer than ours."""
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{where}: the manifest must be a JSON object; pass the folder or .zip written by "
+                          "`qdqreport collect`")
     if manifest.get("schema") != SCHEMA_NAME:
-        raise BundleError(f"{where}: not a qdqreport bundle (schema is {manifest.get('schema')!r}, "
+        raise BundleError(f"{where}: not a qdqreport bundle (schema is {_shown(manifest.get('schema'))}, "
                           f"expected {SCHEMA_NAME!r}); pass the folder or .zip written by `qdqreport collect`")
     major, minor = parse_version(manifest.get("schema_version"), where)
     ours = parse_version(SCHEMA_VERSION, "qdqreport")[0]
@@ -214,7 +225,7 @@ def _check_paths(manifest: dict[str, Any], where: str) -> None:
 
 def _check_choice(value: str, choices: tuple[str, ...], where: str, path: str) -> None:
     if value not in choices:
-        raise BundleError(f"{where}: {path} must be one of {'|'.join(choices)}, got {value!r}")
+        raise BundleError(f"{where}: {path} must be one of {'|'.join(choices)}, got {_shown(value)}")
 
 
 def _check_spec(obj: dict[str, Any], spec: dict[str, Any], where: str, prefix: str) -> None:

@@ -34,6 +34,10 @@ class FolderSource:
             fd = open_regular(self.root, name)
         except UnsafeFile as exc:
             raise BundleError(f"{self.where(name)}: {exc}") from None
+        except FileNotFoundError:
+            raise
+        except OSError as exc:  # the bundle folder itself cannot be opened
+            raise BundleError(f"{self.root}: cannot be read ({exc.strerror}); check its permissions") from None
         return os.fdopen(fd, "rb"), os.fstat(fd).st_size
 
     def close(self) -> None:
