@@ -281,3 +281,19 @@ def test_config_card_is_redacted_with_the_report(healthy_bundle, demo, tmp_path)
     for secret in (str(demo), str(healthy_bundle.parent), str(tmp_path)):
         assert secret not in card.replace("\\_", "_")
     assert "Redacted (`--redact`)" in card and "cls\\_int8.onnx" in card
+
+
+def test_precision_changes_between_real_corpus_quantizations(tmp_path):
+    """ModelOpt with extra ops quantized (cls_overquant) against its defaults (cls_healthy_entropy), same FP32 model."""
+    before, after = ROOT / "corpus" / "cls_overquant", ROOT / "corpus" / "cls_healthy_entropy"
+    code, doc = _diff(tmp_path, before, after)
+    assert code == 0
+    nodes = [{n["name"]: n["precision"] for n in json.loads((b / "quant" / "precision_summary.json").read_text())["nodes"]}
+             for b in (before, after)]
+    left = sum(p == "int8" and nodes[1].get(name) not in ("int8", None) for name, p in nodes[0].items())
+    entered = sum(p != "int8" and nodes[1].get(name) == "int8" for name, p in nodes[0].items())
+    assert left > 0 and entered > 0
+    assert (doc["precision"]["left_int8"], doc["precision"]["entered_int8"]) == (left, entered)
+    assert f"with {entered} node{'s' if entered != 1 else ''} entering INT8 and {left} leaving it" in doc["verdict"]["text"]
+    counts = [json.loads((b / "quant" / "precision_summary.json").read_text())["counts"]["q_nodes"] for b in (before, after)]
+    assert doc["precision"]["counts"]["q_nodes"] == counts

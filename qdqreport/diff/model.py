@@ -220,15 +220,20 @@ def _diverges(output: OutputDiff, side: str) -> bool:
 def _cost(precision: PrecisionDiff | None) -> str:
     if precision is None:
         return ""
-    parts = []
-    if precision.left_int8:
-        parts.append(f"{precision.left_int8} node{'s' if precision.left_int8 != 1 else ''} leaving INT8")
-    if precision.entered_int8:
-        parts.append(f"{precision.entered_int8} node{'s' if precision.entered_int8 != 1 else ''} entering INT8")
-    if not parts:
-        return ", with the same precision for every node" if not precision.changes_total else \
-            f", {precision.changes_total} nodes changing float precision"
-    return ", at the cost of " + " and ".join(parts) if precision.left_int8 else ", with " + " and ".join(parts)
+    left, entered = precision.left_int8, precision.entered_int8
+    if left and entered:
+        return f", with {_nodes(entered)} entering INT8 and {left} leaving it"
+    if left:
+        return f", at the cost of {_nodes(left)} leaving INT8"
+    if entered:
+        return f", with {_nodes(entered)} entering INT8"
+    if precision.changes_total:
+        return f", {_nodes(precision.changes_total)} changing float precision"
+    return ", with the same precision for every node"
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node{'s' if count != 1 else ''}"
 
 
 def _engine_tail(engine: "EngineDiff") -> str:
