@@ -409,6 +409,21 @@ def test_surrogates_and_invalid_utf8_in_json_are_one_line(tmp_path, payload, exp
     assert code == 2 and expected in err and STATS in err, err
 
 
+@pytest.mark.parametrize("damage, expected", [(lambda layers: layers[0].update(Name="\ud800"), "lone surrogate"),
+                                              (lambda layers: layers[0].update(Extra=json.loads("[" * 900 + "]" * 900)),
+                                               "nests more than 64 levels")])
+def test_json_artefacts_parsed_elsewhere_are_checked_at_open(tmp_path, damage, expected):
+    """TensorRT evidence and rules parse layer_info.json themselves; the reader checks every
+    listed JSON file when the bundle is opened, so they never meet these (a real TREx dump)."""
+    bundle = _copy(tmp_path, ROOT / "sample_bundles" / "trt_mobilenet_qat_layerinfo")
+    name = "stages/trt_int8/layer_info.json"
+    info = json.loads((bundle / name).read_text(encoding="utf-8"))
+    damage(info["Layers"])
+    _replace(bundle, name, json.dumps(info).encode())
+    code, err, _ = _run_cli(["report", str(bundle), "-o", str(tmp_path / "out")])
+    assert code == 2 and expected in err and name in err and err.count("\n") == 1, err
+
+
 def test_huge_manifest_is_refused_fast_by_size(tmp_path):
     """A 300 MB manifest took 122 s and 6.4 GB; the folder one is sparse, the zip one deflated."""
     bundle = _copy(tmp_path)

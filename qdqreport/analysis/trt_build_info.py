@@ -180,7 +180,14 @@ def _flag(options: dict[str, Any], key_part: str, true_word: str) -> bool | None
 
 
 def _from_qdqreport(data: dict[str, Any]) -> BuildSettings:
-    flags = [str(f).upper() for f in data.get("builder_flags") or []]
+    flags = data.get("builder_flags") or []
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise ValueError("has \"builder_flags\" that is not a list of flag names; pass the build_settings.json "
+                         "qdqreport wrote, unedited")
+    for key in ("precision", "calibrator", "tensorrt_version", "typing"):
+        if not isinstance(data.get(key), (str, type(None))):
+            raise ValueError(f"has \"{key}\" that is not text; pass the build_settings.json qdqreport wrote, unedited")
+    flags = [f.upper() for f in flags]
     strongly = data.get("typing") == "strong"
     return BuildSettings("qdqreport", data.get("precision"), "INT8" in flags if not strongly else None,
                          "FP16" in flags if not strongly else None,

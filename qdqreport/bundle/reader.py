@@ -72,6 +72,8 @@ class Bundle:
         """Rows of a declared CSV table, typed by the schema; extra (newer minor) columns kept as text."""
         declared = TABLE_COLUMNS[kind]
         where = self._where(relative)
+        # csv's default cell limit (128 KiB) is below a long node list; the text limit bounds the file anyway.
+        csv.field_size_limit(max(csv.field_size_limit(), min(self.limits.text_bytes, 2**31 - 1)))
         try:
             reader = csv.reader(io.StringIO(self.text(relative)))
             header = next(reader, [])
@@ -119,9 +121,9 @@ class Bundle:
             raise BundleError(over_limit(f"{self.location} (all files)", total, "QDQREPORT_MAX_BUNDLE_BYTES"))
 
     def _verify_hashes(self) -> None:
-        """Hash every listed file in streams, keeping nothing; then read each .npz that passed
-        (within the array limit) to check its arrays' headers, so `validate` refuses what
-        `report` could not load."""
+        """Hash every listed file in streams, keeping nothing; then decode each JSON file and
+        each .npz's array headers once, so `validate` refuses what `report` could not load, and
+        code that later parses a verified JSON file itself meets no deep nesting or surrogates."""
         for relative in sorted(set(self.manifest["files"]) - {MANIFEST}):
             for _ in self._stream(relative, self.limits.file_bytes, "QDQREPORT_MAX_FILE_BYTES"):
                 pass
@@ -129,6 +131,8 @@ class Bundle:
             if relative.endswith(".npz"):
                 check_npz(self._read(relative, "QDQREPORT_MAX_ARRAY_BYTES", slack=NPZ_SLACK), self._where(relative),
                           RECOLLECT)
+            elif relative.endswith(".json"):
+                self.json(relative)
 
     def _read(self, relative: str, variable: str, slack: int = 0) -> bytes:
         limit = getattr(self.limits, variable.removeprefix("QDQREPORT_MAX_").lower()) + slack
