@@ -176,6 +176,7 @@ def test_junit_has_one_case_per_rule_and_fails_those_at_fail_on(tmp_path: Path) 
     assert {rule for rule, case in cases.items() if case.find("failure") is not None} == fired
     assert int(suite.get("failures")) == 2 and int(suite.get("tests")) == len(cases)
     assert "fingerprint" in cases["QR003"].find("failure").get("message")
+    assert suite.get("timestamp") == "2026-11-23T15:30:08"  # the bundle's time, without the zone JUnit refuses
 
 
 def test_junit_below_fail_on_passes_with_the_findings_in_system_out(tmp_path: Path) -> None:
@@ -198,6 +199,16 @@ def test_junit_marks_a_raising_rule_as_an_error_and_unrun_rules_as_skipped(tmp_p
 
 
 # --- --fail-on, job summary and bad paths through the command line -----------------------------
+def test_fail_on_line_stays_one_line_with_hostile_titles() -> None:
+    from qdqreport.render.ci import fail_on_line
+
+    model = report_model(BROKEN, {"QR995": RuleSpec("QR995", "multi", "multi", lambda ctx: [
+        Finding("QR995", f"title {i}\nsecond line\r\nthird", "error", 1, 1, f"s{i}", "sum") for i in range(8)], (), __name__)})
+    line = fail_on_line("error", model.findings)
+    assert "\n" not in line and "\r" not in line and line.endswith("and 3 more")
+    assert line.startswith("qdqreport: --fail-on error: 8 findings at or above error: QR995 error title 0 second line third [")
+
+
 def test_fail_on_names_the_tripping_findings_in_one_stderr_line(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     assert main(["report", str(BROKEN), "-o", str(tmp_path / "a"), "--fail-on", "error"]) == 1

@@ -8,6 +8,7 @@ exit code says.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from typing import Iterable
 
@@ -16,6 +17,7 @@ from qdqreport.report_model import FindingView, ReportModel
 from qdqreport.rules import RuleSpec
 
 SUITE = "qdqreport"
+_ISO_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
 
 
 def render_junit(model: ReportModel, rules: dict[str, RuleSpec], failing: Iterable[str]) -> str:
@@ -23,7 +25,10 @@ def render_junit(model: ReportModel, rules: dict[str, RuleSpec], failing: Iterab
     failing = set(failing)
     failures = {f.rule_id: f.message for f in model.failures}
     rule_ids = sorted(set(rules) | set(model.rules_run) | {f.rule_id for f in model.findings} | set(failures))
-    suite = ET.Element("testsuite", name=SUITE, timestamp=model.provenance.created_at)
+    suite = ET.Element("testsuite", name=SUITE)
+    stamp = _ISO_SECONDS.match(str(model.provenance.created_at))
+    if stamp:  # JUnit's schema wants a local ISO date-time without zone; a bundle may hold anything
+        suite.set("timestamp", stamp.group(0))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for rule_id in rule_ids:
         found = [f for f in model.findings if f.rule_id == rule_id]
