@@ -6,7 +6,9 @@ import argparse
 
 DESCRIPTION = ("Add TensorRT artefacts made elsewhere to a bundle: trtexec --exportLayerInfo / --exportProfile JSON, "
                "the build log, build settings, and engine outputs from `polygraphy run --trt --save-outputs`. "
-               "Every file is checked first; the bundle is rewritten atomically (in place unless -o).")
+               "Every file is checked first; the bundle is rewritten atomically (in place unless -o). "
+               "The bundle is untrusted input: only files its manifest lists under safe relative names are "
+               "copied, each re-verified, and nothing is written outside the new bundle (SECURITY.md).")
 
 
 def add_import_trt(commands: argparse._SubParsersAction) -> None:
