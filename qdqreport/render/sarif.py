@@ -41,7 +41,6 @@ def sarif_document(model: ReportModel, rules: dict[str, RuleSpec], bundle_path: 
     uri = model_uri(model, cwd) or (relative_uri(bundle_path, cwd) if bundle_path else None)
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "qdqreport", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": "https://pypi.org/project/qdqreport/",
                             "rules": [_descriptor(rule_id, rules.get(rule_id)) for rule_id in rule_ids]}},
         "results": [_result(f, index[f.rule_id], uri) for f in model.findings],
         "invocations": [_invocation(model)],
