@@ -1,0 +1,156 @@
+"""The verdict of a diff: one sentence (restored, improved, unchanged or regression) with the headline
+numbers and the precision cost, and whether AFTER regressed beyond the user's tolerance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from qdqreport.diff.accuracy import AccuracyDiff, ComparisonDiff, MetricPair, OutputDiff
+from qdqreport.diff.precision import PrecisionDiff
+from qdqreport.rules._common import COLLAPSED, COSINE_OK, TOP1_OK
+
+if TYPE_CHECKING:  # model.py imports this module
+    from qdqreport.diff.model import EngineDiff, FindingsDiff
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How much worse AFTER may be before it counts as a regression (absolute differences)."""
+
+    top1: float = 0.01  # top-1 agreement and decoded-decision agreement: one percentage point
+    cosine: float = 0.001  # median cosine
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    """One judged metric of one stage pair and output, when it moved beyond the tolerance."""
+
+    comparison: str  # "ort_qdq vs ort_fp32"
+    output: str
+    metric: str  # "top-1", "cosine", "decision agreement"
+    before: float
+    after: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class DiffVerdict:
+    text: str
+    kind: str  # "restored", "improved", "unchanged", "regression"
+    regressions: tuple[MetricChange, ...]
+    improvements: tuple[MetricChange, ...]
+    missing: tuple[str, ...]  # comparisons BEFORE made that AFTER could not (a stage failed or was skipped)
+
+    @property
+    def regressed(self) -> bool:
+        return self.kind == "regression"
+
+
+def build_verdict(accuracy: AccuracyDiff, precision: PrecisionDiff | None, findings: FindingsDiff,
+                  tolerance: Tolerance, missing: tuple[str, ...] = (), engines: tuple[EngineDiff, ...] = ()) -> DiffVerdict:
+    """One sentence: restored / improved / unchanged / regression, the headline numbers, and the cost."""
+    judged = [c for c in accuracy.comparisons if not c.control]
+    moves = [m for c in judged for m in _moves(c, tolerance)]
+    worse = tuple(sorted((m for m in moves if m.delta < 0), key=_size, reverse=True))
+    better = tuple(sorted((m for m in moves if m.delta > 0), key=_size, reverse=True))
+    outputs = [o for c in judged for o in c.outputs]
+    if worse or missing:
+        kind = "regression"
+        text = "regression: " + "; ".join([_move_text(m, with_pair=True) for m in _one_per_output(worse)[:2]]
+                                          + [f"{pair} not compared in AFTER" for pair in missing[:2]])
+        if better:
+            text += f" (although {_move_text(better[0], with_pair=True)})"
+    elif better:
+        restored = any(_collapsed(o, "before") for o in outputs) and not any(_collapsed(o, "after") for o in outputs)
+        kind = "restored" if restored else "improved"
+        text = f"the fix {'restores' if restored else 'improves'} the outputs ({_move_text(better[0])})"
+        still = next((o for o in outputs if _diverges(o, "after")), None)
+        if not restored and still is not None:
+            text += f" but they still diverge (cosine {_cos(still.cosine.after)})"
+    elif not outputs:
+        kind = "unchanged"
+        text = "no stage outputs were compared in both bundles"
+    else:
+        kind = "unchanged"
+        text = (f"no accuracy change beyond the tolerance (top-1 ±{tolerance.top1:.0%}, "
+                f"cosine ±{tolerance.cosine:g})")
+    text += _cost(precision) + "".join(_engine_tail(e) for e in engines) + _findings_tail(findings)
+    return DiffVerdict(text, kind, worse, better, missing)
+
+
+def _moves(comparison: ComparisonDiff, tolerance: Tolerance) -> list[MetricChange]:
+    pair = f"{comparison.candidate} vs {comparison.reference}"
+    candidates: list[tuple[str, str, MetricPair | None, float]] = []
+    for output in comparison.outputs:
+        candidates += [(output.output, "top-1", output.top1, tolerance.top1),
+                       (output.output, "cosine", output.cosine, tolerance.cosine)]
+    candidates.append(("", "decision agreement", comparison.decision, tolerance.top1))
+    return [MetricChange(pair, name, metric, values.before, values.after, values.delta)
+            for name, metric, values, limit in candidates
+            if values is not None and values.delta is not None and abs(values.delta) > limit]
+
+
+def _one_per_output(moves: tuple[MetricChange, ...]) -> list[MetricChange]:
+    """The biggest move of each stage pair and output (top-1 and cosine of one output tell one story)."""
+    seen: set[tuple[str, str]] = set()
+    return [m for m in moves if (m.comparison, m.output) not in seen and not seen.add((m.comparison, m.output))]
+
+
+def _size(move: MetricChange) -> tuple:
+    # Decisions first (top-1, decoded agreement), then cosine; within a kind, the biggest move.
+    return (move.metric != "cosine", abs(move.delta))
+
+
+def _move_text(move: MetricChange, with_pair: bool = False) -> str:
+    values = (f"{move.metric} {_cos(move.before)} → {_cos(move.after)}" if move.metric == "cosine"
+              else f"{move.metric} {move.before:.0%} → {move.after:.0%}")
+    return values + (f" ({move.comparison})" if with_pair else "")
+
+
+def _cos(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if value < 0.99 else f"{value:.4f}"  # as the report writes cosines
+
+
+def _collapsed(output: OutputDiff, side: str) -> bool:
+    cosine, top1 = getattr(output.cosine, side), getattr(output.top1, side) if output.top1 else None
+    return (cosine is not None and cosine < COLLAPSED) or (top1 is not None and top1 < COLLAPSED)
+
+
+def _diverges(output: OutputDiff, side: str) -> bool:
+    cosine, top1 = getattr(output.cosine, side), getattr(output.top1, side) if output.top1 else None
+    return (cosine is not None and cosine < COSINE_OK) or (top1 is not None and top1 < TOP1_OK)
+
+
+def _cost(precision: PrecisionDiff | None) -> str:
+    if precision is None:
+        return ""
+    left, entered = precision.left_int8, precision.entered_int8
+    if left and entered:
+        return f", with {_nodes(entered)} entering INT8 and {left} leaving it"
+    if left:
+        return f", at the cost of {_nodes(left)} leaving INT8"
+    if entered:
+        return f", with {_nodes(entered)} entering INT8"
+    if precision.changes_total:
+        return f", {_nodes(precision.changes_total)} changing float precision"
+    return ", with the same precision for every node"
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node{'s' if count != 1 else ''}"
+
+
+def _engine_tail(engine: EngineDiff) -> str:
+    before, after = engine.precision_counts
+    moved = [f"{p} {before.get(p, 0)} → {after.get(p, 0)}" for p in (*before, *(k for k in after if k not in before))
+             if before.get(p, 0) != after.get(p, 0)]
+    return f"; {engine.stage} engine layers: {', '.join(moved)}" if moved else ""
+
+
+def _findings_tail(findings: FindingsDiff) -> str:
+    if not findings.resolved and not findings.new:
+        return ""
+    return f"; findings: {len(findings.resolved)} resolved, {len(findings.new)} new, {len(findings.persisting)} persisting"
