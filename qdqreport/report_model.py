@@ -22,6 +22,9 @@ from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
 from qdqreport.report_task import TaskView, build_task, task_agreement_of
 
+# A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
+OUTPUTS_LIMIT = 50  # outputs per comparison table; the bundle's samples table has them all
+EVIDENCE_ROWS_LIMIT = 50  # rows of one finding's evidence table
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class ComparisonView:
     outputs: tuple[OutputRow, ...]
     skipped: tuple[tuple[str, str], ...]  # (output, why it was not compared)
     task: tuple[float, int, int] | None = None  # decoded-result (agreement, disagreeing, samples): collect --postprocess
+    outputs_total: int = 0  # outputs compared; `outputs` holds at most OUTPUTS_LIMIT of them (the worst)
 
 
 @dataclass(frozen=True)
@@ -235,13 +239,22 @@ def _stage_reason(error: str | None, details: dict[str, Any]) -> str:
 
 
 def _comparison_view(ctx: Context, info: ComparisonInfo) -> ComparisonView:
-    rows = ctx.sample_rows(info.id)
-    outputs = tuple(_output_row(summary, info, [r for r in rows if r["output"] == summary.output])
-                    for summary in ctx.output_summaries(info.id))
+    summaries = ctx.output_summaries(info.id)
+    shown = _worst_outputs(summaries, OUTPUTS_LIMIT)
+    outputs = tuple(_output_row(summary, info, ctx.sample_rows_of(info.id, summary.output)) for summary in shown)
     # The FP16 check's control is stored with purpose "other"; the report names what it is for.
     purpose = "FP16 check control" if is_control(info) else info.purpose
     return ComparisonView(info.id, purpose, info.reference, info.candidate, outputs,
-                          tuple(sorted(info.skipped.items())), task_agreement_of(ctx, info.reference, info.candidate))
+                          tuple(sorted(info.skipped.items())[:OUTPUTS_LIMIT]),
+                          task_agreement_of(ctx, info.reference, info.candidate), len(summaries))
+
+
+def _worst_outputs(summaries: list[OutputSummary], limit: int) -> list[OutputSummary]:
+    """At most *limit* outputs, the worst by median cosine, in bundle order: a report's size must not grow with them."""
+    if len(summaries) <= limit:
+        return summaries
+    keep = set(sorted(range(len(summaries)), key=lambda i: (summaries[i].cosine_median, i))[:limit])
+    return [s for i, s in enumerate(summaries) if i in keep]
 
 
 def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[str, Any]]) -> OutputRow:
@@ -276,7 +289,14 @@ def _finding_view(finding: Finding) -> FindingView:
 
 
 def evidence_dict(evidence: Any) -> dict[str, Any]:
-    """One Evidence object as a typed dict; an unknown kind degrades to text rather than failing the report."""
+    """One Evidence object as a typed dict; an unknown kind degrades to text rather than failing the report.
+
+    Tables keep their first EVIDENCE_ROWS_LIMIT rows (rules list the worst first) and say how many were cut.
+    """
+    if isinstance(evidence, Table) and len(evidence.rows) > EVIDENCE_ROWS_LIMIT:
+        cut = f"showing {EVIDENCE_ROWS_LIMIT} of {len(evidence.rows):,} rows"
+        evidence = Table(evidence.title, evidence.columns, tuple(evidence.rows[:EVIDENCE_ROWS_LIMIT]),
+                         f"{evidence.note}; {cut}" if evidence.note else cut)
     if isinstance(evidence, Metric):
         return {"type": "metric", "name": evidence.name, "value": cell(evidence.value), "unit": evidence.unit,
                 "threshold": evidence.threshold}

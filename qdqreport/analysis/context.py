@@ -68,6 +68,8 @@ class Context:
         # The values rules and the report read, beyond the manifest's structure: bundle/artifacts.py.
         check_manifest(self.manifest, bundle._where(MANIFEST))
         self._tables: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._grouped: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
+        self._summaries: dict[str, list[OutputSummary]] = {}
 
     # --- stages and comparisons ----------------------------------------------------------
     @cached_property
@@ -106,13 +108,25 @@ class Context:
         """Per-layer tables of a comparison (collect --per-layer): kind "layers", "qnodes" or "whatif"."""
         return self._table(comparison_id, kind)
 
+    def sample_rows_of(self, comparison_id: str, output: str) -> list[dict[str, Any]]:
+        """The per-sample rows of one output (grouped once: bundles may hold thousands of outputs)."""
+        return self._by_output(comparison_id, "samples").get(output, [])
+
     def output_summaries(self, comparison_id: str) -> list[OutputSummary]:
-        rows_by_output: dict[str, list[dict[str, Any]]] = {}
-        for row in self.sample_rows(comparison_id):
-            rows_by_output.setdefault(row["output"], []).append(row)
-        slices = self.slice_rows(comparison_id)
-        return [_summarise(name, rows, [s for s in slices if s["output"] == name])
-                for name, rows in rows_by_output.items()]
+        if comparison_id not in self._summaries:
+            slices = self._by_output(comparison_id, "slices")
+            self._summaries[comparison_id] = [_summarise(name, rows, slices.get(name, []))
+                                              for name, rows in self._by_output(comparison_id, "samples").items()]
+        return self._summaries[comparison_id]
+
+    def _by_output(self, comparison_id: str, kind: str) -> dict[str, list[dict[str, Any]]]:
+        key = (comparison_id, kind)
+        if key not in self._grouped:
+            grouped: dict[str, list[dict[str, Any]]] = {}
+            for row in self._table(comparison_id, kind):
+                grouped.setdefault(row["output"], []).append(row)
+            self._grouped[key] = grouped
+        return self._grouped[key]
 
     # --- graph and input evidence --------------------------------------------------------
     @cached_property

@@ -50,9 +50,25 @@ def name_tokens(layer: Layer) -> set[str]:
 
 def layers_of_node(engine: Engine, node: str) -> tuple[list[Layer], bool]:
     """The engine layers that computed ONNX node *node*, and whether the join is exact (Metadata ONNX names)."""
-    if engine.has_onnx_names:
-        return [layer for layer in engine.layers if node in layer.onnx_names], True
-    return [layer for layer in engine.layers if node in name_tokens(layer)], False
+    return list(_node_index(engine).get(node, ())), engine.has_onnx_names
+
+
+# ONNX node name -> engine layers, built once per engine: rules ask for every node of the graph, and a
+# scan of every layer per node was quadratic (8 s per report for 300 nodes x 150 layers).
+_INDEXES: dict[int, tuple[Engine, dict[str, list[Layer]]]] = {}
+
+
+def _node_index(engine: Engine) -> dict[str, list[Layer]]:
+    cached = _INDEXES.get(id(engine))
+    if cached is None or cached[0] is not engine:
+        index: dict[str, list[Layer]] = {}
+        for layer in engine.layers:
+            for name in dict.fromkeys(layer.onnx_names if engine.has_onnx_names else sorted(name_tokens(layer))):
+                index.setdefault(name, []).append(layer)
+        if len(_INDEXES) >= 8:
+            _INDEXES.clear()
+        cached = _INDEXES[id(engine)] = (engine, index)
+    return cached[1]
 
 
 def node_precisions(ctx: Context) -> dict[str, dict[str, Any]]:

@@ -17,6 +17,7 @@ from qdqreport.rules._common import (
 # A symptom locates the damage but does not explain it: it ranks below a root cause of the
 # same severity and confidence, and the matrix is exact, so the confidence is high.
 SYMPTOM_SCORE = 0.3
+SERIES_LIMIT = 8  # per-sample cosine series in the evidence (the report's plots draw as many lines)
 MEASURED_CONFIDENCE = 0.95
 
 _VERB = {"export": "Export", "quantization": "Quantization", "fp16": "The TensorRT FP16 build",
@@ -80,8 +81,14 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     first, outputs = diverging[0]
     worst = min(outputs, key=lambda s: min(s.cosine_median, _or1(s.worst_slice_cosine), _or1(s.top1)))
     severe = any(collapses(s) for s in outputs)
-    evidence = [*_metrics(worst), _stage_matrix(ctx), *(_per_sample(ctx, first, s) for s in outputs),
-                *_sliced_notes(first, outputs)]
+    # One per-sample series per diverging output, the worst SERIES_LIMIT of them: a model with 1,000 outputs
+    # must not make a report of 1,000 plots.
+    worst_first = {id(s) for s in sorted(outputs, key=lambda s: (s.cosine_median, s.output))[:SERIES_LIMIT]}
+    plotted = [s for s in outputs if id(s) in worst_first]
+    evidence = [*_metrics(worst), _stage_matrix(ctx), *(_per_sample(ctx, first, s) for s in plotted),
+                *([Text(f"Per-sample cosine shown for the {SERIES_LIMIT} worst of {len(outputs):,} diverging outputs.")]
+                  if len(outputs) > SERIES_LIMIT else []),
+                *_sliced_notes(first, outputs[:SERIES_LIMIT])]
     if len(diverging) > 1:
         later = "; ".join(f"{c.purpose} ({comparison_label(c)})" for c, _ in diverging[1:])
         evidence.append(Text(f"Later comparisons also diverge, each on its own: {later}."))
@@ -128,7 +135,7 @@ def _stage_matrix(ctx: Context) -> Table:
 
 
 def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> Series:
-    rows = [r for r in ctx.sample_rows(comparison.id) if r["output"] == s.output]
+    rows = ctx.sample_rows_of(comparison.id, s.output)
     return Series(f"Per-sample cosine of {s.output} ({comparison_label(comparison)})", "points",
                   tuple(str(r["sample"]) for r in rows),
                   tuple(cosine_of(r) for r in rows),
