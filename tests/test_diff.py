@@ -136,6 +136,9 @@ def test_engine_difference_across_bundles_on_real_layer_info(tmp_path):
     assert engine["layers"]["rows_total"] > 0
     assert f"fp16 {engine['precision_counts'][0]['fp16']} → {engine['precision_counts'][1]['fp16']}" in doc["verdict"]["text"]
     assert doc["verdict"]["text"].startswith("no stage outputs were compared")
+    # The engine rules still fire on AFTER, on fewer layers: persisting, with what they said before.
+    persisting = {f["rule_id"]: f for f in doc["findings"]["persisting"]}
+    assert persisting["QR101"]["before"] and persisting["QR101"]["before"][1] != persisting["QR101"]["title"]
 
 
 def test_precision_is_aligned_by_structure_when_names_changed(healthy_bundle):

@@ -104,6 +104,9 @@ def _sample_count(ctx: Context) -> int:
 
 
 def _sample_note(paired: bool, n_before: int, n_after: int) -> str:
+    if not n_before or not n_after:
+        sides = [name for name, n in (("BEFORE", n_before), ("AFTER", n_after)) if not n]
+        return f"{' and '.join(sides)} compared no stage outputs"
     if not paired:
         return (f"the bundles were evaluated on different data ({n_before} and {n_after} samples): each side is "
                 "summarised over its own samples and samples are not paired")

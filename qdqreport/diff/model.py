@@ -41,6 +41,7 @@ class FindingRef:
     severity: str  # in AFTER for new and persisting findings, in BEFORE for resolved ones
     title: str
     subject: str
+    before: tuple[str, str] | None = None  # a persisting finding's (severity, title) in BEFORE: "16 layers" may now say "1"
 
 
 @dataclass(frozen=True)
@@ -114,17 +115,21 @@ def _missing(before: Context, accuracy: AccuracyDiff) -> tuple[str, ...]:
 
 # --- findings, engines, curves ---------------------------------------------------------------
 def _findings(before: EngineResult, after: EngineResult) -> FindingsDiff:
-    keys_before = {(f.rule_id, f.fingerprint) for f in before.findings}
+    """Findings matched by rule id and fingerprint (the rule and its subject, stable across runs)."""
+    by_key = {(f.rule_id, f.fingerprint): f for f in before.findings}
     keys_after = {(f.rule_id, f.fingerprint) for f in after.findings}
     return FindingsDiff(
         resolved=tuple(_finding_ref(f) for f in before.findings if (f.rule_id, f.fingerprint) not in keys_after),
-        new=tuple(_finding_ref(f) for f in after.findings if (f.rule_id, f.fingerprint) not in keys_before),
-        persisting=tuple(_finding_ref(f) for f in after.findings if (f.rule_id, f.fingerprint) in keys_before),
+        new=tuple(_finding_ref(f) for f in after.findings if (f.rule_id, f.fingerprint) not in by_key),
+        persisting=tuple(_finding_ref(f, by_key[(f.rule_id, f.fingerprint)]) for f in after.findings
+                         if (f.rule_id, f.fingerprint) in by_key),
     )
 
 
-def _finding_ref(finding: Finding) -> FindingRef:
-    return FindingRef(finding.rule_id, finding.fingerprint, finding.severity, finding.title, finding.subject)
+def _finding_ref(finding: Finding, earlier: Finding | None = None) -> FindingRef:
+    changed = earlier is not None and (earlier.severity, earlier.title) != (finding.severity, finding.title)
+    return FindingRef(finding.rule_id, finding.fingerprint, finding.severity, finding.title, finding.subject,
+                      (earlier.severity, earlier.title) if changed else None)
 
 
 def _engines(before: Context, after: Context, views: tuple[EngineView | None, EngineView | None]) -> tuple[EngineDiff, ...]:
