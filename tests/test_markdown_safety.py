@@ -263,3 +263,10 @@ def test_numbers_still_format_as_numbers() -> None:
     assert MARKDOWN_FILTERS["num"](1234567) == "1,234,567" and MARKDOWN_FILTERS["num"](0.123456) == "0.1235"
     assert MARKDOWN_FILTERS["pct"](0.5) == "50%" and MARKDOWN_FILTERS["num"](None) == "—"
     assert md(md("a_b")) == md("a_b") == "a\\_b"  # escaping twice is escaping once
+
+
+@pytest.mark.parametrize("text", ["---", "===", "+ item", "- item", "1. item", "7) item", "* item"])
+def test_a_bundle_string_alone_on_its_line_starts_no_list_rule_or_heading(text: str) -> None:
+    reader = read_like_github(f"paragraph\n{md(text)}\n\n{md(text)}\n")
+    assert not {"hr", "li", "ul", "ol", "h1", "h2"} & set(reader.tags), reader.tags
+    assert visible(reader).count(text) == 2

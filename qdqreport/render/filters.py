@@ -30,6 +30,15 @@ _TRIGGERS = re.compile(r"(?<!\w)@(?=\S)|@(?=[\w-]+\.\w)|:(?=//|[\w+-]+:)|(?i:\bw
 DOLLAR = "<span>$</span>"
 
 
+# "- x", "+ x", "1. x", "1) x" start a list, "---"/"===" a rule or a heading underline.
+_BLOCK_START = re.compile(r"^(\d{0,9})([.)])(?=\s|$)|^()([-+])(?=\s|$)|^()([-=])(?=[-=\s]*$)")
+
+
+def _escape_block_start(match: re.Match) -> str:
+    digits, marker = next((match.group(i), match.group(i + 1)) for i in (1, 3, 5) if match.group(i + 1))
+    return f"{digits}\\{marker}"
+
+
 class Escaped(str):
     """Text already escaped for Markdown: escaping it again returns it unchanged."""
 
@@ -49,6 +58,7 @@ def md(value: Any) -> str:
     text = "".join(_MD_ENTITIES.get(ch, ch) for ch in text)
     text = _MD_PUNCTUATION.sub(r"\\\1", text)
     text = " ".join(text.split())  # newlines would end a table row or a list item
+    text = _BLOCK_START.sub(_escape_block_start, text)  # alone on its line, text must not start a list or rule
     return Escaped(_neutralise(text))
 
 
