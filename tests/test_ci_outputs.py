@@ -250,9 +250,17 @@ def test_unwritable_ci_paths_are_refused_before_anything_is_written(tmp_path: Pa
     assert main(["report", str(BROKEN), "-o", str(tmp_path / "out"), flag, str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a directory" in err and flag in err
-    assert main(["report", str(BROKEN), "-o", str(tmp_path / "out"), flag, str(tmp_path / "no" / "x")]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "file").write_text("not a folder")
+    assert main(["report", str(BROKEN), "-o", str(tmp_path / "out"), flag, str(tmp_path / "file" / "x")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_ci_files_may_go_into_the_report_folder_it_creates(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    out = tmp_path / "ci" / "out"
+    assert main(["report", str(HEALTHY), "-o", str(out), "--sarif", str(out / "q.sarif"), "--junit", str(out / "q.xml")]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["findings.json", "q.sarif", "q.xml", "report.html", "report.md"]
 
 
 def test_ci_files_inside_a_bundle_are_refused(tmp_path: Path, capsys) -> None:

@@ -88,14 +88,16 @@ def check_target(path: Path, flag: str) -> None:
     """Refuse before any work when *path* cannot be a file we replace."""
     if path.is_dir():
         raise QdqReportError(f"{flag} {path}: is a directory; pass a file path such as {path / 'qdqreport.out'}")
-    if not path.parent.is_dir():
-        raise QdqReportError(f"{flag} {path}: folder {path.parent} does not exist; create it or pass another path")
+    existing = next(parent for parent in path.parents if parent.exists() or parent == parent.parent)
+    if not existing.is_dir():  # missing folders are created (like -o); a file on the way cannot be
+        raise QdqReportError(f"{flag} {path}: {existing} is a file, not a folder; pass another path")
 
 
 def write_file(path: Path, text: str, flag: str) -> Path:
     """Write *text* to *path* atomically (temp file in the same folder, then rename)."""
     temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(temp, "x", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
         os.replace(temp, path)
