@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from qdqreport import __version__
+from qdqreport.cli_confirm import add_confirm
 from qdqreport.cli_diff import add_config_card, add_diff
 from qdqreport.cli_export import add_export
 from qdqreport.cli_import import add_import_trt
@@ -79,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_demo(commands)
     add_import_trt(commands)
     add_export(commands)
+    add_confirm(commands)
     add_diff(commands)
     add_config_card(commands)  # `report --config-card`: extends the report subcommand
     validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes")

@@ -63,6 +63,7 @@ class CollectOptions:
     redact: bool = False  # paths to file names, no host details (qdqreport/redact.py)
     batch_axes: dict[str, int | None] = field(default_factory=dict)  # --batch-axis NAME=AXIS (collect/batch_axis.py)
     allow_unquantized: bool = False  # accept a --qdq without Q/DQ nodes, swapped or identical models
+    quantization: dict[str, Any] | None = None  # manifest `quantization`: who made --qdq and how (qdqreport confirm)
 
 
 @dataclass
@@ -345,6 +346,8 @@ def _manifest(options: CollectOptions, loaded: _Loaded) -> dict[str, Any]:
             "source": options.reference, "kind": "npz", "samples": len(loaded.reference), "sha256": None,
             "tensors": [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype)} for k, v in first.items()]}
     manifest["settings"] = {"ort_provider": options.ort_provider, "max_samples": options.max_samples}
+    if options.quantization:
+        manifest["quantization"] = options.quantization
     if options.trt_mark_all:
         from qdqreport.collect.trt_run import MARK_ALL_WARNING
 

@@ -1,0 +1,151 @@
+"""The fix to confirm: which nodes and op types leave INT8, which calibration file and method.
+
+A finding's fixes are ModelOpt command lines (rules/_common.py's modelopt_command); their
+--nodes_to_exclude patterns, --op_types_to_exclude, --calibration_data_path and
+--calibration_method are read back here. Nothing in a fix is executed: a fix that rewrites the
+calibration data first (a `python -c` line) needs the rewritten file passed with --calib.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Iterable, Sequence
+
+from qdqreport.errors import InputError
+from qdqreport.findings import Finding
+
+CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
+_LIST_FLAGS = ("--nodes_to_exclude", "--op_types_to_exclude")
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    source: str  # what the fix came from: "finding QR203 (fingerprint …)", "--exclude/--calib"
+    node_patterns: tuple[str, ...] = ()  # ModelOpt --nodes_to_exclude patterns (re.match) or exact names
+    op_types: tuple[str, ...] = ()
+    calibration: str | None = None  # the corrected calibration file to quantize with
+    calibration_method: str | None = None
+    wants_calibration: str | None = None  # the file a fix's command names that the user must supply
+    action: str = ""
+
+    def describe(self) -> dict[str, object]:
+        return {"source": self.source, "action": self.action, "nodes_to_exclude": list(self.node_patterns),
+                "op_types_to_exclude": list(self.op_types), "calibration": self.calibration,
+                "calibration_method": self.calibration_method}
+
+
+@dataclass
+class _Parsed:
+    patterns: list[str] = field(default_factory=list)
+    op_types: list[str] = field(default_factory=list)
+    calibration: str | None = None
+    method: str | None = None
+
+
+def find_finding(findings: Sequence[Finding], wanted: str, bundle: str) -> Finding:
+    """The finding named by its fingerprint or rule id (a rule id must name exactly one finding)."""
+    matches = [f for f in findings if wanted in (f.fingerprint, f.rule_id)]
+    if len(matches) == 1:
+        return matches[0]
+    listed = ", ".join(f"{f.rule_id} {f.fingerprint}" for f in findings) or "none"
+    if not matches:
+        raise InputError(f"{bundle}: no finding {wanted!r}; pass a rule id or fingerprint of its findings ({listed})")
+    raise InputError(f"{bundle}: {len(matches)} findings of {wanted}; pass one fingerprint instead "
+                     f"({', '.join(f.fingerprint for f in matches)})")
+
+
+def fix_from_finding(finding: Finding, calib_file: str | None) -> FixSpec:
+    """The first fix of *finding* that re-quantizes, read back from its command line."""
+    for fix in finding.fixes:
+        parsed = _parse_command(fix.command)
+        if parsed is None:
+            continue
+        source = f"finding {finding.rule_id} (fingerprint {finding.fingerprint})"
+        return FixSpec(source, tuple(parsed.patterns), tuple(parsed.op_types), calib_file, parsed.method,
+                       parsed.calibration, fix.action)
+    raise InputError(f"finding {finding.rule_id} ({finding.fingerprint}): none of its fixes re-quantizes the model "
+                     "(no ModelOpt command); confirm exclusions or calibration with --exclude NODE or --calib FILE")
+
+
+def fix_from_flags(exclude: Iterable[str], op_types: Iterable[str], calib_file: str | None,
+                   method: str | None) -> FixSpec:
+    return FixSpec("--exclude/--exclude-op-type/--calib/--calib-method", tuple(exclude), tuple(op_types), calib_file,
+                   method, None, "as given on the command line")
+
+
+def merge(fix: FixSpec, exclude: Iterable[str], op_types: Iterable[str], method: str | None) -> FixSpec:
+    """A finding's fix plus what the command line adds (more exclusions, another calibration method)."""
+    return FixSpec(fix.source, tuple(dict.fromkeys([*fix.node_patterns, *exclude])),
+                   tuple(dict.fromkeys([*fix.op_types, *op_types])), fix.calibration, method or fix.calibration_method,
+                   fix.wants_calibration, fix.action)
+
+
+def check_calibration(fix: FixSpec, original: str | None) -> None:
+    """A fix naming another calibration file than the bundle's needs that file from the user (never run for them)."""
+    wanted = fix.wants_calibration
+    if fix.calibration or not wanted or wanted.startswith("<"):
+        return
+    if original and PurePath(wanted).name == PurePath(original).name:
+        return
+    raise InputError(f"{fix.source}: the fix quantizes with new calibration data ({wanted}); make it as the report's "
+                     f"fix says and pass it with --calib {wanted}")
+
+
+def resolve_nodes(patterns: Sequence[str], names: Sequence[str], where: str) -> list[str]:
+    """Node names matched by each pattern as ModelOpt matches --nodes_to_exclude (re.match), exact names first."""
+    chosen: list[str] = []
+    known = set(names)
+    for pattern in patterns:
+        if pattern in known:
+            chosen.append(pattern)
+            continue
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise InputError(f"--exclude {pattern!r}: not a node name of {where} nor a valid pattern ({exc})") from None
+        hits = [n for n in names if regex.match(n)]
+        if not hits:
+            raise InputError(f"--exclude {pattern!r}: matches no node of {where}; give node names as the report "
+                             "lists them")
+        chosen += hits
+    return list(dict.fromkeys(chosen))
+
+
+def _parse_command(command: str) -> _Parsed | None:
+    """The quantizer options of a ModelOpt command line, or None when the command is not one."""
+    # A fix may be two commands joined by && (rewrite the calibration data, then quantize): read the last.
+    part = command.split("&&")[-1]
+    try:
+        args = shlex.split(part)
+    except ValueError:
+        return None
+    if "modelopt.onnx.quantization" not in args:
+        return None
+    parsed, current = _Parsed(), None
+    for arg in args:
+        flag, eq, value = arg.partition("=")
+        if arg.startswith("--"):
+            current = flag
+            if eq:
+                _set(parsed, flag, value)
+                current = None
+        elif current:
+            _set(parsed, current, arg)
+            current = current if current in _LIST_FLAGS else None
+    return parsed
+
+
+def _set(parsed: _Parsed, flag: str, value: str) -> None:
+    if flag == "--calibration_data_path":
+        parsed.calibration = value
+    elif flag == "--calibration_method":
+        parsed.method = value.lower()
+    elif flag in _LIST_FLAGS:
+        _add(parsed, flag, value.split(","))
+
+
+def _add(parsed: _Parsed, flag: str, values: list[str]) -> None:
+    (parsed.patterns if flag == "--nodes_to_exclude" else parsed.op_types).extend(v for v in values if v)

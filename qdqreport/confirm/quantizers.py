@@ -1,0 +1,190 @@
+"""Which quantizer made a bundle's QDQ model, the options it used, and running it again with a fix.
+
+Both ONNX Runtime's quantize_static and ModelOpt's ONNX PTQ (which calls ONNX Runtime's quantizer
+underneath) stamp the producer `onnx.quantize`, so the producer alone does not tell them apart.
+ModelOpt is recognised by its log in the bundle (`collect --modelopt-log`) or by the float part it
+converts to FP16 by default; quantize_static never changes the float precision. Options a QDQ
+graph records (activation/weight types, symmetry, per-channel weights, the op types and nodes that
+were quantized) are read back from the bundle's precision summary; the calibration method is not
+in the graph: ONNX Runtime's default (MinMax) unless the fix or --calib-method names one.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import shlex
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from qdqreport.errors import InputError
+
+QUANTIZERS = ("onnxruntime", "modelopt")
+FLOAT_PRECISIONS = ("fp32", "fp16", "bf16", "float", "mixed")
+ORT_METHODS = {"minmax": "MinMax", "entropy": "Entropy", "percentile": "Percentile", "distribution": "Distribution"}
+
+
+class QuantizerUnavailable(InputError):
+    """The quantizer cannot run here; `commands` are what to run where it can."""
+
+    def __init__(self, message: str, commands: Sequence[str]):
+        super().__init__(message)
+        self.commands = tuple(commands)
+
+
+@dataclass(frozen=True)
+class Detected:
+    quantizer: str  # onnxruntime | modelopt
+    reason: str  # how it was recognised
+
+
+def detect(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any] | None, forced: str | None) -> Detected:
+    if forced:
+        return Detected(forced, "--quantizer")
+    if modelopt_log:
+        return Detected("modelopt", "the bundle holds ModelOpt's log (collect --modelopt-log)")
+    float_dtype = (precision or {}).get("float_dtype")
+    if float_dtype in ("fp16", "mixed"):
+        return Detected("modelopt", f"the QDQ graph's float part is {float_dtype} (ModelOpt's default; "
+                                    "quantize_static keeps FP32)")
+    producer = ((precision or {}).get("producer") or {}).get("name")
+    if producer != "onnx.quantize":
+        raise InputError(f"the QDQ model's producer is {producer!r}, not a quantizer confirm can rerun; pass "
+                         "--quantizer onnxruntime or --quantizer modelopt")
+    return Detected("onnxruntime", "producer onnx.quantize with an FP32 float part and no ModelOpt log")
+
+
+# --- ONNX Runtime ----------------------------------------------------------------------------
+def ort_options(precision: Mapping[str, Any]) -> dict[str, Any]:
+    """quantize_static's options as the QDQ graph records them."""
+    groups = precision.get("qdq") or []
+    acts = [g for g in groups if g.get("kind") == "activation"]
+    weights = [g for g in groups if g.get("kind") == "weight"]
+    nodes = precision.get("nodes") or []
+    op_types = sorted({n["op_type"] for n in nodes if n.get("weight_quantized")}) or sorted(
+        {n["op_type"] for n in nodes if n.get("activation_quantized") and n.get("output_quantized")})
+    excluded = [n["name"] for n in nodes if n["op_type"] in op_types and not n.get("weight_quantized")
+                and not n.get("activation_quantized")]
+    activation, weight = _dtype(acts, "uint8"), _dtype(weights, "int8")
+    return {"quant_format": "QDQ", "activation_type": activation, "weight_type": weight,
+            "per_channel": any(g.get("axis") is not None for g in weights),
+            "op_types_to_quantize": op_types, "nodes_to_exclude": excluded, "calibrate_method": "minmax",
+            "extra_options": {"ActivationSymmetric": _symmetric(acts, activation),
+                              "WeightSymmetric": _symmetric(weights, weight)}}
+
+
+def _dtype(groups: list[dict[str, Any]], default: str) -> str:
+    counts = Counter(str(g.get("dtype")) for g in groups if g.get("dtype") in ("int8", "uint8"))
+    return counts.most_common(1)[0][0] if counts else default
+
+
+def _symmetric(groups: list[dict[str, Any]], dtype: str) -> bool:
+    # ORT's symmetric mode for signed types puts every zero point at 0; unsigned stays asymmetric here.
+    return dtype == "int8" and not any(g.get("zero_point_nonzero") for g in groups)
+
+
+def apply_fix_ort(options: dict[str, Any], nodes: Sequence[str], op_types: Sequence[str],
+                  method: str | None) -> dict[str, Any]:
+    fixed = dict(options, extra_options=dict(options["extra_options"]))
+    fixed["nodes_to_exclude"] = list(dict.fromkeys([*options["nodes_to_exclude"], *nodes]))
+    fixed["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in set(op_types)]
+    if method:
+        if method not in ORT_METHODS:
+            raise InputError(f"calibration method {method!r}: quantize_static knows {', '.join(ORT_METHODS)}")
+        fixed["calibrate_method"] = method
+    if not fixed["op_types_to_quantize"]:
+        raise InputError(f"excluding {', '.join(op_types)} leaves no op type to quantize; exclude fewer")
+    return fixed
+
+
+def run_ort(fp32: Path, output: Path, calib: Sequence[Mapping[str, np.ndarray]], options: Mapping[str, Any]) -> None:
+    """One real quantize_static run (QDQ format) over the calibration samples."""
+    from onnxruntime.quantization import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.rows = iter(calib)
+
+        def get_next(self):
+            return next(self.rows, None)
+
+    types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}
+    quantize_static(str(fp32), str(output), Reader(), quant_format=QuantFormat.QDQ,
+                    op_types_to_quantize=list(options["op_types_to_quantize"]), per_channel=options["per_channel"],
+                    activation_type=types[options["activation_type"]], weight_type=types[options["weight_type"]],
+                    nodes_to_exclude=list(options["nodes_to_exclude"]),
+                    calibrate_method=getattr(CalibrationMethod, ORT_METHODS[options["calibrate_method"]]),
+                    extra_options=dict(options["extra_options"]))
+
+
+def ort_call(fp32: str, output: str, calib: str, options: Mapping[str, Any]) -> str:
+    """The call confirm made, as a reader would type it (the reader yields one calibration sample per step)."""
+    kwargs = ", ".join(f"{k}={v!r}" for k, v in options.items() if k != "quant_format")
+    return (f"onnxruntime.quantization.quantize_static({fp32!r}, {output!r}, <reader over {calib}>, "
+            f"quant_format=QuantFormat.QDQ, {kwargs})")
+
+
+def onnxruntime_version() -> str:
+    import onnxruntime
+
+    return onnxruntime.__version__
+
+
+# --- ModelOpt --------------------------------------------------------------------------------
+def modelopt_version() -> str | None:
+    """ModelOpt's version when `modelopt.onnx.quantization` can be imported here, else None."""
+    if importlib.util.find_spec("modelopt") is None:
+        return None
+    try:
+        if importlib.util.find_spec("modelopt.onnx.quantization") is None:
+            return None
+        return importlib.metadata.version("nvidia-modelopt")
+    except (ImportError, importlib.metadata.PackageNotFoundError):
+        return None
+
+
+def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, recovered: Mapping[str, Any],
+                  nodes: Sequence[str], op_types: Sequence[str], method: str | None) -> list[str]:
+    """`python -m modelopt.onnx.quantization …` with the options its log and the graph recorded, plus the fix."""
+    args = [sys.executable, "-m", "modelopt.onnx.quantization", f"--onnx_path={fp32}",
+            f"--quantize_mode={recovered.get('quantize_mode') or 'int8'}"]
+    if calib:  # without it ModelOpt calibrates on random data, as the original run did
+        args.append(f"--calibration_data_path={calib}")
+    chosen = method or recovered.get("calibration_method")
+    if chosen:
+        args.append(f"--calibration_method={chosen}")
+    if recovered.get("high_precision_dtype"):
+        args.append(f"--high_precision_dtype={recovered['high_precision_dtype']}")
+    args.append("--calibration_eps=cpu")  # no GPU here: calibrate with ONNX Runtime's CPU provider
+    if nodes:
+        args += ["--nodes_to_exclude", *nodes]
+    if op_types:
+        args += ["--op_types_to_exclude", *op_types]
+    return args + [f"--output_path={output}", f"--log_file={log_file}"]
+
+
+def modelopt_options(log: Mapping[str, Any] | None, precision: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What ModelOpt's log and the QDQ graph say about the original run."""
+    log = log or {}
+    types = {str(k).lower() for k in (log.get("quantized_type_counts") or {})}
+    return {"quantize_mode": "fp8" if any("fp8" in t or "float8" in t for t in types) else "int8",
+            "calibration_method": log.get("calibration_method"),
+            "random_calibration": bool(log.get("random_calibration")),
+            "high_precision_dtype": "fp32" if (precision or {}).get("float_dtype") == "fp32" else None}
+
+
+def run_modelopt(args: Sequence[str], log_file: Path) -> None:
+    done = subprocess.run(list(args), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = " ".join((done.stderr or done.stdout).split()[-40:])
+        raise InputError(f"ModelOpt failed (exit {done.returncode}; its log: {log_file}): {tail}")
+
+
+def shell(args: Sequence[str]) -> str:
+    return " ".join(shlex.quote(a) for a in ["python", *args[1:]])

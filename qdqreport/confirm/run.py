@@ -1,0 +1,285 @@
+"""confirm: re-quantize the bundle's FP32 model with a fix, collect the new QDQ model on the bundle's
+own inputs, and diff it against the bundle. Everything lands in one OUT folder:
+
+  OUT/<fp32 stem>.confirm.onnx   the re-quantized model
+  OUT/bundle/                    its bundle (manifest `quantization`: quantizer, version, options, fix)
+  OUT/diff/                      diff.html, diff.md, diff.json: BUNDLE before, OUT/bundle after
+  OUT/confirm.json               the record: fix, quantizer call, verdict
+  OUT/eval_inputs.npz, OUT/qdqreport_inputs.py   the inputs replayed from the bundle (collect --save-inputs)
+
+OUT is built in place and removed again when any step fails (an existing confirm folder given with
+--force is set aside first and restored on failure), so a failed confirm leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.confirm import fix as fixes
+from qdqreport.confirm import quantizers as q
+from qdqreport.errors import InputError
+from qdqreport.progress import Progress
+
+RECORD = "confirm.json"
+
+
+@dataclass
+class ConfirmOptions:
+    bundle: str
+    output: str
+    fix: str | None = None  # a finding's rule id or fingerprint
+    calib: str | None = None  # the corrected calibration file
+    exclude: list[str] = field(default_factory=list)
+    exclude_op_types: list[str] = field(default_factory=list)
+    calib_method: str | None = None
+    fp32: str | None = None  # default: the bundle's models.fp32.path
+    inputs: str | None = None  # default: the bundle's saved inputs
+    quantizer: str | None = None  # default: detected
+    force: bool = False
+    argv: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ConfirmResult:
+    output: Path
+    bundle: Path
+    diff_paths: tuple[Path, ...]
+    verdict: str
+    regressed: bool
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    fix: fixes.FixSpec
+    fp32: Path
+    calib: str | None
+    detected: q.Detected
+    nodes: list[str]
+
+
+def confirm(options: ConfirmOptions, progress: Progress | None = None) -> ConfirmResult:
+    progress = progress or Progress(quiet=True)
+    bundle = Bundle(options.bundle)
+    ctx = Context(bundle)
+    plan = _plan(options, ctx)
+    out = Path(options.output)
+    model_path = out / f"{plan.fp32.stem}.confirm.onnx"
+    if plan.detected.quantizer == "modelopt" and q.modelopt_version() is None:
+        raise _modelopt_missing(options, ctx, plan, model_path)
+    old = _prepare(out, options.force, options.bundle)
+    try:
+        result = _run(options, ctx, plan, out, model_path, progress)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        if old is not None:
+            os.replace(old, out)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return result
+
+
+# --- planning: everything is checked before anything is written -------------------------------
+def _plan(options: ConfirmOptions, ctx: Context) -> _Plan:
+    fix = _fix(options, ctx)
+    fp32 = _fp32(options, ctx)
+    original = _original_calibration(ctx)
+    fixes.check_calibration(fix, original)
+    calib = fix.calibration or original
+    if calib and not Path(calib).is_file():
+        raise InputError(f"{calib}: no such calibration file; pass the calibration data with --calib FILE")
+    detected = q.detect(ctx.precision, ctx.modelopt_log, options.quantizer)
+    if detected.quantizer == "onnxruntime" and not calib:
+        raise InputError(f"{options.bundle}: records no calibration file that exists here; pass the data the model "
+                         "was (or should be) calibrated on with --calib FILE")
+    _inputs_source(options, ctx)  # refuse early: no inputs, no collect
+    import onnx
+
+    names = [n.name for n in onnx.load(str(fp32), load_external_data=False).graph.node if n.name]
+    nodes = fixes.resolve_nodes(fix.node_patterns, names, str(fp32))
+    return _Plan(fix, fp32, calib, detected, nodes)
+
+
+def _fix(options: ConfirmOptions, ctx: Context) -> fixes.FixSpec:
+    if options.calib_method and options.calib_method not in fixes.CALIB_METHODS:
+        raise InputError(f"--calib-method {options.calib_method}: use one of {', '.join(fixes.CALIB_METHODS)}")
+    if options.fix:
+        from qdqreport.engine import run_rules
+
+        finding = fixes.find_finding(run_rules(ctx).findings, options.fix, options.bundle)
+        spec = fixes.fix_from_finding(finding, options.calib)
+        return fixes.merge(spec, options.exclude, options.exclude_op_types, options.calib_method)
+    if not (options.exclude or options.exclude_op_types or options.calib or options.calib_method):
+        raise InputError(f"{options.bundle}: nothing to confirm; pass --fix FINDING (a rule id or fingerprint of "
+                         "its report), --exclude NODE, --exclude-op-type OP, --calib FILE or --calib-method")
+    return fixes.fix_from_flags(options.exclude, options.exclude_op_types, options.calib, options.calib_method)
+
+
+def _fp32(options: ConfirmOptions, ctx: Context) -> Path:
+    entry = (ctx.manifest.get("models") or {}).get("fp32") or {}
+    path = Path(options.fp32 or entry.get("path") or "")
+    if not options.fp32 and not entry.get("path"):
+        raise InputError(f"{options.bundle}: names no FP32 model; pass it with --fp32 FILE")
+    if not path.is_file():
+        raise InputError(f"{path}: no such FP32 model (named by {options.bundle}); pass it with --fp32 FILE")
+    if entry.get("sha256") and _sha256(path) != entry["sha256"]:
+        raise InputError(f"{path}: is not the FP32 model {options.bundle} was collected from (sha256 differs); "
+                         "pass that model with --fp32 FILE")
+    return path
+
+
+def _original_calibration(ctx: Context) -> str | None:
+    """The bundle's calibration file when it still exists here with the recorded content."""
+    entry = (ctx.manifest.get("inputs") or {}).get("calib") or {}
+    source = entry.get("source")
+    if not source or entry.get("kind") == "script" or not Path(source).is_file():
+        return None
+    if entry.get("sha256") and _sha256(Path(source)) != entry["sha256"]:
+        return None
+    return str(source)
+
+
+def _inputs_source(options: ConfirmOptions, ctx: Context) -> str:
+    if options.inputs:
+        if not Path(options.inputs.rsplit(":", 1)[0] if not os.path.exists(options.inputs) else options.inputs).exists():
+            raise InputError(f"{options.inputs}: no such file (--inputs)")
+        return options.inputs
+    from qdqreport.collect.save_inputs import INPUTS_ARTIFACT
+
+    saved = (ctx.manifest.get("artifacts") or {}).get(INPUTS_ARTIFACT)
+    if not ctx.bundle.has(saved):
+        raise InputError(f"{options.bundle}: holds no evaluation inputs; pass the ones it was collected on with "
+                         "--inputs FILE (or collect it again with --save-inputs)")
+    return saved
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- the output folder ---------------------------------------------------------------------
+def _prepare(out: Path, force: bool, bundle: str) -> Path | None:
+    """Create OUT; an existing confirm folder is set aside with --force and returned (restored on failure)."""
+    if Path(bundle).resolve() == out.resolve() or out.resolve() in Path(bundle).resolve().parents:
+        raise InputError(f"{out}: is the bundle or holds it; pass another -o folder")
+    old = None
+    if out.exists() and not (out.is_dir() and not any(out.iterdir())):
+        if not (force and (out / RECORD).is_file()):
+            why = "replace it with --force" if (out / RECORD).is_file() else "it is not a confirm folder; pick another -o"
+            raise InputError(f"{out}: exists; {why}")
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+    elif out.exists():
+        out.rmdir()
+    out.mkdir(parents=True)
+    return old
+
+
+# --- running -------------------------------------------------------------------------------
+def _run(options: ConfirmOptions, ctx: Context, plan: _Plan, out: Path, model: Path, progress: Progress) -> ConfirmResult:
+    record = _quantize(options, ctx, plan, model, progress)
+    inputs = _replay_inputs(options, ctx, out)
+    progress.say("collecting the re-quantized model on the bundle's inputs")
+    bundle = _collect(options, ctx, plan, model, inputs, out, record, progress)
+    progress.say("diffing the bundle against the re-quantized one")
+    from qdqreport.diff import build_diff
+    from qdqreport.diff.render import write_diff
+
+    diff = build_diff(options.bundle, bundle)
+    written = write_diff(diff, out / "diff")
+    record = {"format": 1, "before": options.bundle, "after": str(bundle), "quantization": record,
+              "verdict": diff.verdict.text, "verdict_kind": diff.verdict.kind}
+    (out / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return ConfirmResult(out, bundle, tuple(written.paths), diff.verdict.text, written.regressed, record)
+
+
+def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, progress: Progress) -> dict[str, Any]:
+    """Run the quantizer; return the manifest's `quantization` record."""
+    base = {"quantizer": plan.detected.quantizer, "detected_by": plan.detected.reason, "fix": plan.fix.describe(),
+            "excluded_nodes": plan.nodes, "calibration": plan.calib, "by": "qdqreport confirm"}
+    if plan.detected.quantizer == "modelopt":
+        recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
+        args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
+                               plan.fix.node_patterns, plan.fix.op_types, plan.fix.calibration_method)
+        progress.say(f"re-quantizing with ModelOpt {q.modelopt_version()}")
+        q.run_modelopt(args, model.parent / "modelopt.log")
+        return {**base, "version": q.modelopt_version(), "recovered": recovered, "command": q.shell(args)}
+    from qdqreport.collect.inputs import load_inputs
+    from qdqreport.collect.models import load_model
+
+    recovered = q.ort_options(ctx.precision or {})
+    used = q.apply_fix_ort(recovered, plan.nodes, plan.fix.op_types, plan.fix.calibration_method)
+    specs = load_model(plan.fp32, "--fp32").inputs
+    calib = load_inputs(plan.calib, specs, "--calib", axes=_batch_axes(ctx))
+    progress.say(f"re-quantizing with onnxruntime {q.onnxruntime_version()} quantize_static "
+                 f"({len(calib.samples)} calibration samples)")
+    q.run_ort(plan.fp32, model, calib.samples, used)
+    return {**base, "version": q.onnxruntime_version(), "recovered": recovered, "options": used,
+            "command": q.ort_call(str(plan.fp32), str(model), plan.calib, used)}
+
+
+def _replay_inputs(options: ConfirmOptions, ctx: Context, out: Path) -> str:
+    """The evaluation inputs for collect: --inputs, or the bundle's saved ones replayed by their loader script."""
+    if options.inputs:
+        return options.inputs
+    from qdqreport.collect.save_inputs import LOADER_SCRIPT
+
+    ctx.bundle.copy_to(_inputs_source(options, ctx), out / "eval_inputs.npz")
+    script = out / "qdqreport_inputs.py"  # qdqreport's own loader text, never the bundle's copy
+    script.write_text(LOADER_SCRIPT, encoding="utf-8")
+    return str(script)
+
+
+def _batch_axes(ctx: Context) -> dict[str, int | None]:
+    tensors = ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
+    return {t["name"]: t.get("batch_axis", 0) for t in tensors if isinstance(t, dict) and "name" in t}
+
+
+def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, inputs: str, out: Path,
+             record: dict[str, Any], progress: Progress) -> Path:
+    from qdqreport.collect.pipeline import CollectOptions, collect
+
+    settings = ctx.manifest.get("settings") or {}
+    log = out / "modelopt.log"
+    # Saved inputs are already the samples the bundle used; a given --inputs file is cut like the bundle's.
+    limit = settings.get("max_samples") if options.inputs else None
+    axes = {k: v for k, v in _batch_axes(ctx).items() if v != 0} if options.inputs else {}
+    collect_options = CollectOptions(fp32=str(plan.fp32), qdq=str(model), inputs=inputs, output=str(out / "bundle"),
+                                     calib=plan.calib, modelopt_log=str(log) if log.is_file() else None,
+                                     ort_provider=settings.get("ort_provider") or "cpu", max_samples=limit,
+                                     argv=["qdqreport", *options.argv], batch_axes=axes)
+    collect_options.quantization = record
+    return collect(collect_options, progress)
+
+
+def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path) -> q.QuantizerUnavailable:
+    out = Path(options.output)
+    recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
+    args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(out / "modelopt.log"), recovered,
+                           plan.fix.node_patterns, plan.fix.op_types, plan.fix.calibration_method)
+    source = ["--inputs", options.inputs] if options.inputs else [
+        "--data-loader-script", str(Path(options.bundle) / "inputs" / "qdqreport_inputs.py")]  # the saved inputs
+    collect = ["qdqreport", "collect", "--fp32", str(plan.fp32), "--qdq", str(model), *source,
+               "--modelopt-log", str(out / "modelopt.log"), "-o", str(out / "bundle")]
+    if plan.calib:
+        collect += ["--calib", plan.calib]
+    import shlex
+
+    return q.QuantizerUnavailable(
+        f"{options.bundle}: made by ModelOpt ({plan.detected.reason}), which is not installed here "
+        "(pip install 'qdqreport[modelopt]'); run these where it is:",
+        [q.shell(args), shlex.join(collect), shlex.join(["qdqreport", "diff", options.bundle, str(out / "bundle"),
+                                                          "-o", str(out / "diff")])])
