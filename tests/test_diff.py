@@ -161,6 +161,9 @@ def test_markdown_fits_its_budget(broken_bundle, healthy_bundle):
     short = render_markdown(model, budget=1500)
     assert len(short) <= 1500 < len(full) and "diff.html" in short
     assert model.verdict.text.split(" (")[0] in short
+    for budget in range(900, len(full), 150):  # wherever the cut falls, no <details> stays open
+        text = render_markdown(model, budget=budget)
+        assert len(text) <= budget and text.count("<details>") == text.count("</details>")
 
 
 def test_nothing_is_written_when_rendering_fails(broken_bundle, healthy_bundle, tmp_path, monkeypatch):

@@ -61,7 +61,10 @@ def render_markdown(model: DiffModel, budget: int = MD_BUDGET) -> str:
         if len(text) <= budget:
             return text
     note = "\n\n… diff cut to fit a GitHub comment; see diff.html for the rest.\n"
-    return text[: budget - len(note)].rsplit("\n", 1)[0] + note
+    head = text[: max(0, budget - len(note) - 16)].rsplit("\n", 1)[0]
+    # Close a <details> left open, or the note would be folded away inside it.
+    head += "\n\n</details>" * max(0, head.count("<details>") - head.count("</details>"))
+    return head + note
 
 
 def _markdown(model: DiffModel, rows: int, inputs: int) -> str:
