@@ -181,6 +181,12 @@ def squash(text: str) -> str:
     return re.sub(r"-+", "-", re.sub(r"\s+", "", text)).lower()
 
 
+def words(text: str) -> list[str]:
+    """The words of *text* as squash() gives them, cut at spaces and hyphens (where a printed line may break);
+    a word truncated with an ellipsis (a one-line preview) is left out."""
+    return [squash(w) for w in re.split(r"[\s\-]+", text) if len(w) > 2 and not w.endswith(("…", "..."))]
+
+
 class _HiddenText(HTMLParser):
     """Text inside closed <details> (after the summary) and the last row of every table: what print must show."""
 
@@ -244,17 +250,16 @@ def test_report_on_paper(name, reports, artifacts):
     assert_print_layout(name, measure(report, PRINT_WIDTH, print_layout=True))
     pdf = artifacts / f"{name}.pdf"
     print_pdf(report, pdf)
-    text, words = pdf_words(pdf)
-    outside = [w for w in words if w[2] < -0.5 or w[4] > w[0] + 0.5 or w[3] < -0.5 or w[5] > w[1] + 0.5]
-    assert words and not outside, f"{name}: words outside the page box: {outside[:5]}"
+    text, boxes = pdf_words(pdf)
+    outside = [b for b in boxes if b[2] < -0.5 or b[4] > b[0] + 0.5 or b[3] < -0.5 or b[5] > b[1] + 0.5]
+    assert boxes and not outside, f"{name}: words outside the page box: {outside[:5]}"
     hidden = _HiddenText()
     hidden.feed(report.read_text(encoding="utf-8"))
     printed = squash(html.unescape(text))
-    # Short texts (table headers) are checked word by word: a header that wraps interleaves with its neighbours.
-    closed = [part for t in hidden.closed_text for part in (t.split() if len(t.split()) <= 2 else [t]) if len(part) > 2]
-    missing = [t for t in closed if squash(t) not in printed]
+    # Word by word: a table cell that wraps on paper interleaves with its neighbours in pdftotext's reading order.
+    missing = [w for text in hidden.closed_text for w in words(text) if w not in printed]
     assert not missing, f"{name}: text of closed <details> not printed: {missing[:5]}"
-    cells = [squash(c) for row in hidden.last_rows for c in row if len(squash(c)) > 3]
+    cells = [w for row in hidden.last_rows for cell in row for w in words(cell)]
     unprinted = [c for c in cells if c not in printed]
     assert cells and not unprinted, f"{name}: cells of tables' last rows not printed: {unprinted[:5]}"
 
