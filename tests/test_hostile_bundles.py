@@ -187,6 +187,21 @@ def test_symlinked_folder_inside_the_bundle_is_refused(tmp_path, capsys):
     assert "symbolic link" in _validate(bundle, capsys)
 
 
+@UNIX_ONLY
+def test_symlink_is_refused_where_open_has_no_dir_fd(tmp_path, capsys, monkeypatch):
+    """The lstat fallback (Windows has no dir_fd) refuses a link too, and still reads a good bundle."""
+    from qdqreport.bundle import paths
+
+    monkeypatch.setattr(paths.os, "supports_dir_fd", set())
+    assert main(["validate", str(_copy(tmp_path / "good"))]) == 0
+    bundle = _copy(tmp_path)
+    outside = tmp_path / "private.json"
+    outside.write_bytes((bundle / STATS).read_bytes())
+    (bundle / STATS).unlink()
+    (bundle / STATS).symlink_to(outside)
+    assert "symbolic link" in _validate(bundle, capsys)
+
+
 def test_outside_names_do_not_reveal_whether_a_file_exists(tmp_path, capsys):
     """'missing' vs 'sha256 does not match' told an attacker which outside files exist."""
     (tmp_path / "exists.txt").write_text("here")
