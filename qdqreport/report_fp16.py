@@ -9,6 +9,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX, fp16_evidence
 from qdqreport.rules._common import COSINE_OK
 
+OUTPUTS_LIMIT = 50  # outputs in the control table, the worst (a report's size must not grow with the bundle)
 ROWS_LIMIT = 15  # largest FP16 activations listed; the bundle's fp16_ranges table has them all
 
 
@@ -22,6 +23,7 @@ class Fp16View:
     activations: int
     constants_checked: int
     seconds: float | None
+    outputs_total: int = 0  # outputs compared; `outputs` holds the OUTPUTS_LIMIT worst of them
 
 
 def build_fp16(ctx: Context) -> Fp16View | None:
@@ -39,12 +41,20 @@ def build_fp16(ctx: Context) -> Fp16View | None:
         control_status=evidence.control_status or "absent", control_error=evidence.control_error or "",
         # A share of a loss that is not there is noise: shown only where the QDQ output diverges.
         outputs=tuple({"output": g.output, "qdq": g.qdq, "control": g.control,
-                       "recovered": g.recovered if g.qdq < COSINE_OK else None} for g in evidence.gains),
+                       "recovered": g.recovered if g.qdq < COSINE_OK else None} for g in _worst(evidence.gains)),
         damaged=tuple(_row(r) for r in damaged[:ROWS_LIMIT]),
         largest=tuple(_row(r) for r in activations[:ROWS_LIMIT]),
         activations=int(summary.get("fp16_activations") or 0),
         constants_checked=int(summary.get("fp16_constants_checked") or 0),
-        seconds=summary.get("seconds"))
+        seconds=summary.get("seconds"), outputs_total=len(evidence.gains))
+
+
+def _worst(gains: list[Any]) -> list[Any]:
+    """At most OUTPUTS_LIMIT outputs, the lowest QDQ cosine first kept, in bundle order."""
+    if len(gains) <= OUTPUTS_LIMIT:
+        return gains
+    keep = set(sorted(range(len(gains)), key=lambda i: (gains[i].qdq, i))[:OUTPUTS_LIMIT])
+    return [g for i, g in enumerate(gains) if i in keep]
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,45 @@
+"""The quick fuzz run: seeded mutations of real bundles through `validate` and `report`, in-process.
+
+Default: QDQREPORT_FUZZ_CASES cases (150, about a minute of CPU with plots drawn every 10th case).
+More: `QDQREPORT_FUZZ_CASES=3000 python -m pytest -q tests/fuzz/test_fuzz_quick.py`, or the long run,
+`python scripts/fuzz_bundles.py --cases 50000 --seed S --out DIR` (SECURITY.md, "Fuzzing").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from fuzz_harness import BAD, run_cases
+from fuzz_mutate import make_case
+
+CASES = int(os.environ.get("QDQREPORT_FUZZ_CASES", "150"))
+SEED = int(os.environ.get("QDQREPORT_FUZZ_SEED", "20261123"))
+
+
+def test_mutated_real_bundles_give_exit_0_1_or_2_and_nothing_else(seeds: dict, tmp_path: Path) -> None:
+    stats = run_cases(seeds, SEED, range(CASES), tmp_path / "work", timeout=120, plot_every=10,
+                      save=tmp_path / "cases")
+    bad = {name: entry for name, entry in stats.signatures.items() if entry["kind"] in BAD}
+    assert stats.cases == CASES
+    assert not bad, json.dumps(bad, indent=1)[:6000]
+    # The cases must reach the rules and the renderer, not all stop at a check: a share renders a report.
+    rendered = stats.exits.get("report:0", 0) + stats.exits.get("report:1", 0)
+    assert rendered >= CASES // 4, stats.exits
+
+
+def test_cases_are_reproducible_and_rehashed(seeds: dict) -> None:
+    first, again = make_case(seeds, SEED, 7), make_case(seeds, SEED, 7)
+    assert (first.seed, first.steps, first.files.keys()) == (again.seed, again.steps, again.files.keys())
+    mutated = [make_case(seeds, SEED, i) for i in range(40)]
+    files_steps = [c for c in mutated if any(s.startswith(("json ", "csv ", "npz ")) for s in c.steps)]
+    assert files_steps, "the mutator never changed an artifact"
+    for case in files_steps:
+        if not isinstance(case.manifest, dict) or not isinstance(case.manifest.get("files"), dict):
+            continue  # the manifest mutation replaced the files table itself
+        for name, entry in case.manifest["files"].items():
+            data = case.files.get(name)
+            if isinstance(entry, dict) and isinstance(data, bytes) and not any("files" in s for s in case.steps):
+                assert entry["sha256"] == hashlib.sha256(data).hexdigest(), (case.steps, name)
