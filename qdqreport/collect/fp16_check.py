@@ -31,7 +31,7 @@ from qdqreport.bundle.layout import ARTIFACT_PATHS, write_comparison, write_stag
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.align import align
 from qdqreport.collect.fp32_float import float_constants, fp32_original, has_half_float, restore_fp32_float
-from qdqreport.collect.models import with_extra_outputs
+from qdqreport.collect.models import session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import OrtStage, open_stage
 from qdqreport.collect.qdq_graph import PASS_THROUGH, QDQ_OPS, GraphIndex
 from qdqreport.progress import Progress
@@ -122,7 +122,7 @@ def _control_stage(qdq: onnx.ModelProto, originals: dict[str, np.ndarray], provi
     """The FP32-float control, opened now; a rewrite that fails is the stage's failure, recorded like any other."""
     outputs = tuple(o.name for o in qdq.graph.output)
     try:
-        model = restore_fp32_float(qdq, originals).SerializeToString()
+        model = session_source(restore_fp32_float(qdq, originals), owned=True)
     except Exception as exc:
         stage = OrtStage(CONTROL_STAGE, outputs)
         stage.fail(f"the FP32-float rewrite failed: {type(exc).__name__}: {exc}"[:500])

@@ -26,7 +26,7 @@ import onnx
 from qdqreport.analysis.metrics import Accumulator
 from qdqreport.collect.align import AlignedWeight, Alignment, QuantizerInfo, along_axis, align, dequantized_weight
 from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
-from qdqreport.collect.models import with_extra_outputs
+from qdqreport.collect.models import session_source, with_extra_outputs
 from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.streaming import accumulate, accumulate_many
 from qdqreport.progress import Progress
@@ -81,7 +81,7 @@ class LayerCollector:
         self.local, self.local_error = None, None
         try:
             self.local_model = build_local_model(self.q_index, self.alignment)
-            self.local = ort.InferenceSession(self.local_model.proto.SerializeToString(), providers=providers)
+            self.local = ort.InferenceSession(session_source(self.local_model.proto), providers=providers)
         except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
             self.local_error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
         self.to_fp32_name = {t.qdq_name: t.name for t in tensors}
@@ -198,7 +198,7 @@ def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     return collector.result(time.perf_counter() - start)
 
 
-def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes, list[str]]:
+def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes | str, list[str]]:
     """The model with *names* as outputs, FP16/BF16 ones cast to FP32 inside the graph (ONNX Runtime's
     Cast is vectorised; NumPy's float16 conversion costs more than the run). Returns the output names."""
     model = onnx.ModelProto()
@@ -213,7 +213,7 @@ def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes, list[s
         if name not in present:
             model.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
         outputs.append(name)
-    return model.SerializeToString(), outputs
+    return session_source(model, owned=True), outputs
 
 
 def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray) -> None:

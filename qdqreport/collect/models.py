@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,12 @@ from onnx.external_data_helper import ExternalDataInfo, load_external_data_for_m
 
 from qdqreport.bundle.writer import sha256_file
 from qdqreport.errors import InputError
+
+
+# Protobuf cannot serialise a message of 2 GiB or more; models with more tensor bytes than this go to
+# ONNX Runtime as a file with external data instead (session_source).
+SERIALIZE_LIMIT = 1_500_000_000
+EXTERNAL_DATA_THRESHOLD = 1024  # smaller tensors stay in the .onnx file (shape constants ONNX Runtime reads early)
 
 
 @dataclass(frozen=True)
@@ -173,15 +181,45 @@ def check_model_pair(fp32: LoadedModel, qdq: LoadedModel, allow_unquantized: boo
                          f"quantize_static with quant_format=QuantFormat.QDQ){anyway}")
 
 
-def with_extra_outputs(proto: onnx.ModelProto, tensor_names: list[str]) -> bytes:
-    """The model, serialised, with *tensor_names* added as graph outputs (for intermediate errors)."""
+def with_extra_outputs(proto: onnx.ModelProto, tensor_names: list[str]) -> bytes | str:
+    """The model with *tensor_names* added as graph outputs (for intermediate errors), as session_source() gives it."""
     model = onnx.ModelProto()
     model.CopyFrom(proto)
     present = {o.name for o in model.graph.output}
     for name in tensor_names:
         if name not in present:
             model.graph.output.append(helper.make_empty_tensor_value_info(name))
-    return model.SerializeToString()
+    return session_source(model, owned=True)
+
+
+def session_source(model: onnx.ModelProto, owned: bool = False) -> bytes | str:
+    """What onnxruntime.InferenceSession (and Polygraphy's SessionFromOnnx) take: the serialised model, or,
+    when its tensors are too large for one protobuf message (2 GiB), the path of a copy saved with its
+    tensors as external data in a scratch folder removed at exit. *owned*: *model* may be modified."""
+    if _tensor_bytes(model.graph) < SERIALIZE_LIMIT:
+        return model.SerializeToString()
+    if not owned:
+        model = _copy(model)
+    folder = Path(tempfile.mkdtemp(prefix="model-", dir=_scratch().name))
+    onnx.save_model(model, str(folder / "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="model.data", size_threshold=EXTERNAL_DATA_THRESHOLD)
+    return str(folder / "model.onnx")
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return copy
+
+
+def _tensor_bytes(graph: onnx.GraphProto) -> int:
+    return sum(len(t.raw_data) + 4 * (len(t.float_data) + len(t.int32_data)) + 8 * len(t.int64_data)
+               for t in _all_tensors(graph))
+
+
+@functools.lru_cache(maxsize=1)
+def _scratch() -> tempfile.TemporaryDirectory:
+    return tempfile.TemporaryDirectory(prefix="qdqreport-models-")  # removed when the process exits
 
 
 def node_output_names(proto: onnx.ModelProto) -> set[str]:

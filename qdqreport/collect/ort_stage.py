@@ -60,8 +60,10 @@ class OrtStage:
             self.runner = None
 
 
-def open_stage(stage_id: str, model_bytes: bytes, graph_outputs: tuple[str, ...], provider: str) -> OrtStage:
-    """Create the session now, so a model ORT cannot load fails before any sample runs."""
+def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str, ...], provider: str) -> OrtStage:
+    """Create the session now, so a model ORT cannot load fails before any sample runs.
+
+    *model_bytes*: the serialised model, or the path of one too large to serialise (models.session_source)."""
     from polygraphy.backend.onnxrt import OnnxrtRunner, SessionFromOnnx
     from polygraphy.logger import G_LOGGER
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from qdqreport.analysis.metrics import error_stats, topk_agreement
 from qdqreport.collect.exclusion import exclusion_variant
+from qdqreport.collect.models import session_source
 from qdqreport.collect.qdq_graph import GraphIndex
 
 Feed = dict[str, np.ndarray]
@@ -76,7 +77,7 @@ class WhatIf:
         began = time.perf_counter()
         model = exclusion_variant(self.q, nodes, self.f) if nodes else self.q.model
         providers = ["CUDAExecutionProvider" if self.options.provider == "cuda" else "CPUExecutionProvider"]
-        session = ort.InferenceSession(model.SerializeToString(), providers=providers)
+        session = ort.InferenceSession(session_source(model), providers=providers)
         names = [o.name for o in session.get_outputs() if o.name in self.reference[0]]
         per_output: dict[str, list[tuple[float, float, float | None]]] = {name: [] for name in names}
         for feed, ref in zip(self.samples, self.reference):
