@@ -117,6 +117,11 @@ def test_sarif_validates_against_the_official_schema(sample: Path, tmp_path: Pat
     results = log["runs"][0]["results"]
     assert [r["partialFingerprints"][FINGERPRINT_KEY] for r in results] == [f["fingerprint"] for f in findings]
     assert [r["level"] for r in results] == [{"error": "error", "warning": "warning", "info": "note"}[f["severity"]] for f in findings]
+    rule_ids = [rule["id"] for rule in log["runs"][0]["tool"]["driver"]["rules"]]
+    for result in results:  # what GitHub code scanning needs to place an alert
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] and location["region"]["startLine"] >= 1
+        assert rule_ids[result["ruleIndex"]] == result["ruleId"] and result["message"]["text"]
 
 
 def test_sarif_rules_carry_their_docs_and_results_sit_on_the_model_file() -> None:
@@ -153,7 +158,7 @@ def test_sarif_notes_a_rule_that_raised_as_a_tool_failure(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(("path", "uri"), [
     ("/repo/models/m.onnx", "models/m.onnx"), ("/elsewhere/m.onnx", "m.onnx"), ("./models/m.onnx", "models/m.onnx"),
-    ("../up/m.onnx", "m.onnx"), ("C:\\models\\m.onnx", "m.onnx"),
+    ("../up/m.onnx", "m.onnx"), ("C:\\models\\m.onnx", "m.onnx"), ("my models/m #1.onnx", "my%20models/m%20%231.onnx"),
 ])
 def test_model_paths_become_relative_uris(path: str, uri: str) -> None:
     assert relative_uri(path, cwd="/repo") == uri

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import PurePosixPath, PureWindowsPath
+from urllib.parse import quote
 from typing import Any
 
 from qdqreport import __version__
@@ -64,7 +65,7 @@ def model_uri(model: ReportModel, cwd: str | None = None) -> str | None:
 
 
 def relative_uri(path: str, cwd: str | None = None) -> str:
-    """*path* as a relative POSIX URI.
+    """*path* as a relative POSIX URI reference, percent-encoded (a space is %20).
 
     A relative path is kept (collect records paths as given, usually from the repository root);
     an absolute one is made relative to *cwd* when inside it, otherwise reduced to its file name.
@@ -73,9 +74,11 @@ def relative_uri(path: str, cwd: str | None = None) -> str:
     posix = PurePosixPath(native.as_posix())
     if native.is_absolute() or posix.is_absolute():
         base = PurePosixPath(cwd or os.getcwd())
-        return posix.relative_to(base).as_posix() if base in posix.parents else posix.name
-    parts = [p for p in posix.parts if p not in (".", "")]
-    return "/".join(parts) if ".." not in parts else parts[-1]
+        relative = posix.relative_to(base).as_posix() if base in posix.parents else posix.name
+    else:
+        parts = [p for p in posix.parts if p not in (".", "")]
+        relative = "/".join(parts) if ".." not in parts else parts[-1]
+    return quote(relative, safe="/")
 
 
 def _descriptor(rule_id: str, spec: RuleSpec | None) -> dict[str, Any]:
