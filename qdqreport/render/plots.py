@@ -49,12 +49,14 @@ STYLE = {
 PRECISION_COLORS = {"int8": "#2e7d32", "uint8": "#66bb6a", "int4": "#00838f", "fp8": "#4db6ac",
                     "fp16": "#f9a825", "bf16": "#ffcc80", "fp32": "#c62828"}
 MARKER_COLOR = "#c62828"
+LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "pad": 1.0, "alpha": 0.85}  # marker labels stay readable over lines
 MAX_LINES = 8  # outputs drawn per comparison plot; the tables list them all
 MAX_BARS = 40
 TOP_MARKED = 5  # worst activations numbered on the per-layer plot (ranks of its Top table)
 # Figure sizes in inches: a column plot (two side by side on a wide screen, one on a phone) and a wide plot.
 COLUMN = 5.2
 WIDE = 7.4
+SQNR_CAP = 60.0  # dB: the per-layer plot's axis stops here (the tables give every value)
 COSINE_LABEL = "cosine similarity (1 = identical)"
 SQNR_LABEL = "SQNR (dB, higher is better)"
 
@@ -225,13 +227,14 @@ def layers_plot(layers: Any) -> str | None:
             if any(v is not None for v in values):
                 axes.plot(range(len(values)), [math.nan if v is None else v for v in values], linewidth=1.0, label=label)
                 lines += 1
+        _cap_sqnr(axes, layers.accumulated_sqnr + layers.local_sqnr)
         _mark_top(axes, layers)
         if layers.first_position is not None:
             node = (layers.first_divergence or {}).get("node") or layers.tensors[layers.first_position - 1]
             x = layers.first_position - 1
             axes.axvline(x, color=MARKER_COLOR, linestyle="--", linewidth=1.0, label=_short(f"first divergence: {node}", 50))
             axes.annotate(_short(str(node), 30), (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -2),
-                          textcoords="offset points", va="top", fontsize=8, color=MARKER_COLOR)
+                          textcoords="offset points", va="top", fontsize=8, color=MARKER_COLOR, bbox=LABEL_BOX)
             lines += 1
         axes.set_xlabel("activation index, in QDQ graph order (numbered: worst activations, ranks of the Top table)")
         axes.set_ylabel(SQNR_LABEL)
@@ -309,6 +312,17 @@ def _name_lowest(axes: Any, values: list[float], labels: list[str], count: int) 
     for value, index in sorted(finite)[:count]:
         axes.annotate(_short(labels[index], 24), (index, value), xytext=(4, -8), textcoords="offset points",
                       fontsize=7, color=MARKER_COLOR)
+
+
+def _cap_sqnr(axes: Any, values: tuple[float | None, ...]) -> None:
+    """Cut the axis at SQNR_CAP dB: nearly exact activations (100+ dB) would otherwise flatten the low,
+    interesting part to a line; the cut is written on the axis."""
+    finite = [v for v in values if v is not None]
+    if finite and max(finite) > SQNR_CAP:
+        low = min(finite)
+        axes.set_ylim(low - 0.05 * (SQNR_CAP - low), SQNR_CAP)
+        axes.annotate(f"axis cut at {SQNR_CAP:g} dB", (1.0, 1.0), xycoords="axes fraction", xytext=(-2, -2),
+                      textcoords="offset points", ha="right", va="top", fontsize=8, color="#5f6368", bbox=LABEL_BOX)
 
 
 def _mark_top(axes: Any, layers: Any) -> None:
