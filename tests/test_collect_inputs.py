@@ -217,6 +217,22 @@ def test_refused_in_one_line(case: str, vad: dict[str, Path], tmp_path: Path, ca
     assert not out.exists()
 
 
+def test_a_quantizer_run_that_quantized_nothing_is_refused(vad: dict[str, Path], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    # silero_vad.onnx keeps its Convs inside If branches; quantize_static does not enter them and writes
+    # a model without a single Q/DQ node, which would otherwise give a perfect, meaningless report.
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    fp32 = _silero_dir() / "silero_vad.onnx"
+    session = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
+    quantize_static(str(fp32), str(tmp_path / "not_quantized.onnx"), _Calibration(vad_stream(session, 0.5, 3)),
+                    quant_format=QuantFormat.QDQ, per_channel=True, op_types_to_quantize=["Conv"])
+    assert _collect(fp32, tmp_path / "not_quantized.onnx", ["--inputs", str(vad["eval"])], tmp_path / "b") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has no QuantizeLinear/DequantizeLinear node" in err
+    assert not (tmp_path / "b").exists()
+
+
 def test_unquantized_qdq_is_refused_unless_allowed(demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     model = onnx.load(str(demo / "cls_fp32.onnx"))
     model.doc_string = "re-exported"  # another file, the same float graph
