@@ -34,7 +34,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_bundles"
 ATTACKS = (
     "<img src=https://x.example/i.png>", "[a](https://x.example)", "![i](https://x.example/i.png)", "@octocat",
     "https://evil.example/p", "www.evil.example", "<https://x.example>", "me@evil.example", "$x^2$", ":smile:",
-    "a|b", "#1", "<script>alert(1)</script>", "**bold** _em_ `code`",
+    "a|b", "#1", "GH-2", "<script>alert(1)</script>", "**bold** _em_ `code`",
 )
 ALL = " ".join(ATTACKS)
 # Bundle strings are capped at 200 characters (bundle schema): names carry a few attacks each.
@@ -56,7 +56,7 @@ GITHUB_TEXT_PASSES = {
     "e-mail autolink": re.compile(r"[\w.+-]+@[A-Za-z0-9-]+\.[A-Za-z]"),
     "emoji": re.compile(r":[a-z0-9_+-]+:"),
     "math": re.compile(r"\$[^$]+\$|\$\$"),
-    "issue reference": re.compile(r"(?<![\w&])#\d"),
+    "issue reference": re.compile(r"(?<![\w&])#\d|(?i:\bGH-\d)"),
 }
 
 

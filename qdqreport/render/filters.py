@@ -23,10 +23,10 @@ _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 #   (a mention needs no word character before the "@": node names like Conv@0 stay as they are)
 #   https://x, :smile: (URL scheme, emoji)                       -> ":" + ZWSP
 #   www.evil.example (bare-domain autolink)                      -> "www" + ZWSP + "."
-#   #123 (issue reference)                                       -> "#" + ZWSP + digits
+#   #123, GH-123 (issue references)                              -> "#" / "GH" + ZWSP
 # and "$" is wrapped in a span, GitHub's documented way to show a dollar that is not math.
 ZWSP = "\u200b"
-_TRIGGERS = re.compile(r"(?<!\w)@(?=\S)|@(?=[\w-]+\.\w)|:(?=//|[\w+-]+:)|(?i:\bwww)(?=\.)|#(?=\d)")
+_TRIGGERS = re.compile(r"(?<!\w)@(?=\S)|@(?=[\w-]+\.\w)|:(?=//|[\w+-]+:)|(?i:\bwww)(?=\.)|#(?=\d)|(?i:\bgh)(?=-\d)")
 DOLLAR = "<span>$</span>"
 
 
