@@ -184,6 +184,8 @@ def test_reference_outputs_on_their_batch_axis(vad: dict[str, Path], tmp_path: P
     assert export["reference"] == "reference"
     stored = load_stage_outputs(Bundle(tmp_path / "b"), "reference")
     np.testing.assert_array_equal(stored[3]["stateN"], runs[3][1])
+    tensors = Bundle(tmp_path / "b").manifest["inputs"]["reference"]["tensors"]
+    assert {t["name"]: t["batch_axis"] for t in tensors} == {"output": 0, "stateN": 1}
 
 
 # --- refused with one line, exit 2, before any inference -----------------------------------------

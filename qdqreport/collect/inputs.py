@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from qdqreport.collect.batch_axis import infer_batch_axis
 from qdqreport.collect.models import TensorSpec
 from qdqreport.collect.npfile import read_arrays
 from qdqreport.collect.script import import_script, one_line, split_spec
@@ -51,10 +52,11 @@ def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int 
                 axes: Mapping[str, int | None] | None = None) -> InputSet:
     """Load *source* as feeds for a model with input *specs*; *role* names the CLI option in errors.
 
-    *axes* maps input names to their batch axis (None: no batch axis); inputs it omits batch on axis 0.
+    *axes* maps input names to their batch axis (None: no batch axis); for inputs it omits, the axis is
+    inferred from the model (collect/batch_axis.py).
     """
     path, func = split_spec(source, DEFAULT_LOADER)
-    axes = {spec.name: (axes or {}).get(spec.name, 0) for spec in specs}
+    axes = {spec.name: (axes or {}).get(spec.name, infer_batch_axis(spec)) for spec in specs}
     if path.suffix == ".py":
         samples, kind = _from_script(path, func, role), "script"
     else:

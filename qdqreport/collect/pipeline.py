@@ -342,9 +342,11 @@ def _manifest(options: CollectOptions, loaded: _Loaded) -> dict[str, Any]:
         manifest["inputs"]["calib"] = loaded.calib.manifest_entry()
     if options.reference:
         first = loaded.reference[0]
+        axes = batch_axes(loaded.fp32.output_specs, options.batch_axes, "an output of --fp32")
         manifest["inputs"]["reference"] = {
             "source": options.reference, "kind": "npz", "samples": len(loaded.reference), "sha256": None,
-            "tensors": [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype)} for k, v in first.items()]}
+            "tensors": [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype), "batch_axis": axes.get(k, 0)}
+                        for k, v in first.items()]}
     manifest["settings"] = {"ort_provider": options.ort_provider, "max_samples": options.max_samples}
     if options.quantization:
         manifest["quantization"] = options.quantization
