@@ -241,7 +241,7 @@ def test_step_summary_is_appended_with_the_reports_head(tmp_path: Path, monkeypa
                  "--junit", str(tmp_path / "r.xml")]) == 0
     assert main(["report", str(HEALTHY), "-o", str(tmp_path / "b")]) == 0
     text = summary.read_text(encoding="utf-8")
-    assert text.startswith("## earlier step\n\nkept\n")
+    assert text.startswith("## earlier step\n\nkept\n\n## ")
     broken = report_model(BROKEN)
     assert text.count("### Stages") == 2 and text.count("### Findings") == 2
     assert "Quantization collapses the outputs: cosine 0.78" in text and "QR003" in text
@@ -266,6 +266,12 @@ def test_ci_files_may_go_into_the_report_folder_it_creates(tmp_path: Path, monke
     out = tmp_path / "ci" / "out"
     assert main(["report", str(HEALTHY), "-o", str(out), "--sarif", str(out / "q.sarif"), "--junit", str(out / "q.xml")]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["findings.json", "q.sarif", "q.xml", "report.html", "report.md"]
+
+
+def test_an_unwritable_step_summary_is_refused_before_anything_is_written(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))
+    assert main(["report", str(BROKEN), "-o", str(tmp_path / "out")]) == 2
+    assert "GITHUB_STEP_SUMMARY" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 def test_ci_files_inside_a_bundle_are_refused(tmp_path: Path, capsys) -> None:

@@ -46,9 +46,14 @@ class CiTexts:
 
 
 def check_targets(outputs: CiOutputs | None) -> None:
-    """Refuse before any work when a --sarif or --junit path cannot be a file we replace."""
-    for flag, path in (outputs or CiOutputs()).targets().items():
+    """Refuse before any work when a --sarif or --junit path cannot be a file we replace,
+    or $GITHUB_STEP_SUMMARY cannot be appended to."""
+    outputs = outputs or CiOutputs()
+    for flag, path in outputs.targets().items():
         check_target(path, flag)
+    summary = outputs.step_summary
+    if summary is not None and (summary.is_dir() or (summary.exists() and not os.access(summary, os.W_OK))):
+        raise QdqReportError(f"GITHUB_STEP_SUMMARY={summary}: is not a writable file; unset it or point it to one")
 
 
 def refuse_inside_bundle(outputs: CiOutputs | None, bundle_location: Path) -> None:
@@ -87,7 +92,8 @@ def write_ci(outputs: CiOutputs | None, texts: CiTexts) -> tuple[Path, ...]:
 def check_target(path: Path, flag: str) -> None:
     """Refuse before any work when *path* cannot be a file we replace."""
     if path.is_dir():
-        raise QdqReportError(f"{flag} {path}: is a directory; pass a file path such as {path / 'qdqreport.out'}")
+        example = path / ("qdqreport.sarif" if flag == "--sarif" else "qdqreport.xml")
+        raise QdqReportError(f"{flag} {path}: is a directory; pass a file path such as {example}")
     existing = next(parent for parent in path.parents if parent.exists() or parent == parent.parent)
     if not existing.is_dir():  # missing folders are created (like -o); a file on the way cannot be
         raise QdqReportError(f"{flag} {path}: {existing} is a file, not a folder; pass another path")
@@ -111,7 +117,7 @@ def append_step_summary(path: Path, text: str) -> None:
     """Append the Markdown report's head to $GITHUB_STEP_SUMMARY (never truncate: other steps write there too)."""
     try:
         with open(path, "a", encoding="utf-8", newline="\n") as handle:
-            handle.write(text if text.endswith("\n\n") else text + "\n")
+            handle.write("\n" + text)  # a blank line keeps it apart from what the previous step wrote
     except OSError as exc:
         raise QdqReportError(f"GITHUB_STEP_SUMMARY={path}: cannot append ({exc.strerror or exc}); "
                              "unset it or point it to a writable file") from exc
