@@ -134,7 +134,8 @@ def cosine_plot(comparison: ComparisonView, scales: Scales | None = None, thresh
         axes.set_ylabel(COSINE_LABEL)
         _limit(axes.set_ylim, scales.cosine if scales else None)
         axes.set_title(title)
-        _legend(figure, axes, len(outputs) + (threshold is not None))
+        # Always a legend (it names the output): every cosine plot keeps one axes height, so one set of ticks.
+        _legend(figure, axes, len(outputs) + (threshold is not None), always=True)
         return to_svg(figure, f"cos-{comparison.id}", title)
 
 

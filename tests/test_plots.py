@@ -1,0 +1,65 @@
+"""Plots of real reports: one scale per metric, labelled markers, no plot drawn twice, a <title> per SVG,
+and user names drawn as written (matplotlib's mathtext never parses them)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.render.html import render_html
+from qdqreport.render.plots import report_plots
+from qdqreport.report_model import build_report
+from qdqreport.testing import BundleBuilder
+
+
+def model_of(bundle_path):
+    bundle = Bundle(bundle_path)
+    ctx = Context(bundle)
+    return build_report(bundle, run_rules(ctx), ctx)
+
+
+def tick_labels(svg: str) -> list[str]:
+    """The y tick labels of a plot (matplotlib writes each tick in a <g id="...ytick_N"> group)."""
+    return re.findall(r'id="[^"]*ytick_\d+"[^<]*(?:<[^t][^>]*>[^<]*)*?<text[^>]*>([^<]*)</text>', svg)
+
+
+def test_demo_cosine_plots_share_one_scale_and_the_threshold_is_labelled(broken_bundle):
+    model = model_of(broken_bundle)
+    plots = report_plots(model)
+    cosine = [plots["comparisons"][c.id]["cosine"] for c in model.comparisons]
+    assert len(cosine) == 2 and all(cosine)  # the quantization comparison and the FP16 check's control
+    assert tick_labels(cosine[0]) and tick_labels(cosine[0]) == tick_labels(cosine[1])
+    assert "threshold 0.99" in cosine[0]  # QR001's threshold, drawn and named on the plot it points to
+    sqnr = [plots["comparisons"][c.id]["sqnr"] for c in model.comparisons]
+    assert all("SQNR (dB, higher is better)" in svg for svg in sqnr)
+    assert all("error distribution" not in svg for svg in sqnr)
+
+
+def test_a_series_already_plotted_links_to_that_plot_instead_of_drawing_it_again(broken_bundle):
+    model = model_of(broken_bundle)
+    plots = report_plots(model)
+    qr001 = next(f for f in model.findings if f.rule_id == "QR001")
+    key = next(f"{qr001.fingerprint}-{i}" for i, ev in enumerate(qr001.evidence) if ev["type"] == "series")
+    target = plots["series_links"][key]
+    assert key not in plots["series"] and target.startswith("fig-cos-")
+    html = render_html(model)
+    assert f'href="#{target}"' in html and f'id="{target}"' in html
+    assert html.count("<svg") == len(re.findall(r"<title id=", html))  # every SVG titled
+    for label in re.findall(r'aria-labelledby="([^"]+)"', html):
+        assert f'<title id="{label}">' in html
+
+
+def test_names_with_dollar_signs_are_drawn_as_written(tmp_path):
+    name = "$\\cmd{$"
+    rng = np.random.default_rng(5)
+    ref = [{name: rng.normal(size=(1, 8)).astype(np.float32)} for _ in range(5)]
+    cand = [{name: (r[name] + rng.normal(0, 0.1, (1, 8))).astype(np.float32)} for r in ref]
+    bundle = BundleBuilder(tmp_path).stage("ort_fp32", ref).stage("ort_qdq", cand).build()
+    model = model_of(bundle.location)
+    plots = report_plots(model)
+    svg = plots["comparisons"][model.comparisons[0].id]["cosine"]
+    assert name in svg  # legend text as written, not parsed as mathtext (which raises on this name)
