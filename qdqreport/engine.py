@@ -6,6 +6,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from qdqreport.analysis.context import Context
+from qdqreport.errors import QdqReportError
 from qdqreport.findings import Finding
 from qdqreport.rules import RuleSpec, discover
 
@@ -33,6 +34,8 @@ def run_rules(ctx: Context, rules: dict[str, RuleSpec] | None = None) -> EngineR
         result.rules_run.append(rule_id)
         try:
             produced = spec.run(ctx)
+        except QdqReportError:
+            raise  # a bad bundle value found while a rule reads it: the user's input, exit 2, not a rule bug
         except Exception as exc:  # a broken rule must not take the report down with it
             last = traceback.extract_tb(exc.__traceback__)[-1]
             result.failures.append(RuleFailure(rule_id, f"{type(exc).__name__}: {exc} ({last.filename}:{last.lineno})"))

@@ -1,0 +1,158 @@
+"""Every crash signature the fuzzer found, as a damaged copy of a real bundle: `validate` and `report` both
+exit 2 with one line naming the file and the field (bundle/artifacts.py), and report writes nothing."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from fuzz_seeds import COMMITTED
+
+from qdqreport.cli import main
+
+
+def damaged(source: Path, target: Path, relative: str, edit: Callable[[Any], Any], kind: str = "json") -> Path:
+    """A copy of the real bundle *source* with one file edited and the manifest re-hashed (so the hash check passes)."""
+    shutil.copytree(source, target)
+    path = target / relative
+    if kind == "json":
+        path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    elif kind == "csv":
+        rows = edit(list(csv.reader(io.StringIO(path.read_text()))))
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(rows)
+        path.write_text(buffer.getvalue())
+    else:
+        with np.load(path) as data:
+            arrays = edit({k: data[k] for k in data.files})
+        with open(path, "wb") as handle:
+            np.savez(handle, **arrays)
+    if relative != "manifest.json":
+        manifest = json.loads((target / "manifest.json").read_text())
+        data = path.read_bytes()
+        manifest["files"][relative] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        (target / "manifest.json").write_text(json.dumps(manifest))
+    return target
+
+
+def assert_refused(bundle: Path, out: Path, capsys: pytest.CaptureFixture, *words: str) -> None:
+    for argv in (["validate", str(bundle)], ["report", str(bundle), "-o", str(out)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1, err
+        for word in words:
+            assert word in err, (word, err)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def _set(path: list[Any], value: Any) -> Callable[[Any], Any]:
+    def edit(doc: Any) -> Any:
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        return doc
+    return edit
+
+
+def _delete(path: list[Any]) -> Callable[[Any], Any]:
+    def edit(doc: Any) -> Any:
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+        return doc
+    return edit
+
+
+SAMPLE = COMMITTED["cls_calib_x255"]
+# (fuzz signature it reproduces, file, edit, words the error must contain)
+JSON_CASES = [
+    # rule:QR004:KeyError@rules/trt_unsupported_qdq.py
+    ("qdq_item_without_pair_scales_match", "quant/precision_summary.json", _delete(["qdq", 5, "pair_scales_match"]),
+     ("precision_summary.json", "qdq[5]", "pair_scales_match")),
+    # UndefinedError@render/html.py (inputs.html.j2 r["input"])
+    ("range_use_item_empty", "inputs/range_use.json", _set([0], {}), ("range_use.json", "[0]", "'input'")),
+    ("precision_counts_string", "quant/precision_summary.json", _set(["by_op_type", "Conv", "int8"], "many"),
+     ("precision_summary.json", "by_op_type.Conv.int8", "integer")),
+    ("node_name_list", "quant/precision_summary.json", _set(["nodes", 0, "name"], ["x"]),
+     ("precision_summary.json", "nodes[0].name", "string")),
+    ("eval_stats_nested", "inputs/eval_stats.json", _set(["inputs", "x", "overall"], [1, 2]),
+     ("eval_stats.json", "inputs.x.overall", "object")),
+    ("modelopt_warnings_not_list", "quant/modelopt_log.json", _set(["warnings"], 5),
+     ("modelopt_log.json", "warnings", "list")),
+    ("fp16_check_negative_count", "quant/fp16_check.json", _set(["fp16_activations"], -1),
+     ("fp16_check.json", "fp16_activations", "0..")),
+    ("manifest_details_string", "manifest.json", _set(["stages", 0, "details"], "oops"),
+     ("manifest.json", "stages[0].details", "wrong type")),
+    ("manifest_argv_numbers", "manifest.json", _set(["collector", "argv"], [1, 2]),
+     ("manifest.json", "collector.argv[0]", "string")),
+    ("manifest_class_outputs_string", "manifest.json", _set(["comparisons", 0, "class_outputs"], "logits"),
+     ("manifest.json", "comparisons[0].class_outputs", "list")),
+    ("manifest_tensor_shape_dict", "manifest.json", _set(["inputs", "eval", "tensors", 0, "shape"], {"a": 1}),
+     ("manifest.json", "inputs.eval.tensors[0].shape", "wrong type")),
+]
+
+
+@pytest.mark.parametrize("name, relative, edit, words", JSON_CASES, ids=[c[0] for c in JSON_CASES])
+def test_wrongly_typed_json_artifact_is_one_line_exit_2(name: str, relative: str, edit: Callable, words: tuple,
+                                                       tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bundle = damaged(SAMPLE, tmp_path / "bundle", relative, edit)
+    assert_refused(bundle, tmp_path / "out", capsys, *words)
+
+
+CSV_CASES = [
+    ("sample_index_huge", "compare/ort_qdq__vs__ort_fp32.samples.csv", (1, "sample", "99999999999999999999"),
+     ("samples.csv", "line 2 column sample")),
+    ("cosine_out_of_range", "compare/ort_qdq__vs__ort_fp32.samples.csv", (3, "cosine", "7"),
+     ("samples.csv", "line 4 column cosine", "-1.001..1.001")),
+    ("nan_count_negative", "compare/ort_qdq__vs__ort_fp32.samples.csv", (1, "cand_nan", "-1"),
+     ("samples.csv", "column cand_nan")),
+    ("top1_share_above_one", "compare/ort_qdq__vs__ort_fp32.samples.csv", (1, "top1_agree", "inf"),
+     ("samples.csv", "column top1_agree", "finite")),
+    ("fp16_overflow_negative", "quant/fp16_ranges.csv", (2, "overflow", "-5"), ("fp16_ranges.csv", "column overflow")),
+    ("tensor_name_huge", "compare/ort_qdq__vs__ort_fp32.tensors.csv", (1, "tensor", "A" * 20_000),
+     ("tensors.csv", "column tensor", "4,096 characters")),
+]
+
+
+@pytest.mark.parametrize("name, relative, change, words", CSV_CASES, ids=[c[0] for c in CSV_CASES])
+def test_out_of_range_table_cell_is_one_line_exit_2(name: str, relative: str, change: tuple, words: tuple,
+                                                   tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    row, column, value = change
+
+    def edit(rows: list[list[str]]) -> list[list[str]]:
+        rows[row][rows[0].index(column)] = value
+        return rows
+
+    bundle = damaged(SAMPLE, tmp_path / "bundle", relative, edit, kind="csv")
+    assert_refused(bundle, tmp_path / "out", capsys, *words)
+
+
+def test_whatif_chosen_without_cosine_is_refused(seed_cache: Path, seeds: dict, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    # UndefinedError@render/filters.py:num (layers.html.j2 s["chosen"]["cosine"]) on the per-layer demo bundle.
+    bundle = damaged(seed_cache / "demo_per_layer", tmp_path / "bundle", "layers/whatif.json", _delete(["chosen", "cosine"]))
+    assert_refused(bundle, tmp_path / "out", capsys, "whatif.json", "chosen", "'cosine'")
+
+
+def test_task_results_with_a_foreign_array_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    source = COMMITTED["cls_task"]
+    manifest = json.loads((source / "manifest.json").read_text())
+    results = manifest["task"]["task_results"]["results"]  # the application's results, read by QR010
+
+    def edit(arrays: dict) -> dict:
+        key = sorted(arrays)[0]
+        arrays["labels"] = arrays.pop(key)
+        return arrays
+
+    bundle = damaged(source, tmp_path / "bundle", results, edit, kind="npz")
+    assert_refused(bundle, tmp_path / "out", capsys, results.rsplit("/", 1)[-1], "'labels'", "<sample:06d>/<name>")
