@@ -63,3 +63,24 @@ def test_names_with_dollar_signs_are_drawn_as_written(tmp_path):
     plots = report_plots(model)
     svg = plots["comparisons"][model.comparisons[0].id]["cosine"]
     assert name in svg  # legend text as written, not parsed as mathtext (which raises on this name)
+
+
+def test_imported_engine_profile_gives_a_per_layer_latency_table():
+    """sample_bundles/trt_mobilenet_qat_layerinfo: real TREx MobileNetV2 QAT layer info and profile."""
+    import json
+    from pathlib import Path
+
+    bundle = Path(__file__).resolve().parent.parent / "sample_bundles" / "trt_mobilenet_qat_layerinfo"
+    profile = json.loads((bundle / "stages" / "trt_int8" / "profile.json").read_text())
+    layers = [r for r in profile if "name" in r]
+    slowest = max(layers, key=lambda r: r["averageMs"])
+    model = model_of(bundle)
+    view = model.engine.stages[0]
+    assert view.profiled_layers == len(layers) and len(view.slowest) == 20
+    first = view.slowest[0]
+    assert (first["name"], first["average_ms"]) == (slowest["name"], slowest["averageMs"])
+    assert first["precision"] == "int8" and first["kind"] == "Convolution"
+    assert [r["average_ms"] for r in view.slowest] == sorted((r["average_ms"] for r in view.slowest), reverse=True)
+    html = render_html(model)
+    assert "Slowest layers (20 of 73 profiled" in html and 'id="fig-engine"' in html
+    assert "Nothing to plot" not in html and 'href="#plots"' not in html  # the engine map is the only plot
