@@ -1,0 +1,189 @@
+"""`qdqreport confirm` on real models: the demo's FP32 classifier quantized for real by ONNX Runtime's
+quantize_static (calibrated on the demo's raw-pixel calibration data, or with its UINT8 defaults),
+collected on the demo's real evaluation inputs, then re-quantized with a fix and diffed. Every number
+compared is read from the two bundles. Each confirm is one real quantization and 16 samples of ORT."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+import pytest
+
+from qdqreport.cli import main
+from qdqreport.confirm.quantizers import modelopt_version
+
+DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
+SAMPLES = "16"
+CALIB_ROWS = 32  # calibration rows per set: enough for MinMax, cheap on shared cores
+
+
+def _quantize(fp32: Path, out: Path, calib: Path, activation: str, ops: list[str]) -> None:
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.rows = iter({"x": row[None]} for row in np.load(calib)["x"])
+
+        def get_next(self):
+            return next(self.rows, None)
+
+    symmetric = activation == "int8"
+    quantize_static(str(fp32), str(out), Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=ops,
+                    activation_type=QuantType.QInt8 if symmetric else QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    extra_options={"ActivationSymmetric": symmetric, "WeightSymmetric": symmetric})
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("confirm")
+    for name in ("calib", "calib_x255"):
+        np.savez(root / f"{name}.npz", x=np.load(DEMO / f"{name}.npz")["x"][:CALIB_ROWS])
+    return root
+
+
+def _collect(work: Path, qdq: Path, calib: Path, name: str) -> Path:
+    out = work / name
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(qdq), "--inputs",
+                 str(DEMO / "eval.npz"), "--calib", str(calib), "--max-samples", SAMPLES, "--save-inputs",
+                 "-o", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def x255_bundle(work: Path) -> Path:
+    """Symmetric INT8 Conv + MatMul calibrated on raw 0-255 pixels while the model is fed [-1, 1]."""
+    model = work / "cls_ort_x255.onnx"
+    _quantize(DEMO / "cls_fp32.onnx", model, work / "calib_x255.npz", "int8", ["Conv", "MatMul"])
+    return _collect(work, model, work / "calib_x255.npz", "x255_bundle")
+
+
+@pytest.fixture(scope="module")
+def uint8_bundle(work: Path) -> Path:
+    """quantize_static's defaults (asymmetric UINT8 activations) on good calibration data."""
+    model = work / "cls_ort_u8.onnx"
+    _quantize(DEMO / "cls_fp32.onnx", model, work / "calib.npz", "uint8", ["Conv", "MatMul"])
+    return _collect(work, model, work / "calib.npz", "uint8_bundle")
+
+
+def _top1(bundle: Path) -> float:
+    rows = list(csv.DictReader(open(bundle / "compare" / "ort_qdq__vs__ort_fp32.samples.csv")))
+    return statistics.mean(float(r["top1_agree"]) for r in rows if r["top1_agree"])
+
+
+def _cosine(bundle: Path) -> float:
+    rows = list(csv.DictReader(open(bundle / "compare" / "ort_qdq__vs__ort_fp32.samples.csv")))
+    return statistics.median(float(r["cosine"]) for r in rows)
+
+
+def _manifest(bundle: Path) -> dict:
+    return json.loads((bundle / "manifest.json").read_text())
+
+
+def _precisions(bundle: Path) -> dict[str, str]:
+    summary = json.loads((bundle / "quant" / "precision_summary.json").read_text())
+    return {node["name"]: node["precision"] for node in summary["nodes"]}
+
+
+def _finding(bundle: Path, rule: str, tmp_path: Path) -> str:
+    assert main(["report", str(bundle), "-o", str(tmp_path / f"report-{rule}")]) in (0, 1)
+    findings = json.loads((tmp_path / f"report-{rule}" / "findings.json").read_text())["findings"]
+    return next(f["fingerprint"] for f in findings if f["id"] == rule)
+
+
+def test_corrected_calibration_restores_the_outputs(x255_bundle: Path, work: Path, tmp_path: Path, capsys) -> None:
+    fingerprint = _finding(x255_bundle, "QR003", tmp_path)  # the calibration-scale finding, by fingerprint
+    out = tmp_path / "confirmed"
+    assert main(["confirm", str(x255_bundle), "--fix", fingerprint, "--calib", str(work / "calib.npz"),
+                 "-o", str(out), "--quiet"]) == 0
+    after = out / "bundle"
+    before_top1, after_top1 = _top1(x255_bundle), _top1(after)
+    assert before_top1 < 0.9 <= 0.99 <= after_top1 and _cosine(after) > 0.99 > _cosine(x255_bundle)
+    diff = json.loads((out / "diff" / "diff.json").read_text())
+    assert diff["verdict"]["kind"] == "restored"
+    assert f"top-1 {before_top1:.0%} → {after_top1:.0%}" in diff["verdict"]["text"]
+    assert diff["verdict"]["text"] in capsys.readouterr().out
+    record = _manifest(after)["quantization"]
+    assert record["quantizer"] == "onnxruntime" and record["version"] == onnxruntime.__version__
+    assert record["fix"]["source"] == f"finding QR003 (fingerprint {fingerprint})"
+    assert record["calibration"] == str(work / "calib.npz") and record["options"]["activation_type"] == "int8"
+    assert record["options"]["op_types_to_quantize"] == ["Conv", "MatMul"]
+    # Same model, same inputs: the diff compared the very samples the bundle holds.
+    assert _manifest(after)["inputs"]["eval"]["samples"] == _manifest(x255_bundle)["inputs"]["eval"]["samples"] == 16
+    assert json.loads((out / "confirm.json").read_text())["verdict"] == diff["verdict"]["text"]
+
+
+def test_calibration_fix_without_the_new_file_is_refused(x255_bundle: Path, tmp_path: Path, capsys) -> None:
+    assert main(["confirm", str(x255_bundle), "--fix", "QR003", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--calib calib_fixed.npz" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_excluding_an_op_type_restores_top1(uint8_bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "no_conv"
+    assert main(["confirm", str(uint8_bundle), "--exclude-op-type", "Conv", "-o", str(out), "--quiet"]) == 0
+    before, after = _precisions(uint8_bundle), _precisions(out / "bundle")
+    convs = [name for name in after if name.startswith("Conv@")]
+    assert all(before[n] != "fp32" for n in convs) and all(after[n] == "fp32" for n in convs)
+    assert after["MatMul@0"] != "fp32"  # the rest is re-quantized as before
+    assert _top1(uint8_bundle) < 0.99 and _top1(out / "bundle") == 1.0
+    diff = json.loads((out / "diff" / "diff.json").read_text())
+    left = [n for n in before if before[n] != "fp32" and after[n] == "fp32"]  # Convs and the nodes they fed
+    assert diff["verdict"]["kind"] in ("restored", "improved") and f"{len(left)} nodes leaving INT8" in diff["verdict"]["text"]
+
+
+def test_a_findings_node_exclusions_leave_int8(uint8_bundle: Path, tmp_path: Path) -> None:
+    """QR002 names the head; --exclude adds a node: both, and only they, run in float after re-quantizing."""
+    out = tmp_path / "head"
+    assert main(["confirm", str(uint8_bundle), "--fix", "QR002", "--exclude", "Conv@52", "-o", str(out), "--quiet"]) == 0
+    before, after = _precisions(uint8_bundle), _precisions(out / "bundle")
+    left = sorted(n for n in before if before[n] != "fp32" and after[n] == "fp32")
+    assert "Conv@52" in left and before["MatMul@0"] != "fp32" == after["MatMul@0"]
+    assert after["Conv@0"] == before["Conv@0"] != "fp32"
+    record = _manifest(out / "bundle")["quantization"]
+    assert "Conv@52" in record["options"]["nodes_to_exclude"] and "MatMul" not in record["options"]["op_types_to_quantize"]
+
+
+def test_refusals_are_one_line_and_write_nothing(uint8_bundle: Path, tmp_path: Path, capsys) -> None:
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine")
+    cases = [["--fix", "QR999"], ["--exclude", "NoSuchNode"], [], ["--fp32", str(DEMO / "cls_int8.onnx"), "--exclude", "Conv@0"]]
+    for extra in cases:
+        assert main(["confirm", str(uint8_bundle), *extra, "-o", str(tmp_path / "out")]) == 2, extra
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        assert not (tmp_path / "out").exists()
+    assert main(["confirm", str(uint8_bundle), "--exclude", "Conv@0", "-o", str(taken)]) == 2
+    assert "not a confirm folder" in capsys.readouterr().err and (taken / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.skipif(modelopt_version() is not None, reason="ModelOpt is installed: the real run below applies")
+def test_modelopt_bundle_without_modelopt_prints_the_commands(tmp_path: Path, capsys) -> None:
+    """A bundle of the corpus that ModelOpt made (its log is in the bundle): one line, then the three commands."""
+    corpus = Path(__file__).resolve().parents[1] / "corpus" / "cls_calib_x255"
+    out = tmp_path / "out"
+    code = main(["confirm", str(corpus), "--fp32", str(DEMO / "cls_fp32.onnx"), "--inputs", str(DEMO / "eval.npz"),
+                 "--calib", str(DEMO / "calib.npz"), "-o", str(out)])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2 and not out.exists()
+    assert lines[0].startswith("qdqreport: error: ") and "not installed" in lines[0]
+    assert "-m modelopt.onnx.quantization" in lines[1] and f"--calibration_data_path={DEMO / 'calib.npz'}" in lines[1]
+    assert lines[2].lstrip().startswith("qdqreport collect") and lines[3].lstrip().startswith("qdqreport diff")
+
+
+@pytest.mark.skipif(modelopt_version() is None, reason="ModelOpt is not installed (pip install 'qdqreport[modelopt]'); "
+                                                       "the ModelOpt confirm runs only where it is")
+def test_modelopt_calibration_fix_restores_the_outputs(tmp_path: Path) -> None:
+    corpus = Path(__file__).resolve().parents[1] / "corpus" / "cls_calib_x255"
+    out = tmp_path / "out"
+    assert main(["confirm", str(corpus), "--fp32", str(DEMO / "cls_fp32.onnx"), "--inputs", str(DEMO / "eval.npz"),
+                 "--calib", str(DEMO / "calib.npz"), "-o", str(out), "--quiet"]) == 0
+    record = _manifest(out / "bundle")["quantization"]
+    assert record["quantizer"] == "modelopt" and record["version"] == modelopt_version()
+    assert _top1(out / "bundle") > _top1(corpus)
+    assert json.loads((out / "diff" / "diff.json").read_text())["verdict"]["kind"] == "restored"
