@@ -29,8 +29,10 @@ class CardModel:
     created_at: str
     models: tuple[dict[str, Any], ...]  # role, path, sha256, bytes
     quantization: dict[str, Any]  # facts from the ModelOpt log and the QDQ graph
-    command: str  # a ModelOpt command line rebuilt from the recorded facts ("" without an FP32 model)
-    command_known: tuple[str, ...]  # which of its arguments come from recorded facts
+    command: str  # the quantizer call recorded in the bundle, else a ModelOpt command rebuilt from its facts
+    command_recorded_by: str  # "qdqreport confirm: onnxruntime 1.20.1" for a recorded call; "" for a rebuilt one
+    command_known: tuple[str, ...]  # for a rebuilt command: which of its arguments come from recorded facts
+    excluded: tuple[str, ...]  # nodes the recorded quantizer call excluded by name
     collect_argv: str
     has_graph: bool  # the bundle holds the QDQ graph's precision summary
     float_nodes: dict[str, int]  # op type -> compute nodes left in float
@@ -49,12 +51,16 @@ def build_card(ctx: Context) -> CardModel:
     log = ctx.modelopt_log if isinstance(ctx.modelopt_log, dict) else {}
     floats = sorted((n for n in graph.get("nodes") or [] if n.get("precision") not in INT8_PRECISIONS),
                     key=lambda n: (n.get("index") or 0, str(n.get("name"))))
-    command, known = _command(ctx, log)
+    run = manifest.get("quantization") if isinstance(manifest.get("quantization"), dict) else {}
+    command, known = (str(run["command"]), ()) if run.get("command") else _command(ctx, log)
     return CardModel(
         title=_title(ctx), bundle=str(ctx.bundle.location), created_at=str(manifest.get("created_at", "")),
         models=tuple({"role": role, **ref} for role, ref in sorted((manifest.get("models") or {}).items())
                      if isinstance(ref, dict)),
         quantization=_quantization(graph, log), command=command, command_known=known,
+        command_recorded_by=f"{run.get('by', 'recorded')}: {run.get('quantizer')} {run.get('version')}"
+        if run.get("command") else "",
+        excluded=tuple(str(n) for n in run.get("excluded_nodes") or ()) if run.get("command") else (),
         collect_argv=" ".join(str(a) for a in (manifest.get("collector") or {}).get("argv", [])),
         has_graph=bool(graph), float_nodes=dict(sorted(Counter(str(n.get("op_type")) for n in floats).items(), key=lambda i: (-i[1], i[0]))),
         float_node_names=tuple(str(n.get("name")) for n in floats[:EXCLUSION_LIST_LIMIT]),

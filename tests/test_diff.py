@@ -303,3 +303,23 @@ def test_precision_changes_between_real_corpus_quantizations(tmp_path):
     assert f"with {entered} node{'s' if entered != 1 else ''} entering INT8 and {left} leaving it" in doc["verdict"]["text"]
     counts = [json.loads((b / "quant" / "precision_summary.json").read_text())["counts"]["q_nodes"] for b in (before, after)]
     assert doc["precision"]["counts"]["q_nodes"] == counts
+
+
+def test_a_recorded_quantizer_call_is_diffed_and_carded(healthy_bundle, tmp_path):
+    """manifest `quantization` (written by `qdqreport confirm`, docs/bundle.md): the call that made the QDQ model."""
+    confirmed = tmp_path / "confirmed"
+    shutil.copytree(healthy_bundle, confirmed)
+    manifest = json.loads((confirmed / "manifest.json").read_text())
+    call = "onnxruntime.quantization.quantize_static('cls_fp32.onnx', 'out.onnx', <reader over calib.npz>, nodes_to_exclude=['MatMul@0'])"
+    manifest["quantization"] = {"quantizer": "onnxruntime", "version": "1.20.1", "command": call,
+                                "excluded_nodes": ["MatMul@0"], "fix": "exclude MatMul@0", "by": "qdqreport confirm"}
+    (confirmed / "manifest.json").write_text(json.dumps(manifest))
+    code, doc = _diff(tmp_path, healthy_bundle, confirmed)
+    assert code == 0
+    rows = {c["item"]: c for c in doc["inputs"] if c["group"] == "quantization"}
+    assert rows["quantizer"]["before"] is None and rows["quantizer"]["after"] == "onnxruntime 1.20.1"
+    assert rows["quantizer call"]["after"] == call and rows["nodes excluded by the quantizer call"]["after"] == "MatMul@0"
+    assert main(["report", str(confirmed), "-o", str(tmp_path / "report"), "--config-card"]) in (0, 1)
+    card = (tmp_path / "report" / "config_card.md").read_text()
+    assert call in card and "qdqreport confirm: onnxruntime 1.20.1" in card and "rebuilt" not in card
+    assert "Nodes it excluded by name: MatMul@0." in card

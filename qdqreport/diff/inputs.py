@@ -76,6 +76,11 @@ def _quantization(before: Context, after: Context) -> list[InputChange]:
     if any(logs):
         for key in MODELOPT_KEYS:
             rows += _pair("quantization", f"ModelOpt {key.replace('_', ' ')}", logs[0].get(key), logs[1].get(key))
+    runs = [_quantizer_run(ctx) for ctx in (before, after)]
+    for label, value in (("quantizer", _quantizer), ("quantizer call", lambda r: r.get("command")),
+                         ("nodes excluded by the quantizer call", lambda r: _plain(r.get("excluded_nodes"))),
+                         ("fix applied", lambda r: r.get("fix"))):
+        rows += _pair("quantization", label, value(runs[0]), value(runs[1]))
     graphs = [ctx.precision if isinstance(ctx.precision, dict) else {} for ctx in (before, after)]
     rows += _pair("quantization", "QDQ graph float type", graphs[0].get("float_dtype"), graphs[1].get("float_dtype"))
     rows += _pair("quantization", "QDQ graph producer", _producer(graphs[0]), _producer(graphs[1]))
@@ -97,6 +102,16 @@ def _data(role: str, artifact: str, before: Context, after: Context) -> list[Inp
 def _overall(stats: Any) -> dict[str, dict[str, Any]]:
     inputs = stats.get("inputs") if isinstance(stats, dict) else None
     return {str(name): dict(entry.get("overall") or {}) for name, entry in (inputs or {}).items() if isinstance(entry, dict)}
+
+
+def _quantizer_run(ctx: Context) -> dict[str, Any]:
+    """manifest["quantization"]: the quantizer `qdqreport confirm` ran to make the QDQ model; {} otherwise."""
+    run = ctx.manifest.get("quantization")
+    return run if isinstance(run, dict) else {}
+
+
+def _quantizer(run: dict[str, Any]) -> str | None:
+    return f"{run.get('quantizer')} {run.get('version')}" if run.get("quantizer") else None
 
 
 def _producer(graph: dict[str, Any]) -> str | None:
