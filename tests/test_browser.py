@@ -241,7 +241,7 @@ def test_report_on_screen(name, reports, artifacts):
         screenshot(report, width, m["scrollHeight"], artifacts / f"{name}-{width}.png")
         if width == 400:
             assert_navigation(name, m)
-            assert m["minPlotTextPx"] is None or m["minPlotTextPx"] >= 6.5, f"{name}: plot text {m['minPlotTextPx']} px"
+            assert m["minPlotTextPx"] is None or m["minPlotTextPx"] >= 7.5, f"{name}: plot text {m['minPlotTextPx']} px"
 
 
 @pytest.mark.parametrize("name", ["demo", "layers", "engine", "failed"])
