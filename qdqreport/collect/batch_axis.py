@@ -55,6 +55,8 @@ def check_overrides(overrides: Mapping[str, int | None], inputs: Sequence[Tensor
 
 
 def infer_batch_axis(spec: TensorSpec) -> int | None:
+    if not spec.ranked:
+        return 0  # the model says nothing: the common layout
     if not spec.shape:
         return None
     dynamic = [axis for axis, dim in enumerate(spec.shape) if not (isinstance(dim, int) and dim > 0)]
@@ -68,10 +70,11 @@ def infer_batch_axis(spec: TensorSpec) -> int | None:
 
 def _checked(spec: TensorSpec, axis: int | None, role: str) -> int | None:
     rank = len(spec.shape)
-    if axis is None:
-        return None
+    if axis is None or (not spec.ranked and axis >= 0):  # any rank: checked against the arrays instead
+        return axis
     if not -rank <= axis < rank:
-        valid = f"0..{rank - 1} or none" if rank else "none (it is a scalar)"
+        valid = "0 or above, or none (its rank is not declared)" if not spec.ranked else (
+            f"0..{rank - 1} or none" if rank else "none (it is a scalar)")
         raise InputError(f"--batch-axis {spec.name}={axis}: {spec.describe()} has rank {rank} ({role}); "
                          f"use an axis in {valid}")
     return axis % rank

@@ -124,6 +124,9 @@ def _check_array(array: np.ndarray, spec: TensorSpec, where: str) -> None:
     if array.dtype != spec.dtype:
         raise InputError(f"{where}: input {spec.name!r} is {array.dtype} but the model expects {spec.dtype}; "
                          f"convert it with .astype(np.{spec.dtype})")
+    if not spec.ranked:
+        _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
+        return
     if array.ndim != len(spec.shape):
         raise InputError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
                          f"{spec.describe()} (rank {len(spec.shape)})")
@@ -180,7 +183,12 @@ def _split_samples(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec], a
 
 def _sample_count(array: np.ndarray, spec: TensorSpec, axis: int | None, path: Path) -> int | None:
     """Samples *array* holds for *spec*; None for one value shared by every sample."""
-    rank = len(spec.shape)
+    rank = len(spec.shape) if spec.ranked else (array.ndim if axis is not None else -1)
+    if rank < 0:  # no batch axis and any rank: the one value is every sample's
+        return None
+    if axis is not None and array.ndim <= axis:
+        raise InputError(f"{path}: {spec.name!r} has shape {list(array.shape)}, no axis {axis} to hold the samples; "
+                         f"set its batch axis with --batch-axis {spec.name}=AXIS")
     if axis is None:
         if array.ndim == rank:
             return None
@@ -202,13 +210,14 @@ def _sample_count(array: np.ndarray, spec: TensorSpec, axis: int | None, path: P
 
 def _sample(array: np.ndarray, spec: TensorSpec, axis: int | None, index: int) -> np.ndarray:
     if axis is None:
-        return array if array.ndim == len(spec.shape) else np.array(array[index])  # ascontiguousarray would make a 0-d 1-d
+        shared = not spec.ranked or array.ndim == len(spec.shape)
+        return array if shared else np.array(array[index])  # ascontiguousarray would make a 0-d 1-d
     batch = _fixed_batch(spec, axis)
     return _take(array, axis, index * batch, batch)
 
 
 def _fixed_batch(spec: TensorSpec, axis: int) -> int:
-    dim = spec.shape[axis]
+    dim = spec.shape[axis] if axis < len(spec.shape) else None  # a model with no declared shape fixes nothing
     return dim if isinstance(dim, int) and dim > 0 else 1
 
 

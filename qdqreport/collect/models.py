@@ -27,8 +27,11 @@ class TensorSpec:
     name: str
     shape: tuple[int | str | None, ...]  # ints are fixed dims; str/None are dynamic
     dtype: np.dtype
+    ranked: bool = True  # False: the model declares no shape at all (any rank), unlike a scalar's []
 
     def describe(self) -> str:
+        if not self.ranked:
+            return f"{self.name}[any rank] {self.dtype}"
         dims = ", ".join(str(d) if isinstance(d, int) else (d or "?") for d in self.shape)
         return f"{self.name}[{dims}] {self.dtype}"
 
@@ -148,7 +151,8 @@ def shorten(text: str, limit: int) -> str:
 def _spec(value: onnx.ValueInfoProto) -> TensorSpec:
     tensor_type = value.type.tensor_type
     dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor_type.shape.dim)
-    return TensorSpec(value.name, dims, np.dtype(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)))
+    return TensorSpec(value.name, dims, np.dtype(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)),
+                      ranked=tensor_type.HasField("shape"))
 
 
 def qdq_node_count(graph: onnx.GraphProto) -> int:
