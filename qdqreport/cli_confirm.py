@@ -61,5 +61,14 @@ def _confirm(args: argparse.Namespace, argv: list[str]) -> int:
     print(result.bundle)
     for path in result.diff_paths:
         print(path)
+    estimate, confirmed = result.record.get("estimate"), result.record.get("confirmed")
+    if estimate and confirmed:  # the what-if measured this exclusion by bypassing Q/DQ: show both numbers
+        print(f"what-if bypass estimate {_numbers(estimate)}; re-quantized {_numbers(confirmed)}")
     print(result.verdict)
     return 1 if args.fail_on_regression and result.regressed else 0
+
+
+def _numbers(measured: dict) -> str:
+    parts = [f"cosine {measured['cosine']:.4f}"] if measured.get("cosine") is not None else []
+    parts += [f"top-1 {measured['top1']:.0%}"] if measured.get("top1") is not None else []
+    return ", ".join(parts) or "no numbers"

@@ -46,20 +46,21 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _collect(work: Path, qdq: Path, calib: Path, name: str) -> Path:
+def _collect(work: Path, qdq: Path, calib: Path, name: str, *extra: str) -> Path:
     out = work / name
     assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(qdq), "--inputs",
                  str(DEMO / "eval.npz"), "--calib", str(calib), "--max-samples", SAMPLES, "--save-inputs",
-                 "-o", str(out), "--quiet"]) == 0
+                 "-o", str(out), "--quiet", *extra]) == 0
     return out
 
 
 @pytest.fixture(scope="module")
 def x255_bundle(work: Path) -> Path:
-    """Symmetric INT8 Conv + MatMul calibrated on raw 0-255 pixels while the model is fed [-1, 1]."""
+    """Symmetric INT8 Conv + MatMul calibrated on raw 0-255 pixels while the model is fed [-1, 1];
+    with a short what-if search, whose best set one test re-quantizes."""
     model = work / "cls_ort_x255.onnx"
     _quantize(DEMO / "cls_fp32.onnx", model, work / "calib_x255.npz", "int8", ["Conv", "MatMul"])
-    return _collect(work, model, work / "calib_x255.npz", "x255_bundle")
+    return _collect(work, model, work / "calib_x255.npz", "x255_bundle", "--per-layer", "--whatif-budget", "8")
 
 
 @pytest.fixture(scope="module")
@@ -149,11 +150,41 @@ def test_a_findings_node_exclusions_leave_int8(uint8_bundle: Path, tmp_path: Pat
     assert "Conv@52" in record["options"]["nodes_to_exclude"] and "MatMul" not in record["options"]["op_types_to_quantize"]
 
 
+def test_quantize_static_fix_of_qr004(uint8_bundle: Path, tmp_path: Path) -> None:
+    """QR004's fix for an ONNX Runtime model is quantize_static with signed symmetric INT8: applied as such."""
+    out = tmp_path / "int8"
+    report = json.loads((_report(uint8_bundle, tmp_path) / "findings.json").read_text())["findings"]
+    fingerprint = next(f["fingerprint"] for f in report if f["id"] == "QR004" and "zero-point" in f["title"])
+    assert main(["confirm", str(uint8_bundle), "--fix", fingerprint, "-o", str(out), "--quiet"]) == 0
+    record = _manifest(out / "bundle")["quantization"]
+    assert record["options"]["activation_type"] == "int8" and record["options"]["extra_options"]["ActivationSymmetric"]
+    summary = json.loads((out / "bundle" / "quant" / "precision_summary.json").read_text())
+    assert {g["dtype"] for g in summary["qdq"]} == {"int8"} and not any(g["zero_point_nonzero"] for g in summary["qdq"])
+    assert _top1(out / "bundle") >= _top1(uint8_bundle)
+
+
+def test_whatif_estimate_beside_the_requantized_number(x255_bundle: Path, tmp_path: Path, capsys) -> None:
+    chosen = json.loads((x255_bundle / "layers" / "whatif.json").read_text())["chosen"]
+    out = tmp_path / "whatif"
+    args = [a for node in chosen["nodes"] for a in ("--exclude", node)]
+    assert main(["confirm", str(x255_bundle), *args, "-o", str(out), "--quiet"]) == 0
+    record = json.loads((out / "confirm.json").read_text())
+    assert record["estimate"]["cosine"] == chosen["cosine"] and record["estimate"]["top1"] == chosen["top1"]
+    assert record["confirmed"]["top1"] == _top1(out / "bundle")
+    assert record["confirmed"]["cosine"] == pytest.approx(_cosine(out / "bundle"), abs=1e-6)
+    assert f"what-if bypass estimate cosine {chosen['cosine']:.4f}" in capsys.readouterr().out
+
+
+def _report(bundle: Path, tmp_path: Path) -> Path:
+    assert main(["report", str(bundle), "-o", str(tmp_path / "report")]) in (0, 1)
+    return tmp_path / "report"
+
+
 def test_refusals_are_one_line_and_write_nothing(uint8_bundle: Path, tmp_path: Path, capsys) -> None:
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "keep.txt").write_text("mine")
-    cases = [["--fix", "QR999"], ["--exclude", "NoSuchNode"], [], ["--fp32", str(DEMO / "cls_int8.onnx"), "--exclude", "Conv@0"]]
+    cases = [["--fix", "QR999"], ["--fix", "QR004"], ["--exclude", "NoSuchNode"], [], ["--fp32", str(DEMO / "cls_int8.onnx"), "--exclude", "Conv@0"]]
     for extra in cases:
         assert main(["confirm", str(uint8_bundle), *extra, "-o", str(tmp_path / "out")]) == 2, extra
         assert len(capsys.readouterr().err.strip().splitlines()) == 1

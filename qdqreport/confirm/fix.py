@@ -30,11 +30,12 @@ class FixSpec:
     calibration_method: str | None = None
     wants_calibration: str | None = None  # the file a fix's command names that the user must supply
     action: str = ""
+    ort_options: tuple[tuple[str, object], ...] = ()  # quantize_static arguments a fix sets (QR004's QInt8)
 
     def describe(self) -> dict[str, object]:
         return {"source": self.source, "action": self.action, "nodes_to_exclude": list(self.node_patterns),
                 "op_types_to_exclude": list(self.op_types), "calibration": self.calibration,
-                "calibration_method": self.calibration_method}
+                "calibration_method": self.calibration_method, "quantize_static_options": dict(self.ort_options)}
 
 
 @dataclass
@@ -57,13 +58,20 @@ def find_finding(findings: Sequence[Finding], wanted: str, bundle: str) -> Findi
                      f"({', '.join(f.fingerprint for f in matches)})")
 
 
-def fix_from_finding(finding: Finding, calib_file: str | None) -> FixSpec:
-    """The first fix of *finding* that re-quantizes, read back from its command line."""
+def fix_from_finding(finding: Finding, calib_file: str | None, quantizer: str = "modelopt") -> FixSpec:
+    """The first fix of *finding* that re-quantizes, read back from its command line; for an ONNX Runtime
+    model a quantize_static fix (QR004: signed symmetric INT8) comes before a ModelOpt one."""
+    source = f"finding {finding.rule_id} (fingerprint {finding.fingerprint})"
+    if quantizer == "onnxruntime":
+        for fix in finding.fixes:
+            options = _parse_quantize_static(fix.command)
+            if options:
+                return FixSpec(source, (), (), calib_file, options.pop("calibrate_method", None), None, fix.action,
+                               tuple(options.items()))
     for fix in finding.fixes:
         parsed = _parse_command(fix.command)
         if parsed is None:
             continue
-        source = f"finding {finding.rule_id} (fingerprint {finding.fingerprint})"
         return FixSpec(source, tuple(parsed.patterns), tuple(parsed.op_types), calib_file, parsed.method,
                        parsed.calibration, fix.action)
     raise InputError(f"finding {finding.rule_id} ({finding.fingerprint}): none of its fixes re-quantizes the model "
@@ -80,7 +88,7 @@ def merge(fix: FixSpec, exclude: Iterable[str], op_types: Iterable[str], method:
     """A finding's fix plus what the command line adds (more exclusions, another calibration method)."""
     return FixSpec(fix.source, tuple(dict.fromkeys([*fix.node_patterns, *exclude])),
                    tuple(dict.fromkeys([*fix.op_types, *op_types])), fix.calibration, method or fix.calibration_method,
-                   fix.wants_calibration, fix.action)
+                   fix.wants_calibration, fix.action, fix.ort_options)
 
 
 def check_calibration(fix: FixSpec, original: str | None) -> None:
@@ -112,6 +120,24 @@ def resolve_nodes(patterns: Sequence[str], names: Sequence[str], where: str) -> 
                              "lists them")
         chosen += hits
     return list(dict.fromkeys(chosen))
+
+
+_ORT_TYPE = re.compile(r"\b(activation_type|weight_type)=QuantType\.Q(U?Int8)\b")
+_ORT_FLAG = re.compile(r"'(ActivationSymmetric|WeightSymmetric)':\s*(True|False)")
+_ORT_BOOL = re.compile(r"\b(per_channel)=(True|False)\b")
+_ORT_METHOD = re.compile(r"\bcalibrate_method=CalibrationMethod\.(\w+)")
+
+
+def _parse_quantize_static(command: str) -> dict[str, object]:
+    """The arguments a `quantize_static(...)` fix names: types, symmetry, per-channel, calibration method."""
+    if "quantize_static(" not in command:
+        return {}
+    options: dict[str, object] = {name: value.lower() for name, value in _ORT_TYPE.findall(command)}
+    options.update({name: value == "True" for name, value in _ORT_FLAG.findall(command) + _ORT_BOOL.findall(command)})
+    method = _ORT_METHOD.search(command)
+    if method:
+        options["calibrate_method"] = method.group(1).lower()
+    return options
 
 
 def _parse_command(command: str) -> _Parsed | None:

@@ -90,8 +90,13 @@ def _symmetric(groups: list[dict[str, Any]], dtype: str) -> bool:
 
 
 def apply_fix_ort(options: dict[str, Any], nodes: Sequence[str], op_types: Sequence[str],
-                  method: str | None) -> dict[str, Any]:
+                  method: str | None, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     fixed = dict(options, extra_options=dict(options["extra_options"]))
+    for key, value in (overrides or {}).items():  # a quantize_static fix: types, symmetry, per-channel
+        if key in fixed["extra_options"]:
+            fixed["extra_options"][key] = value
+        else:
+            fixed[key] = value
     fixed["nodes_to_exclude"] = list(dict.fromkeys([*options["nodes_to_exclude"], *nodes]))
     fixed["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in set(op_types)]
     if method:

@@ -90,14 +90,14 @@ def confirm(options: ConfirmOptions, progress: Progress | None = None) -> Confir
 
 # --- planning: everything is checked before anything is written -------------------------------
 def _plan(options: ConfirmOptions, ctx: Context) -> _Plan:
-    fix = _fix(options, ctx)
+    detected = q.detect(ctx.precision, ctx.modelopt_log, options.quantizer)
+    fix = _fix(options, ctx, detected.quantizer)
     fp32 = _fp32(options, ctx)
     original = _original_calibration(ctx)
     fixes.check_calibration(fix, original)
     calib = fix.calibration or original
     if calib and not Path(calib).is_file():
         raise InputError(f"{calib}: no such calibration file; pass the calibration data with --calib FILE")
-    detected = q.detect(ctx.precision, ctx.modelopt_log, options.quantizer)
     if detected.quantizer == "onnxruntime" and not calib:
         raise InputError(f"{options.bundle}: records no calibration file that exists here; pass the data the model "
                          "was (or should be) calibrated on with --calib FILE")
@@ -109,14 +109,14 @@ def _plan(options: ConfirmOptions, ctx: Context) -> _Plan:
     return _Plan(fix, fp32, calib, detected, nodes)
 
 
-def _fix(options: ConfirmOptions, ctx: Context) -> fixes.FixSpec:
+def _fix(options: ConfirmOptions, ctx: Context, quantizer: str) -> fixes.FixSpec:
     if options.calib_method and options.calib_method not in fixes.CALIB_METHODS:
         raise InputError(f"--calib-method {options.calib_method}: use one of {', '.join(fixes.CALIB_METHODS)}")
     if options.fix:
         from qdqreport.engine import run_rules
 
         finding = fixes.find_finding(run_rules(ctx).findings, options.fix, options.bundle)
-        spec = fixes.fix_from_finding(finding, options.calib)
+        spec = fixes.fix_from_finding(finding, options.calib, quantizer)
         return fixes.merge(spec, options.exclude, options.exclude_op_types, options.calib_method)
     if not (options.exclude or options.exclude_op_types or options.calib or options.calib_method):
         raise InputError(f"{options.bundle}: nothing to confirm; pass --fix FINDING (a rule id or fingerprint of "
@@ -201,6 +201,7 @@ def _run(options: ConfirmOptions, ctx: Context, plan: _Plan, out: Path, model: P
     diff = build_diff(options.bundle, bundle)
     written = write_diff(diff, out / "diff")
     record = {"format": 1, "before": options.bundle, "after": str(bundle), "quantization": record,
+              "estimate": record.get("estimate"), "confirmed": _measured(Context(Bundle(bundle))),
               "verdict": diff.verdict.text, "verdict_kind": diff.verdict.kind}
     (out / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return ConfirmResult(out, bundle, tuple(written.paths), diff.verdict.text, written.regressed, record)
@@ -209,7 +210,8 @@ def _run(options: ConfirmOptions, ctx: Context, plan: _Plan, out: Path, model: P
 def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, progress: Progress) -> dict[str, Any]:
     """Run the quantizer; return the manifest's `quantization` record."""
     base = {"quantizer": plan.detected.quantizer, "detected_by": plan.detected.reason, "fix": plan.fix.describe(),
-            "excluded_nodes": plan.nodes, "calibration": plan.calib, "by": "qdqreport confirm"}
+            "excluded_nodes": plan.nodes, "calibration": plan.calib, "by": "qdqreport confirm",
+            "estimate": _estimate(ctx, plan)}
     if plan.detected.quantizer == "modelopt":
         recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
         args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
@@ -221,7 +223,8 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     from qdqreport.collect.models import load_model
 
     recovered = q.ort_options(ctx.precision or {})
-    used = q.apply_fix_ort(recovered, plan.nodes, plan.fix.op_types, plan.fix.calibration_method)
+    used = q.apply_fix_ort(recovered, plan.nodes, plan.fix.op_types, plan.fix.calibration_method,
+                           dict(plan.fix.ort_options))
     specs = load_model(plan.fp32, "--fp32").inputs
     calib = load_inputs(plan.calib, specs, "--calib", axes=_batch_axes(ctx))
     progress.say(f"re-quantizing with onnxruntime {q.onnxruntime_version()} quantize_static "
@@ -229,6 +232,29 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     q.run_ort(plan.fp32, model, calib.samples, used)
     return {**base, "version": q.onnxruntime_version(), "recovered": recovered, "options": used,
             "command": q.ort_call(str(plan.fp32), str(model), plan.calib, used)}
+
+
+def _estimate(ctx: Context, plan: _Plan) -> dict[str, Any] | None:
+    """The what-if's bypass measurement of this very exclusion set, when the bundle's search tried it."""
+    summary = ctx.whatif_summary if isinstance(ctx.whatif_summary, dict) else {}
+    trials = [summary.get("chosen") or {}, summary.get("op_type") or {}]
+    for trial in trials:
+        same_nodes = trial.get("nodes") and isinstance(trial.get("nodes"), list) and set(trial["nodes"]) == set(plan.nodes)
+        same_type = trial.get("op_type") and list(plan.fix.op_types) == [trial["op_type"]] and not plan.nodes
+        if (same_nodes or same_type) and not plan.fix.calibration and not plan.fix.ort_options:
+            return {"by": "what-if bypass (collect --per-layer)", "cosine": trial.get("cosine"), "top1": trial.get("top1")}
+    return None
+
+
+def _measured(after: Context) -> dict[str, Any] | None:
+    """The re-quantized model's numbers as the what-if states them: worst output's median cosine, mean top-1."""
+    comparison = after.comparison("quantization")
+    if comparison is None:
+        return None
+    summaries = after.output_summaries(comparison.id)
+    top1 = [s.top1 for s in summaries if s.top1 is not None]
+    return {"by": "re-quantized and collected", "cosine": min((s.cosine_median for s in summaries), default=None),
+            "top1": sum(top1) / len(top1) if top1 else None}
 
 
 def _replay_inputs(options: ConfirmOptions, ctx: Context, out: Path) -> str:
