@@ -193,6 +193,20 @@ def test_refusals_are_one_line_and_write_nothing(uint8_bundle: Path, tmp_path: P
     assert "not a confirm folder" in capsys.readouterr().err and (taken / "keep.txt").read_text() == "mine"
 
 
+def test_a_failure_after_writing_started_leaves_nothing_and_force_keeps_the_old_run(uint8_bundle: Path, tmp_path: Path,
+                                                                                   capsys) -> None:
+    wrong = tmp_path / "wrong_key.npz"  # found only when the quantizer reads it, after OUT was created
+    np.savez(wrong, image=np.load(DEMO / "calib.npz")["x"][:4])
+    out = tmp_path / "out"
+    assert main(["confirm", str(uint8_bundle), "--calib", str(wrong), "-o", str(out), "--quiet"]) == 2
+    assert "wrong_key.npz" in capsys.readouterr().err and not out.exists()
+    assert main(["confirm", str(uint8_bundle), "--calib-method", "entropy", "-o", str(out), "--quiet"]) == 0
+    first = (out / "confirm.json").read_text()
+    assert main(["confirm", str(uint8_bundle), "--calib", str(wrong), "-o", str(out), "--force", "--quiet"]) == 2
+    assert (out / "confirm.json").read_text() == first  # the failed --force run restored the old folder
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+
+
 @pytest.mark.skipif(modelopt_version() is not None, reason="ModelOpt is installed: the real run below applies")
 def test_modelopt_bundle_without_modelopt_prints_the_commands(tmp_path: Path, capsys) -> None:
     """A bundle of the corpus that ModelOpt made (its log is in the bundle): one line, then the three commands."""

@@ -48,7 +48,7 @@ def detect(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any] 
     if forced:
         return Detected(forced, "--quantizer")
     if modelopt_log:
-        return Detected("modelopt", "the bundle holds ModelOpt's log (collect --modelopt-log)")
+        return Detected("modelopt", "the bundle holds ModelOpt's log")
     float_dtype = (precision or {}).get("float_dtype")
     if float_dtype in ("fp16", "mixed"):
         return Detected("modelopt", f"the QDQ graph's float part is {float_dtype} (ModelOpt's default; "

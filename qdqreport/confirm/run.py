@@ -27,6 +27,7 @@ from qdqreport.confirm import fix as fixes
 from qdqreport.confirm import quantizers as q
 from qdqreport.errors import InputError
 from qdqreport.progress import Progress
+from qdqreport.rules._common import node_patterns  # ModelOpt matches --nodes_to_exclude with re.match: anchored
 
 RECORD = "confirm.json"
 
@@ -215,7 +216,7 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     if plan.detected.quantizer == "modelopt":
         recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
         args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
-                               plan.fix.node_patterns, plan.fix.op_types, plan.fix.calibration_method)
+                               node_patterns(plan.nodes), plan.fix.op_types, plan.fix.calibration_method)
         progress.say(f"re-quantizing with ModelOpt {q.modelopt_version()}")
         q.run_modelopt(args, model.parent / "modelopt.log")
         return {**base, "version": q.modelopt_version(), "recovered": recovered, "command": q.shell(args)}
@@ -295,17 +296,21 @@ def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model:
     out = Path(options.output)
     recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
     args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(out / "modelopt.log"), recovered,
-                           plan.fix.node_patterns, plan.fix.op_types, plan.fix.calibration_method)
+                           node_patterns(plan.nodes), plan.fix.op_types, plan.fix.calibration_method)
+    saved = Path(options.bundle) / "inputs" / "qdqreport_inputs.py"  # collect --save-inputs' loader (zips: unzip first)
     source = ["--inputs", options.inputs] if options.inputs else [
-        "--data-loader-script", str(Path(options.bundle) / "inputs" / "qdqreport_inputs.py")]  # the saved inputs
+        "--data-loader-script", str(saved) if Path(options.bundle).is_dir() else f"<unzipped {options.bundle}>/{saved.relative_to(options.bundle)}"]
     collect = ["qdqreport", "collect", "--fp32", str(plan.fp32), "--qdq", str(model), *source,
                "--modelopt-log", str(out / "modelopt.log"), "-o", str(out / "bundle")]
     if plan.calib:
         collect += ["--calib", plan.calib]
+    limit = (ctx.manifest.get("settings") or {}).get("max_samples")
+    if options.inputs and limit:  # cut like the bundle's
+        collect += ["--max-samples", str(limit)]
     import shlex
 
     return q.QuantizerUnavailable(
-        f"{options.bundle}: made by ModelOpt ({plan.detected.reason}), which is not installed here "
-        "(pip install 'qdqreport[modelopt]'); run these where it is:",
+        f"{options.bundle}: made by ModelOpt, which is not installed here (pip install 'qdqreport[modelopt]'; "
+        f"recognised because {plan.detected.reason}); run these where it is:",
         [q.shell(args), shlex.join(collect), shlex.join(["qdqreport", "diff", options.bundle, str(out / "bundle"),
                                                           "-o", str(out / "diff")])])
