@@ -2,8 +2,9 @@
 
 Each case mutates a real seed bundle (tests/fuzz/fuzz_seeds.py), re-hashes it, and runs `qdqreport validate`
 and `qdqreport report` in-process (tests/fuzz/fuzz_harness.py says how outcomes are classified). Writes
-DIR/summary.json (counts, cases per second, every bad signature with example cases) and saves bad cases
-under DIR/cases/<signature>/case-N/ (the bundle and case.json). Exit 0 when no case was bad, 1 otherwise.
+DIR/summary.json at the end (counts, cases per second, exit codes, every bad signature with example cases),
+DIR/progress-<first index>.json every 100 cases per worker, and saves bad cases under
+DIR/cases/<signature>/case-N/ (the bundle and case.json). Exit 0 when no case was bad, 1 otherwise.
 
 Replay one saved case: `python scripts/fuzz_bundles.py --replay DIR/cases/<signature>/case-N`.
 """
@@ -65,9 +66,16 @@ def _work(job: tuple) -> RunStats:
     limit = int(args.memory_gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     seeds = load_seeds(args.out / "seeds")
+    progress = args.out / f"progress-{indices[0] if indices else 0}.json"
+
+    def report_progress(stats: RunStats, index: int) -> None:
+        # A long run in the background: what it has done so far, rewritten every 100 cases.
+        progress.write_text(json.dumps({"seed": args.seed, "last_index": index, **stats.to_dict()}, indent=1,
+                                       ensure_ascii=True))
+
     with tempfile.TemporaryDirectory(prefix="qdqfuzz-") as work:
         return run_cases(seeds, args.seed, indices, Path(work), timeout=args.timeout, plot_every=args.plot_every,
-                         save=args.out / "cases", deadline=deadline)
+                         save=args.out / "cases", deadline=deadline, on_progress=report_progress)
 
 
 def _merge(results: list[RunStats], seconds: float) -> RunStats:

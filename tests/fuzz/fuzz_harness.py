@@ -283,7 +283,7 @@ class RunStats:
 
 def run_cases(seeds: dict[str, dict[str, bytes]], run_seed: int, indices: range | list[int], work: Path,
               timeout: float = 60.0, plot_every: int = 10, save: Path | None = None, keep_per_signature: int = 2,
-              deadline: float | None = None) -> RunStats:
+              deadline: float | None = None, on_progress: Any = None) -> RunStats:
     """Run the cases *indices* of run *run_seed*; save up to *keep_per_signature* bad cases per signature under *save*."""
     stats = RunStats()
     _warm_up(seeds, work)
@@ -307,6 +307,9 @@ def run_cases(seeds: dict[str, dict[str, bytes]], run_seed: int, indices: range 
                 if save is not None:
                     _save(case, outcome, save, index, run_seed)
         shutil.rmtree(folder, ignore_errors=True)
+        if on_progress is not None and stats.cases % 100 == 0:
+            stats.seconds = time.monotonic() - start
+            on_progress(stats, index)
     stats.seconds = time.monotonic() - start
     return stats
 
