@@ -152,6 +152,9 @@ def _staged_target(writer: BundleWriter, relative: str) -> Path:
     if target is None or root not in target.parents:
         raise InputError(f"{writer.root}: refusing to write {relative[:80]!r} outside the staging folder of "
                          f"{writer.destination}; the source bundle is damaged or hostile, do not use it")
+    if target.exists():  # a case-insensitive disk: two listed names differ only in case
+        raise InputError(f"{writer.destination}: the source bundle lists {relative[:80]!r} twice (names that differ "
+                         "only in case); re-run `qdqreport collect`")
     target.parent.mkdir(parents=True, exist_ok=True)
     return target
 
