@@ -55,7 +55,7 @@ def main() -> int:
     total = _merge(results, time.monotonic() - start)
     summary = {"seed": args.seed, "start": args.start, "requested": args.cases, **total.to_dict()}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=True))
-    print(json.dumps({k: summary[k] for k in ("cases", "seconds", "cases_per_second", "counts", "exits")}))
+    print(json.dumps({k: summary[k] for k in ("cases", "seconds", "cpu_seconds", "cases_per_cpu_second", "counts", "exits")}))
     for name, entry in sorted(total.signatures.items(), key=lambda kv: -kv[1]["count"]):
         print(f"{entry['count']:6d} {entry['kind']:8s} {name}")
     return 1 if total.bad() else 0
@@ -82,6 +82,7 @@ def _merge(results: list[RunStats], seconds: float) -> RunStats:
     total = RunStats(seconds=seconds)
     for stats in results:
         total.cases += stats.cases
+        total.cpu_seconds += stats.cpu_seconds
         for kind, count in stats.counts.items():
             total.counts[kind] = total.counts.get(kind, 0) + count
         for key, count in stats.exits.items():

@@ -218,6 +218,10 @@ ARTIFACT_SPECS: dict[str, Spec] = {
                        "reached": Bool(True)}, required=(*_RESULT.fields, "cost_nodes", "nodes", "reached"), nullable=True),
         "op_type": Obj({**_RESULT.fields, "op_type": Str(), "nodes": Count(True), "reached": Bool(True)},
                        required=("op_type",), nullable=True),
+        "confirmed": Obj({**_RESULT.fields, "quantizer": Str(nullable=True), "version": Str(nullable=True),
+                          "command": Str(TEXT_MAX, nullable=True), "error": Str(TEXT_MAX, nullable=True),
+                          "nodes": ListOf(Str(), nullable=True), "seconds": Num(0, nullable=True)},
+                         nullable=True),  # collect --per-layer --confirm (qdqreport/confirm/whatif_confirm.py)
         "candidates": ListOf(Str(), nullable=True), "quantized_nodes": Count(True), "samples": Count(True),
         "seconds": Num(0, nullable=True), "budget_seconds": Num(0, nullable=True), "stopped": Str(TEXT_MAX, nullable=True),
         "target_cosine": Num(-1, 1, nullable=True), "target_top1": Share(True), "trials": Count(True)}),
@@ -254,7 +258,8 @@ MANIFEST_SPEC = Obj({
                           "artifacts": Obj(values=Str()), "details": Obj(nullable=True)}), 1000),
     "comparisons": ListOf(Obj({
         "id": Str(500), "reference": Str(200), "candidate": Str(200), "tables": Obj(values=Str()),
-        "sliced": Obj(values=Obj({"axis": Num(-64, 64, integer=True, nullable=True), "spread": Float(True, finite=True)})),
+        "sliced": Obj(values=Obj({"axis": Num(-64, 64, integer=True, nullable=True), "spread": Num()},
+                                 required=("axis", "spread"))),
         "class_outputs": ListOf(Str()), "skipped": Obj(values=Str(TEXT_MAX))}), 1000),
     "artifacts": Obj(values=Str()),
     "task": Obj({

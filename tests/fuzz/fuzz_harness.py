@@ -267,6 +267,7 @@ def _rule_signature(message: str) -> str:
 class RunStats:
     cases: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time: the machine may be shared, wall time says little
     counts: dict[str, int] = field(default_factory=dict)
     exits: dict[str, int] = field(default_factory=dict)  # "report:0" -> cases: how deep the cases got
     signatures: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -275,8 +276,9 @@ class RunStats:
         return sum(self.counts.get(kind, 0) for kind in BAD)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cases": self.cases, "seconds": round(self.seconds, 1),
+        return {"cases": self.cases, "seconds": round(self.seconds, 1), "cpu_seconds": round(self.cpu_seconds, 1),
                 "cases_per_second": round(self.cases / self.seconds, 2) if self.seconds else None,
+                "cases_per_cpu_second": round(self.cases / self.cpu_seconds, 2) if self.cpu_seconds else None,
                 "counts": dict(sorted(self.counts.items())), "exits": dict(sorted(self.exits.items())),
                 "signatures": self.signatures}
 
@@ -287,7 +289,7 @@ def run_cases(seeds: dict[str, dict[str, bytes]], run_seed: int, indices: range 
     """Run the cases *indices* of run *run_seed*; save up to *keep_per_signature* bad cases per signature under *save*."""
     stats = RunStats()
     _warm_up(seeds, work)
-    start = time.monotonic()
+    start, cpu = time.monotonic(), time.process_time()
     for index in indices:
         if deadline is not None and time.monotonic() > deadline:
             break
@@ -308,9 +310,9 @@ def run_cases(seeds: dict[str, dict[str, bytes]], run_seed: int, indices: range 
                     _save(case, outcome, save, index, run_seed)
         shutil.rmtree(folder, ignore_errors=True)
         if on_progress is not None and stats.cases % 100 == 0:
-            stats.seconds = time.monotonic() - start
+            stats.seconds, stats.cpu_seconds = time.monotonic() - start, time.process_time() - cpu
             on_progress(stats, index)
-    stats.seconds = time.monotonic() - start
+    stats.seconds, stats.cpu_seconds = time.monotonic() - start, time.process_time() - cpu
     return stats
 
 

@@ -156,3 +156,10 @@ def test_task_results_with_a_foreign_array_key_is_refused(tmp_path: Path, capsys
 
     bundle = damaged(source, tmp_path / "bundle", results, edit, kind="npz")
     assert_refused(bundle, tmp_path / "out", capsys, results.rsplit("/", 1)[-1], "'labels'", "<sample:06d>/<name>")
+
+
+def test_sliced_output_without_spread_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # rule:QR001:KeyError@rules/stage_divergence.py (fuzz seed 5): a sliced entry without its scale spread.
+    bundle = damaged(COMMITTED["lm_slices"], tmp_path / "bundle", "manifest.json",
+                     _delete(["comparisons", 0, "sliced", "embedding", "spread"]))
+    assert_refused(bundle, tmp_path / "out", capsys, "manifest.json", "comparisons[0].sliced.embedding", "'spread'")
