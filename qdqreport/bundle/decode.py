@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import zipfile
 import zlib
 from typing import Any
@@ -22,6 +23,7 @@ from qdqreport.bundle.limits import JSON_DEPTH, current_limits, over_limit
 from qdqreport.errors import BundleError
 
 NPY_VERSIONS = ((1, 0), (2, 0), (3, 0))
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 NPZ_ERRORS = (ValueError, OSError, EOFError, zlib.error, zipfile.BadZipFile, NotImplementedError, RuntimeError,
               UnicodeDecodeError, TypeError, SyntaxError)
 
@@ -38,15 +40,19 @@ def load_json(data: bytes, where: str, fix: str) -> Any:
         raise BundleError(f"{where}: JSON nested too deeply (more than {JSON_DEPTH} levels); {fix}") from None
     except ValueError as exc:  # also int() of a number with thousands of digits
         raise BundleError(f"{where}: not valid JSON ({_one_line(exc)}); {fix}") from None
-    problem = _tree_problem(value)
+    # Only a \uD800-\uDFFF escape can make a lone surrogate (UTF-8 text cannot hold one), so most
+    # files skip the per-string check.
+    problem = _tree_problem(value, strings=_SURROGATE_ESCAPE.search(text) is not None)
     if problem:
         raise BundleError(f"{where}: {problem}; {fix}")
     return value
 
 
-def _tree_problem(value: Any) -> str | None:
-    """Walk *value* without recursion; say where it nests too deep or holds a lone surrogate."""
+def _tree_problem(value: Any, strings: bool = True) -> str | None:
+    """Walk *value* without recursion; say where it nests too deep or (with *strings*) holds a
+    lone surrogate."""
     stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 0, ())]
+    pushed = (str, dict, list) if strings else (dict, list)
     while stack:
         item, depth, path = stack.pop()
         if isinstance(item, str):
@@ -59,9 +65,9 @@ def _tree_problem(value: Any) -> str | None:
             return f"field {_json_path(path)} nests more than {JSON_DEPTH} levels deep"
         pairs = item.items() if isinstance(item, dict) else enumerate(item)
         for key, child in pairs:
-            if isinstance(key, str) and not _encodable(key):
+            if strings and isinstance(key, str) and not _encodable(key):
                 return f"a key in {_json_path(path)} holds a lone surrogate (\\ud800-\\udfff), which is not text"
-            if isinstance(child, (str, dict, list)):
+            if isinstance(child, pushed):
                 stack.append((child, depth + 1, (*path, key)))
     return None
 
