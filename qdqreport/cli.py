@@ -140,6 +140,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="per-layer error (local and accumulated), Q-node range use and a measured what-if search")
     collect.add_argument("--whatif-budget", type=float, default=120.0, metavar="SECONDS",
                          help="time for the what-if search with --per-layer (default 120; 0 disables it)")
+    collect.add_argument("--confirm", action="store_true",
+                         help="with --per-layer: re-quantize the FP32 model with the what-if's best set excluded "
+                              "(the quantizer that made --qdq, options read from its graph, --calib data) and record "
+                              "the real number beside the bypass estimate (docs/confirm.md)")
     collect.add_argument("--target-cosine", type=float, default=0.99, help="what-if target: output cosine (default 0.99)")
     collect.add_argument("--target-top1", type=float, default=0.99, help="what-if target: top-1 agreement (default 0.99)")
     collect.add_argument("--trt-mark-all", action="store_true",
@@ -202,6 +206,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              task_results_stage=args.task_results_stage, argv=["qdqreport", *argv],
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)
     options.save_inputs, options.redact = args.save_inputs, args.redact
+    options.confirm = args.confirm
     path = collect(options, Progress(quiet=args.quiet))
     print(path)
     return 0

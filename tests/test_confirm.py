@@ -60,7 +60,7 @@ def x255_bundle(work: Path) -> Path:
     with a short what-if search, whose best set one test re-quantizes."""
     model = work / "cls_ort_x255.onnx"
     _quantize(DEMO / "cls_fp32.onnx", model, work / "calib_x255.npz", "int8", ["Conv", "MatMul"])
-    return _collect(work, model, work / "calib_x255.npz", "x255_bundle", "--per-layer", "--whatif-budget", "8")
+    return _collect(work, model, work / "calib_x255.npz", "x255_bundle", "--per-layer", "--whatif-budget", "8", "--confirm")
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +173,26 @@ def test_whatif_estimate_beside_the_requantized_number(x255_bundle: Path, tmp_pa
     assert record["confirmed"]["top1"] == _top1(out / "bundle")
     assert record["confirmed"]["cosine"] == pytest.approx(_cosine(out / "bundle"), abs=1e-6)
     assert f"what-if bypass estimate cosine {chosen['cosine']:.4f}" in capsys.readouterr().out
+
+
+def test_collect_confirm_puts_the_requantized_number_beside_the_estimate(x255_bundle: Path, tmp_path: Path) -> None:
+    """collect --per-layer --confirm: the what-if's chosen set re-quantized inside collect; the report shows both."""
+    summary = json.loads((x255_bundle / "layers" / "whatif.json").read_text())
+    chosen, confirmed = summary["chosen"], summary["confirmed"]
+    assert confirmed["error"] is None and confirmed["quantizer"] == "onnxruntime"
+    assert confirmed["version"] == onnxruntime.__version__ and confirmed["nodes"] == chosen["nodes"]
+    assert "nodes_to_exclude=[" + repr(chosen["nodes"][0]) in confirmed["command"]
+    assert 0 < confirmed["cosine"] <= 1 and confirmed["top1"] is not None
+    markdown = (_report(x255_bundle, tmp_path) / "report.md").read_text()
+    line = next(l for l in markdown.splitlines() if "Confirmed by a real re-quantization" in l)
+    assert f"bypass estimate cosine {chosen['cosine']:.4f}" in line and f"re-quantized cosine {confirmed['cosine']:.4f}" in line
+    assert "Confirmed by a real re-quantization" in (tmp_path / "report" / "report.html").read_text()
+
+
+def test_collect_confirm_needs_the_what_if(tmp_path: Path, capsys) -> None:
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8.onnx"), "--inputs",
+                 str(DEMO / "eval.npz"), "--confirm", "-o", str(tmp_path / "b")]) == 2
+    assert "--per-layer" in capsys.readouterr().err and not (tmp_path / "b").exists()
 
 
 def _report(bundle: Path, tmp_path: Path) -> Path:

@@ -64,6 +64,7 @@ class CollectOptions:
     batch_axes: dict[str, int | None] = field(default_factory=dict)  # --batch-axis NAME=AXIS (collect/batch_axis.py)
     allow_unquantized: bool = False  # accept a --qdq without Q/DQ nodes, swapped or identical models
     quantization: dict[str, Any] | None = None  # manifest `quantization`: who made --qdq and how (qdqreport confirm)
+    confirm: bool = False  # --per-layer --confirm: re-quantize the what-if's best set (confirm/whatif_confirm.py)
 
 
 @dataclass
@@ -81,6 +82,8 @@ class _Loaded:
 def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     """Run the whole collection; return the bundle path. Raises QdqReportError on bad input."""
     progress = progress or Progress(quiet=True)
+    if options.confirm and not (options.per_layer and options.whatif_budget > 0):
+        raise InputError("--confirm re-quantizes the what-if's best set: it needs --per-layer and a --whatif-budget above 0")
     # The -o check and its lock come first: a refused -o costs no inference, and the lock is held to the commit.
     with BundleWriter(options.output, overwrite=options.force, protect=_input_paths(options)) as writer:
         path = _collect_into(writer, options, progress)
@@ -94,6 +97,8 @@ def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progr
     marked = _marked_tensors(precision, loaded)
     stages, tensor_rows = _run_ort_stages(loaded, marked, options.ort_provider, progress)
     layers = _per_layer(options, loaded, precision, progress) if options.per_layer else None
+    if options.confirm and layers is not None and layers.whatif_summary is not None:
+        _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
@@ -254,6 +259,22 @@ def _tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int)
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider)
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress)
+
+
+def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, layers: PerLayer,
+                    fp32: OrtStage, progress: Progress) -> None:
+    from qdqreport.collect.modelopt_log import parse_modelopt_log
+    from qdqreport.confirm.whatif_confirm import confirm_chosen
+
+    if fp32.error or not precision:
+        return
+    progress.say("--confirm: re-quantizing with the what-if's best set excluded")
+    log = parse_modelopt_log(loaded.modelopt_log) if loaded.modelopt_log else None
+    calib = loaded.calib.samples if loaded.calib is not None else None
+    record = confirm_chosen(loaded.fp32.path, layers.whatif_summary, precision, log, calib, options.calib,
+                            loaded.eval.samples, fp32.outputs, _class_outputs(loaded, fp32.outputs), options.ort_provider)
+    if record is not None:
+        layers.whatif_summary["confirmed"] = record
 
 
 def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress) -> TaskRun:
