@@ -374,6 +374,20 @@ def test_limits_are_overridable_and_a_bad_value_is_one_line(tmp_path, capsys, mo
     assert main(["validate", str(bundle)]) == 0
 
 
+def test_zip_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_path, capsys, monkeypatch):
+    """A few MB of zip directory can list millions of entries (each a Python object once read):
+    the directory's size is held to the JSON limit, lowered here so a small zip shows it."""
+    bundle = _copy(tmp_path)
+    write_zip(bundle, tmp_path / "b.zip")
+    with zipfile.ZipFile(tmp_path / "b.zip", "a") as archive:
+        for i in range(20_000):
+            archive.writestr(f"pad/{i}", b"")
+    monkeypatch.setenv("QDQREPORT_MAX_JSON_BYTES", "512K")
+    assert "(zip directory)" in _validate(tmp_path / "b.zip", capsys)
+    monkeypatch.delenv("QDQREPORT_MAX_JSON_BYTES")
+    assert main(["validate", str(tmp_path / "b.zip")]) == 0  # unlisted entries are otherwise ignored
+
+
 # --- JSON ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("depth, expected", [(100_000, "nested too deeply"), (500, "nests more than 64 levels")])
 def test_deep_json_artefact_is_one_line(tmp_path, depth, expected):
