@@ -33,7 +33,7 @@ class FolderSource:
         try:
             fd = open_regular(self.root, name)
         except UnsafeFile as exc:
-            raise BundleError(f"{self.where(name)}: {exc}") from None
+            raise BundleError(f"{self.where(name)}: {exc}; use the bundle as `qdqreport collect` wrote it") from None
         except FileNotFoundError:
             raise
         except OSError as exc:  # the bundle folder itself cannot be opened
@@ -61,7 +61,7 @@ class ZipSource:
             raise FileNotFoundError(name) from None
         problem = zip_entry_problem(info.external_attr, info.is_dir())
         if problem:
-            raise BundleError(f"{self.where(name)}: {problem}")
+            raise BundleError(f"{self.where(name)}: {problem}; use the bundle as `qdqreport collect` wrote it")
         try:
             return self.archive.open(info), info.file_size
         except ZIP_READ_ERRORS as exc:
