@@ -15,7 +15,9 @@ from qdqreport.report_model import ReportModel
 def render_html(model: ReportModel) -> str:
     """The HTML report of *model*; every user string is autoescaped, only our own SVG is marked safe."""
     template = html_env().get_template("report.html.j2")
-    return template.render(model=model, plots=_trusted(report_plots(model)), version=__version__)
+    plots = report_plots(model)
+    links = plots.pop("series_links")  # figure ids built from comparison ids: bundle text, stays autoescaped
+    return template.render(model=model, plots={**_trusted(plots), "series_links": links}, version=__version__)
 
 
 def _trusted(value: Any) -> Any:
