@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from qdqreport.report_model import ComparisonView, PrecisionView, ReportModel
 
@@ -131,6 +132,7 @@ def cosine_plot(comparison: ComparisonView, scales: Scales | None = None, thresh
         if threshold is not None:
             _threshold_line(axes, threshold)
         axes.set_xlabel("sample index (evaluation order)")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # samples are whole: no 0.5 ticks
         axes.set_ylabel(COSINE_LABEL)
         _limit(axes.set_ylim, scales.cosine if scales else None)
         axes.set_title(title)
