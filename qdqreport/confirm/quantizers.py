@@ -11,8 +11,11 @@ in the graph: ONNX Runtime's default (MinMax) unless the fix or --calib-method n
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
+import logging
+import re
 import shlex
 import subprocess
 import sys
@@ -120,12 +123,24 @@ def run_ort(fp32: Path, output: Path, calib: Sequence[Mapping[str, np.ndarray]],
             return next(self.rows, None)
 
     types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}
-    quantize_static(str(fp32), str(output), Reader(), quant_format=QuantFormat.QDQ,
-                    op_types_to_quantize=list(options["op_types_to_quantize"]), per_channel=options["per_channel"],
-                    activation_type=types[options["activation_type"]], weight_type=types[options["weight_type"]],
-                    nodes_to_exclude=list(options["nodes_to_exclude"]),
-                    calibrate_method=getattr(CalibrationMethod, ORT_METHODS[options["calibrate_method"]]),
-                    extra_options=dict(options["extra_options"]))
+    with _quiet_root_logger():  # its "consider pre-processing" advice is logged on every call
+        quantize_static(str(fp32), str(output), Reader(), quant_format=QuantFormat.QDQ,
+                        op_types_to_quantize=list(options["op_types_to_quantize"]), per_channel=options["per_channel"],
+                        activation_type=types[options["activation_type"]], weight_type=types[options["weight_type"]],
+                        nodes_to_exclude=list(options["nodes_to_exclude"]),
+                        calibrate_method=getattr(CalibrationMethod, ORT_METHODS[options["calibrate_method"]]),
+                        extra_options=dict(options["extra_options"]))
+
+
+@contextlib.contextmanager
+def _quiet_root_logger():
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 def ort_call(fp32: str, output: str, calib: str, options: Mapping[str, Any]) -> str:
@@ -156,6 +171,7 @@ def modelopt_version() -> str | None:
 
 def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, recovered: Mapping[str, Any],
                   nodes: Sequence[str], op_types: Sequence[str], method: str | None) -> list[str]:
+    """*nodes* are exact node names."""
     """`python -m modelopt.onnx.quantization …` with the options its log and the graph recorded, plus the fix."""
     args = [sys.executable, "-m", "modelopt.onnx.quantization", f"--onnx_path={fp32}",
             f"--quantize_mode={recovered.get('quantize_mode') or 'int8'}"]
@@ -167,8 +183,8 @@ def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, reco
     if recovered.get("high_precision_dtype"):
         args.append(f"--high_precision_dtype={recovered['high_precision_dtype']}")
     args.append("--calibration_eps=cpu")  # no GPU here: calibrate with ONNX Runtime's CPU provider
-    if nodes:
-        args += ["--nodes_to_exclude", *nodes]
+    if nodes:  # ModelOpt matches these with re.match, a prefix match: anchor each name (Conv@1 is not Conv@10)
+        args += ["--nodes_to_exclude", *(re.escape(name) + "$" for name in nodes)]
     if op_types:
         args += ["--op_types_to_exclude", *op_types]
     return args + [f"--output_path={output}", f"--log_file={log_file}"]

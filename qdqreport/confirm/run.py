@@ -27,7 +27,6 @@ from qdqreport.confirm import fix as fixes
 from qdqreport.confirm import quantizers as q
 from qdqreport.errors import InputError
 from qdqreport.progress import Progress
-from qdqreport.rules._common import node_patterns  # ModelOpt matches --nodes_to_exclude with re.match: anchored
 
 RECORD = "confirm.json"
 
@@ -216,7 +215,7 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     if plan.detected.quantizer == "modelopt":
         recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
         args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
-                               node_patterns(plan.nodes), plan.fix.op_types, plan.fix.calibration_method)
+                               plan.nodes, plan.fix.op_types, plan.fix.calibration_method)
         progress.say(f"re-quantizing with ModelOpt {q.modelopt_version()}")
         q.run_modelopt(args, model.parent / "modelopt.log")
         return {**base, "version": q.modelopt_version(), "recovered": recovered, "command": q.shell(args)}
@@ -296,7 +295,7 @@ def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model:
     out = Path(options.output)
     recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
     args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(out / "modelopt.log"), recovered,
-                           node_patterns(plan.nodes), plan.fix.op_types, plan.fix.calibration_method)
+                           plan.nodes, plan.fix.op_types, plan.fix.calibration_method)
     saved = Path(options.bundle) / "inputs" / "qdqreport_inputs.py"  # collect --save-inputs' loader (zips: unzip first)
     source = ["--inputs", options.inputs] if options.inputs else [
         "--data-loader-script", str(saved) if Path(options.bundle).is_dir() else f"<unzipped {options.bundle}>/{saved.relative_to(options.bundle)}"]

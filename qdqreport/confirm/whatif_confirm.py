@@ -18,7 +18,6 @@ import numpy as np
 
 from qdqreport.confirm import quantizers as q
 from qdqreport.errors import InputError
-from qdqreport.rules._common import node_patterns
 
 Feed = dict[str, np.ndarray]
 
@@ -52,7 +51,7 @@ def _quantize(fp32: Path, model: Path, quantizer: str, precision: Mapping[str, A
     if quantizer == "modelopt":
         recovered = q.modelopt_options(log, precision)
         args = q.modelopt_args(str(fp32), str(model), calib_source, str(model.with_suffix(".log")), recovered,
-                               node_patterns(nodes), (), None)
+                               nodes, (), None)
         version = q.modelopt_version()
         if version is None:
             raise q.QuantizerUnavailable("ModelOpt is not installed here, so the chosen set was not re-quantized; "
