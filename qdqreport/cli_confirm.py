@@ -22,8 +22,9 @@ def add_confirm(commands: argparse._SubParsersAction) -> None:
                                                          "fingerprint (as in report.md / findings.json)")
     parser.add_argument("--calib", metavar="FILE", help="calibration data to quantize with (.npy/.npz): the "
                                                         "corrected file a calibration fix asks for")
-    parser.add_argument("--calib-method", choices=("minmax", "entropy", "percentile", "distribution"),
-                        help="calibration method (default: the fix's, else the original run's)")
+    parser.add_argument("--calib-method", choices=("minmax", "max", "entropy", "percentile", "distribution"),
+                        help="calibration method (default: the fix's, else the one ModelOpt's log names, else "
+                             "quantize_static's minmax; max and minmax are the same method under either name)")
     parser.add_argument("--exclude", action="append", default=[], metavar="NODE",
                         help="also keep this node out of INT8 (a node name, or a ModelOpt-style pattern); repeatable")
     parser.add_argument("--exclude-op-type", action="append", default=[], metavar="OP",

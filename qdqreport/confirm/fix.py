@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 from qdqreport.errors import InputError
 from qdqreport.findings import Finding
 
-CALIB_METHODS = ("minmax", "entropy", "percentile", "distribution")
+CALIB_METHODS = ("minmax", "max", "entropy", "percentile", "distribution")  # max: ModelOpt's name of minmax
 _LIST_FLAGS = ("--nodes_to_exclude", "--op_types_to_exclude")
 
 

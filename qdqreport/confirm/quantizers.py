@@ -31,6 +31,9 @@ from qdqreport.errors import InputError
 QUANTIZERS = ("onnxruntime", "modelopt")
 FLOAT_PRECISIONS = ("fp32", "fp16", "bf16", "float", "mixed")
 ORT_METHODS = {"minmax": "MinMax", "entropy": "Entropy", "percentile": "Percentile", "distribution": "Distribution"}
+# The same calibration under each quantizer's name: ModelOpt says max where ONNX Runtime says MinMax.
+TO_ORT = {"max": "minmax"}
+TO_MODELOPT = {"minmax": "max"}
 
 
 class QuantizerUnavailable(InputError):
@@ -103,6 +106,7 @@ def apply_fix_ort(options: dict[str, Any], nodes: Sequence[str], op_types: Seque
     fixed["nodes_to_exclude"] = list(dict.fromkeys([*options["nodes_to_exclude"], *nodes]))
     fixed["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in set(op_types)]
     if method:
+        method = TO_ORT.get(method, method)
         if method not in ORT_METHODS:
             raise InputError(f"calibration method {method!r}: quantize_static knows {', '.join(ORT_METHODS)}")
         fixed["calibrate_method"] = method
@@ -179,7 +183,7 @@ def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, reco
         args.append(f"--calibration_data_path={calib}")
     chosen = method or recovered.get("calibration_method")
     if chosen:
-        args.append(f"--calibration_method={chosen}")
+        args.append(f"--calibration_method={TO_MODELOPT.get(chosen, chosen)}")
     if recovered.get("high_precision_dtype"):
         args.append(f"--high_precision_dtype={recovered['high_precision_dtype']}")
     args.append("--calibration_eps=cpu")  # no GPU here: calibrate with ONNX Runtime's CPU provider
