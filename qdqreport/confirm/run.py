@@ -173,8 +173,9 @@ def _sha256(path: Path) -> str:
 # --- the output folder ---------------------------------------------------------------------
 def _prepare(out: Path, force: bool, bundle: str) -> Path | None:
     """Create OUT; an existing confirm folder is set aside with --force and returned (restored on failure)."""
-    if Path(bundle).resolve() == out.resolve() or out.resolve() in Path(bundle).resolve().parents:
-        raise InputError(f"{out}: is the bundle or holds it; pass another -o folder")
+    source, target = Path(bundle).resolve(), out.resolve()
+    if target == source or target in source.parents or source in target.parents:
+        raise InputError(f"{out}: is the bundle, holds it or lies inside it; pass another -o folder")
     old = None
     if out.exists() and not (out.is_dir() and not any(out.iterdir())):
         if not (force and (out / RECORD).is_file()):
@@ -182,9 +183,7 @@ def _prepare(out: Path, force: bool, bundle: str) -> Path | None:
             raise InputError(f"{out}: exists; {why}")
         old = out.with_name(f".{out.name}.old-{os.getpid()}")
         os.replace(out, old)
-    elif out.exists():
-        out.rmdir()
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)  # an empty folder given as -o is used (and removed on failure)
     return old
 
 
