@@ -16,7 +16,7 @@ from qdqreport.analysis.context import Context, OutputSummary
 from qdqreport.analysis.trt_evidence import EngineEvidence
 from qdqreport.analysis.trt_layers import Engine, Layer
 from qdqreport.findings import Fix, Table
-from qdqreport.rules._common import model_file, rounded, tensorrt_major
+from qdqreport.rules._common import model_arg, rounded, tensorrt_major
 
 ROWS_SHOWN = 12  # layers listed per finding; the count says how many there are
 _WRAPPER = re.compile(r"^(?:PWN|ForeignNode)\((.*)\)$")
@@ -88,7 +88,7 @@ def layer_info_fix(ctx: Context, stage_id: str, action: str) -> Fix:
 
     TensorRT 11 has no --int8/--fp16/--precisionConstraints: engines there are strongly typed.
     """
-    model = model_file(ctx, "fp32" if stage_id == "trt_fp16" else "qdq")
+    model = model_arg(ctx, "fp32" if stage_id == "trt_fp16" else "qdq")
     model = model if model.startswith("<") else shlex.quote(model)
     major = tensorrt_major(ctx)
     if major is not None and major >= 11:

@@ -9,7 +9,7 @@ import numpy as np
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import detector_run, modelopt_command, model_file, stage_label, trtexec_fixes
+from qdqreport.rules._common import detector_run, modelopt_command, model_arg, stage_label, trtexec_fixes
 
 # Pipeline order: the first stage listed with NaN/Inf is where they are born.
 STAGE_ORDER = ("reference", "ort_fp32", "ort_qdq", "trt_fp16", "trt_int8")
@@ -102,6 +102,6 @@ def _fixes(ctx: Context, stage: str) -> tuple[Fix, ...]:
     if stage == "trt_fp16":
         return (Fix("FP16 overflows in TensorRT: confirm with an FP32 engine, then pin the overflowing layers to FP32 "
                     "(TensorRT 10; on TensorRT 11 keep them FP32 in the graph, e.g. ModelOpt AutoCast)",
-                    f"trtexec --onnx={model_file(ctx, 'fp32')} --fp16 --precisionConstraints=obey "
+                    f"trtexec --onnx={model_arg(ctx, 'fp32')} --fp16 --precisionConstraints=obey "
                     "--layerPrecisions=<layer>:fp32 --layerOutputTypes=<layer>:fp32"),)
     return trtexec_fixes(ctx)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 
 from typing import Iterator
 
@@ -12,7 +11,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
     CLS_OUTPUT, COSINE_OK, SLICE_COSINE_OK, TOP1_OK, class_logits, classifier_graph, classifier_run, collapses,
     comparison_label, cosine_of, detector_run, diverges, exclusion_args, judged_summaries, modelopt_command,
-    ordered_comparisons, rounded, trtexec_fixes)
+    ordered_comparisons, recollect_command, requantized_file, rounded, trtexec_fixes)
 
 # A symptom locates the damage but does not explain it: it ranks below a root cause of the
 # same severity and confidence, and the matrix is exact, so the confidence is high.
@@ -158,8 +157,9 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
             return [Fix("Work through the ranked root causes of this report; as a first step keep the nodes producing "
                         "the diverging outputs out of INT8", modelopt_command(ctx, exclusion_args(producers)))]
         # No generic re-quantize command here: it would repeat whatever calibration caused the collapse.
-        return [Fix("Fix the root causes ranked in this report, re-quantize, then collect again to confirm the outputs agree",
-                    shlex.join(ctx.manifest["collector"].get("argv", [])))]
+        return [Fix(f"Fix the root causes ranked in this report and re-quantize (the ModelOpt commands above write "
+                    f"{requantized_file(ctx)}), then collect again with that model to confirm the outputs agree",
+                    recollect_command(ctx))]
     if comparison.purpose == "fp16":
         return [Fix("FP16 overflows or underflows somewhere: build an FP32 engine to confirm, and quantize with "
                     "the float part kept in FP32", modelopt_command(ctx, ["--high_precision_dtype", "fp32"]))]

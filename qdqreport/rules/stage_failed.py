@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Iterator
 
 from qdqreport.analysis.context import Context, StageInfo
@@ -9,7 +10,7 @@ from qdqreport.bundle.layout import COMPARISON_PLAN  # which comparisons a stage
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
-    CLS_OUTPUT, class_logits, classifier_run, model_file, stage_label, tensorrt_major)
+    CLS_OUTPUT, class_logits, classifier_run, model_file, python_command, shell_quote, stage_label, tensorrt_major)
 
 ERROR_LINES = 20  # the tail of a Python or TensorRT traceback holds the decisive part; the log the rest
 
@@ -81,9 +82,10 @@ def _finding(ctx: Context, stage: StageInfo) -> Finding:
 
 def _fixes(ctx: Context, stage_id: str) -> tuple[Fix, ...]:
     kind = "qdq" if stage_id in ("ort_qdq", "trt_int8") else "fp32"
-    model = model_file(ctx, kind)
+    path = model_file(ctx, kind)
+    model = shell_quote(path)
     check = Fix("Validate the model graph; the checker names the first invalid node",
-                f"python -c \"import onnx; onnx.checker.check_model(onnx.load('{model}'), full_check=True)\"")
+                python_command(f"import onnx; onnx.checker.check_model(onnx.load({path!r}), full_check=True)"))
     if stage_id == "reference":
         return (Fix("Check the reference outputs file: one entry per evaluation sample, output names as in the model"),)
     if stage_id.startswith("ort"):
@@ -92,7 +94,8 @@ def _fixes(ctx: Context, stage_id: str) -> tuple[Fix, ...]:
     major = tensorrt_major(ctx)
     precision = ("--stronglyTyped" if major is not None and major >= 11
                  else "--fp16" if stage_id == "trt_fp16" else "--int8 --fp16 --precisionConstraints=obey")
-    folded = "<model.folded.onnx>" if model.startswith("<") else model.replace(".onnx", ".folded.onnx")
+    # The cleaned copy is written where the command runs, named after the model.
+    folded = "<model.folded.onnx>" if path.startswith("<") else shell_quote(PurePath(path).stem + ".folded.onnx")
     return (Fix("Rebuild verbosely and read the first parser error; an unsupported op needs a plugin or a graph "
                 "change", f"trtexec --onnx={model} {precision} --verbose"),
             Fix("Fold constants and clean the graph before parsing",

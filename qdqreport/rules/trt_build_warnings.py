@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import diverging_outputs, model_file, trtexec_fixes
+from qdqreport.rules._common import diverging_outputs, model_arg, trtexec_fixes
 from qdqreport.rules._trt import ROWS_SHOWN, engines, imported_stage
 
 # Real log lines, in the wording of TensorRT 8.x issues (NVIDIA/TensorRT #1837, #2462) and trtexec's banner.
@@ -68,7 +68,7 @@ def trt_build_precision_warnings(ctx: Context) -> Iterator[Finding]:
         fixes = list(trtexec_fixes(ctx))
         if log.calibrator_ignored:
             fixes.insert(0, Fix("Drop the calibrator (--calib / IInt8Calibrator) for a Q/DQ model: its scales are in the "
-                                "graph", f"trtexec --onnx={model_file(ctx, 'qdq')} --stronglyTyped"))
+                                "graph", f"trtexec --onnx={model_arg(ctx, 'qdq')} --stronglyTyped"))
         what = " and ".join(part for part, present in (("a calibrator was ignored", log.calibrator_ignored),
                                                         (f"{len(log.precision_ignored)} layers' requested precision was "
                                                          "ignored", log.precision_ignored)) if present)

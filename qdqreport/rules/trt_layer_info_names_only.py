@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import model_file
+from qdqreport.rules._common import model_arg
 from qdqreport.rules._trt import imported_stage, MOBILENET_QAT, engines, names_only, real_dump
 
 
@@ -50,6 +50,6 @@ def trt_layer_info_names_only(ctx: Context) -> Iterator[Finding]:
                            "type, tensor formats, data types, tactic and (TensorRT 10+) ONNX node names.")),
             fixes=(Fix("Rebuild the engine with detailed verbosity and export its layer info (or reload an engine that "
                        "was built with it: --loadEngine=... --exportLayerInfo=...)",
-                       f"trtexec --onnx={model_file(ctx, role)} --profilingVerbosity=detailed "
+                       f"trtexec --onnx={model_arg(ctx, role)} --profilingVerbosity=detailed "
                        "--exportLayerInfo=layer_info.json --exportProfile=profile.json"),),
             tags=("engine", "missing_evidence"))

@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import model_file
+from qdqreport.rules._common import model_arg
 from qdqreport.rules._trt import imported_stage, engines
 
 # TensorRT 10 parser output, as reported in NVIDIA/TensorRT and open-mmlab/mmdeploy issues.
@@ -72,7 +72,7 @@ def trt_parser_errors(ctx: Context) -> Iterator[Finding]:
         failed = bool((log and log.parse_failed) or ctx.stage(stage_id).status == "failed" and errors)
         if not ops and not errors:
             continue
-        model = model_file(ctx, "fp32" if stage_id == "trt_fp16" else "qdq")
+        model = model_arg(ctx, "fp32" if stage_id == "trt_fp16" else "qdq")
         yield Finding(
             rule_id="QR105", title=f"TensorRT could not parse {', '.join(ops) or 'the model'} ({stage_id})",
             severity="error" if failed else "warning", confidence=0.95, score=0.8 if failed else 0.4,
