@@ -2,10 +2,17 @@
 
 A stage that cannot start or that raises on a sample is recorded as failed with its error;
 the other stages go on, and the bundle is still written.
+
+Thread counts are set, not left to ONNX Runtime's defaults, and recorded in the stage details:
+intra-op threads = the CPU cores this process may use (ORT's own default counts physical cores,
+which some containers under-report), inter-op threads = 1 (the graph runs sequentially: a
+batch-1 inference has little parallelism between nodes, and a second pool would fight the first
+for the same cores).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,7 +74,7 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     """Create the session now, so a model ORT cannot load fails before any sample runs.
 
     *model_bytes*: the serialised model, or the path of one too large to serialise (models.session_source)."""
-    from polygraphy.backend.onnxrt import OnnxrtRunner, SessionFromOnnx
+    from polygraphy.backend.onnxrt import OnnxrtRunner
     from polygraphy.logger import G_LOGGER
 
     # We record every failure in the stage ourselves; Polygraphy's own lines (and its hint about the
@@ -76,15 +83,54 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     G_LOGGER.module_severity = G_LOGGER.CRITICAL + 1
     stage = OrtStage(stage_id, graph_outputs)
     try:
-        runner = OnnxrtRunner(SessionFromOnnx(model_bytes, providers=[provider]), name=stage_id)
+        runner = OnnxrtRunner(new_session(model_bytes, provider), name=stage_id)
         runner.activate()
     except Exception as exc:
         stage.fail(f"session creation failed: {type(exc).__name__}: {_first_line(exc)}")
         return stage
     stage.runner = runner
-    stage.details = {"providers": list(runner.sess.get_providers()), "runner": "polygraphy.OnnxrtRunner"}
+    stage.details = {"providers": list(runner.sess.get_providers()), "runner": "polygraphy.OnnxrtRunner",
+                     **thread_details()}
     stage.log.append(f"INFO session created with providers {stage.details['providers']}")
     return stage
+
+
+def intra_op_threads() -> int:
+    """The CPU cores this process may run on (its affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def thread_details() -> dict[str, Any]:
+    """What the stage details record about threading (docs/bundle.md)."""
+    return {"intra_op_num_threads": intra_op_threads(), "inter_op_num_threads": 1, "execution_mode": "sequential"}
+
+
+def new_session(model: bytes | str, provider: str) -> Any:
+    """An onnxruntime.InferenceSession with the thread counts of thread_details() and *provider*
+    matched as Polygraphy's SessionFromOnnx does (exact name, or a case-insensitive part of one)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = intra_op_threads()
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    return onnxruntime.InferenceSession(model, sess_options=options, providers=[_provider_name(provider)])
+
+
+def _provider_name(provider: str) -> str:
+    available = onnxruntime_providers()
+    if provider in available:
+        return provider
+    return next((name for name in available if provider.lower() in name.lower()), provider)
+
+
+def onnxruntime_providers() -> list[str]:
+    import onnxruntime
+
+    return list(onnxruntime.get_available_providers())
 
 
 def check_provider(provider: str) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from qdqreport.analysis.compare import looks_like_probabilities
-from qdqreport.analysis.metrics import Accumulator
 from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_comparison, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
@@ -21,10 +20,11 @@ from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_ref
 from qdqreport.collect.fp16_check import Fp16Check, needs_fp16_check, run_fp16_check, write_fp16_check
 from qdqreport.collect.layers_stage import PerLayer, run_per_layer, write_per_layer
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
-                                      shorten, with_extra_outputs)
+                                      session_source, shorten)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.postprocess import Decoder, load_decoder
 from qdqreport.collect.save_inputs import write_saved_inputs
+from qdqreport.collect.tensor_pass import run_tensor_pass
 from qdqreport.collect.task import AppResults, TaskRun, run_task, write_task
 from qdqreport.collect.task_results import load_task_results
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
@@ -34,7 +34,7 @@ from qdqreport.errors import InputError
 from qdqreport.progress import Progress
 from qdqreport.redact import redact_bundle_folder
 
-MAX_MARKED_TENSORS = 64  # intermediate tensors marked as outputs (sensitive nodes); more would slow ORT
+MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
 
 
 @dataclass
@@ -219,41 +219,25 @@ def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[d
 
 def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], provider: str,
                     progress: Progress) -> tuple[dict[str, OrtStage], list[dict[str, Any]]]:
-    tensors = [m["tensor"] for m in marked]
+    """Both stages with the graph outputs only (the sessions users deploy); the sensitive-node tensors
+    come from a separate pass on a few samples (collect/tensor_pass.py)."""
     stages = {
-        "ort_fp32": open_stage("ort_fp32", with_extra_outputs(loaded.fp32.proto, tensors), loaded.fp32.outputs, provider),
-        "ort_qdq": open_stage("ort_qdq", with_extra_outputs(loaded.qdq.proto, tensors), loaded.qdq.outputs, provider),
+        "ort_fp32": open_stage("ort_fp32", session_source(loaded.fp32.proto), loaded.fp32.outputs, provider),
+        "ort_qdq": open_stage("ort_qdq", session_source(loaded.qdq.proto), loaded.qdq.outputs, provider),
     }
-    accumulators = {name: (Accumulator(), [0.0]) for name in tensors}
     total = len(loaded.eval.samples)
     for index, feed in enumerate(loaded.eval.samples):
-        fp32_out = stages["ort_fp32"].infer(feed, index)
-        qdq_out = stages["ort_qdq"].infer(feed, index)
-        if fp32_out is not None and qdq_out is not None:
-            _accumulate(accumulators, fp32_out, qdq_out)
+        stages["ort_fp32"].infer(feed, index)
+        stages["ort_qdq"].infer(feed, index)
         progress.count("ort_fp32 + ort_qdq samples", index + 1, total)
     for stage in stages.values():
         stage.close()
-    return stages, _tensor_rows(marked, accumulators, total)
-
-
-def _accumulate(accumulators: dict[str, tuple[Accumulator, list[float]]], fp32_out: dict, qdq_out: dict) -> None:
-    for name, (acc, absmax) in accumulators.items():
-        ref, cand = fp32_out[name].astype(np.float64), qdq_out[name].astype(np.float64)
-        finite = np.isfinite(ref) & np.isfinite(cand)
-        acc.add(ref[finite], cand[finite])
-        if finite.any():
-            absmax[0] = max(absmax[0], float(np.abs(ref[finite]).max()))
-
-
-def _tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int) -> list[dict[str, Any]]:
-    rows = []
-    for entry in marked:
-        acc, absmax = accumulators[entry["tensor"]]
-        rows.append({"tensor": entry["tensor"], "node": entry["node"], "op_type": entry["op_type"], "samples": samples,
-                     "cosine": acc.cosine(), "sqnr_db": acc.sqnr_db(), "max_abs": acc.max_abs, "rel_l2": acc.rel_l2(),
-                     "ref_absmax": absmax[0]})
-    return rows
+    if stages["ort_fp32"].error or stages["ort_qdq"].error:
+        return stages, []
+    tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples, provider, progress)
+    if marked:
+        stages["ort_qdq"].details.update(tensors.details())
+    return stages, tensors.rows
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
