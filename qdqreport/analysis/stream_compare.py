@@ -1,0 +1,184 @@
+"""Stage comparison one sample at a time, with the slices of an output compared all at once.
+
+Gives what analysis.compare.compare_stages gives (same rows, same formulas: each slice's sums
+end in an Accumulator) without holding every sample: per output it keeps the per-sample rows and,
+for every axis that could be a channel/field axis, per-slice running sums (a few vectors). The
+mixed-scale axis is chosen at the end from those sums, as compare_stages chooses it from all
+samples. compare_stages called Accumulator.add once per slice per sample (11,136 calls for a
+detector head at N = 128, issue 12); here a sample's slices are reduced by NumPy in one go.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from qdqreport.analysis.compare import MAX_SLICES, SLICE_SPREAD, ComparisonResult
+from qdqreport.analysis.metrics import Accumulator, error_stats, topk_agreement
+
+Sample = Mapping[str, np.ndarray]
+
+
+@dataclass
+class _SliceSums:
+    """Running per-slice sums along one axis: finite positions (metrics) and all positions (RMS)."""
+    size: int
+    rms_sq: np.ndarray = None  # Σ nan_to_num(ref)² over every position, to choose the axis
+    rms_count: int = 0
+    count: np.ndarray = None
+    ref_sq: np.ndarray = None
+    cand_sq: np.ndarray = None
+    dot: np.ndarray = None
+    diff_sq: np.ndarray = None
+    max_abs: np.ndarray = None
+
+    def __post_init__(self) -> None:
+        for name in ("rms_sq", "count", "ref_sq", "cand_sq", "dot", "diff_sq", "max_abs"):
+            setattr(self, name, np.zeros(self.size))
+
+    def add(self, ref: np.ndarray, cand: np.ndarray) -> None:
+        """*ref*, *cand*: float64 [slices, values] of one sample."""
+        self.rms_sq += (np.nan_to_num(ref, posinf=0, neginf=0) ** 2).sum(axis=1)
+        self.rms_count += ref.shape[1]
+        finite = np.isfinite(ref) & np.isfinite(cand)
+        ref, cand = np.where(finite, ref, 0.0), np.where(finite, cand, 0.0)
+        diff = cand - ref
+        self.count += finite.sum(axis=1)
+        self.ref_sq += np.einsum("ij,ij->i", ref, ref)
+        self.cand_sq += np.einsum("ij,ij->i", cand, cand)
+        self.dot += np.einsum("ij,ij->i", ref, cand)
+        self.diff_sq += np.einsum("ij,ij->i", diff, diff)
+        if diff.shape[1]:
+            self.max_abs = np.maximum(self.max_abs, np.abs(diff).max(axis=1))
+
+    def spread(self) -> float:
+        rms = np.sqrt(self.rms_sq / max(self.rms_count, 1))
+        positive = rms[rms > 0]
+        return float(positive.max() / positive.min()) if positive.size >= 2 else 0.0
+
+    def accumulators(self) -> list[Accumulator]:
+        accs = []
+        for i in range(self.size):
+            acc = Accumulator()
+            acc.count, acc.ref_sq, acc.cand_sq = int(self.count[i]), float(self.ref_sq[i]), float(self.cand_sq[i])
+            acc.dot, acc.diff_sq, acc.max_abs = float(self.dot[i]), float(self.diff_sq[i]), float(self.max_abs[i])
+            accs.append(acc)
+        return accs
+
+
+@dataclass
+class _Output:
+    shape: tuple[int, ...]
+    is_class: bool
+    rows: list[dict] = field(default_factory=list)
+    axes: dict[int, _SliceSums] = field(default_factory=dict)
+    mismatch: str | None = None
+    probabilities: bool = True  # every reference sample so far is a probability vector per row
+
+
+class StageComparer:
+    """`add(reference_sample, candidate_sample)` per sample, `result()` at the end.
+
+    *class_outputs*: outputs known to hold class scores. With *detect_probabilities*, an output
+    whose every reference sample is a probability vector per row (looks_like_probabilities) is a
+    class output too: the top-k columns of the other outputs are dropped at the end."""
+
+    def __init__(self, class_outputs: frozenset[str] = frozenset(), detect_probabilities: bool = False) -> None:
+        self.class_outputs = frozenset(class_outputs)
+        self.detect = detect_probabilities
+        self.outputs: dict[str, _Output] = {}
+        self.skipped: dict[str, str] = {}
+        self.reference_names: set[str] = set()
+        self.samples = 0
+
+    def add(self, reference: Sample, candidate: Sample) -> None:
+        if self.samples == 0:
+            self._start(reference, candidate)
+        for name, state in self.outputs.items():
+            if state.mismatch is None:
+                self._add_output(name, state, np.asarray(reference[name]), np.asarray(candidate[name]))
+        self.samples += 1
+
+    def _start(self, reference: Sample, candidate: Sample) -> None:
+        self.reference_names = set(reference)
+        for name in sorted(set(reference) ^ set(candidate)):
+            self.skipped[name] = "present in only one stage"
+        for name in (n for n in reference if n in candidate):
+            shape = np.shape(reference[name])
+            state = _Output(shape, name in self.class_outputs or self.detect)
+            state.axes = {axis: _SliceSums(shape[axis]) for axis in range(1 if len(shape) > 1 else 0, len(shape))
+                          if 2 <= shape[axis] <= MAX_SLICES}
+            self.outputs[name] = state
+
+    def _add_output(self, name: str, state: _Output, ref: np.ndarray, cand: np.ndarray) -> None:
+        if ref.shape != cand.shape:
+            state.mismatch = f"shapes differ ({state.shape} vs {cand.shape})"
+            return
+        if self.detect and state.probabilities:
+            state.probabilities = _is_probability(ref)
+            state.is_class = state.probabilities or name in self.class_outputs  # no top-k for a non-class map
+        row = {"output": name, "sample": self.samples, **error_stats(ref, cand).as_row()}
+        if state.is_class and ref.ndim >= 1 and ref.shape[-1] >= 2:
+            row["top1_agree"] = topk_agreement(ref, cand, 1)
+            if ref.shape[-1] > 5:
+                row["top5_agree"] = topk_agreement(ref, cand, 5)
+        state.rows.append(row)
+        ref64, cand64 = ref.astype(np.float64), cand.astype(np.float64)
+        for axis in list(state.axes):
+            if ref.ndim != len(state.shape) or ref.shape[axis] != state.shape[axis]:
+                del state.axes[axis]  # a varying axis length has no fixed slices to compare
+                continue
+            size = state.shape[axis]
+            state.axes[axis].add(np.moveaxis(ref64, axis, 0).reshape(size, -1),
+                                 np.moveaxis(cand64, axis, 0).reshape(size, -1))
+
+    def classes(self) -> frozenset[str]:
+        """The class outputs: given, or (detect_probabilities) probability vectors in every sample."""
+        found = {n for n, s in self.outputs.items() if self.detect and s.probabilities and s.mismatch is None}
+        return self.class_outputs | (found if self.samples else set())
+
+    def result(self) -> ComparisonResult:
+        result = ComparisonResult(skipped=dict(self.skipped))
+        classes = self.classes()
+        for name, state in self.outputs.items():
+            if state.mismatch is not None:
+                result.skipped[name] = state.mismatch
+                continue
+            result.sample_rows.extend(state.rows if name in classes else [_without_topk(r) for r in state.rows])
+            axis, spread = _mixed_scale_axis(state.axes)
+            if axis is not None:
+                result.sliced[name] = {"axis": axis, "spread": spread}
+                result.slice_rows.extend(_slice_rows(name, axis, state.axes[axis]))
+        return result
+
+
+def _mixed_scale_axis(axes: dict[int, _SliceSums]) -> tuple[int | None, float]:
+    best_axis, best_spread = None, 0.0
+    for axis in sorted(axes):
+        spread = axes[axis].spread()
+        if spread > best_spread:
+            best_axis, best_spread = axis, spread
+    return (best_axis, best_spread) if best_spread >= SLICE_SPREAD else (None, best_spread)
+
+
+def _slice_rows(name: str, axis: int, sums: _SliceSums) -> list[dict]:
+    return [{"output": name, "axis": axis, "index": index,
+             "ref_rms": (acc.ref_sq / acc.count) ** 0.5 if acc.count else None,
+             "cosine": acc.cosine(), "sqnr_db": acc.sqnr_db(), "max_abs": acc.max_abs, "rel_l2": acc.rel_l2()}
+            for index, acc in enumerate(sums.accumulators())]
+
+
+def _without_topk(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in ("top1_agree", "top5_agree")}
+
+
+def _is_probability(values: np.ndarray) -> bool:
+    """One sample of analysis.compare.looks_like_probabilities."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 0 or values.shape[-1] < 2 or not np.isfinite(values).all():
+        return False
+    if values.min() < -1e-6 or values.max() > 1 + 1e-6:
+        return False
+    return bool(np.allclose(values.sum(axis=-1), 1.0, atol=1e-3))
