@@ -2,13 +2,13 @@
 
 Stage artefacts (docs/bundle.md, "TensorRT artefacts"): `layer_info` (stages/<id>/layer_info.json),
 `profile` (profile.json), `build_log` (build.log), `build_settings` (build_settings.json), written
-by the collector's TensorRT stages or by `qdqreport import-trt`. A file that does not parse is
-reported in `problems` instead of failing the report: the bundle stays readable.
+by the collector's TensorRT stages or by `qdqreport import-trt`. A file that is not valid JSON is a
+bad bundle (exit 2); one that decodes but is not what TensorRT writes is reported in `problems`
+instead of failing the report: the bundle stays readable.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,19 +56,22 @@ def load_engines(ctx: "Context") -> dict[str, EngineEvidence]:
 
 def _evidence(ctx: "Context", stage_id: str, artifacts: dict[str, str], details: dict[str, Any]) -> EngineEvidence:
     problems: list[str] = []
-    engine = _parsed(ctx, artifacts.get("layer_info"), lambda t: parse_layer_info(json.loads(t)), problems)
-    profile = _parsed(ctx, artifacts.get("profile"), lambda t: parse_profile(json.loads(t)), problems)
-    settings = _parsed(ctx, artifacts.get("build_settings"), lambda t: parse_build_settings(json.loads(t)), problems)
+    engine = _parsed(ctx, artifacts.get("layer_info"), parse_layer_info, problems, json=True)
+    profile = _parsed(ctx, artifacts.get("profile"), parse_profile, problems, json=True)
+    settings = _parsed(ctx, artifacts.get("build_settings"), parse_build_settings, problems, json=True)
     log = _parsed(ctx, artifacts.get("build_log"), parse_build_log, problems)
     runs, times = profile if profile else (None, ())
     return EngineEvidence(stage_id, engine, runs, times, log, settings, dict(details), tuple(problems))
 
 
-def _parsed(ctx: "Context", path: str | None, parse: Any, problems: list[str]) -> Any:
+def _parsed(ctx: "Context", path: str | None, parse: Any, problems: list[str], json: bool = False) -> Any:
     if not path or not ctx.bundle.has(path):
         return None
+    # JSON goes through the bundle's decoder (depth, lone surrogates, UTF-8: a one-line BundleError, exit 2);
+    # a document that decodes but is not what TensorRT writes is a problem the report shows.
+    content = ctx.bundle.json(path) if json else ctx.bundle.text(path)
     try:
-        return parse(ctx.bundle.text(path))
-    except ValueError as exc:  # json.JSONDecodeError is a ValueError too
+        return parse(content)
+    except ValueError as exc:
         problems.append(f"{path}: {exc}")
         return None

@@ -17,6 +17,8 @@ kept in the table but left out of roll-ups (TREx folds them away).
 
 from __future__ import annotations
 
+import math
+
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -236,9 +238,16 @@ def _tensors(items: Any, where: str) -> tuple[TensorInfo, ...]:
             raise ValueError(f"{where} has a tensor without \"Format/Datatype\" (TensorRT 10) or \"DataType\" "
                              "(TensorRT 11); re-export the layer info with trtexec --profilingVerbosity=detailed")
         dims = item.get("Dimensions") or []
-        tensors.append(TensorInfo(str(item.get("Name", "")), tuple(int(d) for d in dims if isinstance(d, (int, float))),
-                                  *described))
+        if not isinstance(dims, list) or not all(_is_dim(d) for d in dims):
+            raise ValueError(f"{where} has \"Dimensions\" that are not a list of integers; re-export the layer info")
+        tensors.append(TensorInfo(str(item.get("Name", "")), tuple(int(d) for d in dims), *described))
     return tuple(tensors)
+
+
+def _is_dim(value: Any) -> bool:
+    # -1 for a dynamic axis; a float only when integral (an infinity or NaN is a damaged file)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return number and math.isfinite(value) and value == int(value) and -1 <= value < 2**63
 
 
 def _format_and_dtype(item: dict[str, Any]) -> tuple[str, str] | None:
@@ -271,7 +280,9 @@ def parse_profile(data: Any) -> tuple[int | None, tuple[LayerTime, ...]]:
         raise ValueError("is a layer-info file (it has \"Layers\"), not a profile; pass it with --layer-info")
     if not isinstance(data, list):
         raise ValueError("is not a JSON list of per-layer timings; pass the file written by trtexec --exportProfile")
-    count = next((int(item["count"]) for item in data if isinstance(item, dict) and "count" in item), None)
+    count = next((item["count"] for item in data if isinstance(item, dict) and "count" in item), None)
+    if count is not None and not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
+        raise ValueError("has a \"count\" that is not a run count; pass the file written by trtexec --exportProfile")
     records = [item for item in data if isinstance(item, dict) and "name" in item]
     if not records:
         raise ValueError("holds no per-layer record ({\"name\", \"averageMs\", ...}); pass the file written by "
@@ -279,10 +290,14 @@ def parse_profile(data: Any) -> tuple[int | None, tuple[LayerTime, ...]]:
     times = []
     for i, item in enumerate(records):
         try:
-            times.append(LayerTime(str(item["name"]), float(item.get("timeMs", 0.0)), float(item["averageMs"]),
-                                   float(item["medianMs"]) if "medianMs" in item else None,
-                                   float(item.get("percentage", 0.0))))
-        except (KeyError, TypeError, ValueError):
+            record = LayerTime(str(item["name"]), float(item.get("timeMs", 0.0)), float(item["averageMs"]),
+                               float(item["medianMs"]) if "medianMs" in item else None,
+                               float(item.get("percentage", 0.0)))
+            if not all(math.isfinite(v) for v in (record.time_ms, record.average_ms, record.median_ms or 0.0,
+                                                  record.percentage)):
+                raise ValueError("not finite")
+            times.append(record)
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise ValueError(f"record {i} ({item.get('name')!r}) lacks a numeric \"averageMs\"; pass the file "
                              "written by trtexec --exportProfile") from None
     return count, tuple(times)

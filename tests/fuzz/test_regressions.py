@@ -20,7 +20,10 @@ from qdqreport.cli import main
 
 
 def damaged(source: Path, target: Path, relative: str, edit: Callable[[Any], Any], kind: str = "json") -> Path:
-    """A copy of the real bundle *source* with one file edited and the manifest re-hashed (so the hash check passes)."""
+    """A copy of the real bundle *source* with one file edited and the manifest re-hashed (so the hash check passes).
+
+    *kind*: json, csv, npz (the file is parsed, edited, written back) or raw (written already: only re-hashed).
+    """
     shutil.copytree(source, target)
     path = target / relative
     if kind == "json":
@@ -30,7 +33,7 @@ def damaged(source: Path, target: Path, relative: str, edit: Callable[[Any], Any
         buffer = io.StringIO()
         csv.writer(buffer, lineterminator="\n").writerows(rows)
         path.write_text(buffer.getvalue())
-    else:
+    elif kind == "npz":
         with np.load(path) as data:
             arrays = edit({k: data[k] for k in data.files})
         with open(path, "wb") as handle:
@@ -163,3 +166,39 @@ def test_sliced_output_without_spread_is_refused(tmp_path: Path, capsys: pytest.
     bundle = damaged(COMMITTED["lm_slices"], tmp_path / "bundle", "manifest.json",
                      _delete(["comparisons", 0, "sliced", "embedding", "spread"]))
     assert_refused(bundle, tmp_path / "out", capsys, "manifest.json", "comparisons[0].sliced.embedding", "'spread'")
+
+
+def _imported(seed_cache: Path) -> Path:
+    return seed_cache / "cls_imported_trt"
+
+
+def test_profile_with_a_list_as_run_count_is_a_reported_problem(seed_cache: Path, seeds: dict, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    # TypeError@analysis/trt_layers.py:<genexpr> (fuzz seed 11): int() of a list. A profile that decodes but is
+    # not what trtexec writes is shown as a problem of the engine section; the rest of the report stands.
+    bundle = damaged(_imported(seed_cache), tmp_path / "bundle", "stages/trt_int8/profile.json", _set([0, "count"], []))
+    assert main(["report", str(bundle), "-o", str(tmp_path / "out")]) in (0, 1)
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "profile.json" in html and "run count" in html
+
+
+def test_layer_info_with_infinite_dimensions_is_a_reported_problem(seed_cache: Path, seeds: dict, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    # OverflowError: int(inf) of a tensor dimension written as 1e999.
+    def edit(doc: dict) -> dict:
+        layer = next(item for item in doc["Layers"] if item.get("Inputs"))
+        layer["Inputs"][0]["Dimensions"] = [float("inf")]
+        return doc
+
+    bundle = damaged(_imported(seed_cache), tmp_path / "bundle", "stages/trt_int8/layer_info.json", edit)
+    assert main(["report", str(bundle), "-o", str(tmp_path / "out")]) in (0, 1)
+    assert "not a list of integers" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+
+
+def test_deeply_nested_layer_info_is_one_line_exit_2(seed_cache: Path, seeds: dict, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    # TensorRT JSON went through json.loads directly (RecursionError); now through the bundle's decoder.
+    bundle = damaged(_imported(seed_cache), tmp_path / "bundle", "stages/trt_int8/layer_info.json", lambda doc: doc)
+    (bundle / "stages/trt_int8/layer_info.json").write_text("[" * 100_000 + "]" * 100_000)
+    rehashed = damaged(bundle, tmp_path / "again", "stages/trt_int8/layer_info.json", lambda doc: doc, kind="raw")
+    assert_refused(rehashed, tmp_path / "out", capsys, "layer_info.json", "nested too deeply")
