@@ -69,3 +69,22 @@ def test_a_file_that_is_not_a_modelopt_log_is_refused(tmp_path: Path) -> None:
     other.write_text("epoch 1 loss 0.3\n")
     with pytest.raises(InputError, match="train.log"):
         read_modelopt_log(other)
+
+
+def test_a_huge_log_line_parses_in_linear_time():
+    """A hostile 700 KB line costs about what a 100 KB one does (it was quadratic: 4x longer, 19x slower)."""
+    import time
+
+    from qdqreport.collect.modelopt_log import parse_modelopt_log
+
+    def best_of_3(chars: int) -> float:
+        line = "[modelopt] Quantized type counts: {" + "'Conv': 1, " * (chars // 11) + "\n"
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            parse_modelopt_log(line)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    short, long = best_of_3(100_000), best_of_3(700_000)
+    assert long < 3 * short + 0.05  # linear or better; quadratic would be ~49x

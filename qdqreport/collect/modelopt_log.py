@@ -43,6 +43,7 @@ _COUNTS = {
     "non_quantizable_partitions": re.compile(r"Found (\d+) non-quantizable partitions"),
     "nodes_to_quantize": re.compile(r"Final number of nodes to quantize: (\d+)"),
 }
+MAX_LINE_CHARS = 20_000  # longest log line parsed (the rest of a longer line is ignored)
 _TYPE_COUNTS = re.compile(r"Quantized type counts: (\{.*\})")
 _RANDOM = re.compile(r"Initializing RandomDataProvider|Generating random inputs for model")
 _METHOD = re.compile(r"Starting \w+ quantization with method: ([\w.-]+)")
@@ -58,7 +59,9 @@ def parse_modelopt_log(text: str) -> dict[str, Any]:
                               "random_calibration": False, "calibration_method": None, "already_quantized": False,
                               "warnings": []}
     debug_method = None
-    for line in text.splitlines():
+    for full_line in text.splitlines():
+        # ModelOpt's own lines are short; a hostile or corrupt line must not cost more than linear time.
+        line = full_line[:MAX_LINE_CHARS]
         for key, pattern in _COUNTS.items():
             match = pattern.search(line)
             if match:
