@@ -22,6 +22,7 @@ from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
 from qdqreport.report_task import TaskView, build_task, task_agreement_of
 
+from qdqreport.wording import ratio
 # A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
 OUTPUTS_LIMIT = 50  # outputs per comparison table; the bundle's samples table has them all
 EVIDENCE_ROWS_LIMIT = 50  # rows of one finding's evidence table
@@ -272,7 +273,7 @@ def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[st
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
     if not sliced:
         return ""
-    note = f"compared per slice along axis {sliced.get('axis')}: scales differ {float(sliced.get('spread', 0)):,.0f}×"
+    note = f"compared per slice along axis {sliced.get('axis')}: scales differ {ratio(float(sliced.get('spread', 0)))}"
     if summary.worst_slice is not None and summary.worst_slice_cosine is not None:
         note += f"; worst slice {summary.worst_slice}: cosine {_short_cosine(summary.worst_slice_cosine)}"
     return note

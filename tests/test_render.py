@@ -275,7 +275,7 @@ def test_stage_matrix_notes_mixed_scale_slices(tmp_path):
     model = build_report(bundle, run_rules(ctx, rules={}), ctx)
     row = model.comparisons[0].outputs[0]
     assert row.cosine_median > 0.99  # boxes dominate the whole-tensor cosine...
-    assert re.fullmatch(r"compared per slice along axis 1: scales differ [\d,]+×; worst slice [45]: cosine 0\.\d\d",
+    assert re.fullmatch(r"compared per slice along axis 1: scales differ [\d,.]+(×10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?×; worst slice [45]: cosine 0\.\d\d",
                         row.slice_note)  # ...but the score slices are wrong
     assert row.slice_note.replace("×", "") in render_markdown(model).replace("×", "").replace("\\", "")
 

@@ -137,8 +137,9 @@ def test_deployment_divergence_fix_rebuilds_with_obeyed_precisions(tmp_path):
     [finding] = findings_of(spec, _example("QR001", "TensorRT INT8 engine drifts from the QDQ model"), tmp_path)
     assert finding.stage == "trt_int8__vs__ort_qdq"
     commands = [fix.command for fix in finding.fixes]
-    assert "trtexec --onnx=cls_int8.onnx --int8 --fp16 --precisionConstraints=obey" in commands[0]
-    assert commands[1] == "trtexec --onnx=cls_int8.onnx --stronglyTyped"
+    # The model at the path the bundle recorded (relative to where collect ran), not a bare file name.
+    assert "trtexec --onnx=out/cls_int8.onnx --int8 --fp16 --precisionConstraints=obey" in commands[0]
+    assert commands[1] == "trtexec --onnx=out/cls_int8.onnx --stronglyTyped"
     assert "TensorRT 11" in finding.fixes[1].action
 
 

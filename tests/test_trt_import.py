@@ -116,14 +116,14 @@ def test_mobilenet_findings_show_what_the_engine_does(tmp_path):
                       "--build-settings", str(SETTINGS))
     render_report(bundle, tmp_path / "report")
     findings = {f["id"]: f for f in json.loads((tmp_path / "report" / "findings.json").read_text())["findings"]}
-    assert findings["QR100"]["title"] == "16 INT8 layers of trt_int8 write float outputs"
-    assert findings["QR101"]["title"] == "16 unfused Q/DQ Reformat layers in trt_int8"
+    assert findings["QR100"]["title"] == "16 INT8 layers of TensorRT INT8 write float outputs"
+    assert findings["QR101"]["title"] == "16 unfused Q/DQ Reformat layers in TensorRT INT8"
     assert "QR103" not in findings  # detailed verbosity
     residual = imported(tmp_path / "r", "trt_int8", "--layer-info", str(RESIDUALS))
     render_report(residual, tmp_path / "r" / "report")
     fewer = {f["id"]: f for f in json.loads((tmp_path / "r" / "report" / "findings.json").read_text())["findings"]}
-    assert fewer["QR100"]["title"] == "1 INT8 layers of trt_int8 write float outputs"
-    assert fewer["QR101"]["title"] == "1 unfused Q/DQ Reformat layers in trt_int8"
+    assert fewer["QR100"]["title"] == "1 INT8 layer of TensorRT INT8 writes float outputs"
+    assert fewer["QR101"]["title"] == "1 unfused Q/DQ Reformat layer in TensorRT INT8"
 
 
 def test_second_engine_is_added_and_diffed(tmp_path):

@@ -8,6 +8,9 @@ import numbers
 import re
 from typing import Any, Callable
 
+from qdqreport.stage_names import stage_name
+from qdqreport.wording import percent
+
 DASH = "—"
 
 # Characters that change the meaning of GitHub-flavoured Markdown (emphasis, code, links,
@@ -110,10 +113,8 @@ def db(value: Any) -> str:
 
 
 def pct(value: Any) -> str:
-    if value is None:
-        return DASH
-    text = f"{value:.1%}"
-    return text.replace(".0%", "%")
+    """A share (0..1) as a percentage, the same way in every table and in the rules' texts (wording.percent)."""
+    return DASH if value is None else percent(value)
 
 
 def seconds(value: Any) -> str:
@@ -139,5 +140,11 @@ def markdown_safe(number_filter: Callable[..., str]) -> Callable[..., str]:
     return safe
 
 
-FILTERS = {"num": num, "cosine": cosine, "db": db, "pct": pct, "seconds": seconds, "score": score}
-MARKDOWN_FILTERS = {**{name: markdown_safe(f) for name, f in FILTERS.items()}, "md": md, "md_html": md_html, "fence": fence}
+def stage(value: Any) -> str:
+    """A stage or comparison id as the name users know ("ONNX Runtime QDQ"); other text unchanged."""
+    return stage_name(value)
+
+
+FILTERS = {"num": num, "cosine": cosine, "db": db, "pct": pct, "seconds": seconds, "score": score, "stage": stage}
+MARKDOWN_FILTERS = {**{name: markdown_safe(f) for name, f in FILTERS.items()}, "md": md, "md_html": md_html, "fence": fence,
+                    "stage": lambda value: md(stage_name(value)), "stage_html": lambda value: md_html(stage_name(value))}

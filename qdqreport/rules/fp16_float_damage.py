@@ -14,6 +14,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import COLLAPSED, classifier_graph, diverging_outputs, modelopt_command, rounded
 from qdqreport.rules._layer_examples import layer_chain
 
+from qdqreport.wording import plural, verb
 # The control must win back a real part of the damage, not rounding: at least a quarter of the
 # QDQ model's disagreement (1 - cosine) and 0.05 of cosine.
 RECOVERED_MIN = 0.25
@@ -196,7 +197,7 @@ def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Findin
 def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
     rows = _risky(evidence)
     return Finding(
-        rule_id="QR011", title=f"{len(rows)} FP16 activation(s) exceed 65504 in FP32: overflow where stored in FP16",
+        rule_id="QR011", title=f"{plural(len(rows), 'FP16 activation')} {verb(len(rows), 'exceeds')} 65504 in FP32: overflow where stored in FP16",
         severity="warning", confidence=0.5, score=0.5, subject=";".join(r["tensor"] for r in rows[:5]),
         stage="quantization", tags=("root_cause",),
         summary=f"the QDQ graph declares {rows[0]['tensor']} FP16 but its FP32 values reach {_fp32_max(rows[0])} "
@@ -238,10 +239,10 @@ def _summary_text(worst: OutputGain, evidence: Fp16Evidence) -> str:
     constants = [r for r in evidence.overflowing if r["kind"] == "constant"]
     activations = [r for r in evidence.overflowing if r["kind"] == "activation"]
     if constants:
-        text += f"; {len(constants)} FP16 constant(s) overflowed to inf, e.g. {constants[0]['tensor']} " \
+        text += f"; {plural(len(constants), 'FP16 constant')} overflowed to inf, e.g. {constants[0]['tensor']} " \
                 f"({_fp32_max(constants[0], 'FP32 max ')})"
     if activations:
-        text += f"; {len(activations)} FP16 activation(s) exceed {FP16_MAX:g} in FP32, e.g. " \
+        text += f"; {plural(len(activations), 'FP16 activation')} {verb(len(activations), 'exceeds')} {FP16_MAX:g} in FP32, e.g. " \
                 f"{activations[0]['tensor']} ({_fp32_max(activations[0])})"
     return text
 

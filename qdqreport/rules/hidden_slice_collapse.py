@@ -13,6 +13,7 @@ from qdqreport.rules._common import (
     COLLAPSED, COSINE_OK, DET_OUTPUT, comparison_label, cosine_of, detector_run, exclusion_args, modelopt_command,
     judged_summaries, node, ordered_comparisons, precision_summary, rounded, signal_slices, trtexec_fixes)
 
+from qdqreport.wording import plural, verb
 WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept
 SLICE_COLLAPSED = COLLAPSED  # a slice (e.g. all class scores of one class) below this is wrong, not noisy
 WORST_SHOWN = 10
@@ -95,7 +96,7 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
     if comparison.purpose == "deployment":
         fixes += trtexec_fixes(ctx)
     return Finding(
-        rule_id="QR007", title=f"{len(collapsed)} slice(s) of {summary.output} collapse behind a whole-tensor cosine "
+        rule_id="QR007", title=f"{plural(len(collapsed), 'slice')} of {summary.output} {verb(len(collapsed), 'collapses')} behind a whole-tensor cosine "
                                f"of {summary.cosine_median:.4f}", severity="error", confidence=0.9, score=0.8,
         subject=f"{comparison.id}:{summary.output}", stage=comparison.id, tags=("root_cause",),
         summary=f"{comparison_label(comparison)}: output {summary.output} agrees as a whole (cosine "

@@ -12,6 +12,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import COLLAPSED, clamp01, exclusion_args, modelopt_command, rounded
 from qdqreport.rules._layer_examples import (chain_precision, layer_chain, qnode, quantization_run, whatif_trials)
 
+from qdqreport.wording import percent, percent_value, plural, verb
 LIST_LIMIT = 15
 
 
@@ -55,7 +56,7 @@ def fp16_overflow_risk(ctx: Context) -> Iterator[Finding]:
     rows = tuple((r["tensor"], r["node"], r["op_type"], rounded(r["ref_absmax"], 1), r.get("qdq_dtype") or "")
                  for r in found[:LIST_LIMIT])
     yield Finding(
-        rule_id="QR202", title=f"{len(found)} FP16 activation(s) exceed the FP16 range in FP32",
+        rule_id="QR202", title=f"{plural(len(found), 'FP16 activation')} {verb(len(found), 'exceeds')} the FP16 range in FP32",
         severity="error", confidence=0.9, score=0.7, subject=";".join(r["tensor"] for r in found[:5]),
         stage=tables.comparison_id, tags=("root_cause",),
         summary=(f"{worst['tensor']} (node {worst['node']}) reaches |x| = {worst['ref_absmax']:.4g} in the FP32 model, "
@@ -126,14 +127,14 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                                "error is spread over the graph, so look at calibration first."))
         return
     collapsed = base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED)
-    fixes = [Fix(f"Re-quantize with {len(chosen['nodes'])} node(s) excluded (measured above)",
+    fixes = [Fix(f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
                  modelopt_command(ctx, exclusion_args(chosen["nodes"])))]
     op_type = summary.get("op_type") or {}
     if op_type.get("reached"):
         fixes.append(Fix(f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; measured cosine "
                          f"{op_type['cosine']:.4f})", modelopt_command(ctx, exclusion_args(op_types=[op_type["op_type"]]))))
     yield Finding(
-        rule_id="QR203", title=f"Measured: excluding {len(chosen['nodes'])} node(s) restores the outputs",
+        rule_id="QR203", title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
         severity="error" if collapsed else "warning", confidence=0.95, score=_recovered(base, chosen),
         subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
         summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} raises output cosine "
@@ -210,32 +211,32 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     if clipping:
         worst = clipping[0]
         yield Finding(
-            rule_id="QR204", title=f"{len(clipping)} Q node(s) clip more than {HEAVY_CLIPPING:.0%} of their values",
+            rule_id="QR204", title=f"{plural(len(clipping), 'Q node')} {verb(len(clipping), 'clips')} more than {HEAVY_CLIPPING:.0%} of {'its' if len(clipping) == 1 else 'their'} values",
             severity="warning", confidence=0.85, score=clamp01(worst["clipped_share"] * 5),
             subject="clipping:" + ";".join(q["q_node"] for q in clipping[:5]), stage=tables.comparison_id,
-            tags=("root_cause",), evidence=(Metric("worst clipped share", rounded(worst["clipped_share"]),
-                                                   threshold=f"> {HEAVY_CLIPPING}"), _qnode_table(clipping)),
-            summary=f"{worst['q_node']} saturates {worst['clipped_share']:.1%} of the values of {worst['tensor']}.",
+            tags=("root_cause",), evidence=(Metric("worst clipped share", percent_value(worst["clipped_share"]), "%",
+                                                   threshold=f"> {HEAVY_CLIPPING:.0%}"), _qnode_table(clipping)),
+            summary=f"{worst['q_node']} saturates {percent(worst['clipped_share'])} of the values of {worst['tensor']}.",
             fixes=(Fix("Re-calibrate with max calibration on representative data",
                        modelopt_command(ctx, ["--calibration_method", "max"])),))
     if under:
         worst = under[0]
         yield Finding(
-            rule_id="QR204", title=f"{len(under)} Q node(s) use less than {UNDER_USE:.0%} of the INT8 range",
+            rule_id="QR204", title=f"{plural(len(under), 'Q node')} {verb(len(under), 'uses')} less than {UNDER_USE:.0%} of the INT8 range",
             severity="warning", confidence=0.8, score=clamp01(1.0 - worst["range_used"] / UNDER_USE) * 0.6,
             subject="under-use:" + ";".join(q["q_node"] for q in under[:5]), stage=tables.comparison_id,
-            tags=("root_cause",), evidence=(Metric("smallest range used", rounded(worst["range_used"]),
-                                                   threshold=f"< {UNDER_USE}"), _qnode_table(under)),
+            tags=("root_cause",), evidence=(Metric("smallest range used", percent_value(worst["range_used"]), "%",
+                                                   threshold=f"< {UNDER_USE:.0%}"), _qnode_table(under)),
             summary=(f"{worst['q_node']} sees values in [{worst['observed_min']:.4g}, {worst['observed_max']:.4g}] but its "
                      f"scale represents [{worst['representable_min']:.4g}, {worst['representable_max']:.4g}]: "
-                     f"{worst['range_used']:.1%} of the range."),
+                     f"{percent(worst['range_used'])} of the range."),
             fixes=(Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
                        modelopt_command(ctx, ["--calibration_method", "entropy"])),))
 
 
 def _qnode_table(rows: list[dict]) -> Table:
     return Table("Q nodes", ("Q node", "tensor", "clipped", "range used", "representable", "observed"),
-                 tuple((q["q_node"], q["tensor"], rounded(q["clipped_share"]), rounded(q["range_used"]),
+                 tuple((q["q_node"], q["tensor"], percent(q["clipped_share"]), percent(q["range_used"]),
                         f"[{q['representable_min']:.4g}, {q['representable_max']:.4g}]",
                         f"[{(q['observed_min'] or 0):.4g}, {(q['observed_max'] or 0):.4g}]") for q in rows[:LIST_LIMIT]),
                  note=f"{len(rows) - LIST_LIMIT} more" if len(rows) > LIST_LIMIT else "")

@@ -11,6 +11,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import COLLAPSED, exclusion_args, modelopt_command, rounded
 from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run
 
+from qdqreport.wording import plural, verb
 TABLE_ROWS = 12
 
 
@@ -97,7 +98,7 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
         severity="error" if severe else "warning", confidence=0.85, score=0.6 if severe else 0.4,
         subject=";".join(nodes[:5]), stage=tables.comparison_id, tags=("root_cause",),
         summary=(f"Fed the FP32 model's inputs, {worst['node']} still produces cosine {worst['local_cosine']:.4f} "
-                 f"(local SQNR {worst['local_sqnr_db']:.1f} dB); {len(births)} node(s) add error below cosine "
+                 f"(local SQNR {worst['local_sqnr_db']:.1f} dB); {plural(len(births), 'node')} {verb(len(births), 'adds')} error below cosine "
                  f"{LOCAL_BAD_COSINE} on their own."),
         evidence=(Metric("local cosine", rounded(worst["local_cosine"]), threshold=f"< {LOCAL_BAD_COSINE}"),
                   Metric("local SQNR", rounded(worst["local_sqnr_db"], 1), "dB"),

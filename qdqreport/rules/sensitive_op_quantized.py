@@ -11,6 +11,7 @@ from qdqreport.rules._common import (
     CLS_OUTPUT, class_logits, classifier_graph, classifier_run, clamp01, collapses, diverging_outputs, exclusion_args,
     modelopt_command, rounded)
 
+from qdqreport.wording import plural
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
 # a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
 TENSOR_COSINE_BAD = 0.98
@@ -89,7 +90,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     yield Finding(
-        rule_id="QR002", title=f"{len(flagged)} sensitive node(s) quantized to INT8", subject=names,
+        rule_id="QR002", title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         severity="error" if bad_tensor or collapsed else "warning",
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
         confidence=(0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,

@@ -13,6 +13,7 @@ from qdqreport.rules._common import (
     comparison_label, cosine_of, detector_run, diverges, exclusion_args, judged_summaries, modelopt_command,
     ordered_comparisons, recollect_command, requantized_file, rounded, trtexec_fixes)
 
+from qdqreport.wording import ratio
 # A symptom locates the damage but does not explain it: it ranks below a root cause of the
 # same severity and confidence, and the matrix is exact, so the confidence is high.
 SYMPTOM_SCORE = 0.3
@@ -142,7 +143,7 @@ def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> S
 
 
 def _sliced_notes(comparison: ComparisonInfo, outputs: list[OutputSummary]) -> list[Text]:
-    return [Text(f"output {s.output} mixes scales (spread {comparison.sliced[s.output]['spread']:.0f}×): "
+    return [Text(f"output {s.output} mixes scales (spread {ratio(comparison.sliced[s.output]['spread'])}): "
                  f"compared per slice along axis {comparison.sliced[s.output]['axis']}")
             for s in outputs if s.output in comparison.sliced]
 

@@ -16,6 +16,7 @@ from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
 from qdqreport.rules.trt_int8_intent_lost import lost_intents
 from qdqreport.rules.trt_unsupported_qdq import DEFECTS
 
+from qdqreport.wording import plural, verb
 
 def _engine_drifts(b):
     # ORT QDQ is faithful; the INT8 engine drifts. Its real layer info shows 16 unfused Q layers, and the
@@ -129,14 +130,14 @@ def _causes(ctx: Context, evidence: EngineEvidence | None, major: int | None) ->
             causes.append((0.8 if engine.has_onnx_names else 0.6, "quantized nodes run in float in the engine",
                            f"{len(flagged)} of {total} INT8 nodes of the QDQ graph (QR102)"))
     if log and log.precision_ignored:
-        causes.append((0.7, "requested layer precisions ignored", f"{len(log.precision_ignored)} layers in the build log"))
+        causes.append((0.7, "requested layer precisions ignored", f"{plural(len(log.precision_ignored), 'layer')} in the build log"))
     if log and log.calibrator_ignored:
         causes.append((0.5, "calibrator set on a Q/DQ model", "the build mixes calibration with explicit Q/DQ (QR104)"))
     causes += _qdq_semantics(ctx)
     if diverging_outputs(ctx, "fp16"):
         causes.append((0.6, "FP16 overflow in the float part", "the FP16 engine of the FP32 model diverges too (QR106)"))
     if engine is not None and dtype_reformats(engine):
-        causes.append((0.2, "unfused Q/DQ", f"{len(dtype_reformats(engine))} Reformat layers change type (QR101)"))
+        causes.append((0.2, "unfused Q/DQ", f"{plural(len(dtype_reformats(engine)), 'Reformat layer')} {verb(len(dtype_reformats(engine)), 'changes')} type (QR101)"))
     if evidence is None:
         causes.append((0.1, "no engine artefacts to check", "import the layer info and build log: qdqreport import-trt"))
     return causes

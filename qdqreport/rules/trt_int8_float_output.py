@@ -11,6 +11,8 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
                                   layer_table, layers_of_node, node_precisions, real_dump, share)
 
+from qdqreport.stage_names import stage_name
+from qdqreport.wording import plural, verb
 
 def _mobilenet_qat(b):
     # Real MobileNetV2 QAT engine: the residual-path convolutions end in FP16/FP32 before each Add.
@@ -56,11 +58,11 @@ def trt_int8_float_output(ctx: Context) -> Iterator[Finding]:
         int8_compute = sum(layer.role == "compute" and layer.precision == "int8" for layer in engine.layers)
         unfused = [layer for layer in layers if _output_was_quantized(engine, layer, intents)]
         severity = "warning" if unfused else "info"
-        summary = (f"{len(layers)} of {int8_compute} INT8 compute layers of {stage_id} write FP16/FP32 outputs"
+        summary = (f"{len(layers)} of {plural(int8_compute, 'INT8 compute layer')} of {stage_name(stage_id)} {verb(len(layers), 'writes')} FP16/FP32 outputs"
                    + (f"; {len(unfused)} of them had an output Q in the QDQ graph that TensorRT did not fuse" if unfused
                       else "; the next operations run in float, then get re-quantized"))
         yield Finding(
-            rule_id="QR100", title=f"{len(layers)} INT8 layers of {stage_id} write float outputs", severity=severity,
+            rule_id="QR100", title=f"{plural(len(layers), 'INT8 layer')} of {stage_name(stage_id)} {verb(len(layers), 'writes')} float outputs", severity=severity,
             confidence=0.9, score=0.4 if unfused else 0.15, subject=f"{stage_id}:int8-float-output", stage=stage_id,
             summary=summary,
             evidence=(Metric("INT8 compute layers with float output", len(layers), threshold="> 0"),

@@ -14,6 +14,8 @@ from qdqreport.rules._common import diverging_outputs, node, precision_summary, 
 from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, ROWS_SHOWN, detailed, engines, layers_of_node, real_dump,
                                   with_trt10_metadata)
 
+from qdqreport.stage_names import stage_name
+from qdqreport.wording import plural, verb
 _COMPUTE_NODE = re.compile(r"\b(?:Conv|Gemm)_\d+\b")
 
 
@@ -98,7 +100,7 @@ def _finding(ctx: Context, stage_id: str, flagged: list, joined: int, total: int
             "approximate: no Metadata in this layer info (TensorRT < 10), so node names were read from fused layer "
             "names; renamed or anonymous layers are missed")
     return Finding(
-        rule_id="QR102", title=f"{len(flagged)} nodes quantized in the QDQ graph run in float in {stage_id}",
+        rule_id="QR102", title=f"{plural(len(flagged), 'node')} quantized in the QDQ graph {verb(len(flagged), 'runs')} in float in {stage_name(stage_id)}",
         severity="error" if deployment_bad else "warning", confidence=0.9 if exact else 0.6,
         score=0.7 if deployment_bad else 0.4, subject=f"{stage_id}:int8-intent-lost", stage=stage_id,
         summary=(f"{len(flagged)} of {total} quantized QDQ-graph nodes run FP16/FP32 in {stage_id} "

@@ -11,6 +11,8 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
                                   layer_table, real_dump)
 
+from qdqreport.stage_names import stage_name
+from qdqreport.wording import plural, verb
 
 def _mobilenet_qat(b):
     # Real engine: 16 QuantizeLinear nodes run as standalone FP16/FP32 -> Int8 Reformat layers.
@@ -55,12 +57,12 @@ def trt_reformat_dtype(ctx: Context) -> Iterator[Finding]:
             continue
         qdq = [layer for layer in layers if layer.origin == "QDQ"]
         conversions = sorted({f"{layer.precision}→{layer.output_precision}" for layer in layers})
-        title = (f"{len(qdq)} unfused Q/DQ Reformat layers in {stage_id}" if qdq
-                 else f"{len(layers)} type-converting Reformat layers in {stage_id}")
+        title = (f"{plural(len(qdq), 'unfused Q/DQ Reformat layer')} in {stage_name(stage_id)}" if qdq
+                 else f"{plural(len(layers), 'type-converting Reformat layer')} in {stage_name(stage_id)}")
         yield Finding(
             rule_id="QR101", title=title, severity="warning" if qdq else "info", confidence=0.9,
             score=0.3 if qdq else 0.1, subject=f"{stage_id}:reformat-dtype", stage=stage_id,
-            summary=(f"{len(layers)} Reformat layers inside {stage_id} convert data types ({', '.join(conversions)}); "
+            summary=(f"{plural(len(layers), 'Reformat layer')} inside {stage_name(stage_id)} {verb(len(layers), 'converts')} data types ({', '.join(conversions)}); "
                      f"{len(qdq)} come from Q/DQ nodes TensorRT did not fuse"),
             evidence=(Metric("unfused Q/DQ Reformat layers", len(qdq), threshold="> 0"),
                       Metric("type-converting Reformat layers", len(layers)),
