@@ -155,6 +155,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--save-inputs", action="store_true",
                          help="store the evaluation inputs in the bundle (inputs/eval_inputs.npz) with a Polygraphy "
                               "data-loader script, so `qdqreport export --polygraphy` can replay them")
+    collect.add_argument("--store-outputs", default="first:128", metavar="all|first:N|none",
+                         help="ONNX Runtime outputs kept in the bundle per stage (default first:128: bundles stay "
+                              "shareable at large N; every sample is still compared). `all` for import-trt --outputs "
+                              "and export --polygraphy on every sample")
     collect.add_argument("--redact", action="store_true",
                          help="reduce paths to file names and drop host details (platform, CPU, host name) in the "
                               "bundle; the manifest lists what was removed")
@@ -192,6 +196,7 @@ def _add_demo(commands: argparse._SubParsersAction) -> None:
 
 def _collect(args: argparse.Namespace, argv: list[str]) -> int:
     from qdqreport.collect.batch_axis import parse_batch_axes
+    from qdqreport.collect.output_store import parse_store_outputs
     from qdqreport.collect.pipeline import CollectOptions, collect
     from qdqreport.progress import Progress
 
@@ -206,6 +211,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              task_results_stage=args.task_results_stage, argv=["qdqreport", *argv],
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)
     options.save_inputs, options.redact = args.save_inputs, args.redact
+    options.store_outputs = parse_store_outputs(args.store_outputs)
     options.confirm = args.confirm
     path = collect(options, Progress(quiet=args.quiet))
     print(path)

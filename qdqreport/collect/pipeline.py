@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from qdqreport.analysis.compare import looks_like_probabilities
-from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_comparison, write_stage
+from qdqreport.analysis.stream_compare import StageComparer
+from qdqreport.bundle.layout import (ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_compared, write_comparison,
+                                     write_stage)
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.batch_axis import batch_axes, check_overrides
@@ -22,6 +24,7 @@ from qdqreport.collect.layers_stage import PerLayer, run_per_layer, write_per_la
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
+from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
 from qdqreport.collect.postprocess import Decoder, load_decoder
 from qdqreport.collect.save_inputs import write_saved_inputs
 from qdqreport.collect.tensor_pass import run_tensor_pass
@@ -65,6 +68,7 @@ class CollectOptions:
     allow_unquantized: bool = False  # accept a --qdq without Q/DQ nodes, swapped or identical models
     quantization: dict[str, Any] | None = None  # manifest `quantization`: who made --qdq and how (qdqreport confirm)
     confirm: bool = False  # --per-layer --confirm: re-quantize the what-if's best set (confirm/whatif_confirm.py)
+    store_outputs: int | None = DEFAULT_STORED  # --store-outputs: samples per stage kept in the bundle (None: all)
 
 
 @dataclass
@@ -95,7 +99,17 @@ def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progr
     loaded = _load_everything(options, progress)
     precision = _precision_summary(loaded.qdq, progress)
     marked = _marked_tensors(precision, loaded)
-    stages, tensor_rows = _run_ort_stages(loaded, marked, options.ort_provider, progress)
+    with scratch_folder() as scratch:
+        stages, run = _run_ort_stages(loaded, marked, options, progress, _Stores(writer, options.store_outputs, scratch))
+        try:
+            return _finish(writer, options, loaded, precision, stages, run, progress)
+        finally:
+            for stage in stages.values():
+                stage.outputs.close()
+
+
+def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,
+            stages: dict[str, OrtStage], run: "_OrtRun", progress: Progress) -> Path:
     layers = _per_layer(options, loaded, precision, progress) if options.per_layer else None
     if options.confirm and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
@@ -105,7 +119,7 @@ def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progr
     progress.say("writing the bundle")
     manifest = _manifest(options, loaded)
     manifest["stages"] = _stage_entries(writer, loaded, stages) + [write_trt_stage(writer, r) for r in trt_results]
-    manifest["comparisons"] = _comparisons(writer, loaded, stages, tensor_rows, marked) + _trt_comparisons(
+    manifest["comparisons"] = _comparisons(writer, loaded, stages, run) + _trt_comparisons(
         writer, loaded, stages, trt_results)
     manifest["artifacts"] = _artifacts(writer, loaded, precision)
     write_per_layer(writer, manifest, layers)
@@ -217,27 +231,53 @@ def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[d
     return marked[:MAX_MARKED_TENSORS]
 
 
-def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], provider: str,
-                    progress: Progress) -> tuple[dict[str, OrtStage], list[dict[str, Any]]]:
-    """Both stages with the graph outputs only (the sessions users deploy); the sensitive-node tensors
-    come from a separate pass on a few samples (collect/tensor_pass.py)."""
+@dataclass
+class _Stores:
+    """Where each ORT stage streams its outputs (collect/output_store.py)."""
+    writer: BundleWriter
+    keep: int | None
+    scratch: str
+
+    def open(self, stage_id: str) -> OutputStore:
+        return OutputStore(self.writer.path(f"stages/{stage_id}/outputs.npz"), self.keep,
+                           Path(self.scratch) / f"{stage_id}.npz")
+
+
+@dataclass
+class _OrtRun:
+    comparer: StageComparer  # ort_qdq vs ort_fp32, fed while the stages run
+    tensor_rows: list[dict[str, Any]]
+
+
+def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectOptions, progress: Progress,
+                    stores: _Stores) -> tuple[dict[str, OrtStage], _OrtRun]:
+    """Both stages with the graph outputs only (the sessions users deploy), each sample's outputs streamed to
+    the bundle and compared at once; the sensitive-node tensors come from a separate pass on a few samples
+    (collect/tensor_pass.py)."""
+    provider = options.ort_provider
     stages = {
         "ort_fp32": open_stage("ort_fp32", session_source(loaded.fp32.proto), loaded.fp32.outputs, provider),
         "ort_qdq": open_stage("ort_qdq", session_source(loaded.qdq.proto), loaded.qdq.outputs, provider),
     }
+    for stage_id, stage in stages.items():
+        stage.outputs = stores.open(stage_id)
+    comparer = StageComparer(frozenset(class_score_outputs(loaded.fp32.proto)), detect_probabilities=True)
     total = len(loaded.eval.samples)
     for index, feed in enumerate(loaded.eval.samples):
-        stages["ort_fp32"].infer(feed, index)
-        stages["ort_qdq"].infer(feed, index)
+        fp32_out = stages["ort_fp32"].infer(feed, index)
+        qdq_out = stages["ort_qdq"].infer(feed, index)
+        if fp32_out is not None and qdq_out is not None:
+            comparer.add(fp32_out, qdq_out)
         progress.count("ort_fp32 + ort_qdq samples", index + 1, total)
     for stage in stages.values():
         stage.close()
+        stage.outputs.finish()
     if stages["ort_fp32"].error or stages["ort_qdq"].error:
-        return stages, []
+        return stages, _OrtRun(comparer, [])
     tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples, provider, progress)
     if marked:
         stages["ort_qdq"].details.update(tensors.details())
-    return stages, tensors.rows
+    return stages, _OrtRun(comparer, tensors.rows)
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
@@ -282,8 +322,16 @@ def _stage_entries(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtS
         entries.append(write_stage(writer, "reference", "ok", loaded.reference, details={"source": "--reference"}))
     for stage_id, stage in stages.items():
         status = "failed" if stage.error else "ok"
-        entries.append(write_stage(writer, stage_id, status, stage.outputs if status == "ok" else None, stage.error,
-                                   log="\n".join(stage.log) + "\n", seconds=stage.seconds, details=stage.details))
+        store: OutputStore = stage.outputs
+        details = {**stage.details, "samples": len(store), "outputs_stored": store.stored if status == "ok" else 0}
+        entry = write_stage(writer, stage_id, status, None, stage.error, log="\n".join(stage.log) + "\n",
+                            seconds=stage.seconds, details=details)
+        if status == "ok" and store.in_bundle():  # streamed there while the stage ran
+            entry["artifacts"]["outputs"] = f"stages/{stage_id}/outputs.npz"
+        elif store.in_bundle():  # a failed stage keeps no outputs: drop the partial file
+            store.close()
+            store.bundle_path.unlink(missing_ok=True)
+        entries.append(entry)
     return entries
 
 
@@ -299,17 +347,14 @@ def _trt_comparisons(writer: BundleWriter, loaded: _Loaded, stages: dict[str, Or
     return write_trt_comparisons(writer, trt_results, ort_outputs, lambda samples: _class_outputs(loaded, samples))
 
 
-def _comparisons(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtStage], tensor_rows: list[dict[str, Any]],
-                 marked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _comparisons(writer: BundleWriter, loaded: _Loaded, stages: dict[str, OrtStage], run: _OrtRun) -> list[dict[str, Any]]:
     fp32, qdq = stages["ort_fp32"], stages["ort_qdq"]
     entries = []
     if loaded.reference is not None and not fp32.error:
         classes = _class_outputs(loaded, loaded.reference)
         entries.append(write_comparison(writer, "reference", "ort_fp32", "export", loaded.reference, fp32.outputs, classes))
     if not fp32.error and not qdq.error:
-        classes = _class_outputs(loaded, fp32.outputs)
-        entries.append(write_comparison(writer, "ort_fp32", "ort_qdq", "quantization", fp32.outputs, qdq.outputs,
-                                        classes, tensor_rows if marked else None))
+        entries.append(write_compared(writer, "ort_fp32", "ort_qdq", "quantization", run.comparer, run.tensor_rows))
     return entries
 
 

@@ -1,0 +1,131 @@
+"""Stage outputs written as they are produced, read back lazily: memory flat in the number of samples.
+
+Each sample's graph outputs go straight into an open .npz (a zip of .npy members written with
+np.lib.format.write_array, stored uncompressed: float outputs barely compress and zlib cost more
+than the inference it followed, issue 12), so no list of all outputs is held. Readers are unchanged
+(`np.load` reads stored members like compressed ones). `--store-outputs` chooses what the bundle
+keeps: `all`, `first:N` (the default, first:DEFAULT_STORED) or `none`; samples the bundle does not
+keep go to a scratch file removed after the collect, so later steps (the FP16 check, --postprocess,
+TensorRT stages) still read every sample, one at a time.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from qdqreport.bundle.layout import output_key
+from qdqreport.errors import InputError
+
+DEFAULT_STORED = 128  # samples per stage kept in the bundle by default: a detector's 128 samples are ~50 MB
+Feed = dict[str, np.ndarray]
+
+
+def parse_store_outputs(text: str) -> int | None:
+    """`all` -> None (every sample), `none` -> 0, `first:N` -> N."""
+    value = text.strip().lower()
+    if value == "all":
+        return None
+    if value == "none":
+        return 0
+    if value.startswith("first:") and value[6:].isdigit():
+        return int(value[6:])
+    raise InputError(f"--store-outputs {text}: not a choice; pass all, none or first:N (N a whole number, "
+                     f"e.g. first:{DEFAULT_STORED})")
+
+
+class NpzStream:
+    """An .npz written member by member; `close()` finishes the zip's central directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.members = 0
+        self._zip = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+
+    def add(self, key: str, array: np.ndarray) -> None:
+        array = np.asarray(array)
+        if array.dtype == object:
+            raise ValueError(f"array {key!r} has dtype object; bundles store numeric arrays only")
+        with self._zip.open(f"{key}.npy", "w", force_zip64=True) as member:
+            np.lib.format.write_array(member, array, allow_pickle=False)
+        self.members += 1
+
+    def close(self) -> None:
+        if self._zip is not None:
+            self._zip.close()
+            self._zip = None
+
+
+class OutputStore(Sequence[Feed]):
+    """One stage's outputs: samples below *keep* into *bundle_path*, the rest into a scratch file.
+
+    Filled with `append(sample)` during the run; indexing reads a sample back from disk."""
+
+    def __init__(self, bundle_path: Path, keep: int | None, scratch: Path) -> None:
+        self.bundle_path, self.keep, self.scratch_path = bundle_path, keep, scratch
+        self._streams: dict[str, NpzStream] = {}
+        self._files: dict[str, np.lib.npyio.NpzFile] = {}
+        self._keys_of: dict[str, dict[str, list[str]]] = {}  # file -> sample prefix -> its keys
+        self._count = 0
+
+    def append(self, sample: Feed) -> None:
+        where = "bundle" if self.keep is None or self._count < self.keep else "scratch"
+        if where not in self._streams:
+            self._streams[where] = NpzStream(self.bundle_path if where == "bundle" else self.scratch_path)
+        for name, value in sample.items():
+            self._streams[where].add(output_key(self._count, name), value)
+        self._count += 1
+
+    def finish(self) -> None:
+        for stream in self._streams.values():
+            stream.close()
+
+    @property
+    def stored(self) -> int:
+        """Samples the bundle keeps."""
+        return self._count if self.keep is None else min(self._count, self.keep)
+
+    def in_bundle(self) -> bool:
+        return "bundle" in self._streams
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        where = "bundle" if self.keep is None or index < self.keep else "scratch"
+        source, prefix = self._file(where), output_key(index, "")
+        return {key[len(prefix):]: source[key] for key in self._keys_of[where].get(prefix, [])}
+
+    def __iter__(self) -> Iterator[Feed]:
+        return (self[i] for i in range(self._count))
+
+    def _file(self, where: str) -> np.lib.npyio.NpzFile:
+        if where not in self._files:
+            self._streams[where].close()
+            self._files[where] = np.load(self._streams[where].path, allow_pickle=False)
+            keys: dict[str, list[str]] = {}
+            for key in self._files[where].files:
+                keys.setdefault(key.split("/", 1)[0] + "/", []).append(key)
+            self._keys_of[where] = keys
+        return self._files[where]
+
+    def close(self) -> None:
+        self.finish()
+        for file in self._files.values():
+            file.close()
+        self._files.clear()
+
+
+def scratch_folder() -> tempfile.TemporaryDirectory:
+    """Where samples the bundle does not keep wait until the collect ends."""
+    return tempfile.TemporaryDirectory(prefix="qdqreport-outputs-")
