@@ -164,7 +164,8 @@ def _shown(value: Any) -> str:
 
 # --- JSON artifacts (manifest["artifacts"] kinds) ----------------------------------------------------
 _NAMES = ListOf(Str())
-_STATS = Obj({"min": Float(True), "max": Float(True), "mean": Float(True), "std": Float(True), "absmax": Float(True),
+# NaN/Inf: inputs that hold them (the report shows it); never null, never a negative spread.
+_STATS = Obj({"min": Float(), "max": Float(), "mean": Float(), "std": Num(0, finite=False), "absmax": Num(0, finite=False),
               "index": Count(True)}, required=("min", "max", "mean", "std"))
 _INPUT_STATS = Obj({
     "input": Str(), "source": Str(TEXT_MAX), "samples": Count(True),

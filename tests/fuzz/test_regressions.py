@@ -202,3 +202,19 @@ def test_deeply_nested_layer_info_is_one_line_exit_2(seed_cache: Path, seeds: di
     (bundle / "stages/trt_int8/layer_info.json").write_text("[" * 100_000 + "]" * 100_000)
     rehashed = damaged(bundle, tmp_path / "again", "stages/trt_int8/layer_info.json", lambda doc: doc, kind="raw")
     assert_refused(rehashed, tmp_path / "out", capsys, "layer_info.json", "nested too deeply")
+
+
+def test_input_statistic_null_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # rule:QR006:TypeError@rules/unrepresentative_calibration.py (fuzz seed 12): a per-sample minimum of null.
+    bundle = damaged(SAMPLE, tmp_path / "bundle", "inputs/eval_stats.json", _set(["inputs", "x", "per_sample", 0, "min"], None))
+    assert_refused(bundle, tmp_path / "out", capsys, "eval_stats.json", "inputs.x.per_sample[0].min", "number")
+
+
+def test_calibration_frozen_at_one_value_is_a_finding_not_a_rule_crash(tmp_path: Path) -> None:
+    # rule:QR003:ZeroDivisionError@rules/calibration_input_mismatch.py (fuzz seed 12): calibration std 0 (or -0.0).
+    bundle = damaged(SAMPLE, tmp_path / "bundle", "inputs/calib_stats.json", _set(["inputs", "x", "overall", "std"], -0.0))
+    assert main(["report", str(bundle), "-o", str(tmp_path / "out")]) in (0, 1)
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())
+    assert findings["failures"] == []
+    qr003 = next(f for f in findings["findings"] if f["id"] == "QR003")
+    assert "calibration holds one value" in qr003["title"] + qr003["summary"]
