@@ -8,6 +8,7 @@ import numpy as np
 
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
     CLS_INPUT, calibration_rewrite, collapses, diverging_outputs, input_stats, modelopt_command, rounded, text_images)
@@ -237,8 +238,8 @@ def _affine_transform(ratio: float, shift: float) -> tuple[str, str]:
 def _range_table(entry: dict[str, Any]) -> Table:
     return Table("First quantizer range", ("input", "Q node", "representable", "evaluation", "range used", "clipped"),
                  ((entry["input"], entry["q_node"], f"[{entry['representable_min']:.4g}, {entry['representable_max']:.4g}]",
-                   f"[{entry['eval_min']:.4g}, {entry['eval_max']:.4g}]", rounded(entry["range_used"]),
-                   rounded(entry["clipped_share"])),))
+                   f"[{entry['eval_min']:.4g}, {entry['eval_max']:.4g}]", percent(entry["range_used"]),
+                   percent(entry["clipped_share"])),))
 
 
 def _range_tables(ctx: Context, name: str) -> tuple[Table, ...]:
@@ -253,10 +254,10 @@ def _from_range_use(entry: dict[str, Any]) -> tuple | None:
         # Symmetric INT8 doubles the calibrated span, so raw pixels show as ~255x for both [0,1] and [-1,1] inputs.
         signed = entry["eval_min"] < -0.1
         pixels = 100 <= 1 / used <= 320
-        label = (f"calibration range {1 / used:.0f}× wider than the evaluation inputs"
+        label = (f"calibration range {ratio(1 / used)} wider than the evaluation inputs"
                  + (" (calibration looks like raw 0–255 pixels)" if pixels else ""))
         expr = ("x / 127.5 - 1" if signed else "x / 255") if pixels else "x"
-        return (label, expr, 1 / used, 0.6, (Metric("first Q range used", rounded(used), threshold=f"< {RANGE_USED_MIN}"),
+        return (label, expr, 1 / used, 0.6, (Metric("first Q range used", percent_value(used), "%", threshold=f"< {RANGE_USED_MIN:.0%}"),
                                              table))
     if clipped > CLIPPED_MAX:
         span = max(entry["eval_max"] - entry["eval_min"], 1e-12)
@@ -265,7 +266,7 @@ def _from_range_use(entry: dict[str, Any]) -> tuple | None:
         label = (f"calibration range {1 / narrow:.3g}× narrower: {clipped:.1%} of evaluation values clip"
                  + (" (evaluation uses raw 0–255 pixels, calibration [0,1])" if pixels else ""))
         return (label, "x * 255" if pixels else "x", narrow, 0.55,
-                (Metric("evaluation values clipped", rounded(clipped), threshold=f"> {CLIPPED_MAX}"), table))
+                (Metric("evaluation values clipped", percent_value(clipped), "%", threshold=f"> {CLIPPED_MAX:.0%}"), table))
     return None
 
 
