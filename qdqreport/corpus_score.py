@@ -7,9 +7,11 @@ case -> {"model", "cause": {"number", "name"}, "expected_rules": [...], "healthy
 Each bundle is read and its findings computed by the real rules (the same engine as `qdqreport
 report`), in the order the report lists them. A faulty case scores on the rank of the first
 finding whose rule is expected; a healthy control must have no error-severity finding. A case
-labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. With
---markdown, whatever follows KEPT_MARKER in the existing file (hand-written, dated results such as a
-held-out test) is kept below the regenerated part.
+labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. Cases
+labelled "sealed": true (chosen once by select_sealed's fixed seed, before any rule was tuned on
+them) are scored and reported apart from the tuned part, so tuning can be judged on cases it never
+saw. With --markdown, whatever follows KEPT_MARKER in the existing file (hand-written, dated
+results such as a held-out test) is kept below the regenerated part.
 Needs only the core install (no ONNX, no ONNX Runtime).
 """
 
@@ -18,6 +20,8 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import math
+import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +36,8 @@ from qdqreport.rules import discover
 TOP1_TARGET = 0.9  # share of faulty cases whose first finding names the cause
 TOP3_TARGET = 1.0  # share whose cause is among the first three findings
 COMMAND = "python -m qdqreport.corpus_score corpus/ --markdown docs/CORPUS.md"
+SEAL_SEED = 20261123  # fixed once, when the sealed part was drawn (issue 10); never changed to reshuffle
+NEW_BATCH = "issue 10"  # labels' "added_for" of the cases the rules had never seen when the part was sealed
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,7 @@ class CaseScore:
     errors: int  # error-severity findings
     rule_failures: tuple[str, ...]
     pending: str = ""  # a cause no rule can name yet: shown in the table, left out of the totals
+    sealed: bool = False  # in the sealed part: scored apart, never tuned on
 
     @property
     def top1(self) -> bool:
@@ -106,12 +113,48 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
                      expected=expected, ranking=tuple(f"{f.rule_id} {f.severity}" for f in findings), first=first,
                      rank=rank, errors=sum(f.severity == "error" for f in findings),
                      rule_failures=tuple(f"{r.rule_id}: {r.message}" for r in result.failures),
-                     pending=label.get("pending", ""))
+                     pending=label.get("pending", ""), sealed=bool(label.get("sealed")))
 
 
 def score_corpus(corpus: Path) -> list[CaseScore]:
     labels = load_labels(corpus)
     return [score_case(corpus, case, labels[case]) for case in sorted(labels)]
+
+
+def select_sealed(labels: dict[str, dict], seed: int = SEAL_SEED) -> list[str]:
+    """The sealed part, by a fixed procedure (docs/CORPUS.md, "The sealed part"):
+
+    1. from the new cases (added_for == NEW_BATCH), one per (model, cause), drawn by the seed;
+    2. for each cause still absent, one tuned-on case of it, drawn by the seed, from a model not yet
+       in the part where there is one; 3. for each model still absent, one of its cases, drawn by the
+       seed; 4. more new cases, in the seed's order, until the part holds at least a third of all cases.
+    Every draw shuffles the sorted candidates with one random.Random(seed), so the result depends only
+    on labels.json and the seed.
+    """
+    rng = random.Random(seed)
+    new = sorted(c for c, l in labels.items() if l.get("added_for") == NEW_BATCH)
+    old = sorted(c for c in labels if c not in new)
+    chosen: list[str] = []
+
+    def draw(candidates: list[str]) -> None:
+        if candidates:
+            chosen.append(rng.sample(sorted(candidates), 1)[0])
+
+    groups = sorted({(labels[c]["model"], labels[c]["cause"]["number"]) for c in new})
+    for model, cause in groups:
+        draw([c for c in new if (labels[c]["model"], labels[c]["cause"]["number"]) == (model, cause)])
+    for cause in sorted({labels[c]["cause"]["number"] for c in labels}):
+        if cause not in {labels[c]["cause"]["number"] for c in chosen}:
+            of_cause = [c for c in old if labels[c]["cause"]["number"] == cause]
+            models_in = {labels[c]["model"] for c in chosen}
+            draw([c for c in of_cause if labels[c]["model"] not in models_in] or of_cause)
+    for model in sorted({labels[c]["model"] for c in labels}):
+        if model not in {labels[c]["model"] for c in chosen}:
+            draw([c for c in labels if labels[c]["model"] == model])
+    rest = rng.sample([c for c in new if c not in chosen], len([c for c in new if c not in chosen]))
+    while len(chosen) < math.ceil(len(labels) / 3) and rest:
+        chosen.append(rest.pop(0))
+    return sorted(chosen)
 
 
 def totals(scores: Sequence[CaseScore]) -> Totals:
@@ -149,17 +192,41 @@ def totals_markdown(t: Totals) -> str:
             f"| rules that crashed | {t.rule_failures} | 0 | {verdict(t.rule_failures == 0)} |\n")
 
 
+def misses_markdown(scores: Sequence[CaseScore]) -> str:
+    """One line per wrong ranking: a faulty case whose cause is not first, a healthy control with an error."""
+    lines = []
+    for s in scores:
+        if s.pending:
+            continue
+        if s.healthy and s.errors:
+            lines.append(f"- `{s.case}` (healthy): {s.errors} error finding(s); first: {s.first}")
+        elif not s.healthy and not s.top1:
+            where = f"ranked {s.rank}" if s.rank else "absent"
+            lines.append(f"- `{s.case}` ({s.cause}): expected {', '.join(s.expected)} ({where}); first: {s.first}")
+    lines += [f"- `{s.case}`: rule crashed: {failure}" for s in scores for failure in s.rule_failures]
+    return "\n".join(lines or ["- none"]) + "\n"
+
+
+def part_markdown(title: str, scores: Sequence[CaseScore]) -> str:
+    return (f"## {title}: totals\n\n{totals_markdown(totals(scores))}\n"
+            f"Wrong rankings:\n\n{misses_markdown(scores)}\n"
+            f"## {title}: case by case\n\n{table_markdown(scores)}\n")
+
+
 def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today: str | None = None) -> str:
-    """docs/CORPUS.md: the date, the command, the totals, the table, and how each case was made."""
+    """docs/CORPUS.md: the date, the command, the sealed and tuned parts' totals and tables, how each case was made."""
     today = today or _dt.date.today().isoformat()
     how = "\n".join(f"- `{case}` ({labels[case]['model']}): {labels[case]['how']}"
                     + (f" — pending: {labels[case]['pending']}" if labels[case].get("pending") else "")
                     for case in sorted(labels))
+    sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if not s.sealed]
+    parts = part_markdown(f"Sealed part ({len(sealed)} cases, never tuned on)", sealed) if sealed else ""
     return (f"# Corpus: does the first-ranked finding name the real cause?\n\n"
             f"Measured {today} with `{COMMAND}` on the bundles in `corpus/` "
-            f"(regenerated by `scripts/make_corpus.py`; what each case is and what building it taught: "
-            f"`corpus/README.md`).\n\n## Totals\n\n{totals_markdown(totals(scores))}\n"
-            f"## Case by case\n\n{table_markdown(scores)}\n## How each case was made\n\n{how}\n")
+            f"(regenerated by `scripts/make_corpus.py` and `scripts/make_corpus_families.py`; what each case is "
+            f"and what building it taught: `corpus/README.md`).\n\n{parts}"
+            f"{part_markdown(f'Tuned part ({len(tuned)} cases)', tuned)}"
+            f"## How each case was made\n\n{how}\n")
 
 
 KEPT_MARKER = "<!-- written by hand below this line: corpus_score keeps it when it rewrites the file -->"
@@ -182,9 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except QdqReportError as exc:
         print(f"corpus_score: error: {exc}", file=sys.stderr)
         return 2
+    sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if not s.sealed]
     print(table_markdown(scores))
-    result = totals(scores)
-    print(totals_markdown(result))
+    if sealed:
+        print(f"sealed part ({len(sealed)} cases):\n{totals_markdown(totals(sealed))}")
+    result = totals(tuned)  # the exit status: the targets on the tuned part (the sealed part is measured, not gated)
+    print(f"tuned part ({len(tuned)} cases):\n{totals_markdown(result)}")
     if args.markdown:
         args.markdown.write_text(report_markdown(scores, labels) + kept_section(args.markdown), encoding="utf-8")
         print(f"written: {args.markdown}")

@@ -429,7 +429,7 @@ def collect(case: Case) -> None:
     # name build/corpus-work/... and corpus/<case>, not this machine's folders.
     work = WORK.relative_to(ROOT)
     prefix = case.model
-    evaluation = f"{prefix}_eval.npz" if prefix == "minilm" else f"{prefix}_eval.npy"
+    evaluation = f"{prefix}_eval.npz" if (WORK / f"{prefix}_eval.npz").exists() else f"{prefix}_eval.npy"
     args = ["collect", "--fp32", str(work / f"{prefix}_fp32.onnx"), "--qdq", str(work / case.qdq),
             "--inputs", str(work / evaluation), "-o", str(CORPUS.relative_to(ROOT) / case.id), "--force", "--quiet"]
     if case.calib:
@@ -452,18 +452,23 @@ def collect(case: Case) -> None:
         os.chdir(cwd)
 
 
-def write_labels(selected: list[Case]) -> None:
+MODELS = {"cls": "PaddleOCR text-direction classifier (MobileNetV3)", "det": "PP-OCRv4 text detector (DBNet)",
+          "l2": "l2net (two Convs and an L2 normalisation; seeded, not trained)",
+          "minilm": "MiniLM-L6 sentence encoder (all-MiniLM-L6-v2, transformer)"}
+
+
+def write_labels(selected: list[Case], models: dict[str, str] | None = None, added_for: str = "") -> None:
+    """Label *selected* in corpus/labels.json; a case's "sealed" mark (scripts/seal_corpus.py) is kept."""
     CORPUS.mkdir(exist_ok=True)
     path = CORPUS / "labels.json"
     labels = json.loads(path.read_text()) if path.exists() else {}
     for case in selected:
-        labels[case.id] = {"model": {"cls": "PaddleOCR text-direction classifier (MobileNetV3)",
-                                     "det": "PP-OCRv4 text detector (DBNet)",
-                                     "l2": "l2net (two Convs and an L2 normalisation; seeded, not trained)",
-                                     "minilm": "MiniLM-L6 sentence encoder (all-MiniLM-L6-v2, transformer)"}[case.model],
+        kept = {k: labels.get(case.id, {})[k] for k in ("sealed",) if k in labels.get(case.id, {})}
+        labels[case.id] = {"model": {**MODELS, **(models or {})}[case.model],
                            "cause": {"number": case.cause, "name": CAUSES[case.cause]},
                            "expected_rules": list(case.expected), "healthy": case.healthy, "how": case.how,
-                           **({"pending": case.pending} if case.pending else {})}
+                           **({"pending": case.pending} if case.pending else {}),
+                           **({"added_for": added_for} if added_for else {}), **kept}
     path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
