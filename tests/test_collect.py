@@ -206,6 +206,6 @@ def test_interrupted_collect_leaves_no_bundle(tmp_path: Path, demo: Path, monkey
     def explode(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt  # what Ctrl-C in the middle of writing looks like
 
-    monkeypatch.setattr(pipeline, "write_comparison", explode)
+    monkeypatch.setattr(pipeline, "write_compared", explode)  # the quantization comparison, fed while streaming
     assert _collect(demo, tmp_path / "b") == 130
     assert not (tmp_path / "b").exists() and not list(tmp_path.glob(".b.partial-*"))

@@ -1,0 +1,203 @@
+"""Default-collect benchmark (issue 12): `qdqreport collect` against plain ONNX Runtime inference.
+
+    python benchmarks/bench_collect.py [--family cls yolo det] [--sizes 32 128 1000] [--repeat 3]
+        [--tools floor collect per_layer] [--det-model PATH/ch_PP-OCRv4_det_infer.onnx]
+
+Every tool runs as a fresh process on the same N samples (the first rows of the family's evaluation
+file, cycled to N, written once per N as an .npz before any timing); we record its wall time from
+process start to exit (Python start-up, imports, model loading and session creation included) and
+its peak RSS (wait4's ru_maxrss). Tools:
+
+  floor      plain ONNX Runtime: load the FP32 and the QDQ model, one session each (default options),
+             run every sample through both; nothing compared, nothing written
+  collect    `qdqreport collect --fp32 F --qdq Q --inputs X -o B --quiet` (every default)
+  per_layer  the same with `--per-layer --whatif-budget 0`
+
+Every (tool, N) cell runs --repeat times, the tools interleaved round by round; a cell reports the
+median and the spread (min-max) of the wall times and the median peak RSS; ratios are medians against
+the floor's median at the same N. The 1-minute load average before each run is kept: on a shared
+machine it shows in the times. Results go to benchmarks/results_collect.json (merged by family).
+
+Families:
+  cls   the demo's PaddleOCR text-direction classifier (MobileNetV3, 48x192), ModelOpt INT8 (x255 calibration)
+  yolo  a YOLO-class detector (416x416, one output): build/corpus-work/yolo_fp32.onnx and yolo_sym.onnx
+        (onnxruntime quantize_static, symmetric INT8), made by scripts/make_corpus_families.py
+  det   DBNet (PP-OCRv4 text detector from the rapidocr-onnxruntime 1.4.4 wheel, 160x160 input as in the
+        corpus det_* bundles): --det-model names the wheel's ch_PP-OCRv4_det_infer.onnx; the first run
+        quantizes it (onnxruntime quantize_static, QDQ, symmetric INT8, MinMax on 16 synthetic images)
+        into build/bench/. Its inputs are synthetic (smooth images, ImageNet-normalised): speed, not accuracy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "build" / "corpus-work"
+BENCH = ROOT / "build" / "bench"
+FAMILIES = {
+    "cls": (ROOT / "qdqreport/demo/cls_fp32.onnx", ROOT / "qdqreport/demo/cls_int8_x255.onnx", ROOT / "qdqreport/demo/eval.npz"),
+    "yolo": (WORK / "yolo_fp32.onnx", WORK / "yolo_sym.onnx", WORK / "yolo_eval.npz"),
+    "det": (BENCH / "det_fp32.onnx", BENCH / "det_int8.onnx", BENCH / "det_eval.npz"),
+}
+
+FLOOR = r'''
+import sys, numpy as np, onnxruntime as ort
+fp32, qdq, data = sys.argv[1:4]
+with np.load(data) as d:
+    arrays = {k: d[k] for k in d.files}
+rows = len(next(iter(arrays.values())))
+for path in (fp32, qdq):
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for i in range(rows):
+        session.run(None, {k: a[i:i + 1] for k, a in arrays.items()})
+'''
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--family", nargs="+", default=["cls", "yolo", "det"], choices=sorted(FAMILIES))
+    parser.add_argument("--sizes", nargs="+", type=int, default=[32, 128, 1000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tools", nargs="+", default=["floor", "collect", "per_layer"],
+                        choices=["floor", "collect", "per_layer"])
+    parser.add_argument("--det-model", type=Path, help="ch_PP-OCRv4_det_infer.onnx from the rapidocr-onnxruntime wheel")
+    parser.add_argument("--output", type=Path, default=ROOT / "benchmarks/results_collect.json")
+    args = parser.parse_args()
+    results = json.loads(args.output.read_text()) if args.output.exists() else {}
+    for family in args.family:
+        if family == "det":
+            _prepare_det(args.det_model)
+        missing = [str(p) for p in FAMILIES[family] if not p.exists()]
+        if missing:
+            print(f"{family}: skipped, missing {', '.join(missing)}", file=sys.stderr)
+            continue
+        results[family] = _run_family(family, args.sizes, args.tools, args.repeat)
+        args.output.write_text(json.dumps(results, indent=1))
+        print(_table(family, results[family]))
+    return 0
+
+
+def _run_family(family: str, sizes: list[int], tools: list[str], repeat: int) -> dict:
+    fp32, qdq, data = FAMILIES[family]
+    cells: dict[str, dict[str, list[dict]]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-collect-") as work:
+        for n in sizes:
+            inputs = Path(work) / f"inputs_{n}.npz"
+            _write_inputs(data, n, inputs)
+            for round_ in range(repeat):
+                for tool in tools:
+                    run = _run_tool(tool, fp32, qdq, inputs, Path(work) / f"b_{tool}_{n}_{round_}")
+                    cells.setdefault(str(n), {}).setdefault(tool, []).append(run)
+                    print(f"{family} N={n} {tool} round {round_}: {run['seconds']:.2f} s, "
+                          f"{run['rss_gb']:.2f} GB, load {run['load']:.1f}", file=sys.stderr)
+            inputs.unlink()
+    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": _machine(),
+            "fp32": str(fp32.relative_to(ROOT)), "qdq": str(qdq.relative_to(ROOT)), "cells": cells}
+
+
+def _write_inputs(data: Path, n: int, target: Path) -> None:
+    with np.load(data) as d:
+        arrays = {k: d[k] for k in d.files}
+    rows = len(next(iter(arrays.values())))
+    np.savez(target, **{k: a[np.arange(n) % rows] for k, a in arrays.items()})
+
+
+def _run_tool(tool: str, fp32: Path, qdq: Path, inputs: Path, bundle: Path) -> dict:
+    if tool == "floor":
+        command = [sys.executable, "-c", FLOOR, str(fp32), str(qdq), str(inputs)]
+    else:
+        command = [sys.executable, "-m", "qdqreport", "collect", "--fp32", str(fp32), "--qdq", str(qdq),
+                   "--inputs", str(inputs), "-o", str(bundle), "--quiet"]
+        if tool == "per_layer":
+            command += ["--per-layer", "--whatif-budget", "0"]
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    error = process.stderr.read().decode(errors="replace").strip()[-300:] if status else ""
+    process.stderr.close()
+    return {"seconds": round(seconds, 3), "rss_gb": round(usage.ru_maxrss / 1024 ** 2, 3), "load": load,
+            "exit": os.waitstatus_to_exitcode(status), "error": error}
+
+
+def _prepare_det(model: Path | None) -> None:
+    fp32, qdq, data = FAMILIES["det"]
+    if fp32.exists() and qdq.exists() and data.exists():
+        return
+    if model is None or not model.exists():
+        print("det: pass --det-model PATH/ch_PP-OCRv4_det_infer.onnx (rapidocr-onnxruntime 1.4.4 wheel)", file=sys.stderr)
+        return
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    BENCH.mkdir(parents=True, exist_ok=True)
+    onnx.save(onnx.load(str(model)), str(fp32))
+    name = onnx.load(str(fp32), load_external_data=False).graph.input[0].name
+    images = _smooth_images(64, 160)
+    np.savez(data, **{name: images})
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.rows = iter(images[:16])
+
+        def get_next(self):
+            row = next(self.rows, None)
+            return None if row is None else {name: row[None]}
+
+    quantize_static(str(fp32), str(qdq), Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8,
+                    weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True})
+
+
+def _smooth_images(count: int, size: int) -> np.ndarray:
+    """Low-frequency random RGB images in [0, 1], ImageNet-normalised, NCHW float32."""
+    rng = np.random.default_rng(0)
+    coarse = rng.random((count, 3, 10, 10))
+    images = np.kron(coarse, np.ones((1, 1, size // 10, size // 10)))
+    mean, std = np.array([0.485, 0.456, 0.406])[:, None, None], np.array([0.229, 0.224, 0.225])[:, None, None]
+    return ((images - mean) / std).astype(np.float32)
+
+
+def _machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024 ** 3
+    return f"{platform.machine()} {cpu}, {os.cpu_count()} cores, {memory:.0f} GB RAM, Python {platform.python_version()}"
+
+
+def _table(family: str, result: dict) -> str:
+    lines = [f"{family}: {result['date']}, {result['machine']}", "",
+             "| N | floor | collect | collect --per-layer --whatif-budget 0 |", "|---|---|---|---|"]
+    for n, tools in result["cells"].items():
+        floor = statistics.median(r["seconds"] for r in tools["floor"]) if "floor" in tools else None
+        cells = []
+        for tool in ("floor", "collect", "per_layer"):
+            runs = tools.get(tool)
+            if not runs:
+                cells.append("not run")
+                continue
+            seconds = [r["seconds"] for r in runs]
+            median = statistics.median(seconds)
+            ratio = f" ({median / floor:.1f}x)" if floor and tool != "floor" else ""
+            failed = sum(1 for r in runs if r["exit"] != 0)
+            cells.append(f"{median:.1f} s{ratio} [{min(seconds):.1f}-{max(seconds):.1f}], "
+                         f"{statistics.median(r['rss_gb'] for r in runs):.2f} GB" + (f", {failed} failed" if failed else ""))
+        loads = [r["load"] for runs in tools.values() for r in runs]
+        lines.append(f"| {n} | " + " | ".join(cells) + f" |  <!-- load {min(loads):.1f}-{max(loads):.1f} -->")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
