@@ -160,8 +160,10 @@ def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, 
 
 def python_command(code: str) -> str:
     """`python -c "code"` for a POSIX shell; paths inside *code* should be Python literals (repr)."""
-    # Inside "..." a shell still expands $, ` and \ and ends at ": escape exactly those.
-    return 'python -c "' + re.sub(r'([\\"$`])', r"\\\1", code) + '"'
+    if "$" in code or "`" in code:  # single quotes keep these literal (shlex reads \$ in "..." differently from sh)
+        return "python -c " + shlex.quote(code)
+    # Inside "..." only \ and " need a backslash (sh and shlex agree on those two).
+    return 'python -c "' + re.sub(r'([\\"])', r"\\\1", code) + '"'
 
 
 def node_patterns(names: Iterable[str]) -> list[str]:

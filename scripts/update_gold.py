@@ -1,0 +1,82 @@
+"""Regenerate the demo's gold files: tests/gold/report.md and tests/gold/findings.json.
+
+    python scripts/update_gold.py          # after an intended change to the report; review the diff
+
+tests/test_gold.py runs the same steps and compares its result with these files byte for byte.
+
+The demo (`qdqreport demo`) is really collected (real ONNX Runtime runs of the shipped models);
+only what differs between two runs of the same code on the same data is normalised in a copy of
+the bundle's manifest before the report is rendered: the time it was written, the stage timings,
+the host, the tool versions, the command line (its output folder is a temporary one) and the
+checkout's folder in the recorded paths (written as `qdqreport/demo/...`, relative to the
+repository root, where the fix commands then run). Everything else, every number included, is
+what the collector measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLD = ROOT / "tests" / "gold"
+GOLD_FILES = ("report.md", "findings.json")
+CREATED_AT = "2026-01-01T00:00:00Z"
+TOOLS = {"numpy": "N", "onnx": "N", "onnxruntime": "N", "onnxruntime_providers": ["CPUExecutionProvider"],
+         "polygraphy": "N", "python": "N", "tensorrt": None}
+HOST = {"cpu": "CPU", "cpu_count": 1, "gpu": None, "machine": "x86_64", "platform": "Linux", "python_implementation": "cpython"}
+
+
+def build_gold(work: Path) -> dict[str, bytes]:
+    """Collect the demo into *work*, normalise its manifest, render; the gold files' bytes by name."""
+    from qdqreport.cli import DEMO_DIR, main
+    from qdqreport.render import render_report
+
+    main(["demo", "-o", str(work / "demo"), "--quiet"])
+    bundle = work / "demo" / "bundle"
+    normalise_manifest(bundle / "manifest.json", str(DEMO_DIR.parent.parent))
+    render_report(bundle, work / "gold")
+    return {name: (work / "gold" / name).read_bytes() for name in GOLD_FILES}
+
+
+def normalise_manifest(path: Path, checkout: str) -> None:
+    """Rewrite the run-specific fields of the bundle whose manifest is *path* (see the module docstring).
+
+    The checkout's folder also appears in data files (input statistics, the copied ModelOpt log):
+    those are rewritten too and their sha256 and size updated, so the bundle still verifies."""
+    prefix = checkout.rstrip("/") + "/"
+    manifest = json.loads(path.read_text(encoding="utf-8").replace(prefix, ""))
+    for name, entry in manifest["files"].items():
+        data_file = path.parent / name
+        if data_file.suffix in (".json", ".log", ".txt", ".csv") and prefix in data_file.read_text(encoding="utf-8"):
+            data = data_file.read_text(encoding="utf-8").replace(prefix, "").encode("utf-8")
+            data_file.write_bytes(data)
+            entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+    manifest["created_at"] = CREATED_AT
+    manifest["collector"]["argv"] = ["qdqreport", "demo"]
+    manifest["tools"], manifest["host"] = dict(TOOLS), dict(HOST)
+    for stage in manifest["stages"]:
+        if stage.get("seconds") is not None:
+            stage["seconds"] = 1.0
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="qdqreport-gold-") as tmp:
+        files = build_gold(Path(tmp))
+    GOLD.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        target = GOLD / name
+        changed = not target.is_file() or target.read_bytes() != data
+        staged = target.with_name(target.name + ".tmp")
+        staged.write_bytes(data)
+        staged.replace(target)  # atomic: a reader never sees half a gold file
+        print(f"{target.relative_to(ROOT)}: {'updated' if changed else 'unchanged'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
