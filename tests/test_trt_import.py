@@ -22,6 +22,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.render import render_report
+from qdqreport.stage_names import stage_name
 
 DATA = Path(__file__).resolve().parent / "data" / "trt"
 DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
@@ -108,7 +109,7 @@ def test_every_dump_imports_verbatim_and_renders(tmp_path, dump, stage, precisio
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert outcome.exit_code == 0 and 'id="engine"' in html and "### Engine" in markdown
     for stage_id in ("ort_fp32", "ort_qdq", "trt_fp16", "trt_int8"):
-        assert f"<code>{stage_id}</code>" in html
+        assert f"<tr><td>{stage_name(stage_id)}</td>" in html  # the name users know, not the id
 
 
 def test_mobilenet_findings_show_what_the_engine_does(tmp_path):
