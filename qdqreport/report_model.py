@@ -22,7 +22,9 @@ from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
 from qdqreport.report_task import TaskView, build_task, task_agreement_of
 
-from qdqreport.wording import ratio
+from qdqreport.rules._common import COSINE_OK, TOP1_OK
+from qdqreport.stage_names import stage_name
+from qdqreport.wording import percent, ratio
 # A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
 OUTPUTS_LIMIT = 50  # outputs per comparison table; the bundle's samples table has them all
 EVIDENCE_ROWS_LIMIT = 50  # rows of one finding's evidence table
@@ -176,7 +178,8 @@ def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ..
         # Raw outputs can agree while a cause shows elsewhere (e.g. decoded task results, QR010): name it.
         worst = min(findings, key=lambda f: f.rank_key(), default=None)
         if worst is not None and worst.severity in ("error", "warning"):
-            text += f"; but: {worst.title.rstrip('.')}"
+            text += (f"; but: {worst.title.rstrip('.')}" if comparisons and any(c.outputs for c in comparisons)
+                     else f", so output agreement is unmeasured; the most severe finding: {worst.title.rstrip('.')}")
     return Verdict(text, severity, counts)
 
 
@@ -184,26 +187,43 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     text = symptom.title.rstrip(".")
     worst = _worst_output(_comparison_for(symptom.stage, comparisons))
     if worst is not None:
-        text += f": cosine {_short_cosine(worst.cosine_median)}"
-        if worst.top1 is not None:
-            text += f" (top-1 agreement {worst.top1:.0%})"
+        text += f": {_moved_metric(worst)}"
     cause = next((f for f in findings if "root_cause" in f.tags), None)
     if cause is None:
         return text + "; no root cause identified, see the findings below"
     return text + f"; most likely cause: {cause.title.rstrip('.')}"
 
 
+def _moved_metric(row: OutputRow) -> str:
+    """The headline numbers of a diverging output, led by the one that broke its threshold: a verdict
+    of "degrades" must not lead with a cosine that rounds to 1.0000 when top-1 agreement or a slice moved."""
+    top1 = f"top-1 agreement {percent(row.top1)}" if row.top1 is not None else ""
+    if row.cosine_median >= COSINE_OK and row.top1 is not None and row.top1 < TOP1_OK:
+        return f"{top1} (cosine {_precise_cosine(row.cosine_median)})"
+    text = f"cosine {_precise_cosine(row.cosine_median)}" + (f" ({top1})" if top1 else "")
+    return text + (f"; {row.slice_note}" if row.cosine_median >= COSINE_OK and row.slice_note else "")
+
+
+def _precise_cosine(value: float) -> str:
+    """Enough digits to show how far from 1 a cosine is: 0.99996, never a rounded 1.0000 unless it is 1."""
+    if value >= 0.99 and value != 1.0:
+        for digits in range(4, 9):
+            if round(value, digits) != 1.0:
+                return f"{value:.{digits}f}"
+    return _short_cosine(value)
+
+
 def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[StageRow, ...]) -> str:
-    failed = [s.id for s in stages if s.status == "failed"]
+    failed = [stage_name(s.id) for s in stages if s.status == "failed"]
     tail = f"; failed stages: {', '.join(failed)}" if failed else ""
     candidates = [(row, comp) for comp in comparisons for row in comp.outputs]
     if not candidates:
         return "No stage outputs could be compared" + tail
     row, comp = min(candidates, key=lambda pair: (pair[0].cosine_median, pair[1].id, pair[0].output))
     text = (f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} "
-            f"({comp.candidate} vs {comp.reference}, output {row.output})")
+            f"({stage_name(comp.candidate)} vs {stage_name(comp.reference)}, output {row.output})")
     if row.top1 is not None:
-        text += f", top-1 agreement {row.top1:.0%}"
+        text += f", top-1 agreement {percent(row.top1)}"
     return text + tail
 
 

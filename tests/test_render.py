@@ -28,6 +28,7 @@ from qdqreport.report_model import build_report
 from qdqreport.report_sections import NODE_LIST_LIMIT
 from qdqreport.rules import RuleSpec
 from qdqreport.testing import BundleBuilder
+from qdqreport.wording import percent
 
 EVIL = "<script>alert(1)</script>"
 CLASSES = 10
@@ -252,7 +253,7 @@ def test_verdict_names_symptom_numbers_and_top_root_cause(tmp_path):
     row = model.comparisons[0].outputs[0]
     assert row.cosine_median < 0.9 and row.top1 is not None and row.top1 < 0.9
     assert model.verdict.text == (f"Quantization collapses the outputs: cosine {row.cosine_median:.2f} "
-                                  f"(top-1 agreement {row.top1:.0%}); most likely cause: Softmax quantized")
+                                  f"(top-1 agreement {percent(row.top1)}); most likely cause: Softmax quantized")
     assert model.verdict.severity == "error" and model.verdict.counts == {"error": 2, "warning": 1, "info": 0}
     json.dumps(model.to_dict(), allow_nan=False)
 
