@@ -45,6 +45,11 @@ def error_stats(reference: np.ndarray, candidate: np.ndarray) -> ErrorStats:
     )
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Σ a·b of two 1-D arrays with NumPy's own SIMD loop (no BLAS threads)."""
+    return float(np.einsum("i,i->", a, b))
+
+
 class Accumulator:
     """Running sums from which cosine, MSE, SQNR and relative L2 follow; memory does not grow."""
 
@@ -62,11 +67,12 @@ class Accumulator:
         cand = np.asarray(cand, dtype=np.float64).ravel()
         diff = cand - ref
         self.count += ref.size
-        # np.dot, not `@`: numpy's matmul path for 1-D float64 vectors is ~100x slower here.
-        self.ref_sq += float(np.dot(ref, ref))
-        self.cand_sq += float(np.dot(cand, cand))
-        self.dot += float(np.dot(ref, cand))
-        self.diff_sq += float(np.dot(diff, diff))
+        # einsum, not np.dot or `@`: both go through BLAS, whose threads wait on a loaded machine or beside
+        # ONNX Runtime's own (np.dot 0.9 ms vs einsum 0.02 ms on 25,600 values here; issue 12).
+        self.ref_sq += _dot(ref, ref)
+        self.cand_sq += _dot(cand, cand)
+        self.dot += _dot(ref, cand)
+        self.diff_sq += _dot(diff, diff)
         if diff.size:
             magnitude = np.abs(diff)
             self.abs_sum += float(magnitude.sum())

@@ -14,6 +14,11 @@ import numpy as np
 
 from qdqreport.analysis.metrics import Accumulator
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Σ a·b with NumPy's own SIMD loop: BLAS dots wait on their threads beside ONNX Runtime's (issue 12)."""
+    return float(np.einsum("i,i->", a, b))
+
+
 def accumulate_many(accs: Sequence[Accumulator], refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
                     ref_sq: Sequence[float] | None = None) -> list[float]:
     """Fold each (ref, cand) pair into its accumulator; returns Σref² per pair, to reuse for another candidate.
@@ -23,7 +28,7 @@ def accumulate_many(accs: Sequence[Accumulator], refs: Sequence[np.ndarray], can
     """
     sums = []
     for i, ref in enumerate(refs):
-        sums.append(float(np.dot(ref, ref)) if ref_sq is None else ref_sq[i])
+        sums.append(_dot(ref, ref) if ref_sq is None else ref_sq[i])
         accumulate(accs[i], ref, cands[i], sums[i])
     return sums
 
@@ -45,7 +50,7 @@ def accumulate(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, r
         return
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by the finite path below
         diff = cand - ref
-        sums = (float(np.dot(ref, ref)) if ref_sq is None else ref_sq, float(np.dot(cand, cand)), float(np.dot(diff, diff)))
+        sums = (_dot(ref, ref) if ref_sq is None else ref_sq, _dot(cand, cand), _dot(diff, diff))
     if not all(math.isfinite(v) for v in sums):
         _accumulate_finite(acc, ref, cand)
         return
@@ -63,11 +68,11 @@ def _accumulate_finite(acc: Accumulator, ref: np.ndarray, cand: np.ndarray) -> N
     finite = np.isfinite(ref) & np.isfinite(cand)
     ref, cand = ref[finite], cand[finite]
     diff = cand - ref
-    sums = (float(np.dot(ref, ref)), float(np.dot(cand, cand)), float(np.dot(diff, diff)))
+    sums = (_dot(ref, ref), _dot(cand, cand), _dot(diff, diff))
     if not all(math.isfinite(v) for v in sums):
         ref, cand = ref.astype(np.float64), cand.astype(np.float64)
         diff = cand - ref
-        sums = (float(np.dot(ref, ref)), float(np.dot(cand, cand)), float(np.dot(diff, diff)))
+        sums = (_dot(ref, ref), _dot(cand, cand), _dot(diff, diff))
     acc.count += ref.size
     acc.ref_sq += sums[0]
     acc.cand_sq += sums[1]
