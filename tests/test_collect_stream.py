@@ -87,3 +87,17 @@ def test_output_store_reads_back_what_it_streamed(tmp_path: Path) -> None:
         np.testing.assert_array_equal(got["b"], expected["b"])
     np.testing.assert_array_equal(store[-1]["b"], samples[-1]["b"])
     store.close()
+
+
+def test_streamed_input_stats_equal_numpy_on_all_samples(eval_x: np.ndarray) -> None:
+    from qdqreport.collect.stats import input_stats
+
+    samples = [{"x": eval_x[i:i + 1]} for i in range(len(eval_x))]
+    entry = input_stats(samples, "eval.npz", per_sample=True)["inputs"]["x"]
+    every = eval_x.astype(np.float64)
+    expected = {"min": every.min(), "max": every.max(), "mean": every.mean(), "std": every.std()}
+    assert entry["overall"] == pytest.approx({**expected, "absmax": np.abs(every).max()}, rel=1e-12, abs=1e-12)
+    for channel in entry["channels"]:
+        values = every[:, channel["index"]]
+        assert channel["std"] == pytest.approx(values.std(), rel=1e-12) and channel["mean"] == pytest.approx(values.mean())
+    assert len(entry["per_sample"]) == len(eval_x) and entry["per_sample"][7]["max"] == pytest.approx(every[7].max())

@@ -22,26 +22,76 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
                 batch_axes: Mapping[str, int | None] | None = None) -> dict[str, Any]:
     """Overall, per-channel (axis 1 of rank >= 3 inputs batched on axis 0) and optionally per-sample
     statistics. *batch_axes*: each input's batch axis (default 0; None for scalars and other inputs
-    without one, such as Silero VAD's `sr`)."""
+    without one, such as Silero VAD's `sr`).
+
+    Folded sample by sample (Chan's pairwise update of mean and squared deviations), so memory does
+    not grow with the samples: concatenating them in float64 cost 8 bytes per input value (issue 12)."""
     names = list(samples[0])
     inputs = {}
     for name in names:
-        arrays = [np.asarray(s[name]) for s in samples]
-        if not np.issubdtype(arrays[0].dtype, np.number):
+        first = np.asarray(samples[0][name])
+        if not np.issubdtype(first.dtype, np.number):
             continue
-        axis = (batch_axes or {}).get(name, 0)
-        stacked = np.concatenate([_batch_first(a.astype(np.float64), axis) for a in arrays], axis=0)
-        if stacked.size == 0 or any(a.size == 0 for a in arrays):
-            continue  # no values to describe (an empty sequence)
-        # Channels are only known for the usual layout, batch first: N, C, ...
-        channel_axis = 1 if axis == 0 and stacked.ndim >= 3 and stacked.shape[1] <= 64 else None
-        entry = {"shape": list(arrays[0].shape), "dtype": str(arrays[0].dtype), "channel_axis": channel_axis,
-                 "overall": {**_moments(stacked), "absmax": float(np.abs(stacked).max())},
-                 "channels": _channels(stacked, channel_axis)}
-        if per_sample:
-            entry["per_sample"] = [_moments(a.astype(np.float64)) for a in arrays]
-        inputs[name] = entry
+        entry = _input_entry(samples, name, (batch_axes or {}).get(name, 0), per_sample)
+        if entry is not None:
+            inputs[name] = entry
     return {"format": 1, "source": source, "samples": len(samples), "inputs": inputs}
+
+
+def _input_entry(samples: Sequence[Feed], name: str, axis: int | None, per_sample: bool) -> dict[str, Any] | None:
+    first = np.asarray(samples[0][name])
+    overall, channels, rows = _Moments(), None, []
+    channel_axis = None
+    for sample in samples:
+        array = np.asarray(sample[name])
+        if array.size == 0:
+            return None  # no values to describe (an empty sequence)
+        values = _batch_first(array.astype(np.float64), axis)
+        if channels is None:
+            # Channels are only known for the usual layout, batch first: N, C, ...
+            channel_axis = 1 if axis == 0 and values.ndim >= 3 and values.shape[1] <= 64 else None
+            channels = _Moments() if channel_axis is not None else False
+        overall.add(values.reshape(1, -1))
+        if channels:
+            channels.add(np.moveaxis(values, channel_axis, 0).reshape(values.shape[channel_axis], -1))
+        if per_sample:
+            rows.append(_moments(values))
+    entry = {"shape": list(first.shape), "dtype": str(first.dtype), "channel_axis": channel_axis,
+             "overall": {**overall.row(0), "absmax": overall.absmax()},
+             "channels": [{"index": i, **channels.row(i)} for i in range(channels.rows)] if channels else []}
+    if per_sample:
+        entry["per_sample"] = rows
+    return entry
+
+
+class _Moments:
+    """Running min, max, mean and sum of squared deviations per row of [rows, values] blocks."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.count = self.mean = self.m2 = self.low = self.high = None
+
+    def add(self, block: np.ndarray) -> None:
+        count = block.shape[1]
+        mean = block.mean(axis=1)
+        m2 = ((block - mean[:, None]) ** 2).sum(axis=1)
+        low, high = block.min(axis=1), block.max(axis=1)
+        if self.count is None:
+            self.rows, self.count, self.mean, self.m2, self.low, self.high = len(block), count, mean, m2, low, high
+            return
+        total = self.count + count
+        delta = mean - self.mean
+        self.mean = self.mean + delta * (count / total)
+        self.m2 = self.m2 + m2 + delta ** 2 * (self.count * count / total)
+        self.count = total
+        self.low, self.high = np.minimum(self.low, low), np.maximum(self.high, high)
+
+    def row(self, index: int) -> dict[str, float]:
+        return {"min": float(self.low[index]), "max": float(self.high[index]), "mean": float(self.mean[index]),
+                "std": float(np.sqrt(self.m2[index] / self.count))}
+
+    def absmax(self) -> float:
+        return float(max(abs(self.low[0]), abs(self.high[0])))
 
 
 def _batch_first(array: np.ndarray, axis: int | None) -> np.ndarray:
@@ -55,13 +105,6 @@ def _moments(values: np.ndarray) -> dict[str, float]:
     return {"min": float(values.min()), "max": float(values.max()), "mean": float(values.mean()), "std": float(values.std())}
 
 
-def _channels(values: np.ndarray, axis: int | None) -> list[dict[str, Any]]:
-    if axis is None:
-        return []
-    moved = np.moveaxis(values, axis, 0).reshape(values.shape[axis], -1)
-    return [{"index": i, **_moments(moved[i])} for i in range(moved.shape[0])]
-
-
 def range_use(qdq: onnx.ModelProto, samples: Sequence[Feed]) -> list[dict[str, Any]]:
     """For each model input read (possibly through Cast) by a QuantizeLinear: range used and clipping."""
     constants = _constants(qdq)
@@ -71,23 +114,31 @@ def range_use(qdq: onnx.ModelProto, samples: Sequence[Feed]) -> list[dict[str, A
         if scale is None or scale.size == 0:
             continue  # a non-constant scale is the precision summary's finding, not ours
         zero = constants.get(q_node.input[2]) if len(q_node.input) > 2 and q_node.input[2] else None
-        values = np.concatenate([np.asarray(s[input_name], dtype=np.float64).ravel() for s in samples])
-        rows.append(_range_row(input_name, q_node, scale, zero, values))
+        rows.append(_range_row(input_name, q_node, scale, zero, [s[input_name] for s in samples]))
     return rows
 
 
 def _range_row(input_name: str, q_node: onnx.NodeProto, scale: np.ndarray, zero: np.ndarray | None,
-               values: np.ndarray) -> dict[str, Any]:
+               arrays: Sequence[np.ndarray]) -> dict[str, Any]:
     qmin, qmax = _limits(zero)
     zero_value = int(zero.ravel()[0]) if zero is not None and zero.size else 0
     step = float(np.max(scale))  # per-channel input scales are rare; the widest channel bounds the range
     low, high = (qmin - zero_value) * step, (qmax - zero_value) * step
-    eval_min, eval_max = float(values.min()), float(values.max())
-    spanned = max(0.0, min(eval_max, high) - max(eval_min, low))
+    eval_min, eval_max, clipped, count = np.inf, -np.inf, 0, 0
+    for array in arrays:  # one sample at a time: no float64 copy of every input value (issue 12)
+        values = np.asarray(array, dtype=np.float64).ravel()
+        if not values.size:
+            continue
+        eval_min, eval_max = min(eval_min, float(values.min())), max(eval_max, float(values.max()))
+        clipped += int(np.count_nonzero((values < low) | (values > high)))
+        count += values.size
+    if not count:
+        eval_min = eval_max = float("nan")
+    spanned = max(0.0, min(eval_max, high) - max(eval_min, low)) if count else 0.0
     return {"input": input_name, "q_node": q_node.name, "scale": step, "zero_point": zero_value, "qmin": qmin, "qmax": qmax,
             "representable_min": low, "representable_max": high, "eval_min": eval_min, "eval_max": eval_max,
             "range_used": spanned / (high - low) if high > low else 0.0,
-            "clipped_share": float(np.mean((values < low) | (values > high)))}
+            "clipped_share": clipped / count if count else float("nan")}
 
 
 def _limits(zero: np.ndarray | None) -> tuple[int, int]:
