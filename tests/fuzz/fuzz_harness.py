@@ -240,7 +240,7 @@ def run_case(case: Case, folder: Path, timeout: float, real_plots: bool) -> Outc
 
 
 def _check_report_folder(out: Path, outcome: Outcome) -> Outcome:
-    present = [n for n in REPORT_FILES if (out / n).exists()]
+    present = [n for n in REPORT_FILES if (out / n).is_file()]
     leftovers = [p.name for p in out.glob("*.tmp")] + [p.name for p in out.glob(".*.tmp")] if out.is_dir() else []
     if leftovers or 0 < len(present) < len(REPORT_FILES):
         return Outcome("partial", "partial", f"present {present}, leftovers {leftovers}", outcome.codes)

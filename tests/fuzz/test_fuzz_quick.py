@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from fuzz_harness import BAD, run_cases
-from fuzz_mutate import DIRECTORY, make_case
+from fuzz_harness import BAD, Outcome, _check_report_folder, run_case, run_cases
+from fuzz_mutate import DIRECTORY, MANIFEST, Case, make_case
 
 CASES = int(os.environ.get("QDQREPORT_FUZZ_CASES", "500"))
 SEED = int(os.environ.get("QDQREPORT_FUZZ_SEED", "20261123"))
@@ -44,3 +44,48 @@ def test_cases_are_reproducible_and_rehashed(seeds: dict) -> None:
             if isinstance(entry, dict) and isinstance(data, bytes) and data is not DIRECTORY \
                     and not any("files" in s for s in case.steps):
                 assert entry["sha256"] == hashlib.sha256(data).hexdigest(), (case.steps, name)
+
+
+def _unmutated(seeds: dict, name: str = "cls_healthy") -> Case:
+    files = dict(seeds[name])
+    return Case(name, files, json.loads(files.pop(MANIFEST)))
+
+
+def test_the_harness_sees_crashes_hangs_escapes_and_partial_sets(seeds: dict, tmp_path: Path, monkeypatch) -> None:
+    """The classifier itself: each kind of bad outcome, provoked on a real bundle, is reported as such."""
+    import time as time_module
+
+    from qdqreport import report_model
+    from qdqreport.render import markdown
+
+    assert run_case(_unmutated(seeds), tmp_path / "fine", timeout=120, real_plots=False).kind == "ok"
+
+    def broken(*args, **kwargs):
+        raise TypeError("provoked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(report_model, "build_verdict", broken)
+        outcome = run_case(_unmutated(seeds), tmp_path / "crash", timeout=120, real_plots=False)
+    assert (outcome.kind, outcome.signature) == ("crash", "TypeError@qdqreport/report_model.py:build_report")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(report_model, "build_verdict", lambda *a, **k: time_module.sleep(30))
+        assert run_case(_unmutated(seeds), tmp_path / "hang", timeout=1, real_plots=False).kind == "hang"
+
+    outside = tmp_path / "outside.txt"
+    real_render = markdown.render_markdown
+
+    def escaping(model):
+        outside.write_text("escaped")
+        return real_render(model)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(markdown, "render_markdown", escaping)
+        outcome = run_case(_unmutated(seeds), tmp_path / "escape", timeout=120, real_plots=False)
+    assert outcome.kind == "escape" and str(outside) in outcome.detail
+
+    (tmp_path / "partial" / "out").mkdir(parents=True)
+    (tmp_path / "partial" / "out" / "report.md").mkdir()  # report refuses (exit 2) and must leave no .tmp
+    assert run_case(_unmutated(seeds), tmp_path / "partial", timeout=120, real_plots=False).kind == "ok"
+    (tmp_path / "partial" / "out" / ".report.html.1-ab.tmp").write_text("left over")
+    assert _check_report_folder(tmp_path / "partial" / "out", Outcome()).kind == "partial"
