@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     add_confirm(commands)
     add_diff(commands)
     add_config_card(commands)  # `report --config-card`: extends the report subcommand
-    validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes")
+    validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes, and that "
+                                                 "report can render it (rules and report built in memory)")
     validate.add_argument("bundle", help="bundle folder or .zip")
     validate.set_defaults(handler=_validate)
     rules = commands.add_parser("rules", help="list the root-cause rules, or explain one")
