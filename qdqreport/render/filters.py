@@ -74,6 +74,39 @@ def md_html(value: Any) -> str:
     return Escaped(_neutralise(html.escape(text, quote=True)))
 
 
+# `text` between a pair of backticks on one line: code the message's author meant ("run `qdqreport collect`").
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_span(value: Any) -> str:
+    """*value* as an inline code span that nothing inside can close or break out of: the fence is one
+    backtick longer than any run inside, and a table pipe is escaped (GFM splits cells before code)."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    fence_ = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence_}{pad}{text}{pad}{fence_}"
+
+
+def md_cell(value: Any) -> str:
+    """`md` for a table cell, except that paired backticks show as code (built by code_span), not as
+    escaped backticks; everything outside them is escaped exactly as `md` does."""
+    if isinstance(value, Escaped):
+        return value
+    text = " ".join(("" if value is None else str(value)).split())
+    parts, last = [], 0
+    for match in _CODE_SPAN.finditer(text):
+        parts += [_md_fragment(text[last:match.start()]), code_span(match.group(1))]
+        last = match.end()
+    parts.append(_md_fragment(text[last:]))
+    return Escaped("".join(parts))
+
+
+def _md_fragment(text: str) -> str:
+    # md() trims; the spaces around a code span are part of the sentence.
+    lead, trail = " " * (text[:1] == " "), " " * (len(text) > 1 and text[-1:] == " ")
+    return lead + md(text) + trail if text.strip() else text
+
+
 def fence(value: Any, language: str = "sh") -> str:
     """A fenced code block longer than any backtick run inside, so a command cannot close it early."""
     text = str(value).rstrip("\n")
@@ -147,4 +180,9 @@ def stage(value: Any) -> str:
 
 FILTERS = {"num": num, "cosine": cosine, "db": db, "pct": pct, "seconds": seconds, "score": score, "stage": stage}
 MARKDOWN_FILTERS = {**{name: markdown_safe(f) for name, f in FILTERS.items()}, "md": md, "md_html": md_html, "fence": fence,
-                    "stage": lambda value: md(stage_name(value)), "stage_html": lambda value: md_html(stage_name(value))}
+                    "stage": lambda value: md(stage_name(value)), "stage_html": lambda value: md_html(stage_name(value)),
+                    "md_cell": md_cell, "cell": lambda value: markdown_safe(num)(value) if _is_number(value) else md_cell(value)}
+
+
+def _is_number(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, numbers.Number))
