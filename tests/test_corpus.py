@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from qdqreport.corpus_score import (TOP1_TARGET, load_labels, score_corpus, table_markdown, totals,
-                                    totals_markdown)
+from qdqreport.corpus_score import (NEW_BATCH, TOP1_TARGET, load_labels, misses_markdown, score_corpus,
+                                    select_sealed, table_markdown, totals, totals_markdown)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+DOC = CORPUS.parent / "docs" / "CORPUS.md"
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +42,28 @@ def test_every_labelled_case_has_a_bundle_and_a_known_cause():
 
 def test_corpus_covers_a_cnn_a_detector_and_a_transformer():
     models = " ".join(label["model"] for label in load_labels(CORPUS).values())
-    for family in ("MobileNetV3", "DBNet", "transformer"):
+    for family in ("MobileNetV3", "DBNet", "transformer", "YOLOX", "CTC", "LSTM"):
         assert family in models, f"no {family} case in corpus/labels.json"
+
+
+def test_sealed_part_is_the_seeded_selection_and_covers_every_model_and_cause():
+    labels = load_labels(CORPUS)
+    sealed = sorted(case for case, label in labels.items() if label.get("sealed"))
+    assert sealed == select_sealed(labels), "labels.json's sealed marks are not scripts/seal_corpus.py's selection"
+    assert 3 * len(sealed) >= len(labels)
+    for key in ("model", "cause"):
+        value = (lambda label: label[key] if key == "model" else label[key]["number"])
+        assert {value(labels[c]) for c in sealed} == {value(label) for label in labels.values()}, key
+    new = [c for c, label in labels.items() if label.get("added_for") == NEW_BATCH]
+    assert sum(c in new for c in sealed) > len(sealed) / 2, "the sealed part is drawn from the new cases first"
+
+
+def test_docs_show_the_sealed_part_as_the_scorer_computes_it(scores):
+    """docs/CORPUS.md's sealed-part totals, wrong rankings and table are what the committed bundles score."""
+    sealed = [s for s in scores if s.sealed]
+    text = DOC.read_text(encoding="utf-8")
+    assert totals_markdown(totals(sealed)) in text, "docs/CORPUS.md's sealed totals drifted: rerun corpus_score"
+    assert misses_markdown(sealed) in text and table_markdown(sealed) in text
 
 
 def test_manifests_record_no_machine_paths():
@@ -61,16 +82,21 @@ def test_markdown_keeps_the_hand_written_part(tmp_path):
     report.write_text(f"old table\n{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n", encoding="utf-8")
     main([str(CORPUS), "--markdown", str(report)])
     text = report.read_text(encoding="utf-8")
-    assert "old table" not in text and "## Totals" in text
+    assert "old table" not in text and "## Sealed part (" in text and "## Tuned part (" in text
     assert text.endswith(f"{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n")
 
 
-def test_ranking_meets_the_targets(scores):
-    result = totals(scores)
-    assert result.rule_failures == 0, _table(scores)
-    assert result.top1_share >= TOP1_TARGET, "first-ranked finding misses the cause too often:" + _table(scores)
-    assert result.top3 == result.faulty, "a cause fell out of the first three findings:" + _table(scores)
-    assert result.healthy_with_errors == 0, "a healthy control has an error-severity finding:" + _table(scores)
+def test_ranking_meets_the_targets_on_the_tuned_original_cases(scores):
+    """Today's targets on the cases the rules were tuned on (the sealed part and the issue-10 cases are measured
+    in docs/CORPUS.md, not held to the targets until the rule work for issue 10)."""
+    labels = load_labels(CORPUS)
+    original = [s for s in scores if not s.sealed and labels[s.case].get("added_for") != NEW_BATCH]
+    assert len(original) >= 25
+    result = totals(original)
+    assert result.rule_failures == 0, _table(original)
+    assert result.top1_share >= TOP1_TARGET, "first-ranked finding misses the cause too often:" + _table(original)
+    assert result.top3 == result.faulty, "a cause fell out of the first three findings:" + _table(original)
+    assert result.healthy_with_errors == 0, "a healthy control has an error-severity finding:" + _table(original)
 
 
 def test_scorer_counts_a_miss(scores):
