@@ -18,7 +18,8 @@ rapidocr-onnxruntime==1.4.4 silero-vad==6.2.3`, then unzip each into it); nothin
 
 Quantizer: onnxruntime quantize_static (QDQ, per-channel weights), with its defaults (asymmetric
 UINT8 activations) and with symmetric INT8 activations; ModelOpt 0.47 ONNX PTQ on the detector
-(--modelopt-python: a separate venv with torch and nvidia-modelopt[onnx]). Inputs: scripts/family_inputs.py. Models and data stay in build/corpus-work/.
+(--modelopt-python: a separate venv with torch and nvidia-modelopt[onnx]). Inputs:
+scripts/family_inputs.py. Models and data stay in build/corpus-work/.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ def family_cases(model: str, conv_ops: list[str], x255: tuple[str, str], head: t
              "writes none); the noise file is given to collect as --calib", f"{model}_random.onnx",
              f"{model}_calib_random.npz", make=[q(model, f"{model}_calib_random.npz", f"{model}_random.onnx", SYM,
                                                   conv_ops)]),
-        Case(f"{model}_overquant", model, 3, ("QR002",), f"the healthy symmetric recipe with "
-             f"{', '.join(ALL_OPS[model][1:])} forced into INT8 too", f"{model}_all.onnx", calib,
+        Case(f"{model}_overquant", model, 3, ("QR002",), f"the healthy symmetric recipe with every "
+             f"{', '.join(o for o in ALL_OPS[model] if o not in conv_ops)} forced into INT8 too"
+             + (" (the CTC head stays float)" if base else ""), f"{model}_all.onnx", calib,
              make=[q(model, calib, f"{model}_all.onnx", SYM, ALL_OPS[model])]),
     ]
     if head:
@@ -263,7 +265,8 @@ def ort_static(model: str, calib: str, output: str, symmetric: bool, ops: list[s
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", help="case ids to regenerate (default: all)")
-    parser.add_argument("--reuse-models", action="store_true", help="keep models and inputs already in build/corpus-work")
+    parser.add_argument("--reuse-models", action="store_true",
+                        help="keep models and inputs already in build/corpus-work")
     parser.add_argument("--no-collect", action="store_true", help="only make the models")
     parser.add_argument("--wheels", type=Path, default=Path("/tmp/ex"))
     parser.add_argument("--images", type=Path, default=Path("/tmp/ex/skimage/data"))
