@@ -7,7 +7,9 @@ Thread counts are set, not left to ONNX Runtime's defaults, and recorded in the 
 intra-op threads = the CPU cores this process may use (ORT's own default counts physical cores,
 which some containers under-report), inter-op threads = 1 (the graph runs sequentially: a
 batch-1 inference has little parallelism between nodes, and a second pool would fight the first
-for the same cores).
+for the same cores), and no spinning: idle pool threads that spin for work took the cores from the
+running session and from other processes (the demo's two models ran 2-3x faster without spinning
+on a loaded 2-core machine; issue 12, docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ def intra_op_threads() -> int:
 
 def thread_details() -> dict[str, Any]:
     """What the stage details record about threading (docs/bundle.md)."""
-    return {"intra_op_num_threads": intra_op_threads(), "inter_op_num_threads": 1, "execution_mode": "sequential"}
+    return {"intra_op_num_threads": intra_op_threads(), "inter_op_num_threads": 1, "execution_mode": "sequential",
+            "allow_spinning": False}
 
 
 def new_session(model: bytes | str, provider: str) -> Any:
@@ -117,6 +120,8 @@ def new_session(model: bytes | str, provider: str) -> Any:
     options.intra_op_num_threads = intra_op_threads()
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(model, sess_options=options, providers=[_provider_name(provider)])
 
 
