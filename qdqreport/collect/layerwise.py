@@ -27,6 +27,7 @@ from qdqreport.analysis.metrics import Accumulator
 from qdqreport.collect.align import AlignedWeight, Alignment, QuantizerInfo, along_axis, align, dequantized_weight
 from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
 from qdqreport.collect.models import session_source, with_extra_outputs
+from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.streaming import accumulate, accumulate_many
 from qdqreport.progress import Progress
@@ -64,24 +65,23 @@ class LayerCollector:
     """Sessions and accumulators of one per-layer pass; `add(feed)` per sample, `result()` at the end."""
 
     def __init__(self, fp32: onnx.ModelProto, qdq: onnx.ModelProto, provider: str = "cpu"):
-        import onnxruntime as ort
-
+        # The stages' session settings (threads, no spinning): the local graph runs in a worker thread beside
+        # the statistics, and spinning pool threads would take its cores.
         self.f_index, self.q_index = GraphIndex(fp32), GraphIndex(qdq)
         self.alignment: Alignment = align(self.f_index, self.q_index)
         self.graph_outputs = [o.name for o in fp32.graph.output]
         self.q_outputs = [o.name for o in qdq.graph.output]
-        providers = ["CUDAExecutionProvider" if provider == "cuda" else "CPUExecutionProvider"]
         tensors = self.alignment.tensors
         q_inputs = sorted({q.input for q in self.alignment.quantizers})
         self.fp32_names = list(dict.fromkeys([*self.graph_outputs, *(t.name for t in tensors)]))
         self.qdq_names = list(dict.fromkeys([*(t.qdq_name for t in tensors), *q_inputs]))
-        self.fp32 = ort.InferenceSession(with_extra_outputs(fp32, self.fp32_names), providers=providers)
+        self.fp32 = new_session(with_extra_outputs(fp32, self.fp32_names), provider)
         marked, self.qdq_outputs = _float32_outputs(self.q_index, self.qdq_names)
-        self.qdq = ort.InferenceSession(marked, providers=providers)
+        self.qdq = new_session(marked, provider)
         self.local, self.local_error = None, None
         try:
             self.local_model = build_local_model(self.q_index, self.alignment)
-            self.local = ort.InferenceSession(session_source(self.local_model.proto), providers=providers)
+            self.local = new_session(session_source(self.local_model.proto), provider)
         except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
             self.local_error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
         self.to_fp32_name = {t.qdq_name: t.name for t in tensors}
