@@ -20,6 +20,7 @@ from qdqreport.cli import main
 from qdqreport.collect.postprocess import split_spec
 from qdqreport.collect.task import field_agreement, generic_agreement
 from qdqreport.errors import BundleError
+from qdqreport.wording import percent
 
 ROOT = Path(__file__).resolve().parent.parent
 DECODE = ROOT / "scripts" / "decode_cls.py"
@@ -315,4 +316,4 @@ def test_stage_matrix_shows_task_agreement(tmp_path: Path) -> None:
     matrix = next(e for e in finding.evidence if getattr(e, "title", "") == "Stage matrix")
     assert matrix.columns[-1] == "task agreement"
     agreement = ctx.task_comparison("quantization")["agreement"]
-    assert agreement < 0.9 and matrix.rows[0][-1] == pytest.approx(agreement, abs=1e-4)
+    assert agreement < 0.9 and matrix.rows[0][-1] == percent(agreement)  # a share, shown as % like every other

@@ -17,6 +17,7 @@ from qdqreport.analysis.trt_evidence import EngineEvidence
 from qdqreport.analysis.trt_layers import Engine, Layer
 from qdqreport.findings import Fix, Table
 from qdqreport.rules._common import model_arg, rounded, tensorrt_major
+from qdqreport.wording import percent
 
 ROWS_SHOWN = 12  # layers listed per finding; the count says how many there are
 _WRAPPER = re.compile(r"^(?:PWN|ForeignNode)\((.*)\)$")
@@ -103,7 +104,7 @@ def headline(summary: OutputSummary) -> str:
     """"median cosine 0.9987, top-1 agreement 85% (output y)": the numbers that broke the agreement test."""
     text = f"median cosine {summary.cosine_median:.4f}"
     if summary.top1 is not None:
-        text += f", top-1 agreement {summary.top1:.0%}"
+        text += f", top-1 agreement {percent(summary.top1)}"
     return text + f", output {summary.output}"
 
 

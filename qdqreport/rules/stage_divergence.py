@@ -13,7 +13,8 @@ from qdqreport.rules._common import (
     comparison_label, cosine_of, detector_run, diverges, exclusion_args, judged_summaries, modelopt_command,
     ordered_comparisons, recollect_command, requantized_file, rounded, trtexec_fixes)
 
-from qdqreport.wording import ratio
+from qdqreport.stage_names import stage_name
+from qdqreport.wording import percent, percent_value, ratio
 # A symptom locates the damage but does not explain it: it ranks below a root cause of the
 # same severity and confidence, and the matrix is exact, so the confidence is high.
 SYMPTOM_SCORE = 0.3
@@ -110,27 +111,33 @@ def _headline(s: OutputSummary) -> str:
     if s.worst_slice_cosine is not None and s.worst_slice_cosine < SLICE_COSINE_OK:
         parts.append(f"slice {s.worst_slice} of axis {s.slice_axis} at cosine {s.worst_slice_cosine:.2f}")
     if s.top1 is not None:
-        parts.append(f"top-1 agreement {s.top1:.0%}")
+        parts.append(f"top-1 agreement {percent(s.top1)}")
     return ", ".join(parts) + f" (output {s.output})"
 
 
 def _metrics(s: OutputSummary) -> list[Metric]:
     return [Metric("median cosine", rounded(s.cosine_median), threshold=f"< {COSINE_OK}"),
-            *([Metric("top-1 agreement", rounded(s.top1), threshold=f"< {TOP1_OK}")] if s.top1 is not None else []),
+            *([Metric("top-1 agreement", percent_value(s.top1), "%", threshold=f"< {TOP1_OK:.0%}")] if s.top1 is not None else []),
             *([Metric("worst slice cosine", rounded(s.worst_slice_cosine), threshold=f"< {SLICE_COSINE_OK}")]
               if s.worst_slice_cosine is not None else [])]
 
 
+def _share(value: float | None) -> str | None:
+    return None if value is None else percent(value)
+
+
 def _stage_matrix(ctx: Context) -> Table:
-    rows = [(c.purpose, c.reference, c.candidate, s.output, rounded(s.cosine_median), rounded(s.cosine_min),
-             rounded(s.sqnr_median, 1), rounded(s.max_abs), rounded(s.top1), rounded(s.worst_slice_cosine))
+    # Shares as % and stages by name, as in every other table of the report.
+    rows = [(c.purpose, stage_name(c.reference), stage_name(c.candidate), s.output, rounded(s.cosine_median),
+             rounded(s.cosine_min), rounded(s.sqnr_median, 1), rounded(s.max_abs), _share(s.top1),
+             rounded(s.worst_slice_cosine))
             for c in ordered_comparisons(ctx) for s in judged_summaries(ctx, c.id)]
     columns = ("purpose", "reference", "candidate", "output", "cosine median", "cosine min", "SQNR median dB",
                "max |Δ|", "top-1", "worst slice cosine")
     if ctx.task is None:
         return Table("Stage matrix", columns, tuple(rows))
     # With collect --postprocess, the decoded results' agreement of the same stage pair (QR010 reads it).
-    task = {(c["reference"], c["candidate"]): rounded(c["agreement"]) for c in ctx.task["comparisons"]}
+    task = {(stage_name(c["reference"]), stage_name(c["candidate"])): _share(c["agreement"]) for c in ctx.task["comparisons"]}
     return Table("Stage matrix", (*columns, "task agreement"), tuple((*r, task.get((r[1], r[2]))) for r in rows))
 
 
