@@ -10,6 +10,9 @@ its peak RSS (wait4's ru_maxrss). Tools:
 
   floor      plain ONNX Runtime: load the FP32 and the QDQ model, one session each (default options),
              run every sample through both; nothing compared, nothing written
+  floor_nospin  the same with the session options collect uses (intra-op threads = cores, inter-op 1,
+             no spinning): on a loaded machine spinning threads cost more than the work, so this is
+             the floor that separates qdqreport's own cost from the thread settings
   collect    `qdqreport collect --fp32 F --qdq Q --inputs X -o B --quiet` (every default)
   per_layer  the same with `--per-layer --whatif-budget 0`
 
@@ -53,13 +56,17 @@ FAMILIES = {
 }
 
 FLOOR = r'''
-import sys, numpy as np, onnxruntime as ort
-fp32, qdq, data = sys.argv[1:4]
+import os, sys, numpy as np, onnxruntime as ort
+fp32, qdq, data, nospin = sys.argv[1:5]
 with np.load(data) as d:
     arrays = {k: d[k] for k in d.files}
 rows = len(next(iter(arrays.values())))
+options = ort.SessionOptions()
+if nospin == "1":
+    options.intra_op_num_threads, options.inter_op_num_threads = len(os.sched_getaffinity(0)), 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
 for path in (fp32, qdq):
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
     for i in range(rows):
         session.run(None, {k: a[i:i + 1] for k, a in arrays.items()})
 '''
@@ -70,8 +77,8 @@ def main() -> int:
     parser.add_argument("--family", nargs="+", default=["cls", "yolo", "det"], choices=sorted(FAMILIES))
     parser.add_argument("--sizes", nargs="+", type=int, default=[32, 128, 1000])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--tools", nargs="+", default=["floor", "collect", "per_layer"],
-                        choices=["floor", "collect", "per_layer"])
+    parser.add_argument("--tools", nargs="+", default=["floor", "floor_nospin", "collect", "per_layer"],
+                        choices=["floor", "floor_nospin", "collect", "per_layer"])
     parser.add_argument("--det-model", type=Path, help="ch_PP-OCRv4_det_infer.onnx from the rapidocr-onnxruntime wheel")
     parser.add_argument("--output", type=Path, default=ROOT / "benchmarks/results_collect.json")
     args = parser.parse_args()
@@ -115,8 +122,8 @@ def _write_inputs(data: Path, n: int, target: Path) -> None:
 
 
 def _run_tool(tool: str, fp32: Path, qdq: Path, inputs: Path, bundle: Path) -> dict:
-    if tool == "floor":
-        command = [sys.executable, "-c", FLOOR, str(fp32), str(qdq), str(inputs)]
+    if tool.startswith("floor"):
+        command = [sys.executable, "-c", FLOOR, str(fp32), str(qdq), str(inputs), "1" if tool == "floor_nospin" else "0"]
     else:
         command = [sys.executable, "-m", "qdqreport", "collect", "--fp32", str(fp32), "--qdq", str(qdq),
                    "--inputs", str(inputs), "-o", str(bundle), "--quiet"]
@@ -179,18 +186,18 @@ def _machine() -> str:
 
 def _table(family: str, result: dict) -> str:
     lines = [f"{family}: {result['date']}, {result['machine']}", "",
-             "| N | floor | collect | collect --per-layer --whatif-budget 0 |", "|---|---|---|---|"]
+             "| N | floor | floor, no spinning | collect | collect --per-layer --whatif-budget 0 |", "|---|---|---|---|---|"]
     for n, tools in result["cells"].items():
         floor = statistics.median(r["seconds"] for r in tools["floor"]) if "floor" in tools else None
         cells = []
-        for tool in ("floor", "collect", "per_layer"):
+        for tool in ("floor", "floor_nospin", "collect", "per_layer"):
             runs = tools.get(tool)
             if not runs:
                 cells.append("not run")
                 continue
             seconds = [r["seconds"] for r in runs]
             median = statistics.median(seconds)
-            ratio = f" ({median / floor:.1f}x)" if floor and tool != "floor" else ""
+            ratio = f" ({median / floor:.1f}x)" if floor and tool != "floor" else ""  # against the default floor
             failed = sum(1 for r in runs if r["exit"] != 0)
             cells.append(f"{median:.1f} s{ratio} [{min(seconds):.1f}-{max(seconds):.1f}], "
                          f"{statistics.median(r['rss_gb'] for r in runs):.2f} GB" + (f", {failed} failed" if failed else ""))
