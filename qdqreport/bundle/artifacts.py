@@ -214,18 +214,21 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "local_error": Str(TEXT_MAX, nullable=True), "quantizers": Count(True), "seconds": Num(0, nullable=True),
         "unmatched": ListOf(Str(), nullable=True), "unmatched_count": Count(True)}),
     "whatif_summary": Obj({
-        "baseline": Obj(_RESULT.fields, required=tuple(_RESULT.fields), nullable=True),
+        "baseline": Obj(_RESULT.fields, required=tuple(_RESULT.fields)),
         "chosen": Obj({**_RESULT.fields, "cost_nodes": Count(True), "nodes": ListOf(Str(), nullable=True),
-                       "reached": Bool(True)}, required=(*_RESULT.fields, "cost_nodes", "nodes", "reached"), nullable=True),
+                       "reached": Bool(True)}, required=(*_RESULT.fields, "cost_nodes", "nodes", "reached")),
         "op_type": Obj({**_RESULT.fields, "op_type": Str(), "nodes": Count(True), "reached": Bool(True)},
-                       required=("op_type",), nullable=True),
+                       required=(*_RESULT.fields, "op_type", "nodes", "reached"), nullable=True),
         "confirmed": Obj({**_RESULT.fields, "quantizer": Str(nullable=True), "version": Str(nullable=True),
                           "command": Str(TEXT_MAX, nullable=True), "error": Str(TEXT_MAX, nullable=True),
                           "nodes": ListOf(Str(), nullable=True), "seconds": Num(0, nullable=True)},
-                         nullable=True),  # collect --per-layer --confirm (qdqreport/confirm/whatif_confirm.py)
+                         required=(*_RESULT.fields, "quantizer", "version", "nodes", "error"), nullable=True),  # collect --per-layer --confirm (qdqreport/confirm/whatif_confirm.py)
         "candidates": ListOf(Str(), nullable=True), "quantized_nodes": Count(True), "samples": Count(True),
         "seconds": Num(0, nullable=True), "budget_seconds": Num(0, nullable=True), "stopped": Str(TEXT_MAX, nullable=True),
-        "target_cosine": Num(-1, 1, nullable=True), "target_top1": Share(True), "trials": Count(True)}),
+        "target_cosine": Num(-1, 1, nullable=True), "target_top1": Share(True), "trials": Count(True)},
+        # Every key collect/whatif.py writes; the report's what-if paragraph reads them all.
+        required=("baseline", "chosen", "target_cosine", "target_top1", "budget_seconds", "quantized_nodes", "stopped",
+                  "seconds", "trials")),
     "fp16_check": Obj({
         "control_stage": Str(nullable=True), "samples": Count(True), "seconds": Num(0, nullable=True),
         "fp16_activations": Count(True), "fp16_constants_checked": Count(True),

@@ -218,3 +218,10 @@ def test_calibration_frozen_at_one_value_is_a_finding_not_a_rule_crash(tmp_path:
     assert findings["failures"] == []
     qr003 = next(f for f in findings["findings"] if f["id"] == "QR003")
     assert "calibration holds one value" in qr003["title"] + qr003["summary"]
+
+
+def test_whatif_summary_without_its_target_is_refused(seed_cache: Path, seeds: dict, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    # UndefinedError@render/filters.py:md (fuzz seed 14): validate exited 3 on a what-if summary without target_cosine.
+    bundle = damaged(seed_cache / "demo_per_layer", tmp_path / "bundle", "layers/whatif.json", _delete(["target_cosine"]))
+    assert_refused(bundle, tmp_path / "out", capsys, "whatif.json", "'target_cosine'")
