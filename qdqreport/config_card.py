@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from qdqreport.analysis.context import Context
@@ -18,6 +19,7 @@ from qdqreport.analysis.fp16 import is_control
 from qdqreport.report_engine import build_engine
 from qdqreport.report_sections import INT8_PRECISIONS, build_inputs
 from qdqreport.rules._common import calibration_file, model_file, modelopt_command
+from qdqreport.stage_names import stage_name
 
 EXCLUSION_LIST_LIMIT = 60
 
@@ -86,8 +88,8 @@ def _quantization(graph: dict[str, Any], log: dict[str, Any]) -> dict[str, Any]:
 
 
 def _title(ctx: Context) -> str:
-    qdq = model_file(ctx, "qdq")
-    return ctx.bundle.location.name if qdq.startswith("<") else qdq
+    qdq = model_file(ctx, "qdq")  # the recorded path; the title names the file
+    return ctx.bundle.location.name if qdq.startswith("<") else PurePath(qdq).name
 
 
 def _command(ctx: Context, log: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
@@ -137,7 +139,7 @@ def _accuracy(ctx: Context) -> tuple[dict[str, Any], ...]:
         task = next((c for c in (ctx.task or {}).get("comparisons", [])
                      if c["reference"] == info.reference and c["candidate"] == info.candidate), None)
         for summary in ctx.output_summaries(info.id):
-            rows.append({"pair": f"{info.candidate} vs {info.reference}", "purpose": info.purpose,
+            rows.append({"pair": f"{stage_name(info.candidate)} vs {stage_name(info.reference)}", "purpose": info.purpose,
                          "output": summary.output, "samples": summary.samples, "cosine": summary.cosine_median,
                          "cosine_min": summary.cosine_min, "sqnr": summary.sqnr_median, "top1": summary.top1,
                          "decision": float(task["agreement"]) if task else None})

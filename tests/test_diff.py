@@ -5,6 +5,7 @@ real TensorRT layer info of a QAT MobileNet before and after its residual Q/DQ f
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -191,7 +192,9 @@ def test_config_card_documents_the_configuration(broken_bundle, tmp_path):
     ctx = Context(Bundle(broken_bundle))
     assert manifest["inputs"]["calib"]["sha256"] in card and manifest["models"]["qdq"]["sha256"] in card
     assert f"--calibration_method={ctx.modelopt_log['calibration_method']}" in card  # from the real ModelOpt log
-    assert "--calibration_data_path=calib_x255.npz" in card and "--output_path=cls_int8_x255.onnx" in card
+    # The paths the bundle recorded (here absolute, as collect was given them), not bare file names.
+    assert f"--calibration_data_path={manifest['inputs']['calib']['source']}" in card
+    assert f"--output_path={manifest['models']['qdq']['path']}" in card
     floats = [n for n in ctx.precision["nodes"] if n["precision"] not in ("int8", "uint8")]
     assert f"{len(floats)} compute nodes of the QDQ graph run in float" in card
     assert f"onnxruntime: {manifest['tools']['onnxruntime']}" in card
@@ -272,8 +275,11 @@ def test_bundle_strings_are_escaped_in_markdown(healthy_bundle, tmp_path):
     assert code == 0
     assert main(["report", str(hostile), "-o", str(tmp_path / "report"), "--config-card"]) in (0, 1)
     for text in ((tmp_path / "diff" / "diff.md").read_text(), (tmp_path / "report" / "config_card.md").read_text()):
-        assert "<script>" not in text and "[link](" not in text and "m|x" not in text and "calib|" not in text
-        assert "&lt;script&gt;" in text
+        # A fenced command shows the recorded paths verbatim (code is never HTML, a link or a table);
+        # everywhere else they are escaped.
+        prose = re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", text, flags=re.S | re.M)
+        assert "<script>" not in prose and "[link](" not in prose and "m|x" not in prose and "calib|" not in prose
+        assert "&lt;script&gt;" in prose
     html = (tmp_path / "diff" / "diff.html").read_text()
     assert "<script>" not in html and "&lt;script&gt;" in html
 
