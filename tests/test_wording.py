@@ -73,3 +73,21 @@ def test_stage_reason_with_backticks_shows_code_in_the_report(tmp_path):
     stages = text[text.index("### Stages"):text.index("### Findings")]
     assert "`qdqreport collect`" in stages and "\\`" not in stages
     assert "| ONNX Runtime FP32 |" in stages and "| ort_fp32 |" not in stages
+
+
+@pytest.mark.parametrize("rows", [5, 20])
+def test_long_task_tables_are_folded(rows):
+    """A per-pair table of samples decoded differently: over ten rows it sits in <details>."""
+    from types import SimpleNamespace as NS
+
+    from qdqreport.render.env import markdown_env
+
+    pair = NS(purpose="quantization", reference="ort_fp32", candidate="ort_qdq", samples=40, agreement=0.5,
+              disagreeing=rows, rows_total=rows,
+              rows=[NS(sample=i, differing="class", reference="0", candidate="1", raw_rel_l2=0.1, flip_rel_l2=0.2)
+                    for i in range(rows)])
+    model = NS(task=NS(decode="argmax", compare="equal", app=None, stages=[], pairs=[pair]))
+    text = markdown_env().get_template("md/task.md.j2").render(model=model, limit=50)
+    folded = "<details><summary>ONNX Runtime QDQ vs ONNX Runtime FP32: 20 samples decoded differently</summary>"
+    assert (folded in text) == (rows > 10) and text.count("<details>") == text.count("</details>")
+    assert_safe(text)
