@@ -50,7 +50,7 @@ class OrtStage:
             # Every feed was checked against both models before any run (inputs.check_feed); Polygraphy's own
             # check would refuse an input whose model declares no shape at all, which ONNX Runtime accepts.
             outputs = self.runner.infer(feed, check_inputs=False)
-            result = {name: np.array(value) for name, value in outputs.items()}
+            result = {name: np.asarray(value) for name, value in outputs.items()}  # ORT returns fresh arrays: no copy
         except Exception as exc:
             self.fail(f"sample {index}: {type(exc).__name__}: {_first_line(exc)}")
             return None
