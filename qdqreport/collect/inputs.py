@@ -222,6 +222,8 @@ def _fixed_batch(spec: TensorSpec, axis: int) -> int:
 
 
 def _take(array: np.ndarray, axis: int, start: int, size: int) -> np.ndarray:
+    if axis == 0:  # a view when the file's array is C-ordered: no second copy of every input (issue 12)
+        return np.ascontiguousarray(array[start:start + size])
     return np.ascontiguousarray(np.take(array, range(start, start + size), axis=axis))
 
 
