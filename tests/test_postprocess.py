@@ -246,7 +246,7 @@ def test_bad_task_results_are_refused(tmp_path: Path, demo: Path, capsys: pytest
                                 "needs --reference")
     for name, (extra, expected) in cases.items():
         target = tmp_path / ("short.json" if name in ("without_decode", "typo_stage", "reference_stage") else name)
-        out = tmp_path / name / "bundle"
+        out = tmp_path / f"out-{name}" / "bundle"  # not under the input file of the same name (an -o refusal)
         assert _collect(demo, out, *extra, "--task-results", str(target), samples=2) == 2, name
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and expected in err, (name, err)
