@@ -81,9 +81,15 @@ class GraphIndex:
                 if tensor is not None:
                     self.constant_protos[node.output[0]] = tensor
 
-    def is_constant(self, name: str) -> bool:
-        """True for initializers, Constant-node outputs, and Cast/Identity of those."""
-        return self.constant_value(name) is not None
+    def is_constant(self, name: str, _depth: int = 0) -> bool:
+        """True for initializers, Constant-node outputs, and Cast/Identity of those (constant_value() is not
+        None), without decoding the value: called thousands of times per graph (issue 12)."""
+        if name in self.constant_protos:
+            return True
+        node = self.producer.get(name)
+        if node is None or _depth > 8 or node.op_type not in ("Identity", "Cast") or not node.input:
+            return False
+        return self.is_constant(node.input[0], _depth + 1)
 
     def constant_value(self, name: str, _depth: int = 0) -> np.ndarray | None:
         """The value of a constant tensor (looking through Identity and Cast), else None."""
