@@ -14,9 +14,10 @@ from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
 
 ROOT = Path(__file__).resolve().parents[1]
-# Real ONNX Runtime outputs stored by `qdqreport collect`: the demo classifier and a DBNet detector
-# whose probability map mixes scales (sliced along axis 2).
-BUNDLES = ["sample_bundles/cls_calib_x255", "corpus/det_calib_x255"]
+# Real ONNX Runtime outputs stored by `qdqreport collect`: the demo classifier, a DBNet detector whose
+# probability map mixes scales, a YOLOX-class detector head (boxes and scores, sliced along axis 2) and
+# Silero VAD (its recurrent state sliced).
+BUNDLES = ["sample_bundles/cls_calib_x255", "corpus/det_calib_x255", "corpus/yolo_calib_scale", "corpus/vad_calib_scale"]
 
 
 def _outputs(name: str) -> tuple[list[dict], list[dict]]:
