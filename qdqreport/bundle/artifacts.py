@@ -203,7 +203,7 @@ ARTIFACT_SPECS: dict[str, Spec] = {
     "eval_stats": _INPUT_STATS,
     "calib_stats": _INPUT_STATS,
     "range_use": ListOf(Obj({
-        "input": Str(nullable=True), "q_node": Str(nullable=True), "clipped_share": Share(True), "range_used": Float(True),
+        "input": Str(nullable=True), "q_node": Str(nullable=True), "clipped_share": Share(), "range_used": Num(0),
         "eval_min": Float(True), "eval_max": Float(True), "representable_min": Float(True),
         "representable_max": Float(True), "scale": Float(True), "zero_point": Num(integer=True, nullable=True),
         "qmin": Num(integer=True, nullable=True), "qmax": Num(integer=True, nullable=True)},
@@ -293,7 +293,7 @@ ROW_SPECS: dict[str, dict[str, Spec]] = {
     "qnodes": {"values": Count(True), "clipped_share": Share(True), "range_used": Num(0, finite=False, nullable=True)},
     "whatif": {"trial": Count(True), "excluded_count": Count(True), "cosine": _COSINE, "top1_agree": Share(True),
                "reached": Num(0, 1, integer=True, nullable=True), "seconds": Num(0, nullable=True)},
-    "task": {"sample": Count(), "agreement": Share(True), "differing": Str(TEXT_MAX), "reference": Str(TEXT_MAX),
+    "task": {"sample": Count(), "agreement": Share(), "differing": Str(TEXT_MAX), "reference": Str(TEXT_MAX),
              "candidate": Str(TEXT_MAX)},
     "fp16_ranges": {"samples": Count(True), "values": Count(True), "fp32_absmax": Num(0, finite=False, nullable=True),
                     "overflow": Count(True), "underflow": Count(True), "qdq_absmax": Num(0, finite=False, nullable=True),

@@ -225,3 +225,14 @@ def test_whatif_summary_without_its_target_is_refused(seed_cache: Path, seeds: d
     # UndefinedError@render/filters.py:md (fuzz seed 14): validate exited 3 on a what-if summary without target_cosine.
     bundle = damaged(seed_cache / "demo_per_layer", tmp_path / "bundle", "layers/whatif.json", _delete(["target_cosine"]))
     assert_refused(bundle, tmp_path / "out", capsys, "whatif.json", "'target_cosine'")
+
+
+def test_task_row_without_agreement_and_range_use_without_share_are_refused(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    # TypeError@report_task.py (a short task row) and rule:QR003:TypeError@wording.py (range_used null), fuzz seed 11.
+    bundle = damaged(SAMPLE, tmp_path / "a", "inputs/range_use.json", _set([0, "range_used"], None))
+    assert_refused(bundle, tmp_path / "out-a", capsys, "range_use.json", "[0].range_used")
+    source = COMMITTED["cls_task"]
+    table = json.loads((source / "manifest.json").read_text())["task"]["comparisons"][0]["table"]
+    bundle = damaged(source, tmp_path / "b", table, lambda rows: [*rows[:-1], rows[-1][:1]], kind="csv")
+    assert_refused(bundle, tmp_path / "out-b", capsys, table.rsplit("/", 1)[-1], "column agreement")
