@@ -29,6 +29,9 @@ def add_confirm(commands: argparse._SubParsersAction) -> None:
                         help="also keep this node out of INT8 (a node name, or a ModelOpt-style pattern); repeatable")
     parser.add_argument("--exclude-op-type", action="append", default=[], metavar="OP",
                         help="keep every node of this op type out of INT8; repeatable")
+    parser.add_argument("--high-precision-dtype", choices=("fp32", "fp16", "bf16"),
+                        help="ModelOpt only: the float part's precision (ModelOpt's default fp16; fp32 is the fix "
+                             "when the FP16 float part damages the outputs, QR011)")
     parser.add_argument("--fp32", help="the FP32 model (default: the path the bundle records; its sha256 must match)")
     parser.add_argument("--inputs", help="evaluation inputs (default: those the bundle saved with collect --save-inputs)")
     parser.add_argument("--quantizer", choices=("onnxruntime", "modelopt"),
@@ -48,7 +51,7 @@ def _confirm(args: argparse.Namespace, argv: list[str]) -> int:
 
     options = ConfirmOptions(bundle=args.bundle, output=args.output, fix=args.fix, calib=args.calib,
                              exclude=args.exclude, exclude_op_types=args.exclude_op_type,
-                             calib_method=args.calib_method, fp32=args.fp32, inputs=args.inputs,
+                             calib_method=args.calib_method, high_precision_dtype=args.high_precision_dtype, fp32=args.fp32, inputs=args.inputs,
                              quantizer=args.quantizer, force=args.force, argv=list(argv))
     try:
         result = confirm(options, Progress(quiet=args.quiet))

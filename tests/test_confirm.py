@@ -204,7 +204,8 @@ def test_refusals_are_one_line_and_write_nothing(uint8_bundle: Path, tmp_path: P
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "keep.txt").write_text("mine")
-    cases = [["--fix", "QR999"], ["--fix", "QR004"], ["--exclude", "NoSuchNode"], [], ["--fp32", str(DEMO / "cls_int8.onnx"), "--exclude", "Conv@0"]]
+    cases = [["--fix", "QR999"], ["--fix", "QR004"], ["--exclude", "NoSuchNode"], [], ["--fp32", str(DEMO / "cls_int8.onnx"), "--exclude", "Conv@0"],
+             ["--high-precision-dtype", "fp32"]]  # a ModelOpt option, refused for a quantize_static bundle
     for extra in cases:
         assert main(["confirm", str(uint8_bundle), *extra, "-o", str(tmp_path / "out")]) == 2, extra
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
@@ -275,3 +276,14 @@ def test_modelopt_calibration_fix_restores_the_outputs(tmp_path: Path) -> None:
         assert diff["verdict"]["kind"] == "restored" and "QR011" not in new
     else:  # it does not: the report must say the FP16 float part, not the calibration, is what is left
         assert qdq < control and "QR011" in new
+    # QR011's fix on top: ModelOpt keeps the float part in FP32; ort_qdq itself is then restored here.
+    fixed = tmp_path / "fp32_float"
+    assert main(["confirm", str(corpus), "--fp32", str(DEMO / "cls_fp32.onnx"), "--inputs", str(DEMO / "eval.npz"),
+                 "--calib", str(DEMO / "calib.npz"), "--high-precision-dtype", "fp32", "-o", str(fixed), "--quiet"]) == 0
+    record = _manifest(fixed / "bundle")["quantization"]
+    assert "--high_precision_dtype=fp32" in record["command"] and record["high_precision_dtype"] == "fp32"
+    assert json.loads((fixed / "bundle" / "quant" / "precision_summary.json").read_text())["float_dtype"] == "fp32"
+    diff = json.loads((fixed / "diff" / "diff.json").read_text())
+    assert _top1(fixed / "bundle") >= 0.9 > before and diff["verdict"]["kind"] == "restored"
+    assert f"top-1 {before:.0%} → {_top1(fixed / 'bundle'):.0%}" in diff["verdict"]["text"]
+    assert not {f["rule_id"] for f in diff["findings"]["new"]} & {"QR011"}

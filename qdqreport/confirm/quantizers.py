@@ -174,9 +174,11 @@ def modelopt_version() -> str | None:
 
 
 def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, recovered: Mapping[str, Any],
-                  nodes: Sequence[str], op_types: Sequence[str], method: str | None) -> list[str]:
-    """*nodes* are exact node names."""
-    """`python -m modelopt.onnx.quantization …` with the options its log and the graph recorded, plus the fix."""
+                  nodes: Sequence[str], op_types: Sequence[str], method: str | None,
+                  high_precision_dtype: str | None = None) -> list[str]:
+    """`python -m modelopt.onnx.quantization …` with the options its log and the graph recorded, plus the fix.
+
+    *nodes* are exact node names; *high_precision_dtype* (fp32/fp16/bf16) overrides the recovered float part."""
     args = [sys.executable, "-m", "modelopt.onnx.quantization", f"--onnx_path={fp32}",
             f"--quantize_mode={recovered.get('quantize_mode') or 'int8'}"]
     if calib:  # without it ModelOpt calibrates on random data, as the original run did
@@ -184,8 +186,9 @@ def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, reco
     chosen = method or recovered.get("calibration_method")
     if chosen:
         args.append(f"--calibration_method={TO_MODELOPT.get(chosen, chosen)}")
-    if recovered.get("high_precision_dtype"):
-        args.append(f"--high_precision_dtype={recovered['high_precision_dtype']}")
+    float_dtype = high_precision_dtype or recovered.get("high_precision_dtype")
+    if float_dtype:
+        args.append(f"--high_precision_dtype={float_dtype}")
     args.append("--calibration_eps=cpu")  # no GPU here: calibrate with ONNX Runtime's CPU provider
     if nodes:  # ModelOpt matches these with re.match, a prefix match: anchor each name (Conv@1 is not Conv@10)
         args += ["--nodes_to_exclude", *(re.escape(name) + "$" for name in nodes)]

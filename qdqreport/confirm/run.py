@@ -40,6 +40,7 @@ class ConfirmOptions:
     exclude: list[str] = field(default_factory=list)
     exclude_op_types: list[str] = field(default_factory=list)
     calib_method: str | None = None
+    high_precision_dtype: str | None = None  # ModelOpt's float part (fp32 keeps it out of FP16): the QR011 fix
     fp32: str | None = None  # default: the bundle's models.fp32.path
     inputs: str | None = None  # default: the bundle's saved inputs
     quantizer: str | None = None  # default: detected
@@ -112,13 +113,17 @@ def _plan(options: ConfirmOptions, ctx: Context) -> _Plan:
 def _fix(options: ConfirmOptions, ctx: Context, quantizer: str) -> fixes.FixSpec:
     if options.calib_method and options.calib_method not in fixes.CALIB_METHODS:
         raise InputError(f"--calib-method {options.calib_method}: use one of {', '.join(fixes.CALIB_METHODS)}")
+    if options.high_precision_dtype and quantizer != "modelopt":
+        raise InputError(f"{options.bundle}: --high-precision-dtype is a ModelOpt option; quantize_static keeps the "
+                         "float part in FP32 already (drop it, or pass --quantizer modelopt)")
     if options.fix:
         from qdqreport.engine import run_rules
 
         finding = fixes.find_finding(run_rules(ctx).findings, options.fix, options.bundle)
         spec = fixes.fix_from_finding(finding, options.calib, quantizer)
         return fixes.merge(spec, options.exclude, options.exclude_op_types, options.calib_method)
-    if not (options.exclude or options.exclude_op_types or options.calib or options.calib_method):
+    if not (options.exclude or options.exclude_op_types or options.calib or options.calib_method
+            or options.high_precision_dtype):
         raise InputError(f"{options.bundle}: nothing to confirm; pass --fix FINDING (a rule id or fingerprint of "
                          "its report), --exclude NODE, --exclude-op-type OP, --calib FILE or --calib-method")
     return fixes.fix_from_flags(options.exclude, options.exclude_op_types, options.calib, options.calib_method)
@@ -210,11 +215,12 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     """Run the quantizer; return the manifest's `quantization` record."""
     base = {"quantizer": plan.detected.quantizer, "detected_by": plan.detected.reason, "fix": plan.fix.describe(),
             "excluded_nodes": plan.nodes, "calibration": plan.calib, "by": "qdqreport confirm",
-            "estimate": _estimate(ctx, plan)}
+            "estimate": _estimate(ctx, plan), "high_precision_dtype": options.high_precision_dtype}
     if plan.detected.quantizer == "modelopt":
         recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
         args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
-                               plan.nodes, plan.fix.op_types, plan.fix.calibration_method)
+                               plan.nodes, plan.fix.op_types, plan.fix.calibration_method,
+                               options.high_precision_dtype)
         progress.say(f"re-quantizing with ModelOpt {q.modelopt_version()}")
         q.run_modelopt(args, model.parent / "modelopt.log")
         return {**base, "version": q.modelopt_version(), "recovered": recovered, "command": q.shell(args)}
@@ -294,7 +300,8 @@ def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model:
     out = Path(options.output)
     recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
     args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(out / "modelopt.log"), recovered,
-                           plan.nodes, plan.fix.op_types, plan.fix.calibration_method)
+                           plan.nodes, plan.fix.op_types, plan.fix.calibration_method,
+                               options.high_precision_dtype)
     saved = Path(options.bundle) / "inputs" / "qdqreport_inputs.py"  # collect --save-inputs' loader (zips: unzip first)
     source = ["--inputs", options.inputs] if options.inputs else [
         "--data-loader-script", str(saved) if Path(options.bundle).is_dir() else f"<unzipped {options.bundle}>/{saved.relative_to(options.bundle)}"]
