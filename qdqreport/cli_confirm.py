@@ -68,6 +68,8 @@ def _confirm(args: argparse.Namespace, argv: list[str]) -> int:
     estimate, confirmed = result.record.get("estimate"), result.record.get("confirmed")
     if estimate and confirmed:  # the what-if measured this exclusion by bypassing Q/DQ: show both numbers
         print(f"what-if bypass estimate {_numbers(estimate)}; re-quantized {_numbers(confirmed)}")
+    for caveat in result.record.get("caveats") or ():
+        print(f"caveat: {caveat}")
     print(result.verdict)
     return 1 if args.fail_on_regression and result.regressed else 0
 

@@ -115,7 +115,8 @@ def test_corrected_calibration_restores_the_outputs(x255_bundle: Path, work: Pat
     assert record["options"]["op_types_to_quantize"] == ["Conv", "MatMul"]
     # Same model, same inputs: the diff compared the very samples the bundle holds.
     assert _manifest(after)["inputs"]["eval"]["samples"] == _manifest(x255_bundle)["inputs"]["eval"]["samples"] == 16
-    assert json.loads((out / "confirm.json").read_text())["verdict"] == diff["verdict"]["text"]
+    confirmed = json.loads((out / "confirm.json").read_text())
+    assert confirmed["verdict"] == diff["verdict"]["text"] and confirmed["caveats"] == []  # same inputs, same ORT
 
 
 def test_calibration_fix_without_the_new_file_is_refused(x255_bundle: Path, tmp_path: Path, capsys) -> None:
@@ -272,6 +273,10 @@ def test_modelopt_calibration_fix_restores_the_outputs(tmp_path: Path) -> None:
     new = {f["rule_id"] for f in diff["findings"]["new"]}
     resolved = {f["rule_id"] for f in diff["findings"]["resolved"]}
     assert "QR003" in resolved  # the raw-pixel calibration finding is gone
+    caveats = json.loads((out / "confirm.json").read_text())["caveats"]  # 24 corpus samples vs the demo's 50
+    assert any(c.startswith("other evaluation inputs") for c in caveats)
+    other_ort = _manifest(corpus)["tools"]["onnxruntime"] != onnxruntime.__version__
+    assert any(c.startswith("another onnxruntime version") for c in caveats) == other_ort
     if qdq >= 0.9:  # this ONNX Runtime runs the FP16 float part faithfully
         assert diff["verdict"]["kind"] == "restored" and "QR011" not in new
     else:  # it does not: the report must say the FP16 float part, not the calibration, is what is left

@@ -206,9 +206,23 @@ def _run(options: ConfirmOptions, ctx: Context, plan: _Plan, out: Path, model: P
     written = write_diff(diff, out / "diff")
     record = {"format": 1, "before": options.bundle, "after": str(bundle), "quantization": record,
               "estimate": record.get("estimate"), "confirmed": _measured(Context(Bundle(bundle))),
-              "verdict": diff.verdict.text, "verdict_kind": diff.verdict.kind}
+              "verdict": diff.verdict.text, "verdict_kind": diff.verdict.kind, "caveats": _caveats(diff.inputs)}
     (out / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return ConfirmResult(out, bundle, tuple(written.paths), diff.verdict.text, written.regressed, record)
+
+
+# Besides the fix, these change the numbers (measured: onnxruntime-gpu 1.24.4 on CPU runs ModelOpt's FP16
+# float part at 50% top-1 where 1.32.0 gives 98%, on the very same file; docs/confirm.md). Evaluation
+# inputs are compared by their sample count and statistics: replayed inputs are another file, same samples.
+def _caveats(changes: Any) -> list[str]:
+    """What else differs between the bundle and the re-quantized one's collection, as the diff's inputs table shows."""
+    caveats = [f"another onnxruntime version ({c.before} → {c.after})" for c in changes
+               if c.changed and (c.group, c.item) == ("tools", "onnxruntime")]
+    evaluation = [f"{c.item} {c.before} → {c.after}" for c in changes
+                  if c.changed and c.group == "evaluation" and c.item not in ("file", "sha256")]
+    if evaluation:
+        caveats.append(f"other evaluation inputs than the bundle's ({'; '.join(evaluation)})")
+    return [f"{text}: the verdict measures this too, not only the fix" for text in caveats]
 
 
 def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, progress: Progress) -> dict[str, Any]:
