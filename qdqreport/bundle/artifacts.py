@@ -180,9 +180,10 @@ _NODE = Obj({"name": Str(), "op_type": Str(), "index": Count(True), "precision":
 _QDQ = Obj({"q_node": Str(nullable=True), "dq_nodes": _NAMES, "consumers": _NAMES, "dtype": Str(nullable=True),
             "kind": Str(nullable=True), "axis": Num(-64, 64, integer=True, nullable=True),
             "scale_count": Count(True), "scale_min": Float(True), "scale_max": Float(True),
-            "pair_scales_match": Bool(True), "scale_constant": Bool(True), "scale_finite_positive": Bool(True)},
+            "pair_scales_match": Bool(True), "scale_constant": Bool(True), "scale_finite_positive": Bool(True),
+            "zero_point_nonzero": Bool(True)},
            required=("q_node", "dq_nodes", "consumers", "dtype", "kind", "axis", "scale_count", "scale_min", "scale_max",
-                     "pair_scales_match", "scale_constant", "scale_finite_positive"))
+                     "pair_scales_match", "scale_constant", "scale_finite_positive", "zero_point_nonzero"))
 _RESULT = Obj({"cosine": Float(True), "top1": Share(True), "sqnr_db": Float(True)})
 
 ARTIFACT_SPECS: dict[str, Spec] = {

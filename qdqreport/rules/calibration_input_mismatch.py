@@ -237,9 +237,18 @@ def _affine_transform(ratio: float, shift: float) -> tuple[str, str]:
 
 def _range_table(entry: dict[str, Any]) -> Table:
     return Table("First quantizer range", ("input", "Q node", "representable", "evaluation", "range used", "clipped"),
-                 ((entry["input"], entry["q_node"], f"[{entry['representable_min']:.4g}, {entry['representable_max']:.4g}]",
-                   f"[{entry['eval_min']:.4g}, {entry['eval_max']:.4g}]", percent(entry["range_used"]),
+                 ((entry["input"], entry["q_node"], _interval(entry["representable_min"], entry["representable_max"]),
+                   _interval(entry["eval_min"], entry["eval_max"]), percent(entry["range_used"]),
                    percent(entry["clipped_share"])),))
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    # The schema lets a bound be null (no finite value was seen); show it as unknown, not as a crash.
+    return f"[{_bound(low)}, {_bound(high)}]"
+
+
+def _bound(value: float | None) -> str:
+    return "?" if value is None else f"{value:.4g}"
 
 
 def _range_tables(ctx: Context, name: str) -> tuple[Table, ...]:

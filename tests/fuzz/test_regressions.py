@@ -100,6 +100,9 @@ JSON_CASES = [
      ("manifest.json", "collector.argv[0]", "string")),
     ("manifest_class_outputs_string", "manifest.json", _set(["comparisons", 0, "class_outputs"], "logits"),
      ("manifest.json", "comparisons[0].class_outputs", "list")),
+    # rule:QR004:KeyError@rules/trt_unsupported_qdq.py (long run, seed 23, case 970): a qdq entry without its zero-point flag.
+    ("qdq_item_without_zero_point_nonzero", "quant/precision_summary.json", _delete(["qdq", 4, "zero_point_nonzero"]),
+     ("precision_summary.json", "qdq[4]", "zero_point_nonzero")),
     ("manifest_tensor_shape_dict", "manifest.json", _set(["inputs", "eval", "tensors", 0, "shape"], {"a": 1}),
      ("manifest.json", "inputs.eval.tensors[0].shape", "wrong type")),
 ]
@@ -236,3 +239,13 @@ def test_task_row_without_agreement_and_range_use_without_share_are_refused(tmp_
     table = json.loads((source / "manifest.json").read_text())["task"]["comparisons"][0]["table"]
     bundle = damaged(source, tmp_path / "b", table, lambda rows: [*rows[:-1], rows[-1][:1]], kind="csv")
     assert_refused(bundle, tmp_path / "out-b", capsys, table.rsplit("/", 1)[-1], "column agreement")
+
+
+def test_range_use_with_an_unknown_bound_is_shown_not_a_rule_crash(tmp_path: Path) -> None:
+    # rule:QR003:TypeError@rules/calibration_input_mismatch.py (long run, seed 23, case 5505): representable_min null,
+    # which the schema allows (no finite bound): QR003 shows it as unknown instead of failing on the format string.
+    bundle = damaged(SAMPLE, tmp_path / "bundle", "inputs/range_use.json", _set([0, "representable_min"], None))
+    assert main(["report", str(bundle), "-o", str(tmp_path / "out")]) in (0, 1)
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())
+    assert findings["failures"] == []
+    assert any(f["id"] == "QR003" for f in findings["findings"])
