@@ -2,7 +2,8 @@
 
 Exit codes (EXIT_CODES below, shown by --help and in README.md):
   0  success
-  1  findings at or above --fail-on (report, demo)
+  1  findings at or above --fail-on (report, demo); AFTER worse than BEFORE with --fail-on-regression
+     (diff, confirm)
   2  bad input or an output that cannot be written: one line on stderr naming the file and the fix;
      nothing is written (includes a read-only folder or a full disk while writing)
   3  internal error, a bug: one line; the traceback only with --debug
@@ -29,7 +30,7 @@ from qdqreport.errors import QdqReportError
 DEMO_DIR = Path(__file__).parent / "demo"
 EXIT_CODES = """exit codes:
   0  success
-  1  findings at or above --fail-on
+  1  findings at or above --fail-on; a regression with --fail-on-regression (diff, confirm)
   2  bad input, or an output that cannot or must not be written (one line on stderr; nothing is written)
   3  internal error: a bug; rerun with --debug for the traceback and report it
 """
