@@ -13,7 +13,6 @@ OUT is built in place and removed again when any step fails (an existing confirm
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ from typing import Any
 
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
+from qdqreport.bundle.writer import sha256_file
 from qdqreport.confirm import fix as fixes
 from qdqreport.confirm import quantizers as q
 from qdqreport.errors import InputError
@@ -136,7 +136,7 @@ def _fp32(options: ConfirmOptions, ctx: Context) -> Path:
         raise InputError(f"{options.bundle}: names no FP32 model; pass it with --fp32 FILE")
     if not path.is_file():
         raise InputError(f"{path}: no such FP32 model (named by {options.bundle}); pass it with --fp32 FILE")
-    if entry.get("sha256") and _sha256(path) != entry["sha256"]:
+    if entry.get("sha256") and sha256_file(path) != entry["sha256"]:
         raise InputError(f"{path}: is not the FP32 model {options.bundle} was collected from (sha256 differs); "
                          "pass that model with --fp32 FILE")
     return path
@@ -148,7 +148,7 @@ def _original_calibration(ctx: Context) -> str | None:
     source = entry.get("source")
     if not source or entry.get("kind") == "script" or not Path(source).is_file():
         return None
-    if entry.get("sha256") and _sha256(Path(source)) != entry["sha256"]:
+    if entry.get("sha256") and sha256_file(Path(source)) != entry["sha256"]:
         return None
     return str(source)
 
@@ -165,14 +165,6 @@ def _inputs_source(options: ConfirmOptions, ctx: Context) -> str:
         raise InputError(f"{options.bundle}: holds no evaluation inputs; pass the ones it was collected on with "
                          "--inputs FILE (or collect it again with --save-inputs)")
     return saved
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # --- the output folder ---------------------------------------------------------------------
