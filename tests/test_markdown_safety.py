@@ -54,7 +54,8 @@ GITHUB_TEXT_PASSES = {
     "url autolink": re.compile(r"(?i)\b(?:https?|ftp)://"),
     "www autolink": re.compile(r"(?i)\bwww\."),
     "e-mail autolink": re.compile(r"[\w.+-]+@[A-Za-z0-9-]+\.[A-Za-z]"),
-    "emoji": re.compile(r":[a-z0-9_+-]+:"),
+    # gemoji's shortcodes; the only all-digit ones are :100: and :1234: (so a time like 15:30:08 is no emoji)
+    "emoji": re.compile(r":(?:(?!\d+:)[a-z0-9_+-]+|100|1234):"),
     "math": re.compile(r"\$[^$]+\$|\$\$"),
     "issue reference": re.compile(r"(?<![\w&])#\d|(?i:\bGH-\d)"),
 }

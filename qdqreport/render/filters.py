@@ -25,11 +25,12 @@ _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 #   @octocat, @org/team, a@b.example (mention, e-mail autolink)  -> "@" + ZWSP
 #   (a mention needs no word character before the "@": node names like Conv@0 stay as they are)
 #   https://x, :smile: (URL scheme, emoji)                       -> ":" + ZWSP
+#   (the only all-digit emoji are :100: and :1234:, so times like 14:33:35 stay as they are)
 #   www.evil.example (bare-domain autolink)                      -> "www" + ZWSP + "."
 #   #123, GH-123 (issue references)                              -> "#" / "GH" + ZWSP
 # and "$" is wrapped in a span, GitHub's documented way to show a dollar that is not math.
 ZWSP = "\u200b"
-_TRIGGERS = re.compile(r"(?<!\w)@(?=\S)|@(?=[\w-]+\.\w)|:(?=//|[\w+-]+:)|(?i:\bwww)(?=\.)|#(?=\d)|(?i:\bgh)(?=-\d)")
+_TRIGGERS = re.compile(r"(?<!\w)@(?=\S)|@(?=[\w-]+\.\w)|:(?=//|(?!\d+:)[\w+-]+:|(?:100|1234):)|(?i:\bwww)(?=\.)|#(?=\d)|(?i:\bgh)(?=-\d)")
 DOLLAR = "<span>$</span>"
 
 
