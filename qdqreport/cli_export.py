@@ -23,7 +23,7 @@ def add_export(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--polygraphy", metavar="DIR", help="folder for <stage>.json RunResults and inputs.json")
     parser.add_argument("--fp32", metavar="MODEL.onnx", help="the FP32 model (default: the path the bundle recorded)")
     parser.add_argument("--qdq", metavar="MODEL.onnx", help="the QDQ model (default: the path the bundle recorded)")
-    parser.add_argument("--force", action="store_true", help="replace a non-empty destination folder")
+    parser.add_argument("--force", action="store_true", help="replace an earlier export (a folder of .json files only; any other folder is refused)")
     parser.set_defaults(handler=_export)
 
 

@@ -196,3 +196,17 @@ def test_export_bad_input_is_one_line_exit_2(per_layer_bundle: Path, tmp_path: P
         assert len(err.splitlines()) == 1 and message in err, err
     assert not (tmp_path / "m").exists() and (tmp_path / "full" / "keep.txt").read_text() == "x"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
+
+
+def test_force_replaces_an_earlier_export_but_never_a_folder_of_other_files(per_layer_bundle: Path, tmp_path: Path,
+                                                                           capsys) -> None:
+    out = tmp_path / "p"
+    assert main(["export", str(per_layer_bundle), "--polygraphy", str(out)]) == 0
+    assert main(["export", str(per_layer_bundle), "--polygraphy", str(out), "--force"]) == 0  # an earlier export
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "train.py").write_text("x")
+    capsys.readouterr()
+    assert main(["export", str(per_layer_bundle), "--polygraphy", str(tmp_path / "mine"), "--force"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "only an earlier export" in err, err
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["train.py"]

@@ -18,8 +18,13 @@ def staged_folder(destination: Path, force: bool, option: str) -> Iterator[Path]
     """Yield a staging folder; on success it becomes *destination* (replaced only with *force*)."""
     if destination.exists() and not destination.is_dir():
         raise InputError(f"{destination}: exists and is not a folder; pass a folder path to {option}")
-    if destination.is_dir() and any(destination.iterdir()) and not force:
-        raise InputError(f"{destination}: already exists and is not empty; choose another {option} folder or pass --force")
+    if destination.is_dir() and any(destination.iterdir()):
+        if not force:
+            raise InputError(f"{destination}: already exists and is not empty; choose another {option} folder or pass --force")
+        if not _looks_exported(destination):
+            # --force replaces an earlier export, never a folder of the user's own files (SECURITY.md).
+            raise InputError(f"{destination}: holds files an export does not write (only .json files); "
+                             f"choose another {option} folder, --force replaces only an earlier export")
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.partial-", dir=destination.parent))
     try:
@@ -28,6 +33,11 @@ def staged_folder(destination: Path, force: bool, option: str) -> Iterator[Path]
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _replace(staging, destination)
+
+
+def _looks_exported(folder: Path) -> bool:
+    """An earlier export holds only regular .json files (node data, RunResults, inputs)."""
+    return all(entry.suffix == ".json" and entry.is_file() and not entry.is_symlink() for entry in folder.iterdir())
 
 
 def _replace(staging: Path, destination: Path) -> None:
