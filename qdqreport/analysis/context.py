@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from qdqreport.analysis.target import resolve_target
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.schema import MANIFEST, TABLE_COLUMNS
@@ -62,11 +63,13 @@ class OutputSummary:
 
 
 class Context:
-    def __init__(self, bundle: Bundle):
+    def __init__(self, bundle: Bundle, target: str | None = None):
         self.bundle = bundle
         self.manifest = bundle.manifest
         # The values rules and the report read, beyond the manifest's structure: bundle/artifacts.py.
         check_manifest(self.manifest, bundle._where(MANIFEST))
+        # The deployment runtime (--target, else the bundle's settings.target, else tensorrt): analysis/target.py.
+        self.target = resolve_target(target, self.manifest, bundle._where(MANIFEST))
         self._tables: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._grouped: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
         self._summaries: dict[str, list[OutputSummary]] = {}
