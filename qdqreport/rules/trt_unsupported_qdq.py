@@ -1,10 +1,11 @@
-"""QR004: Q/DQ semantics that TensorRT does not honour (zero-points, UINT8, odd scales)."""
+"""QR004: Q/DQ semantics that TensorRT does not honour (zero-points, UINT8, int32 bias, odd scales)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES, TENSORRT
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
@@ -26,7 +27,7 @@ DEFECTS: dict[str, tuple[Callable[[dict[str, Any]], bool], str, str]] = {
                             "TensorRT supports symmetric quantization only (zero-point 0); its parser rejects the graph"),
     "type TensorRT lacks": (lambda e: e["dtype"] not in TRT_DTYPES and not (
         e["kind"] == "weight" and e["dtype"] in TRT_WEIGHT_ONLY_DTYPES), "error",
-        "TensorRT has no UINT8/INT16 quantized compute; such Q/DQ pairs are rejected or run as something else"),
+        "TensorRT has no UINT8/INT16/INT32 quantized compute; its parser rejects such Q/DQ pairs"),
     "non-constant scale": (lambda e: not e["scale_constant"], "warning",
                            "TensorRT needs build-time constant scales to fuse Q/DQ into INT8 kernels"),
     "Q/DQ pair scales differ": (lambda e: not e["pair_scales_match"], "warning",
@@ -71,54 +72,122 @@ def _edited_pair_scales(b):
     b.stage("ort_qdq", classifier_run(logits, noise=2.0, shrink=0.2, seed=52))
 
 
+def _for_onnxruntime(b):
+    # What `collect --target onnxruntime` records: the model is deployed with ONNX Runtime.
+    b.manifest.setdefault("settings", {})["target"] = ONNXRUNTIME
+
+
+def _ort_int32_bias_for_ort(b):
+    # onnxruntime quantize_static, symmetric INT8, QuantizeBias left on: int32 bias DQ nodes; deployed with ORT.
+    graph = classifier_graph()
+    graph["qdq"] += [qdq_entry(f"conv{i}.b_0", [f"Conv@{i + 1}"], kind="weight", dtype="int32") for i in range(4)]
+    b.artifact("precision_summary", precision_summary(graph["nodes"], graph["qdq"], graph["sensitive"]))
+    _for_onnxruntime(b)
+
+
+def _zero_scale_for_ort(b):
+    _zero_scale(b)
+    _for_onnxruntime(b)
+
+
+def _ort_float_bias_for_ort(b):
+    _modelopt_int8_with_int4_weights(b)
+    _for_onnxruntime(b)
+
+
 @rule(id="QR004", slug="trt-unsupported-qdq", title="Q/DQ nodes TensorRT does not honour",
       examples=[Fires("onnxruntime default UINT8 with zero-points", _ort_uint8_graph),
                 Fires("a zero activation scale", _zero_scale),
                 Fires("DQ scales edited away from their Q's, ORT QDQ outputs diverge", _edited_pair_scales),
-                Quiet("symmetric INT8 with INT4 weights", _modelopt_int8_with_int4_weights)])
+                Fires("int32 bias DQ under target onnxruntime: an info deployment note", _ort_int32_bias_for_ort),
+                Fires("a zero activation scale under target onnxruntime: still a root cause", _zero_scale_for_ort),
+                Quiet("symmetric INT8 with INT4 weights", _modelopt_int8_with_int4_weights),
+                Quiet("symmetric INT8 with float biases under target onnxruntime", _ort_float_bias_for_ort)])
 def trt_unsupported_qdq(ctx: Context) -> Iterator[Finding]:
-    """Q/DQ pairs with non-zero zero-points, UINT8/INT16 types, non-constant, unequal or non-positive scales.
+    """Q/DQ pairs with non-zero zero-points, UINT8/INT16/INT32 types, non-constant, unequal or non-positive scales.
 
-    One finding per defect, with the number of Q/DQ pairs affected and example tensors.
-    Non-finite or non-positive scales, non-zero zero-points and UINT8/INT16 types are errors
-    (TensorRT's parser rejects the last two); non-constant scales are warnings. Pair scales
-    that differ are an error when the ORT QDQ outputs diverge, because ONNX Runtime applies
-    each DQ's own scale, so the defect is in the QDQ model itself and explains the divergence.
+    One finding per defect, with the number of Q/DQ pairs affected and example tensors. What a
+    finding is depends on who computes the defect and on the deployment target (`--target`,
+    else the bundle's recorded target, else tensorrt):
+
+    - Defects ONNX Runtime computes itself are root causes: a non-finite or non-positive scale
+      (always an error), and pair scales that differ when the ORT QDQ outputs diverge (ONNX
+      Runtime applies each DQ's own scale, so the QDQ model itself is wrong).
+    - Defects only TensorRT rejects or changes are deployment findings, never the root cause of
+      an ORT FP32 → ORT QDQ divergence, and are shown in the report's deployment section:
+      non-zero zero-points, UINT8/INT16 types and int32 bias DequantizeLinear nodes, non-constant
+      scales, and pair scales that differ while ONNX Runtime agrees. Under target tensorrt the
+      ones TensorRT's ONNX parser rejects (zero-points, types) are errors: the engine does not
+      build. The others are warnings. Under target onnxruntime they are `info`: ONNX
+      Runtime runs them faithfully, so they only matter if the model is later deployed with
+      TensorRT (or ONNX Runtime's TensorRT execution provider). They are kept rather than
+      left out because that is a real portability limit a user would want to know before
+      switching runtimes, and `info` neither fails `--fail-on error|warning` nor competes with
+      the root causes.
+
     Each finding says which comparison separates it from other causes: ORT FP32 → ORT QDQ for
     defects ONNX Runtime computes too, ORT QDQ → TRT INT8 for those only TensorRT refuses.
 
     Why it matters: ONNX Runtime executes these Q/DQ pairs faithfully, so the QDQ model can
-    look fine there, but TensorRT supports only symmetric INT8/FP8 with constant scales. It
-    rejects such graphs, or fuses the pairs with different arithmetic, and the engine drifts.
+    look fine there, but TensorRT supports only symmetric INT8/FP8 with constant scales. Its
+    ONNX parser rejects non-zero zero-points and UINT8, and stops on an int32 bias
+    DequantizeLinear with "only activation types allowed as input to this layer"
+    (onnx/onnx-tensorrt#850, NVIDIA/TensorRT#3360); pairs it does fuse use one scale per pair.
 
     Fix: re-quantize symmetric INT8 (the ModelOpt default; with onnxruntime quantize_static:
-    ActivationSymmetric=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8).
+    ActivationSymmetric=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, and
+    extra_options QuantizeBias=False to keep biases float for TensorRT).
     """
     entries = (ctx.precision or {}).get("qdq", [])
     for defect, (test, severity, why) in DEFECTS.items():
         hits = [e for e in entries if test(e)]
-        if not hits:
-            continue
-        where = DAMAGE_SHOWS_IN[defect]
-        damage = _damage(ctx, where)
-        rows = tuple((e["tensor"], e["kind"], e["dtype"], e["zero_point_max_abs"], e["scale_min"], e["scale_max"],
-                      e["scale_constant"], e["pair_scales_match"]) for e in hits[:EXAMPLES_SHOWN])
-        # A defect the QDQ graph itself computes explains a measured divergence; then it is the error to fix first.
-        explains = damage is not None and damage[0]
-        yield Finding(
-            rule_id="QR004", title=f"{len(hits)} Q/DQ pair(s): {defect}",
-            severity="error" if severity == "error" or explains else severity,
-            # The defect is read from the graph (certain); that it causes the measured loss is the uncertain part.
-            confidence=0.9 if explains or severity == "error" else 0.7,
-            score=0.85 if explains else 0.7 if severity == "error" else 0.3,
-            subject=defect, stage="precision",
-            summary=f"{len(hits)} of {len(entries)} Q/DQ pairs have a {defect}: {why}",
-            evidence=(Metric("Q/DQ pairs affected", len(hits), threshold="> 0"),
-                      Table(f"Q/DQ pairs with a {defect}", ("tensor", "kind", "dtype", "max |zero-point|", "scale min",
-                                                           "scale max", "constant scale", "pair scales match"), rows,
-                            note=f"{len(hits) - EXAMPLES_SHOWN} more not shown" if len(hits) > EXAMPLES_SHOWN else ""),
-                      Text(_separation(where, damage))),
-            fixes=_fixes(ctx, defect), tags=("root_cause",))
+        if hits:
+            yield _finding(ctx, defect, severity, _why(defect, why, hits), hits, len(entries))
+
+
+def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict[str, Any]], total: int) -> Finding:
+    where = DAMAGE_SHOWS_IN[defect]
+    damage = _damage(ctx, where)
+    explains = damage is not None and damage[0]
+    rows = tuple((e["tensor"], e["kind"], e["dtype"], e["zero_point_max_abs"], e["scale_min"], e["scale_max"],
+                  e["scale_constant"], e["pair_scales_match"]) for e in hits[:EXAMPLES_SHOWN])
+    evidence = (Metric("Q/DQ pairs affected", len(hits), threshold="> 0"),
+                Table(f"Q/DQ pairs with a {defect}", ("tensor", "kind", "dtype", "max |zero-point|", "scale min",
+                                                     "scale max", "constant scale", "pair scales match"), rows,
+                      note=f"{len(hits) - EXAMPLES_SHOWN} more not shown" if len(hits) > EXAMPLES_SHOWN else ""),
+                Text(_separation(where, damage)))
+    common = dict(rule_id="QR004", title=f"{len(hits)} Q/DQ pair(s): {defect}", subject=defect, stage="precision",
+                  evidence=evidence)
+    summary = f"{len(hits)} of {total} Q/DQ pairs have a {defect}: {why}"
+    # A defect the QDQ graph itself computes is a root cause: always for a broken scale, for
+    # unequal pair scales when the ORT QDQ outputs diverge (then it is the error to fix first).
+    if where == "graph" and (explains or severity == "error"):
+        return Finding(severity="error", confidence=0.9, score=0.85 if explains else 0.7, summary=summary,
+                       fixes=_fixes(ctx, defect, hits), tags=("root_cause",), **common)
+    if ctx.target != TENSORRT:
+        return Finding(severity="info", confidence=0.9, score=0.1, summary=f"{summary}. {_not_your_target(ctx)}",
+                       fixes=(Fix(f"Nothing to change for {TARGET_NAMES[ctx.target]}; before deploying with "
+                                  "TensorRT, re-quantize as below"),) + _fixes(ctx, defect, hits),
+                       tags=("deployment",), **common)
+    # Target TensorRT: what its parser rejects stays an error (no engine is built), the rest a warning,
+    # an error too once a measured TRT INT8 stage diverges. The certainty is in the graph, read directly.
+    return Finding(severity="error" if severity == "error" or explains else "warning",
+                   confidence=0.9 if explains or severity == "error" else 0.7,
+                   score=0.85 if explains else 0.7 if severity == "error" else 0.3, summary=summary,
+                   fixes=_fixes(ctx, defect, hits), tags=("deployment",), **common)
+
+
+def _not_your_target(ctx: Context) -> str:
+    return (f"The deployment target is {TARGET_NAMES[ctx.target]}, which runs these Q/DQ pairs faithfully: this only "
+            "matters if you deploy with TensorRT (or ONNX Runtime's TensorRT execution provider)")
+
+
+def _why(defect: str, why: str, hits: list[dict[str, Any]]) -> str:
+    """The reason, made specific when the type TensorRT lacks is an int32 bias (ONNX Runtime quantizes biases)."""
+    if defect == "type TensorRT lacks" and any(e["dtype"] == "int32" for e in hits):
+        return (why + "; an int32 bias DequantizeLinear (onnxruntime quantize_static's QuantizeBias default) stops "
+                "its ONNX parser with \"only activation types allowed as input to this layer\"")
+    return why
 
 
 def _damage(ctx: Context, where: str) -> tuple[bool, str] | None:
@@ -136,19 +205,23 @@ def _separation(where: str, damage: tuple[bool, str] | None) -> str:
         if damage is None:
             return "Not measured: no ORT FP32 → ORT QDQ comparison in the bundle."
         return (f"ONNX Runtime computes this defect too, so it shows in {damage[1]}, which "
-                + ("diverges: this defect explains it." if damage[0] else "agrees: the effect is small here."))
+                + ("diverges: this defect explains it." if damage[0] else
+                   "agrees: ONNX Runtime runs it without harm; only TensorRT's single-scale fusion changes it."))
     if damage is None:
         return ("ONNX Runtime executes these Q/DQ pairs faithfully, so any ORT FP32 → ORT QDQ divergence has another "
                 "cause; only a TensorRT INT8 stage (absent here) shows this defect's effect.")
     return f"TensorRT's effect is measured by {damage[1]}, which " + ("diverges." if damage[0] else "agrees.")
 
 
-def _fixes(ctx: Context, defect: str) -> tuple[Fix, ...]:
+def _fixes(ctx: Context, defect: str, hits: list[dict[str, Any]]) -> tuple[Fix, ...]:
     requantize = Fix("Re-quantize symmetric INT8 with ModelOpt (zero-points 0, constant per-tensor/per-channel scales)",
                      modelopt_command(ctx))
-    ort = Fix("Or, with onnxruntime.quantization.quantize_static, ask for symmetric signed INT8",
+    bias = any(e["dtype"] == "int32" for e in hits)
+    ort = Fix("Or, with onnxruntime.quantization.quantize_static, ask for symmetric signed INT8"
+              + (" and float biases" if bias else ""),
               "quantize_static(..., activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, "
-              "extra_options={'ActivationSymmetric': True, 'WeightSymmetric': True})")
+              "extra_options={'ActivationSymmetric': True, 'WeightSymmetric': True"
+              + (", 'QuantizeBias': False" if bias else "") + "})")
     if defect.startswith("non-finite"):
         return (Fix("Check the calibration data: a tensor that is constant or all-zero in every calibration sample "
                     "calibrates to a zero scale; add varied samples"), requantize)
