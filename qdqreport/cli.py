@@ -25,6 +25,7 @@ from qdqreport.cli_confirm import add_confirm
 from qdqreport.cli_diff import add_config_card, add_diff
 from qdqreport.cli_export import add_export
 from qdqreport.cli_import import add_import_trt
+from qdqreport.cli_target import add_target
 from qdqreport.errors import QdqReportError
 
 DEMO_DIR = Path(__file__).parent / "demo"
@@ -87,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check a bundle against its schema and file hashes, and that "
                                                  "report can render it (rules and report built in memory)")
     validate.add_argument("bundle", help="bundle folder or .zip")
+    add_target(validate)
     validate.set_defaults(handler=_validate)
     rules = commands.add_parser("rules", help="list the root-cause rules, or explain one")
     rules.add_argument("rule_id", nargs="?", help="a rule id (QR001) or slug to print its documentation")
@@ -165,6 +167,7 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="reduce paths to file names and drop host details (platform, CPU, host name) in the "
                               "bundle; the manifest lists what was removed")
     collect.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_target(collect, collect=True)
     collect.set_defaults(handler=_collect)
 
 
@@ -185,6 +188,7 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     report.add_argument("--redact", action="store_true",
                         help="reduce paths to file names and drop host details in the report (the bundle is not "
                              "changed); the provenance lists what was removed")
+    add_target(report)
     report.set_defaults(handler=_report)
 
 
@@ -215,6 +219,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
     options.save_inputs, options.redact = args.save_inputs, args.redact
     options.store_outputs = parse_store_outputs(args.store_outputs)
     options.confirm = args.confirm
+    options.target = args.target
     path = collect(options, Progress(quiet=args.quiet))
     print(path)
     return 0
@@ -226,7 +231,8 @@ def _report(args: argparse.Namespace, argv: list[str]) -> int:
 
     summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
     outputs = CiOutputs(sarif=_path(args.sarif), junit=_path(args.junit), step_summary=_path(summary))
-    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact, ci_outputs=outputs)
+    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact, ci_outputs=outputs,
+                            target=args.target)
     for path in outcome.paths:
         print(path)
     if outcome.tripped:
@@ -267,7 +273,7 @@ def _validate(args: argparse.Namespace, argv: list[str]) -> int:
     bundle = Bundle(args.bundle)
     # Valid means `report` can render it: every artifact is read through its schema (bundle/artifacts.py),
     # the rules run and the report is built in memory; nothing is written.
-    ctx = Context(bundle)
+    ctx = Context(bundle, target=args.target)
     model = build_report(bundle, run_rules(ctx), ctx)
     markdown.render_markdown(model), jsonout.render_json(model)
     major, minor = bundle.version

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Callable
 
+from qdqreport.cli_target import add_target
 from qdqreport.errors import QdqReportError
 
 DESCRIPTION = ("Compare two bundles of the same model, BEFORE and AFTER a change (a fix, a new calibration set, "
@@ -30,6 +31,7 @@ def add_diff(commands: argparse._SubParsersAction) -> None:
                         help="a drop in median output cosine larger than this is a regression (default 0.001)")
     parser.add_argument("--force", action="store_true",
                         help="compare bundles whose FP32 models differ (refused by default)")
+    add_target(parser)
     parser.set_defaults(handler=_diff)
 
 
@@ -41,7 +43,7 @@ def _diff(args: argparse.Namespace, argv: list[str]) -> int:
         if not 0.0 <= value < 1.0:
             raise QdqReportError(f"{flag} {value}: give a number in [0, 1), e.g. {flag} 0.01")
     model = build_diff(args.before, args.after, force=args.force,
-                       tolerance=Tolerance(top1=args.top1_tolerance, cosine=args.cosine_tolerance))
+                       tolerance=Tolerance(top1=args.top1_tolerance, cosine=args.cosine_tolerance), target=args.target)
     outcome = write_diff(model, args.output)
     for path in outcome.paths:
         print(path)

@@ -13,6 +13,7 @@ import numpy as np
 
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.analysis.stream_compare import StageComparer
+from qdqreport.analysis.target import check_target
 from qdqreport.bundle.layout import (ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_compared, write_comparison,
                                      write_stage)
 from qdqreport.bundle.writer import BundleWriter
@@ -69,6 +70,7 @@ class CollectOptions:
     quantization: dict[str, Any] | None = None  # manifest `quantization`: who made --qdq and how (qdqreport confirm)
     confirm: bool = False  # --per-layer --confirm: re-quantize the what-if's best set (confirm/whatif_confirm.py)
     store_outputs: int | None = DEFAULT_STORED  # --store-outputs: samples per stage kept in the bundle (None: all)
+    target: str = "tensorrt"  # --target: the deployment runtime, recorded as settings.target (analysis/target.py)
 
 
 @dataclass
@@ -86,6 +88,7 @@ class _Loaded:
 def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     """Run the whole collection; return the bundle path. Raises QdqReportError on bad input."""
     progress = progress or Progress(quiet=True)
+    check_target(options.target)  # API callers too: an unknown target is refused before any inference
     if options.confirm and not (options.per_layer and options.whatif_budget > 0):
         raise InputError("--confirm re-quantizes the what-if's best set: it needs --per-layer and a --whatif-budget above 0")
     # The -o check and its lock come first: a refused -o costs no inference, and the lock is held to the commit.
@@ -411,7 +414,8 @@ def _manifest(options: CollectOptions, loaded: _Loaded) -> dict[str, Any]:
             "source": options.reference, "kind": "npz", "samples": len(loaded.reference), "sha256": None,
             "tensors": [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype), "batch_axis": axes.get(k, 0)}
                         for k, v in first.items()]}
-    manifest["settings"] = {"ort_provider": options.ort_provider, "max_samples": options.max_samples}
+    manifest["settings"] = {"ort_provider": options.ort_provider, "max_samples": options.max_samples,
+                            "target": options.target}
     if options.quantization:
         manifest["quantization"] = options.quantization
     if options.trt_mark_all:

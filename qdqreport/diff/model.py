@@ -88,9 +88,11 @@ class DiffModel:
 
 
 def build_diff(before_path: Path | str, after_path: Path | str, force: bool = False,
-               tolerance: Tolerance = Tolerance()) -> DiffModel:
-    """Read both bundles (folders or zips), refuse different models unless *force*, and compare everything."""
-    before, after = Context(Bundle(before_path)), Context(Bundle(after_path))
+               tolerance: Tolerance = Tolerance(), target: str | None = None) -> DiffModel:
+    """Read both bundles (folders or zips), refuse different models unless *force*, and compare everything.
+
+    *target* (--target) judges both bundles' findings for one deployment runtime; None: each bundle's own."""
+    before, after = Context(Bundle(before_path), target), Context(Bundle(after_path), target)
     refuse_different_models(before, after, force)
     views = (build_engine(before), build_engine(after))
     settings = tuple({s.stage_id: s.settings for s in view.stages} if view else {} for view in views)
