@@ -28,6 +28,7 @@ from qdqreport.wording import percent, ratio
 # A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
 OUTPUTS_LIMIT = 50  # outputs per comparison table; the bundle's samples table has them all
 EVIDENCE_ROWS_LIMIT = 50  # rows of one finding's evidence table
+DEPLOYMENT_TAG = "deployment"  # a finding about what only the deployment runtime rejects or changes (QR004)
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,17 @@ class ReportModel:
     layers: LayersView | None = None  # per-layer section (collect --per-layer): report_layers.py
     task: TaskView | None = None  # task-level section (collect --postprocess): report_task.py
     fp16: Fp16View | None = None  # FP16 check (QDQ float part in FP16): report_fp16.py
+    target: str = "tensorrt"  # the deployment runtime the findings were judged for (analysis/target.py)
+
+    @property
+    def causes(self) -> tuple[FindingView, ...]:
+        """The findings of the "Findings" section: root causes, symptoms and the rest, in rank order."""
+        return tuple(f for f in self.findings if DEPLOYMENT_TAG not in f.tags)
+
+    @property
+    def deployment(self) -> tuple[FindingView, ...]:
+        """Findings about what only TensorRT rejects or changes: their own section, after the root causes."""
+        return tuple(f for f in self.findings if DEPLOYMENT_TAG in f.tags)
 
     def to_dict(self) -> dict[str, Any]:
         """The model as strict JSON data: tuples become lists, NaN and infinities become None."""
@@ -160,6 +172,7 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
         layers=build_layers(ctx),
         task=build_task(ctx),
         fp16=build_fp16(ctx),
+        target=ctx.target,
     )
 
 
@@ -178,7 +191,9 @@ def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ..
         # Raw outputs can agree while a cause shows elsewhere (e.g. decoded task results, QR010): name it.
         worst = min(findings, key=lambda f: f.rank_key(), default=None)
         if worst is not None and worst.severity in ("error", "warning"):
-            text += (f"; but: {worst.title.rstrip('.')}" if comparisons and any(c.outputs for c in comparisons)
+            # A deployment finding is no cause of anything ONNX Runtime measured: name it as what it is.
+            but = "; but deployment to TensorRT: " if DEPLOYMENT_TAG in worst.tags else "; but: "
+            text += (f"{but}{worst.title.rstrip('.')}" if comparisons and any(c.outputs for c in comparisons)
                      else f", so output agreement is unmeasured; the most severe finding: {worst.title.rstrip('.')}")
     return Verdict(text, severity, counts)
 
@@ -188,7 +203,8 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     worst = _worst_output(_comparison_for(symptom.stage, comparisons))
     if worst is not None:
         text += f": {_moved_metric(worst)}"
-    cause = next((f for f in findings if "root_cause" in f.tags), None)
+    # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured.
+    cause = next((f for f in findings if "root_cause" in f.tags and DEPLOYMENT_TAG not in f.tags), None)
     if cause is None:
         return text + "; no root cause identified, see the findings below"
     return text + f"; most likely cause: {cause.title.rstrip('.')}"

@@ -11,10 +11,10 @@ import re
 from qdqreport.render.env import markdown_env
 from qdqreport.report_model import ReportModel
 
-SECTIONS = ("stages", "findings", "task", "fp16", "precision", "layers", "inputs", "engine", "provenance")
-SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "task": "Task-level results", "fp16": "FP16 check", "layers": "Per-layer localisation", "precision": "Precision",
+SECTIONS = ("stages", "findings", "deployment", "task", "fp16", "precision", "layers", "inputs", "engine", "provenance")
+SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "deployment": "Deployment to TensorRT", "task": "Task-level results", "fp16": "FP16 check", "layers": "Per-layer localisation", "precision": "Precision",
                   "inputs": "Input statistics", "engine": "Engine", "provenance": "Provenance"}
-SUMMARY_SECTIONS = ("stages", "findings")
+SUMMARY_SECTIONS = ("stages", "findings", "deployment")
 # (table rows, findings shown in full) per attempt, from generous to terse.
 LEVELS = ((25, 50), (10, 20), (5, 10))
 CUT_NOTE = "\n\n… report cut to fit a GitHub comment; see report.html for the rest.\n"
@@ -43,7 +43,8 @@ def render_summary(model: ReportModel, rows: int = 10, findings: int = 3) -> str
 def _render(model: ReportModel, rows: int, findings: int, sections: tuple[str, ...],
             omitted: tuple[str, ...] | None = None) -> str:
     if omitted is None:
-        omitted = tuple(SECTION_TITLES[name] for name in SECTIONS if name not in sections)
+        omitted = tuple(SECTION_TITLES[name] for name in SECTIONS if name not in sections
+                        and (name != "deployment" or model.deployment))  # named only when it has findings
     template = markdown_env().get_template("report.md.j2")
     text = template.render(model=model, limit=rows, findings_limit=findings, sections=sections, omitted=omitted)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"  # template blocks leave runs of blank lines

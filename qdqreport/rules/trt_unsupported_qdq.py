@@ -185,8 +185,9 @@ def _not_your_target(ctx: Context) -> str:
 def _why(defect: str, why: str, hits: list[dict[str, Any]]) -> str:
     """The reason, made specific when the type TensorRT lacks is an int32 bias (ONNX Runtime quantizes biases)."""
     if defect == "type TensorRT lacks" and any(e["dtype"] == "int32" for e in hits):
-        return (why + "; an int32 bias DequantizeLinear (onnxruntime quantize_static's QuantizeBias default) stops "
-                "its ONNX parser with \"only activation types allowed as input to this layer\"")
+        return ("TensorRT has no UINT8/INT16/INT32 quantized compute, and an int32 bias DequantizeLinear (onnxruntime "
+                "quantize_static quantizes biases by default) stops its ONNX parser with \"only activation types "
+                "allowed as input to this layer\"")
     return why
 
 
