@@ -3,7 +3,12 @@
     python -m qdqreport.corpus_score corpus/ [--markdown docs/CORPUS.md]
 
 A corpus is a folder of bundles (one sub-folder or .zip per case) and a labels.json:
-case -> {"model", "cause": {"number", "name"}, "expected_rules": [...], "healthy": bool, "how"}.
+case -> {"model", "cause": {"number", "name"}, "expected_rules": [...], "healthy": bool, "how"}, and
+optionally "target": the runtime the case's model was quantized for ("tensorrt" when absent, as
+`qdqreport report --target`). It is a label of the case, not a tuning knob: a model made with
+onnxruntime's quantize_static (ONNX Runtime's own recipe) is healthy *for ONNX Runtime*, so its
+healthy control is scored with target onnxruntime, as its user would run the report; cases about
+what TensorRT will not honour (cause 5) keep target tensorrt.
 Each bundle is read and its findings computed by the real rules (the same engine as `qdqreport
 report`), in the order the report lists them. A faulty case scores on the rank of the first
 finding whose rule is expected; a healthy control must have no error-severity finding. A case
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Sequence
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.target import TARGETS
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
 from qdqreport.errors import InputError, QdqReportError
@@ -103,7 +109,11 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
     if not bundle_path.exists():
         raise InputError(f"{corpus / case}: labels.json names case {case!r} but its bundle is missing; "
                          "regenerate it with scripts/make_corpus.py --only " + case)
-    result = run_rules(Context(Bundle(bundle_path)), discover())
+    target = label.get("target")
+    if target is not None and target not in TARGETS:
+        raise InputError(f"{corpus / 'labels.json'}: case {case!r} has target {target!r}; give one of "
+                         f"{', '.join(TARGETS)} or leave it out (tensorrt)")
+    result = run_rules(Context(Bundle(bundle_path), target=target), discover())
     findings = result.findings
     expected = tuple(label.get("expected_rules", ()))
     rank = next((i + 1 for i, f in enumerate(findings) if f.rule_id in expected), None)

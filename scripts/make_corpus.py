@@ -458,12 +458,12 @@ MODELS = {"cls": "PaddleOCR text-direction classifier (MobileNetV3)", "det": "PP
 
 
 def write_labels(selected: list[Case], models: dict[str, str] | None = None, added_for: str = "") -> None:
-    """Label *selected* in corpus/labels.json; a case's "sealed" mark (scripts/seal_corpus.py) is kept."""
+    """Label *selected* in corpus/labels.json; a case's "sealed" mark (scripts/seal_corpus.py) and "target" are kept."""
     CORPUS.mkdir(exist_ok=True)
     path = CORPUS / "labels.json"
     labels = json.loads(path.read_text()) if path.exists() else {}
     for case in selected:
-        kept = {k: labels.get(case.id, {})[k] for k in ("sealed",) if k in labels.get(case.id, {})}
+        kept = {k: labels.get(case.id, {})[k] for k in ("sealed", "target") if k in labels.get(case.id, {})}
         labels[case.id] = {"model": {**MODELS, **(models or {})}[case.model],
                            "cause": {"number": case.cause, "name": CAUSES[case.cause]},
                            "expected_rules": list(case.expected), "healthy": case.healthy, "how": case.how,
