@@ -22,7 +22,7 @@ from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
 from qdqreport.report_task import TaskView, build_task, task_agreement_of
 
-from qdqreport.rules._common import COSINE_OK, TOP1_OK
+from qdqreport.analysis.agreement import COSINE_OK, LEVEL_RANK, TOP1_OK
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, ratio
 # A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
@@ -69,6 +69,11 @@ class OutputRow:
     slice_note: str
     sample_cosines: tuple[float | None, ...]
     sample_sqnr: tuple[float | None, ...]
+    kind: str = "tensor"  # analysis/output_kinds.py
+    level: str = "agree"  # agree | degrade | collapse (analysis/agreement.py)
+    judged: str = ""  # the number that decided, as the verdict quotes it
+    internal: bool = False  # recurrent state: shown, never decisive
+    cosine_meaningful: bool = True  # False below 8 values per sample: the cosine is not shown
 
 
 @dataclass(frozen=True)
@@ -211,8 +216,10 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
 
 
 def _moved_metric(row: OutputRow) -> str:
-    """The headline numbers of a diverging output, led by the one that broke its threshold: a verdict
-    of "degrades" must not lead with a cosine that rounds to 1.0000 when top-1 agreement or a slice moved."""
+    """The number that decided the judgement (analysis/agreement.py): a verdict of "degrades" quotes the
+    decisions, IoU or cosine that moved, never a cosine that rounds to 1.0000 or the cosine of one value."""
+    if row.judged:
+        return f"{row.judged} (output {row.output})"
     top1 = f"top-1 agreement {percent(row.top1)}" if row.top1 is not None else ""
     if row.cosine_median >= COSINE_OK and row.top1 is not None and row.top1 < TOP1_OK:
         return f"{top1} (cosine {_precise_cosine(row.cosine_median)})"
@@ -235,12 +242,22 @@ def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[S
     candidates = [(row, comp) for comp in comparisons for row in comp.outputs]
     if not candidates:
         return "No stage outputs could be compared" + tail
-    row, comp = min(candidates, key=lambda pair: (pair[0].cosine_median, pair[1].id, pair[0].output))
-    text = (f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} "
-            f"({stage_name(comp.candidate)} vs {stage_name(comp.reference)}, output {row.output})")
-    if row.top1 is not None:
+    row, comp = max(candidates, key=lambda pair: _badness(pair[0], pair[1].id))
+    where = f"{stage_name(comp.candidate)} vs {stage_name(comp.reference)}, output {row.output}"
+    if row.judged and row.cosine_meaningful and row.kind in ("tensor", "embedding", "state"):
+        text = f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} ({where})"
+    elif row.judged:
+        text = f"Outputs agree at every compared stage; the worst: {where}, {row.judged}"
+    else:
+        text = f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} ({where})"
+    if row.top1 is not None and "top-1" not in text:
         text += f", top-1 agreement {percent(row.top1)}"
     return text + tail
+
+
+def _badness(row: OutputRow, comparison_id: str = "") -> tuple:
+    """Worst output first, as analysis/agreement.py judged it: level, then the lowest cosine; state last."""
+    return (not row.internal, LEVEL_RANK.get(row.level, 0), -row.cosine_median, comparison_id, row.output)
 
 
 def _comparison_for(stage: str, comparisons: tuple[ComparisonView, ...]) -> ComparisonView | None:
@@ -254,7 +271,7 @@ def _comparison_for(stage: str, comparisons: tuple[ComparisonView, ...]) -> Comp
 def _worst_output(comparison: ComparisonView | None) -> OutputRow | None:
     if comparison is None or not comparison.outputs:
         return None
-    return min(comparison.outputs, key=lambda row: (row.cosine_median, row.output))
+    return max(comparison.outputs, key=_badness)
 
 
 def _short_cosine(value: float) -> str:
@@ -303,7 +320,16 @@ def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[st
         slice_note=_slice_note(summary, info.sliced.get(summary.output)),
         sample_cosines=tuple(_finite(r["cosine"]) for r in rows),
         sample_sqnr=tuple(_finite(r["sqnr_db"]) for r in rows),
+        **_judged_fields(summary),
     )
+
+
+def _judged_fields(summary: OutputSummary) -> dict[str, Any]:
+    judged = summary.judgement
+    if judged is None:
+        return {}
+    return {"kind": summary.kind.kind if summary.kind else "tensor", "level": judged.level, "judged": judged.headline,
+            "internal": judged.internal, "cosine_meaningful": judged.cosine_meaningful}
 
 
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:

@@ -237,7 +237,7 @@ def test_md_filter_and_fence():
 def test_findings_json_is_strict_and_ranked(rendered):
     _, _, _, text = rendered
     document = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
-    assert document["format"] == "qdqreport.findings" and document["version"] == "1.1"
+    assert document["format"] == "qdqreport.findings" and document["version"] == "1.2"
     assert [f["id"] for f in document["findings"]] == ["QR050", "QR001", "QR060"]  # severity, then score x confidence
     cause = document["findings"][0]
     assert cause["evidence"][0] == {"type": "metric", "name": "cosine", "value": None, "unit": "", "threshold": ""}
@@ -252,8 +252,9 @@ def test_verdict_names_symptom_numbers_and_top_root_cause(tmp_path):
     model = build_report(bundle, run_rules(ctx, findings_rule(NOTE, CAUSE, SYMPTOM)), ctx)
     row = model.comparisons[0].outputs[0]
     assert row.cosine_median < 0.9 and row.top1 is not None and row.top1 < 0.9
-    assert model.verdict.text == (f"Quantization collapses the outputs: cosine {row.cosine_median:.2f} "
-                                  f"(top-1 agreement {percent(row.top1)}); most likely cause: Softmax quantized")
+    # Judged by what decides the task (analysis/agreement.py): a 3-class output's cosine says nothing.
+    assert model.verdict.text == (f"Quantization collapses the outputs: top-1 agreement {percent(row.top1)} "
+                                  "(16 of 24 decisions change) (output probs); most likely cause: Softmax quantized")
     assert model.verdict.severity == "error" and model.verdict.counts == {"error": 2, "warning": 1, "info": 0}
     json.dumps(model.to_dict(), allow_nan=False)
 
@@ -263,7 +264,9 @@ def test_verdict_when_outputs_agree(tmp_path):
     bundle = BundleBuilder(tmp_path).class_outputs("probs").stage("ort_fp32", fp32).stage("ort_qdq", fp32).build()
     ctx = Context(bundle)
     model = build_report(bundle, run_rules(ctx, rules={}), ctx)
-    assert model.verdict.text.startswith("Outputs agree at every compared stage: worst median cosine 1.0000")
+    # Class scores are judged by their decisions (analysis/agreement.py), and the verdict quotes them.
+    assert model.verdict.text.startswith("Outputs agree at every compared stage; the worst: ")
+    assert model.verdict.text.endswith("output probs, top-1 agreement 100% (0 of 24 decisions change)")
     assert model.verdict.severity == "ok"
     html = render_report(bundle.location, tmp_path / "out", rules={}).paths[0].read_text(encoding="utf-8")
     assert "every compared sample is identical" in html  # SQNR is infinite, so no histogram

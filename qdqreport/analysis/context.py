@@ -6,6 +6,7 @@ the bundle schema. Everything here is NumPy and the standard library only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -13,7 +14,12 @@ from functools import cached_property
 from typing import Any
 
 from qdqreport.analysis.target import resolve_target
+from qdqreport.analysis import agreement
+from qdqreport.analysis.agreement import Judgement, JudgingOptions
+from qdqreport.analysis.decisions import measure as measure_decisions
+from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
+from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.schema import MANIFEST, TABLE_COLUMNS
 
@@ -56,20 +62,34 @@ class OutputSummary:
     top5: float | None
     nonfinite_ref: int
     nonfinite_cand: int
-    worst_slice: int | None = None  # the slice index with the lowest cosine, when sliced
+    worst_slice: int | None = None  # the slice with the lowest cosine among those carrying signal, when sliced
     worst_slice_cosine: float | None = None
     worst_slice_sqnr: float | None = None
     slice_axis: int | None = None
+    elements: int | None = None  # values per sample, when the stage outputs are stored
+    kind: OutputKind | None = None  # what the output is (analysis/output_kinds.py)
+    judgement: Judgement | None = None  # agree/degrade/collapse and the number that decided (analysis/agreement.py)
+
+    @property
+    def level(self) -> str | None:
+        return self.judgement.level if self.judgement else None
+
+    @property
+    def internal(self) -> bool:
+        return bool(self.judgement and self.judgement.internal)
 
 
 class Context:
-    def __init__(self, bundle: Bundle, target: str | None = None):
+    def __init__(self, bundle: Bundle, target: str | None = None, judging: JudgingOptions | None = None):
         self.bundle = bundle
         self.manifest = bundle.manifest
         # The values rules and the report read, beyond the manifest's structure: bundle/artifacts.py.
         check_manifest(self.manifest, bundle._where(MANIFEST))
         # The deployment runtime (--target, else the bundle's settings.target, else tensorrt): analysis/target.py.
         self.target = resolve_target(target, self.manifest, bundle._where(MANIFEST))
+        # The command line's output kinds and decision threshold, else what collect recorded, else inferred/0.5.
+        self.judging = agreement.resolve_options(judging, self.manifest.get("settings"))
+        self._stored: dict[str, list[dict[str, Any]]] = {}
         self._tables: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._grouped: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
         self._summaries: dict[str, list[OutputSummary]] = {}
@@ -116,11 +136,42 @@ class Context:
         return self._by_output(comparison_id, "samples").get(output, [])
 
     def output_summaries(self, comparison_id: str) -> list[OutputSummary]:
+        """Every output of a comparison, summarised over samples and judged (analysis/agreement.py)."""
         if comparison_id not in self._summaries:
             slices = self._by_output(comparison_id, "slices")
-            self._summaries[comparison_id] = [_summarise(name, rows, slices.get(name, []))
-                                              for name, rows in self._by_output(comparison_id, "samples").items()]
+            summaries = [_summarise(name, rows, slices.get(name, []))
+                         for name, rows in self._by_output(comparison_id, "samples").items()]
+            self._summaries[comparison_id] = [self._judged(comparison_id, s) for s in summaries]
         return self._summaries[comparison_id]
+
+    def _judged(self, comparison_id: str, summary: OutputSummary) -> OutputSummary:
+        info = next((c for c in self.comparisons if c.id == comparison_id), None)
+        reference = [s.get(summary.output) for s in self._stored_outputs(info.reference)] if info else []
+        candidate = [s.get(summary.output) for s in self._stored_outputs(info.candidate)] if info else []
+        kind = infer_kind(summary.output, [r for r in reference if r is not None],
+                          declared=self.judging.output_kinds.get(summary.output),
+                          producer_op=self._producers.get(summary.output),
+                          class_output=bool(info) and summary.output in info.class_outputs,
+                          input_names=self._input_names)
+        decisions = measure_decisions(kind, reference, candidate, self.judging.threshold) if reference else None
+        first = next((r for r in reference if r is not None), None)
+        summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None)
+        return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
+
+    def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
+        """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""
+        if stage_id not in self._stored:
+            self._stored[stage_id] = load_stage_outputs(self.bundle, stage_id) if self.stage(stage_id) else []
+        return self._stored[stage_id]
+
+    @cached_property
+    def _producers(self) -> dict[str, str]:
+        return producer_ops(self.precision)
+
+    @cached_property
+    def _input_names(self) -> tuple[str, ...]:
+        tensors = ((self.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
+        return tuple(t["name"] for t in tensors if isinstance(t, dict) and isinstance(t.get("name"), str))
 
     def _by_output(self, comparison_id: str, kind: str) -> dict[str, list[dict[str, Any]]]:
         key = (comparison_id, kind)
@@ -244,16 +295,16 @@ def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any
         nonfinite_ref=sum(r["ref_nan"] + r["ref_inf"] for r in rows),
         nonfinite_cand=sum(r["cand_nan"] + r["cand_inf"] for r in rows),
     )
-    if not slices:
+    worst_slice = agreement.worst_slice(slices)
+    if worst_slice is None:
         return summary
-    worst_slice = min(slices, key=lambda s: (_num(s["cosine"]), s["index"]))
-    return OutputSummary(**{**summary.__dict__, "worst_slice": worst_slice["index"],
-                            "worst_slice_cosine": _num(worst_slice["cosine"]),
-                            "worst_slice_sqnr": _num(worst_slice["sqnr_db"]), "slice_axis": worst_slice["axis"]})
+    return dataclasses.replace(summary, worst_slice=worst_slice["index"],
+                               worst_slice_cosine=agreement.cosine_value(worst_slice["cosine"]),
+                               worst_slice_sqnr=_num(worst_slice["sqnr_db"]), slice_axis=worst_slice["axis"])
 
 
 def _num(value: Any, nan_as: float = -1.0) -> float:
-    """A metric as a float; a missing or NaN metric counts as the worst value (-1 for cosine)."""
+    """A metric as a float; a missing or NaN metric counts as the worst value (-1 for cosine: agreement.cosine_value)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return nan_as
     return float(value)

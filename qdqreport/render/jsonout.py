@@ -14,7 +14,7 @@ from qdqreport import __version__
 from qdqreport.report_model import ComparisonView, OutputRow, ReportModel, jsonable
 
 FORMAT = "qdqreport.findings"
-VERSION = "1.1"
+VERSION = "1.2"
 
 
 def findings_document(model: ReportModel) -> dict[str, Any]:
@@ -59,7 +59,10 @@ def _output(row: OutputRow) -> dict[str, Any]:
             "cosine_min": row.cosine_min, "worst_sample": row.worst_sample, "sqnr_median_db": row.sqnr_median,
             "sqnr_identical": identical, "max_abs_diff": row.max_abs, "rel_l2_median": row.rel_l2_median,
             "top1_agreement": row.top1, "top5_agreement": row.top5,
-            "nonfinite": {"reference": row.nonfinite_ref, "candidate": row.nonfinite_cand}}
+            "nonfinite": {"reference": row.nonfinite_ref, "candidate": row.nonfinite_cand},
+            # findings.json 1.2: how analysis/agreement.py judged the output (docs/findings.md).
+            "kind": row.kind, "judgement": {"level": row.level, "by": row.judged, "internal": row.internal,
+                                            "cosine_meaningful": row.cosine_meaningful}}
 
 
 def render_json(model: ReportModel) -> str:

@@ -6,16 +6,15 @@ second half holds realistic data recipes for the rules' Fires/Quiet examples.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 import shlex
-import statistics
 from pathlib import PurePath
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from qdqreport.analysis import agreement
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import is_control
 from qdqreport.findings import Fix
@@ -27,14 +26,11 @@ PURPOSE_ORDER = ("export", "quantization", "fp16", "deployment")
 STAGE_LABELS = {"reference": "framework", "ort_fp32": "ORT FP32", "ort_qdq": "ORT QDQ",
                 "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8", "ort_qdq_fp32": "ORT QDQ (float part FP32)"}
 
-# When two stages "agree": a healthy INT8 classifier or detector keeps output cosine above
-# 0.99 and the same top-1 class on > 99% of rows; a single field of a mixed-scale output
-# (e.g. detector scores) is allowed a little more noise because it is usually small.
-COSINE_OK = 0.99
-SLICE_COSINE_OK = 0.98
-TOP1_OK = 0.99
-# Below this the outputs are not "noisy" but wrong: decisions change for many inputs.
-COLLAPSED = 0.9
+# Agreement thresholds and decisions have one owner, analysis/agreement.py; re-exported for rules.
+COSINE_OK, SLICE_COSINE_OK, TOP1_OK, COLLAPSED = (agreement.COSINE_OK, agreement.SLICE_COSINE_OK,
+                                                  agreement.TOP1_OK, agreement.COLLAPSED)
+SLICE_SIGNAL_FLOOR = agreement.SLICE_SIGNAL_FLOOR
+signal_slices = agreement.signal_slices
 
 
 def stage_label(stage_id: str) -> str:
@@ -53,17 +49,18 @@ def ordered_comparisons(ctx: Context) -> list[ComparisonInfo]:
 
 
 def diverges(summary: OutputSummary) -> bool:
-    """True when one output of a comparison breaks any agreement threshold."""
-    return (summary.cosine_median < COSINE_OK
-            or (summary.worst_slice_cosine is not None and summary.worst_slice_cosine < SLICE_COSINE_OK)
-            or (summary.top1 is not None and summary.top1 < TOP1_OK))
+    """True when one output of a comparison does not agree (analysis/agreement.py judged it); state never does."""
+    return _level(summary) != agreement.AGREE and not summary.internal
 
 
 def collapses(summary: OutputSummary) -> bool:
-    """True when the divergence is large enough to change decisions, not just add noise."""
-    return (summary.cosine_median < COLLAPSED
-            or (summary.worst_slice_cosine is not None and summary.worst_slice_cosine < COLLAPSED)
-            or (summary.top1 is not None and summary.top1 < COLLAPSED))
+    """True when the divergence changes decisions, not just adds noise."""
+    return _level(summary) == agreement.COLLAPSE and not summary.internal
+
+
+def _level(summary: OutputSummary) -> str:
+    """The summary's judged level; a summary built without a Context is judged here, by its numbers alone."""
+    return summary.level or agreement.judge(summary).level
 
 
 def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
@@ -71,43 +68,14 @@ def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
     return [s for s in judged_summaries(ctx, comparison.id) if diverges(s)] if comparison else []
 
 
-# A slice whose reference is ~0 everywhere (the border rows of a text-detection map) carries no
-# signal: its cosine is rounding noise (0.0 for a change of 1e-8). Slices are judged only when
-# their reference RMS reaches 1% of the median slice's; detector score rows next to pixel
-# boxes still count, because they are most of the slices and so set the median.
-SLICE_SIGNAL_FLOOR = 0.01
-
-
-def signal_slices(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The slice rows of one output that carry signal (see SLICE_SIGNAL_FLOOR)."""
-    rms = [r["ref_rms"] for r in rows if r.get("ref_rms") is not None and not math.isnan(r["ref_rms"])]
-    if not rms:
-        return rows
-    floor = SLICE_SIGNAL_FLOOR * statistics.median(rms)
-    return [r for r in rows if r.get("ref_rms") is not None and r["ref_rms"] >= floor]
-
-
 def judged_summaries(ctx: Context, comparison_id: str) -> list[OutputSummary]:
-    """Context's output summaries with the worst slice chosen among the slices that carry signal."""
-    slices = ctx.slice_rows(comparison_id)
-    out = []
-    for summary in ctx.output_summaries(comparison_id):
-        if summary.worst_slice is None:
-            out.append(summary)
-            continue
-        kept = signal_slices([s for s in slices if s["output"] == summary.output])
-        worst = min(kept, key=lambda s: (cosine_of(s), s["index"]), default=None)
-        out.append(dataclasses.replace(summary, worst_slice=worst["index"] if worst else None,
-                                       worst_slice_cosine=cosine_of(worst) if worst else None,
-                                       worst_slice_sqnr=worst["sqnr_db"] if worst else None,
-                                       slice_axis=summary.slice_axis if worst else None))
-    return out
+    """Context's output summaries: judged once, by analysis/agreement.py (kept for the rules that call it)."""
+    return ctx.output_summaries(comparison_id)
 
 
 def cosine_of(row: dict[str, Any]) -> float:
-    """A table row's cosine; missing or NaN counts as the worst value, -1 (as Context summaries do)."""
-    value = row.get("cosine")
-    return -1.0 if value is None or math.isnan(value) else float(value)
+    """A table row's cosine; missing or NaN counts as the worst value, -1 (agreement.cosine_value)."""
+    return agreement.cosine_value(row.get("cosine"))
 
 
 def clamp01(value: float) -> float:

@@ -10,7 +10,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import (
-    COLLAPSED, COSINE_OK, DET_OUTPUT, comparison_label, cosine_of, detector_run, exclusion_args, modelopt_command,
+    COLLAPSED, COSINE_OK, DET_OUTPUT, collapses, comparison_label, diverges, cosine_of, detector_run, exclusion_args, modelopt_command,
     judged_summaries, node, ordered_comparisons, precision_summary, rounded, signal_slices, trtexec_fixes)
 
 from qdqreport.wording import plural, verb
@@ -68,7 +68,10 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     """An output whose whole-tensor cosine is ≥ 0.99 while one slice (a field, a class) falls below 0.9.
 
     Only outputs compared per slice (their reference mixes scales, e.g. box coordinates in
-    pixels concatenated with scores in [0,1]) can show this. Slices whose reference is ~0
+    pixels concatenated with scores in [0,1]) can show this, and only when the output does not
+    agree as a whole: where the decisions were measured (detections kept, threshold flips) and
+    agree, a collapsed slice of near-zero background scores changes nothing. Recurrent state is
+    internal and never judged here. It is an error when the output collapses, else a warning. Slices whose reference is ~0
     (under 1% of the median slice's RMS, e.g. the empty border rows of a segmentation map)
     are not judged: their cosine is rounding noise.
 
@@ -81,8 +84,10 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     """
     for comparison in ordered_comparisons(ctx):
         for summary in judged_summaries(ctx, comparison.id):
+            # A collapsed slice matters only when the output's decisions moved (analysis/agreement.py):
+            # score rows of background anchors can lose their cosine while every detection is kept.
             if (summary.worst_slice_cosine is not None and summary.cosine_median >= WHOLE_LOOKS_FINE
-                    and summary.worst_slice_cosine < SLICE_COLLAPSED):
+                    and summary.worst_slice_cosine < SLICE_COLLAPSED and diverges(summary)):
                 yield _finding(ctx, comparison, summary)
 
 
@@ -97,10 +102,10 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
         fixes += trtexec_fixes(ctx)
     return Finding(
         rule_id="QR007", title=f"{plural(len(collapsed), 'slice')} of {summary.output} {verb(len(collapsed), 'collapses')} behind a whole-tensor cosine "
-                               f"of {summary.cosine_median:.4f}", severity="error", confidence=0.9, score=0.8,
+                               f"of {summary.cosine_median:.4f}", severity="error" if collapses(summary) else "warning", confidence=0.9, score=0.8,
         subject=f"{comparison.id}:{summary.output}", stage=comparison.id, tags=("root_cause",),
-        summary=f"{comparison_label(comparison)}: output {summary.output} agrees as a whole (cosine "
-                f"{summary.cosine_median:.4f}) but {len(collapsed)} of {len(slices)} slices along axis "
+        summary=f"{comparison_label(comparison)}: output {summary.output} has a whole-tensor cosine of "
+                f"{summary.cosine_median:.4f} but {len(collapsed)} of {len(slices)} slices along axis "
                 f"{summary.slice_axis} collapse, worst slice {summary.worst_slice} at cosine "
                 f"{summary.worst_slice_cosine:.2f}" + (f"; head nodes: {', '.join(heads)}" if heads else ""),
         evidence=(Metric("whole-tensor cosine", rounded(summary.cosine_median), threshold=f">= {WHOLE_LOOKS_FINE}"),

@@ -55,8 +55,10 @@ def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> di
 def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     """Softmax, sigmoid, layer-norm, final MatMul or detection-head nodes that run in INT8.
 
-    Error when one of their output tensors has cosine below 0.98 against FP32, or when the
-    quantized outputs collapse (cosine or top-1 agreement below 0.9); a warning otherwise.
+    Severity follows the impact on the outputs (analysis/agreement.py): an error when the
+    quantized model's outputs collapse (decisions change: top-1, threshold flips, map IoU,
+    detections), a warning when they degrade or when no outputs were compared; info when the
+    measured outputs agree (the node is INT8, harmlessly here, whatever its own tensor's cosine).
     When many other nodes are INT8 as well, the node's tensor error may be inherited from
     upstream: the confidence is then 0.65, not 0.85, and the finding names the experiment that
     separates the two (exclude the nodes, collect again).
@@ -81,6 +83,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     worst = min((r["cosine"] for r in measured if r["cosine"] is not None), default=None)
     diverging = diverging_outputs(ctx, "quantization")
     diverged, collapsed = bool(diverging), any(collapses(s) for s in diverging)
+    outputs_measured = comparison is not None and bool(ctx.output_summaries(comparison.id))
     bad_tensor = worst is not None and worst < TENSOR_COSINE_BAD
     # The tensor error of a sensitive node includes whatever its inputs bring: when many other
     # nodes are INT8 too, part of it may be inherited, so the confidence that the node is the
@@ -91,7 +94,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     yield Finding(
         rule_id="QR002", title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
-        severity="error" if bad_tensor or collapsed else "warning",
+        # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
+        # measured outputs absorb (they agree) is harmless here, so it is shown as info.
+        severity="error" if collapsed else "warning" if diverged or not outputs_measured else "info",
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
         confidence=(0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
         # Tensor cosine 0.9 on a softmax or head already flips decisions: count it as the whole damage.

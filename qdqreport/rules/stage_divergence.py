@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from qdqreport.analysis.agreement import DECISION_LEVELS, LEVEL_RANK
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -62,10 +63,14 @@ def _healthy_pipeline(b):
 def stage_divergence(ctx: Context) -> Iterator[Finding]:
     """The first comparison (export, quantization, FP16, deployment) whose outputs diverge.
 
-    An output diverges when its median per-sample cosine is below 0.99, its worst slice's
-    cosine below 0.98 (mixed-scale outputs), or top-1 agreement below 0.99. It is an error
-    when any of these falls below 0.9. When no comparison diverges this rule stays silent and
-    the renderer states "all stages agree" from the stage matrix it draws itself.
+    Whether an output diverges is decided once, by analysis/agreement.py, from what decides the
+    task: top-1 agreement of class scores, threshold flips of probabilities, the IoU of binarised
+    maps, detections kept, exact matches of indices; the median cosine (below 0.99), the worst
+    signal-carrying slice (below 0.98) and top-1 (below 0.99) only where no decision is defined.
+    Recurrent state never diverges on its own. It is an error when the output collapses
+    (decisions change materially; cosine, top-1 or a slice below 0.9 where there are no
+    decisions), else a warning. When no comparison diverges this rule stays silent and the
+    renderer states "all stages agree" from the stage matrix it draws itself.
 
     Why it matters: every comparison isolates one step, so the first diverging one says where
     to look: export, the Q/DQ model in ONNX Runtime, or the TensorRT build. Fixing a later
@@ -80,7 +85,7 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     if not diverging:
         return
     first, outputs = diverging[0]
-    worst = min(outputs, key=lambda s: min(s.cosine_median, _or1(s.worst_slice_cosine), _or1(s.top1)))
+    worst = max(outputs, key=_badness)
     severe = any(collapses(s) for s in outputs)
     # One per-sample series per diverging output, the worst SERIES_LIMIT of them: a model with 1,000 outputs
     # must not make a report of 1,000 plots.
@@ -102,11 +107,18 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
         fixes=tuple(fixes), tags=("symptom",))
 
 
-def _or1(value: float | None) -> float:
-    return 1.0 if value is None else value
+def _badness(s: OutputSummary) -> tuple:
+    """Worst output first: the judged level (analysis/agreement.py), then the lowest deciding value."""
+    level = LEVEL_RANK[s.level] if s.level else 0
+    value = s.judgement.value if s.judgement and s.judgement.value is not None else s.cosine_median
+    return (level, -value, s.output)
 
 
 def _headline(s: OutputSummary) -> str:
+    """The number that decided the judgement: a decision share, an IoU, or a cosine (never the cosine of a
+    few values, which is 1 whatever happens)."""
+    if s.judgement is not None:
+        return f"{s.judgement.headline} (output {s.output})"
     parts = [f"cosine {s.cosine_median:.2f}" if s.cosine_median < COSINE_OK else f"cosine {s.cosine_median:.4f}"]
     if s.worst_slice_cosine is not None and s.worst_slice_cosine < SLICE_COSINE_OK:
         parts.append(f"slice {s.worst_slice} of axis {s.slice_axis} at cosine {s.worst_slice_cosine:.2f}")
@@ -116,10 +128,21 @@ def _headline(s: OutputSummary) -> str:
 
 
 def _metrics(s: OutputSummary) -> list[Metric]:
-    return [Metric("median cosine", rounded(s.cosine_median), threshold=f"< {COSINE_OK}"),
-            *([Metric("top-1 agreement", percent_value(s.top1), "%", threshold=f"< {TOP1_OK:.0%}")] if s.top1 is not None else []),
+    judged = s.judgement
+    decided = ([Metric(judged.measure, rounded(judged.value), threshold=_decision_threshold(judged.measure))]
+               if judged is not None and judged.measure not in ("cosine", "slice cosine") else [])
+    cosine = ([Metric("median cosine", rounded(s.cosine_median), threshold=f"< {COSINE_OK}")]
+              if judged is None or judged.cosine_meaningful else [])
+    return [*decided, *cosine,
+            *([Metric("top-1 agreement", percent_value(s.top1), "%", threshold=f"< {TOP1_OK:.0%}")]
+              if s.top1 is not None and not (judged and judged.measure == "top-1 agreement") else []),
             *([Metric("worst slice cosine", rounded(s.worst_slice_cosine), threshold=f"< {SLICE_COSINE_OK}")]
               if s.worst_slice_cosine is not None else [])]
+
+
+def _decision_threshold(measure: str) -> str:
+    levels = DECISION_LEVELS.get(measure)
+    return f"< {levels[0]:g} degrades, < {levels[1]:g} collapses" if levels else ""
 
 
 def _share(value: float | None) -> str | None:

@@ -1,0 +1,172 @@
+"""The one owner of "do two stages agree?" (issue 10, item 1).
+
+For each output of each comparison this module decides agree / degrade / collapse, which slice is
+the worst, what a NaN metric means and which number the report quotes. Rules, the verdict, the
+stage table and the plots all read its `Judgement` (through `Context.output_summaries`), so a
+report cannot say "outputs agree" above a table that calls a slice collapsed.
+
+How an output is judged depends on its kind (analysis/output_kinds.py):
+- decisions first: class scores by top-1 agreement, probabilities by material threshold flips,
+  dense maps by the IoU of the binarised maps, detector heads by detections lost/added (and box
+  moves for pixel boxes), integer outputs by exact matches. These are measured on the stored
+  outputs (collect `--store-outputs`); analysis/decisions.py computes them.
+- cosine where no decision exists: embeddings by their median cosine; other tensors by the
+  median cosine, top-1 when the collector found class scores, and the worst slice *that carries
+  signal* (a slice whose reference is ~0 everywhere has a meaningless cosine).
+- fewer than 8 values per sample: never by cosine (one value always has cosine 1); by the
+  decisions when they are probabilities, else by the relative error.
+- recurrent state is judged and shown, but is internal: it never makes a comparison diverge.
+- a candidate with more NaN/Inf than its reference collapses, whatever else agrees.
+
+A cosine of 0.998 is therefore never a collapse; "collapse" means the decisions changed (or the
+numbers moved by a tenth and more where there are no decisions).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+AGREE, DEGRADE, COLLAPSE = "agree", "degrade", "collapse"
+LEVEL_RANK = {AGREE: 0, DEGRADE: 1, COLLAPSE: 2}
+
+# When two stages "agree" by cosine: a healthy INT8 model keeps output cosine above 0.99; a single
+# field of a mixed-scale output (detector scores next to pixel boxes) is allowed a little more noise.
+COSINE_OK = 0.99
+SLICE_COSINE_OK = 0.98
+TOP1_OK = 0.99
+# Below this a cosine or top-1 share is not noise but wrong numbers.
+COLLAPSED = 0.9
+# A slice carries no signal when its reference RMS is below 1% of the median slice's AND below
+# 1e-4 of the largest slice's (the border rows of a text-detection map, ~1e-6 against 0.5): its
+# cosine is rounding noise and it is never the worst slice. The second test keeps the score rows
+# of a detector head with few classes, which sit far below the median when pixel boxes are most
+# of the slices, but are signal all the same.
+SLICE_SIGNAL_FLOOR = 0.01
+SLICE_SIGNAL_OF_LARGEST = 1e-4
+# Relative L2 error of outputs too small for a cosine (fewer than 8 values, not probabilities).
+SMALL_REL_OK, SMALL_REL_COLLAPSED = 0.1, 0.5
+DEFAULT_THRESHOLD = 0.5  # the probability at which a decision is taken, unless the user sets one
+
+# measure -> (agreement at or above which the stages agree, below which they collapse). Shares of
+# decisions: a healthy INT8 model keeps 97-99% of them; losing a tenth or more is a broken model.
+# Measured on the tuned corpus part (docs/CORPUS.md): healthy DBNet maps keep IoU 0.985, healthy
+# YOLOX heads lose 3-4% of detections (pre-NMS), a healthy Silero VAD flips 1 of 75 frames.
+DECISION_LEVELS = {
+    "top-1 agreement": (TOP1_OK, COLLAPSED),
+    "threshold decisions": (0.97, 0.85),
+    "map IoU": (0.97, 0.9),
+    "detections": (0.95, 0.8),
+    "exact matches": (0.99, 0.9),
+}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    level: str  # agree | degrade | collapse
+    measure: str  # the number that decided: "top-1 agreement", "map IoU", "cosine", "relative error", ...
+    value: float | None  # its value
+    headline: str  # what a report quotes: "IoU 0.47 of the maps binarised at 0.5"
+    internal: bool = False  # recurrent state: shown, never decisive
+    cosine_meaningful: bool = True  # False below 8 values per sample: never show the cosine as evidence
+
+
+def cosine_value(value: Any) -> float:
+    """A table cell's cosine as a number; missing or NaN counts as the worst value, -1 (one NaN policy)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return -1.0
+    return float(value)
+
+
+def signal_slices(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The slice rows of one output that carry signal (see SLICE_SIGNAL_FLOOR)."""
+    rms = [r["ref_rms"] for r in rows if r.get("ref_rms") is not None and not math.isnan(r["ref_rms"])]
+    if not rms:
+        return rows
+    floor = min(SLICE_SIGNAL_FLOOR * statistics.median(rms), SLICE_SIGNAL_OF_LARGEST * max(rms))
+    return [r for r in rows if r.get("ref_rms") is not None and r["ref_rms"] >= floor]
+
+
+def worst_slice(rows: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The slice with the lowest cosine among those that carry signal; ties go to the lowest index."""
+    return min(signal_slices(list(rows)), key=lambda s: (cosine_value(s.get("cosine")), s["index"]), default=None)
+
+
+def level_of(value: float, agree_at: float, collapse_below: float) -> str:
+    if value >= agree_at:
+        return AGREE
+    return DEGRADE if value >= collapse_below else COLLAPSE
+
+
+def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
+    """The judgement of one output summary (analysis.context.OutputSummary) of *kind* given its *decisions*."""
+    kind_name = getattr(kind, "kind", "tensor")
+    internal = bool(getattr(kind, "internal", False))
+    meaningful = summary.elements is None or summary.elements >= 8
+    if summary.nonfinite_cand > summary.nonfinite_ref:
+        return Judgement(COLLAPSE, "non-finite values", float(summary.nonfinite_cand),
+                         f"{summary.nonfinite_cand:,} NaN/Inf values (reference: {summary.nonfinite_ref:,})",
+                         internal, meaningful)
+    if decisions is not None and decisions.measure in DECISION_LEVELS:
+        level = level_of(decisions.agreement, *DECISION_LEVELS[decisions.measure])
+        return Judgement(level, decisions.measure, decisions.agreement, _decision_headline(decisions, summary.samples),
+                         internal, meaningful)
+    if not meaningful:
+        rel = summary.rel_l2_median
+        level = AGREE if rel <= SMALL_REL_OK else DEGRADE if rel < SMALL_REL_COLLAPSED else COLLAPSE
+        return Judgement(level, "relative error", rel, f"relative error {rel:.3g} (median; too few values for a cosine)",
+                         internal, False)
+    return _by_cosine(summary, kind_name == "embedding", internal)
+
+
+def _by_cosine(summary: Any, whole_only: bool, internal: bool) -> Judgement:
+    levels = [(level_of(summary.cosine_median, COSINE_OK, COLLAPSED), "cosine", summary.cosine_median,
+               f"cosine {_cosine_text(summary.cosine_median)}")]
+    if summary.top1 is not None:
+        levels.append((level_of(summary.top1, TOP1_OK, COLLAPSED), "top-1 agreement", summary.top1,
+                       f"top-1 agreement {summary.top1:.1%}"))
+    if summary.worst_slice_cosine is not None and not whole_only:
+        levels.append((level_of(summary.worst_slice_cosine, SLICE_COSINE_OK, COLLAPSED), "slice cosine",
+                       summary.worst_slice_cosine,
+                       f"slice {summary.worst_slice} of axis {summary.slice_axis} at cosine {summary.worst_slice_cosine:.2f}"))
+    level, measure, value, headline = max(levels, key=lambda item: LEVEL_RANK[item[0]])
+    return Judgement(level, measure, value, headline, internal, True)
+
+
+def _decision_headline(decisions: Any, compared: int) -> str:
+    """The decisions' one line; says so when they were measured on fewer samples than the metrics (--store-outputs)."""
+    if decisions.samples < compared:
+        return f"{decisions.detail} (on the first {decisions.samples:,} of {compared:,} samples, the stored ones)"
+    return decisions.detail
+
+
+def _cosine_text(value: float) -> str:
+    """Enough digits to show how far from 1 a cosine is: 0.99996, never a rounded 1.0000 unless it is 1."""
+    if value >= 0.99 and value != 1.0:
+        for digits in range(4, 9):
+            if round(value, digits) != 1.0:
+                return f"{value:.{digits}f}"
+    return f"{value:.2f}" if value < 0.9 else f"{value:.3f}" if value < 0.99 else f"{value:.4f}"
+
+
+@dataclass(frozen=True)
+class JudgingOptions:
+    """What the user told the report about the outputs: `--output-kind NAME=KIND` and `--decision-threshold`."""
+
+    output_kinds: dict[str, str] = field(default_factory=dict)
+    threshold: float = DEFAULT_THRESHOLD
+
+
+def resolve_options(given: JudgingOptions | None, settings: Any) -> JudgingOptions:
+    """The command line's options over what `collect` recorded in the manifest's settings over the defaults."""
+    recorded = settings if isinstance(settings, dict) else {}
+    kinds = recorded.get("output_kinds") if isinstance(recorded.get("output_kinds"), dict) else {}
+    threshold = recorded.get("decision_threshold")
+    base = JudgingOptions({str(k): str(v) for k, v in kinds.items()},
+                          float(threshold) if isinstance(threshold, (int, float)) and 0 < threshold < 1 else DEFAULT_THRESHOLD)
+    if given is None:
+        return base
+    return JudgingOptions({**base.output_kinds, **given.output_kinds},
+                          given.threshold if given.threshold != DEFAULT_THRESHOLD else base.threshold)

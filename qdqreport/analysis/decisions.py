@@ -1,0 +1,155 @@
+"""Decision-level agreement of two stages' stored outputs, by output kind (issue 10, item 2).
+
+Cosine measures how far the numbers moved; a user asks whether the *decisions* moved: a class, a
+speech/non-speech call, a kept detection, a text pixel. Each function here compares the reference
+and candidate outputs of the stored samples (collect `--store-outputs`) and returns the share of
+decisions that agree. Pure NumPy; analysis/agreement.py turns the share into agree/degrade/collapse.
+
+A flip counts as *material* only when the reference was at least MARGIN away from the threshold:
+a score of 0.49 becoming 0.51 is a near tie, not a changed decision (it flips between two FP32
+runs on different hardware too). Near-tie flips are counted and shown, never decisive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from qdqreport.analysis.output_kinds import BOX_FIELDS, OutputKind
+from qdqreport.wording import percent
+
+MARGIN = 0.1  # |p_ref - threshold| below this is a near tie
+BOX_MOVED = 0.1  # a kept box whose coordinates moved by more than 10% of its size counts as changed
+
+
+@dataclass(frozen=True)
+class Decisions:
+    measure: str  # what was compared: "top-1 agreement", "threshold decisions", "map IoU", ...
+    agreement: float  # share of decisions that agree (IoU for maps), 0..1
+    changed: int  # decisions that changed materially
+    total: int  # decisions compared
+    samples: int  # samples measured (the stored ones)
+    per_sample: tuple[float, ...]  # agreement of each measured sample
+    detail: str  # one line for the report: "2 of 1,200 decisions flip at 0.5; 5 near-tie flips"
+
+
+def measure(kind: OutputKind, reference: Sequence[np.ndarray], candidate: Sequence[np.ndarray],
+            threshold: float) -> Decisions | None:
+    """Decision agreement of *candidate* with *reference* for an output of *kind*; None when not decidable."""
+    pairs = [(np.asarray(r), np.asarray(c)) for r, c in zip(reference, candidate)
+             if r is not None and c is not None and np.shape(r) == np.shape(c)]
+    if not pairs:
+        return None
+    judge = _MEASURES.get(kind.kind)
+    return judge(kind, pairs, threshold) if judge else None
+
+
+def _class_scores(kind: OutputKind, pairs: list, threshold: float) -> Decisions | None:
+    per_sample = []
+    for ref, cand in pairs:
+        if ref.ndim == 0 or ref.shape[-1] < 2:
+            return None
+        per_sample.append(float(np.mean(ref.reshape(-1, ref.shape[-1]).argmax(-1) == cand.reshape(-1, cand.shape[-1]).argmax(-1))))
+    rows = sum(int(r.size // r.shape[-1]) for r, _ in pairs)
+    same = sum(int(np.sum(r.reshape(-1, r.shape[-1]).argmax(-1) == c.reshape(-1, c.shape[-1]).argmax(-1))) for r, c in pairs)
+    return Decisions("top-1 agreement", same / rows, rows - same, rows, len(pairs), tuple(per_sample),
+                     f"top-1 agreement {percent(same / rows)} ({rows - same:,} of {rows:,} decisions change)")
+
+
+def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
+    material = near = total = 0
+    per_sample = []
+    for ref, cand in pairs:
+        flips = (ref >= threshold) != (cand >= threshold)
+        decided = np.abs(ref - threshold) >= MARGIN
+        material_here = int(np.sum(flips & decided))
+        material += material_here
+        near += int(np.sum(flips & ~decided))
+        total += ref.size
+        per_sample.append(1.0 - material_here / max(1, ref.size))
+    detail = f"{material:,} of {total:,} decisions at {threshold:g} flip" + (f"; {near:,} near-tie flip(s) not counted" if near else "")
+    return Decisions("threshold decisions", 1.0 - material / max(1, total), material, total, len(pairs),
+                     tuple(per_sample), detail)
+
+
+def _map(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
+    inter = union = 0
+    per_sample = []
+    for ref, cand in pairs:
+        a, b = ref >= threshold, cand >= threshold
+        i, u = int(np.sum(a & b)), int(np.sum(a | b))
+        inter, union = inter + i, union + u
+        per_sample.append(1.0 if u == 0 else i / u)
+    iou = 1.0 if union == 0 else inter / union
+    return Decisions("map IoU", iou, union - inter, union, len(pairs), tuple(per_sample),
+                     f"IoU {iou:.3f} of the maps binarised at {threshold:g} ({union - inter:,} of {union:,} pixels differ)")
+
+
+def _index(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
+    total = sum(int(r.size) for r, _ in pairs)
+    same = sum(int(np.sum(r == c)) for r, c in pairs)
+    per_sample = tuple(float(np.mean(r == c)) if r.size else 1.0 for r, c in pairs)
+    return Decisions("exact matches", same / max(1, total), total - same, total, len(pairs), per_sample,
+                     f"{total - same:,} of {total:,} values differ")
+
+
+def _detections(kind: OutputKind, pairs: list, threshold: float) -> Decisions | None:
+    if kind.fields_axis is None or not kind.score_fields:
+        return None
+    lost = extra = kept_total = near = moved = both_total = 0
+    pixel_boxes = True  # raw head outputs (grid offsets, log sizes) have negative fields: their moves are not judged
+    per_sample = []
+    for ref, cand in pairs:
+        r, c = _fields(ref, kind.fields_axis), _fields(cand, kind.fields_axis)
+        conf_r, conf_c = _confidence(r, kind), _confidence(c, kind)
+        kept_r, kept_c = conf_r >= threshold, conf_c >= threshold
+        decided = np.abs(conf_r - threshold) >= MARGIN
+        lost_here = int(np.sum(kept_r & ~kept_c & decided))
+        extra_here = int(np.sum(~kept_r & kept_c & decided))
+        both = kept_r & kept_c
+        pixel_boxes = pixel_boxes and bool(np.all(r[:BOX_FIELDS] >= 0))
+        moved_here = int(np.sum(_box_moved(r[:BOX_FIELDS, both], c[:BOX_FIELDS, both]))) if pixel_boxes else 0
+        lost, extra, moved = lost + lost_here, extra + extra_here, moved + moved_here
+        near += int(np.sum((kept_r != kept_c) & ~decided))
+        kept_total += int(np.sum(kept_r))
+        both_total += int(np.sum(both))
+        per_sample.append(1.0 - min(1.0, (lost_here + extra_here + moved_here) / max(1, int(np.sum(kept_r)))))
+    changed = lost + extra + moved
+    boxes = ("" if not both_total else
+             f", {moved:,} of {both_total:,} kept boxes moved by more than {BOX_MOVED:.0%} of their size" if pixel_boxes
+             else "; box fields are raw head outputs (not judged)")
+    detail = (f"{kept_total:,} reference detections at score {threshold:g}: {lost:,} lost, {extra:,} extra{boxes}"
+              + (f"; {near:,} near-tie change(s) not counted" if near else ""))
+    agreement = 1.0 - min(1.0, changed / max(1, kept_total)) if kept_total or changed else 1.0
+    return Decisions("detections", agreement, changed, max(kept_total, changed), len(pairs), tuple(per_sample), detail)
+
+
+def _fields(array: np.ndarray, axis: int) -> np.ndarray:
+    """[fields, anchors] view of a detector head."""
+    return np.moveaxis(array, axis, 0).reshape(array.shape[axis], -1)
+
+
+def _confidence(fields: np.ndarray, kind: OutputKind) -> np.ndarray:
+    scores = fields[list(kind.score_fields)]
+    if kind.objectness:
+        return scores[0] * scores[1:].max(axis=0)
+    return scores.max(axis=0)
+
+
+def _box_moved(ref: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Per kept anchor: did the pixel box move by more than BOX_MOVED of its size (sqrt of its area)?"""
+    if ref.shape[1] == 0:
+        return np.zeros(0, dtype=bool)
+    error = np.abs(cand - ref).max(axis=0)
+    # Centre-size boxes have a positive (w, h); corner boxes (x1, y1, x2, y2) have x2 > x1.
+    if np.all(ref[2:4] > ref[0:2]):
+        size = np.sqrt((ref[2] - ref[0]) * (ref[3] - ref[1]))
+    else:
+        size = np.sqrt(np.abs(ref[2] * ref[3]))
+    return error > BOX_MOVED * np.maximum(size, 1e-6)
+
+
+_MEASURES = {"class_scores": _class_scores, "probabilities": _probabilities, "map": _map, "index": _index,
+             "detections": _detections}

@@ -1,0 +1,189 @@
+"""What each model output *is*, so it can be judged by what decides the task (issue 10, item 2).
+
+An output's kind is declared by the user (`report --output-kind NAME=KIND`, recorded by `collect`)
+or inferred here from its name, dtype, shape, the graph node that produces it and the reference
+values. The kind decides the measure in analysis/agreement.py:
+
+| kind           | what it is                                         | judged by                            |
+|----------------|----------------------------------------------------|--------------------------------------|
+| class_scores   | one score per class (softmax, logits of a classifier) | top-1 agreement                   |
+| probabilities  | independent values in [0, 1] (sigmoid, a VAD score) | threshold flips, |Δp| near it         |
+| map            | a dense [.., H, W] probability map (segmentation)   | IoU of the binarised maps            |
+| detections     | boxes and scores along one axis (YOLO-style head)   | detections kept/lost, box error      |
+| embedding      | a feature vector compared by similarity             | cosine                               |
+| index          | integer outputs (argmax, CTC indices)               | exact matches                        |
+| state          | recurrent state fed back as an input (internal)     | shown, never the headline            |
+| scalar         | fewer than SMALL values, not probabilities          | relative error                       |
+| tensor         | anything else                                      | cosine, per slice when mixed-scale   |
+
+Inference never guesses a decision threshold; it is one number for the report (default 0.5).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+KINDS = ("class_scores", "probabilities", "map", "detections", "embedding", "index", "state", "scalar", "tensor")
+# Fewer values than this per sample: cosine says nothing (one value always has cosine 1).
+SMALL = 8
+# A detector head concatenates 4 box coordinates with at least one score along one axis.
+BOX_FIELDS = 4
+MAX_DETECTION_FIELDS = 1024
+# Names recurrent models give the state they return (LSTM/GRU h/c, KV caches, "stateN").
+_STATE_NAME = re.compile(r"state|hidden|cache|present|past_key|(^|[_./])[hc]_?n($|[_./])", re.I)
+_STATE_SUFFIXES = {"n", "out", "new", "next"}
+_EMBEDDING_NAME = re.compile(r"embed|feature|pool|vector|sentence", re.I)
+_EMBEDDING_OPS = {"LpNormalization", "ReduceMean", "GlobalAveragePool", "Flatten", "Gemm", "Div"}
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    kind: str
+    reason: str  # how it was decided: "declared", "integer dtype", "values in [0,1] after Sigmoid", ...
+    declared: bool = False
+    fields_axis: int | None = None  # detections: the axis holding 4 box fields then scores
+    score_fields: tuple[int, ...] = ()  # detections: the score fields (reference values within [0, 1])
+    objectness: bool = False  # detections: the first score is an objectness that multiplies the class scores
+
+    @property
+    def internal(self) -> bool:
+        """State outputs feed the next step: they are shown but never decide the verdict."""
+        return self.kind == "state"
+
+
+def parse_declarations(items: Sequence[str], where: str = "--output-kind") -> dict[str, str]:
+    """NAME=KIND pairs from the command line; an unknown kind is a one-line error naming the choices."""
+    declared: dict[str, str] = {}
+    for item in items:
+        name, sep, kind = str(item).rpartition("=")
+        if not sep or not name or kind not in KINDS:
+            raise ValueError(f"{where} {item!r}: expected NAME=KIND with KIND one of {', '.join(KINDS)}")
+        declared[name] = kind
+    return declared
+
+
+def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None = None,
+               producer_op: str | None = None, class_output: bool = False,
+               input_names: Sequence[str] = ()) -> OutputKind:
+    """The kind of output *name*, from a declaration or its reference values *samples* (one array per sample)."""
+    if declared:
+        return _with_layout(OutputKind(declared, "declared", declared=True), samples)
+    arrays = [np.asarray(a) for a in samples if a is not None]
+    if _is_state(name, input_names):
+        return OutputKind("state", "recurrent state (named like a state the model takes back as input)")
+    if arrays and all(a.dtype.kind in "iub" for a in arrays):
+        return OutputKind("index", "integer values (indices or labels)")
+    if class_output:
+        return OutputKind("class_scores", "one score per class (the collector found class scores)")
+    if not arrays:
+        return OutputKind("tensor", "no stored outputs to read")
+    size = int(arrays[0].size)
+    in_unit = _within_unit(arrays)
+    if size < SMALL:
+        return (OutputKind("probabilities", f"{size} value(s) in [0, 1]") if in_unit
+                else OutputKind("scalar", f"{size} value(s) per sample"))
+    if _EMBEDDING_NAME.search(name) and _is_embedding(name, arrays[0].shape, producer_op):
+        return OutputKind("embedding", "a feature vector per sample (named so)")
+    if in_unit and _sums_to_one(arrays) or producer_op in ("Softmax", "LogSoftmax") and arrays[0].shape[-1] > 1:
+        return OutputKind("class_scores", "rows sum to 1 (softmax)")
+    if in_unit and _is_dense_map(arrays[0].shape):
+        return OutputKind("map", "a dense map of values in [0, 1]" + (f" after {producer_op}" if producer_op else ""))
+    if in_unit:
+        return OutputKind("probabilities", "values in [0, 1]" + (f" after {producer_op}" if producer_op else ""))
+    layout = _detection_layout(arrays)
+    if layout is not None:
+        return layout
+    if _is_embedding(name, arrays[0].shape, producer_op):
+        return OutputKind("embedding", "a feature vector per sample")
+    return OutputKind("tensor", "no task semantics recognised")
+
+
+def _with_layout(kind: OutputKind, samples: Sequence[np.ndarray]) -> OutputKind:
+    """A declared detector head still needs its field axis and score fields, read from the values."""
+    if kind.kind != "detections":
+        return kind
+    layout = _detection_layout([np.asarray(a) for a in samples if a is not None], require_scores=False)
+    if layout is None:
+        return kind
+    return OutputKind("detections", "declared", True, layout.fields_axis, layout.score_fields, layout.objectness)
+
+
+def _is_state(name: str, input_names: Sequence[str]) -> bool:
+    """Named like a state ("stateN", "hn", "present.0.key"), or an input's name plus "N"/"_out" (fed back)."""
+    if _STATE_NAME.search(name):
+        return True
+    return any(name != i and name.startswith(i) and name[len(i):].lower().lstrip("_.") in _STATE_SUFFIXES
+               for i in input_names)
+
+
+def _within_unit(arrays: Sequence[np.ndarray]) -> bool:
+    finite = [a[np.isfinite(a)] for a in arrays if a.dtype.kind == "f"]
+    if len(finite) != len(arrays) or not any(f.size for f in finite):
+        return False
+    low = min(float(f.min()) for f in finite if f.size)
+    high = max(float(f.max()) for f in finite if f.size)
+    return low >= 0.0 and high <= 1.0
+
+
+def _sums_to_one(arrays: Sequence[np.ndarray]) -> bool:
+    shape = arrays[0].shape
+    if len(shape) == 0 or shape[-1] < 2:
+        return False
+    return all(a.shape == shape and np.allclose(a.sum(axis=-1), 1.0, atol=1e-3) for a in arrays[:16])
+
+
+def _is_dense_map(shape: tuple[int, ...]) -> bool:
+    return len(shape) >= 3 and shape[-1] >= SMALL and shape[-2] >= SMALL
+
+
+def _detection_layout(arrays: Sequence[np.ndarray], require_scores: bool = True) -> OutputKind | None:
+    """A YOLO-style head: one axis of 4 + k fields (boxes first, then k >= 1 scores within [0, 1])."""
+    shape = arrays[0].shape
+    if not arrays or any(a.shape != shape or a.dtype.kind != "f" for a in arrays) or len(shape) < 2:
+        return None
+    stacked = np.stack(arrays[:32])
+    for axis in _field_axes(shape):
+        fields = np.moveaxis(stacked, axis + 1, 1).reshape(stacked.shape[0], shape[axis], -1)
+        scores = tuple(f for f in range(BOX_FIELDS, shape[axis])
+                       if np.isfinite(fields[:, f]).all() and fields[:, f].min() >= 0.0 and fields[:, f].max() <= 1.0)
+        boxes_free = any(fields[:, f].min() < 0.0 or fields[:, f].max() > 1.0 for f in range(BOX_FIELDS))
+        if scores and scores[0] == BOX_FIELDS and boxes_free or not require_scores and shape[axis] > BOX_FIELDS:
+            return OutputKind("detections", f"{BOX_FIELDS} box fields and {len(scores)} score field(s) along axis {axis}",
+                              fields_axis=axis, score_fields=scores, objectness=_has_objectness(fields, scores))
+    return None
+
+
+def _field_axes(shape: tuple[int, ...]) -> list[int]:
+    """Candidate field axes, the shorter first ([1, 84, 8400] and [1, 8400, 6] both have it shorter)."""
+    axes = [i for i, n in enumerate(shape) if BOX_FIELDS < n <= MAX_DETECTION_FIELDS and n < max(shape)]
+    return sorted(axes, key=lambda i: shape[i])
+
+
+def _has_objectness(fields: np.ndarray, scores: tuple[int, ...]) -> bool:
+    """YOLOv5/YOLOX put an objectness before the class scores; YOLOv8 does not. An objectness is sparse
+    (most anchors near 0) while a YOLOX class score over background anchors is not."""
+    if len(scores) < 2:
+        return False
+    first = float(fields[:, scores[0]].mean())
+    rest = float(fields[:, list(scores[1:])].mean())
+    return first < 0.05 and rest > 2 * first
+
+
+def _is_embedding(name: str, shape: tuple[int, ...], producer_op: str | None) -> bool:
+    vector = [n for n in shape if n > 1]
+    return len(vector) == 1 and vector[0] >= SMALL and (
+        bool(_EMBEDDING_NAME.search(name)) or producer_op in _EMBEDDING_OPS)
+
+
+def producer_ops(precision: Mapping[str, Any] | None) -> dict[str, str]:
+    """Tensor name -> op type of the node producing it, from quant/precision_summary.json."""
+    ops: dict[str, str] = {}
+    for node in (precision or {}).get("nodes", []) if isinstance(precision, Mapping) else []:
+        for output in node.get("outputs") or []:
+            if isinstance(output, str) and isinstance(node.get("op_type"), str):
+                ops[output] = node["op_type"]
+    return ops
