@@ -25,6 +25,7 @@ from qdqreport.cli_confirm import add_confirm
 from qdqreport.cli_diff import add_config_card, add_diff
 from qdqreport.cli_export import add_export
 from qdqreport.cli_import import add_import_trt
+from qdqreport.cli_judging import add_judging, judging_from
 from qdqreport.cli_target import add_target
 from qdqreport.errors import QdqReportError
 
@@ -89,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                                                  "report can render it (rules and report built in memory)")
     validate.add_argument("bundle", help="bundle folder or .zip")
     add_target(validate)
+    add_judging(validate)
     validate.set_defaults(handler=_validate)
     rules = commands.add_parser("rules", help="list the root-cause rules, or explain one")
     rules.add_argument("rule_id", nargs="?", help="a rule id (QR001) or slug to print its documentation")
@@ -168,6 +170,7 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                               "bundle; the manifest lists what was removed")
     collect.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_target(collect, collect=True)
+    add_judging(collect)
     collect.set_defaults(handler=_collect)
 
 
@@ -189,6 +192,7 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
                         help="reduce paths to file names and drop host details in the report (the bundle is not "
                              "changed); the provenance lists what was removed")
     add_target(report)
+    add_judging(report)
     report.set_defaults(handler=_report)
 
 
@@ -220,6 +224,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
     options.store_outputs = parse_store_outputs(args.store_outputs)
     options.confirm = args.confirm
     options.target = args.target
+    options.judging = judging_from(args)
     path = collect(options, Progress(quiet=args.quiet))
     print(path)
     return 0
@@ -232,7 +237,7 @@ def _report(args: argparse.Namespace, argv: list[str]) -> int:
     summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
     outputs = CiOutputs(sarif=_path(args.sarif), junit=_path(args.junit), step_summary=_path(summary))
     outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact, ci_outputs=outputs,
-                            target=args.target)
+                            target=args.target, judging=judging_from(args))
     for path in outcome.paths:
         print(path)
     if outcome.tripped:
@@ -273,7 +278,7 @@ def _validate(args: argparse.Namespace, argv: list[str]) -> int:
     bundle = Bundle(args.bundle)
     # Valid means `report` can render it: every artifact is read through its schema (bundle/artifacts.py),
     # the rules run and the report is built in memory; nothing is written.
-    ctx = Context(bundle, target=args.target)
+    ctx = Context(bundle, target=args.target, judging=judging_from(args))
     model = build_report(bundle, run_rules(ctx), ctx)
     markdown.render_markdown(model), jsonout.render_json(model)
     major, minor = bundle.version

@@ -157,6 +157,7 @@ class JudgingOptions:
 
     output_kinds: dict[str, str] = field(default_factory=dict)
     threshold: float = DEFAULT_THRESHOLD
+    threshold_given: bool = False  # set by the user (else the bundle's recorded threshold applies)
 
 
 def resolve_options(given: JudgingOptions | None, settings: Any) -> JudgingOptions:
@@ -168,5 +169,5 @@ def resolve_options(given: JudgingOptions | None, settings: Any) -> JudgingOptio
                           float(threshold) if isinstance(threshold, (int, float)) and 0 < threshold < 1 else DEFAULT_THRESHOLD)
     if given is None:
         return base
-    return JudgingOptions({**base.output_kinds, **given.output_kinds},
-                          given.threshold if given.threshold != DEFAULT_THRESHOLD else base.threshold)
+    threshold = given.threshold if given.threshold_given else base.threshold
+    return JudgingOptions({**base.output_kinds, **given.output_kinds}, threshold, given.threshold_given)

@@ -71,6 +71,7 @@ class CollectOptions:
     confirm: bool = False  # --per-layer --confirm: re-quantize the what-if's best set (confirm/whatif_confirm.py)
     store_outputs: int | None = DEFAULT_STORED  # --store-outputs: samples per stage kept in the bundle (None: all)
     target: str = "tensorrt"  # --target: the deployment runtime, recorded as settings.target (analysis/target.py)
+    judging: Any = None  # --output-kind/--decision-threshold (agreement.JudgingOptions), recorded in settings
 
 
 @dataclass
@@ -416,6 +417,10 @@ def _manifest(options: CollectOptions, loaded: _Loaded) -> dict[str, Any]:
                         for k, v in first.items()]}
     manifest["settings"] = {"ort_provider": options.ort_provider, "max_samples": options.max_samples,
                             "target": options.target}
+    if options.judging is not None:  # what the user declared about the outputs: report reads it back
+        manifest["settings"].update(output_kinds=dict(options.judging.output_kinds),
+                                    **({"decision_threshold": options.judging.threshold}
+                                       if options.judging.threshold_given else {}))
     if options.quantization:
         manifest["quantization"] = options.quantization
     if options.trt_mark_all:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from qdqreport.analysis.agreement import JudgingOptions
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.destination import pid_alive, write_failure
 from qdqreport.bundle.reader import Bundle
@@ -35,10 +36,11 @@ class ReportOutcome:
 def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | None = None,
                   ci_outputs: ci.CiOutputs | None = None,
                   rules: dict[str, RuleSpec] | None = None, redact: bool = False,
-                  target: str | None = None) -> ReportOutcome:
+                  target: str | None = None, judging: JudgingOptions | None = None) -> ReportOutcome:
     """Read a bundle, run the rules (*rules*, default: every registered rule), and write the report files.
 
     *target* is the deployment runtime (--target); None means the bundle's recorded one, else tensorrt.
+    *judging* holds --output-kind and --decision-threshold (analysis/agreement.py); None: the bundle's, else inferred.
 
     Either all three files are replaced or none is: everything is rendered in memory first.
     """
@@ -50,7 +52,7 @@ def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | N
     _refuse_inside_bundle(bundle, out)
     ci.refuse_inside_bundle(ci_outputs, bundle.location)
     redactor = _redact(bundle, out) if redact else None
-    ctx = Context(bundle, target=target)
+    ctx = Context(bundle, target=target, judging=judging)
     registry = rules if rules is not None else discover()
     model = build_report(bundle, run_rules(ctx, registry), ctx)
     failing = FAIL_ON[fail_on]
