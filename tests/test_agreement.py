@@ -1,0 +1,118 @@
+"""One owner of agreement (issue 10): the verdict, the stage table and the rules read one judgement.
+
+Real bundles only: every committed corpus case and sample bundle for the invariants, and the tuned
+corpus cases of the issue's examples (a healthy YOLOX detector, a healthy Silero VAD, a healthy
+DBNet) for the behaviour. Sealed corpus cases are read only by the invariant test, which checks
+consistency, not a ranking.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, JudgingOptions
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.render import render_report
+from qdqreport.report_model import build_report
+from qdqreport.rules import discover
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLES = sorted([p for p in (ROOT / "corpus").iterdir() if (p / "manifest.json").exists()]
+                 + [p for p in (ROOT / "sample_bundles").iterdir() if (p / "manifest.json").exists()])
+LABELS = json.loads((ROOT / "corpus" / "labels.json").read_text(encoding="utf-8"))
+
+
+def _model(path: Path, **options):
+    ctx = Context(Bundle(path), **options)
+    return ctx, build_report(ctx.bundle, run_rules(ctx, discover()), ctx)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", BUNDLES, ids=lambda p: p.name)
+def test_stage_table_verdict_and_rules_agree_on_every_committed_bundle(path):
+    ctx, model = _model(path)
+    for view in model.comparisons:
+        summaries = {s.output: s for s in ctx.output_summaries(view.id)}
+        for row in view.outputs:
+            summary = summaries[row.output]
+            # The stage table names the judged worst slice (signal-carrying), never another one.
+            if summary.worst_slice is not None:
+                assert f"worst slice {summary.worst_slice}:" in row.slice_note
+            assert row.level == summary.level
+    pipeline = [row for view in model.comparisons if view.purpose != "FP16 check control"
+                for row in view.outputs if not row.internal]
+    moved = [row for row in pipeline if row.level != AGREE]
+    says_agree = model.verdict.text.startswith("Outputs agree")
+    assert says_agree == (not moved and bool(pipeline)), (model.verdict.text, [(r.output, r.level) for r in moved])
+    symptom = next((f for f in model.findings if f.rule_id == "QR001"), None)
+    assert (symptom is not None) == bool(moved)
+    if symptom is not None:  # "collapses" exactly when an output collapsed
+        assert ("collapses" in symptom.title) == any(row.level == COLLAPSE for row in moved)
+
+
+def test_healthy_yolox_detector_is_judged_by_its_detections_and_gets_no_error():
+    ctx, model = _model(ROOT / "corpus" / "yolo_healthy_ort_percentile", target=LABELS["yolo_healthy_ort_percentile"].get("target"))
+    [row] = model.comparisons[0].outputs
+    assert row.kind == "detections" and row.level == AGREE
+    assert "reference detections at score 0.5" in row.judged
+    # Class-score slices of background anchors lose their cosine; the detections do not change, so no QR007.
+    assert not [f for f in model.findings if f.severity == "error"]
+    assert not [f for f in model.findings if f.rule_id in ("QR001", "QR007")]
+
+
+def test_healthy_modelopt_detector_head_nodes_are_info_not_errors():
+    ctx, model = _model(ROOT / "corpus" / "yolo_healthy_modelopt_conv")
+    sensitive = [f for f in model.findings if f.rule_id == "QR002"]
+    assert sensitive and all(f.severity == "info" for f in sensitive)
+    assert not [f for f in model.findings if f.severity == "error"]
+
+
+def test_vad_probability_is_judged_by_threshold_flips_and_its_state_is_internal():
+    ctx, model = _model(ROOT / "corpus" / "vad_healthy_ort_sym", target="onnxruntime")
+    rows = {row.output: row for row in model.comparisons[0].outputs}
+    speech, state = rows["output"], rows["stateN"]
+    assert speech.kind == "probabilities" and not speech.cosine_meaningful  # one value: cosine is always 1
+    assert speech.judged.startswith("1 of 75 decisions at 0.5 flip") and speech.level == AGREE
+    assert state.kind == "state" and state.internal
+    assert "stateN" not in model.verdict.text and model.verdict.text.startswith("Outputs agree")
+    assert not [f for f in model.findings if f.severity == "error"]
+
+
+def test_vad_decision_threshold_is_the_users(tmp_path):
+    # At 0.05 the VAD's (mostly low) probabilities sit around the threshold: more decisions are compared there.
+    _, at_default = _model(ROOT / "corpus" / "vad_healthy_ort_sym", target="onnxruntime")
+    _, at_low = _model(ROOT / "corpus" / "vad_healthy_ort_sym", target="onnxruntime",
+                       judging=JudgingOptions(threshold=0.05, threshold_given=True))
+    default_row = next(r for r in at_default.comparisons[0].outputs if r.output == "output")
+    low_row = next(r for r in at_low.comparisons[0].outputs if r.output == "output")
+    assert "at 0.5 flip" in default_row.judged and "at 0.05 flip" in low_row.judged
+
+
+def test_a_declared_kind_wins_over_the_inferred_one():
+    ctx, model = _model(ROOT / "corpus" / "vad_healthy_ort_sym", judging=JudgingOptions({"stateN": "tensor"}))
+    state = next(r for r in model.comparisons[0].outputs if r.output == "stateN")
+    assert state.kind == "tensor" and not state.internal and state.level == COLLAPSE
+    assert any(f.rule_id == "QR001" for f in model.findings)  # declared a plain tensor, its slices now count
+
+
+def test_healthy_dbnet_report_does_not_contradict_itself(tmp_path):
+    render_report(ROOT / "corpus" / "det_healthy_neck_entropy", tmp_path)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "Outputs agree" in text and "cosine 0.00" not in text
+    assert "IoU 0.985 of the maps binarised at 0.5" in text
+
+
+def test_decisions_measured_on_fewer_stored_samples_say_so(tmp_path):
+    from qdqreport.analysis import agreement
+    from qdqreport.analysis.decisions import Decisions
+
+    ctx = Context(Bundle(ROOT / "corpus" / "vad_healthy_ort_sym"))
+    summary = next(s for s in ctx.output_summaries(ctx.comparisons[0].id) if s.output == "output")
+    partial = Decisions("threshold decisions", 1.0, 0, 10, 10, (1.0,) * 10, "0 of 10 decisions at 0.5 flip")
+    judged = agreement.judge(summary, summary.kind, partial)
+    assert judged.headline.endswith(f"(on the first 10 of {summary.samples} samples, the stored ones)")
