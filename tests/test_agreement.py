@@ -116,3 +116,13 @@ def test_decisions_measured_on_fewer_stored_samples_say_so(tmp_path):
     partial = Decisions("threshold decisions", 1.0, 0, 10, 10, (1.0,) * 10, "0 of 10 decisions at 0.5 flip")
     judged = agreement.judge(summary, summary.kind, partial)
     assert judged.headline.endswith(f"(on the first 10 of {summary.samples} samples, the stored ones)")
+
+
+def test_recogniser_samples_collapse_only_when_their_strings_do():
+    # Healthy PP-OCRv4 recogniser (ORT percentile): 2 of 16 samples have a low cosine but lose one CTC step each
+    # (2 of 384 indices differ); their strings are essentially kept, so no sample "collapses" (QR006 stays quiet).
+    ctx, model = _model(ROOT / "corpus" / "rec_healthy_ort_percentile")
+    rows = {row.output: row for row in model.comparisons[0].outputs}
+    assert rows["ctc_index"].kind == "index" and rows["ctc_index"].judged == "2 of 384 values differ"
+    assert not [f for f in model.findings if f.rule_id == "QR006" and "samples collapse" in f.title]
+    assert not [f for f in model.findings if f.severity == "error"]

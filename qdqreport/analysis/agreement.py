@@ -71,6 +71,7 @@ class Judgement:
     headline: str  # what a report quotes: "IoU 0.47 of the maps binarised at 0.5"
     internal: bool = False  # recurrent state: shown, never decisive
     cosine_meaningful: bool = True  # False below 8 values per sample: never show the cosine as evidence
+    sample_agreement: tuple[float, ...] = ()  # per stored sample (0, 1, ...): its decisions' agreement
 
 
 def cosine_value(value: Any) -> float:
@@ -112,13 +113,23 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
     if decisions is not None and decisions.measure in DECISION_LEVELS:
         level = level_of(decisions.agreement, *DECISION_LEVELS[decisions.measure])
         return Judgement(level, decisions.measure, decisions.agreement, _decision_headline(decisions, summary.samples),
-                         internal, meaningful)
+                         internal, meaningful, tuple(decisions.per_sample))
     if not meaningful:
         rel = summary.rel_l2_median
         level = AGREE if rel <= SMALL_REL_OK else DEGRADE if rel < SMALL_REL_COLLAPSED else COLLAPSE
         return Judgement(level, "relative error", rel, f"relative error {rel:.3g} (median; too few values for a cosine)",
                          internal, False)
     return _by_cosine(summary, kind_name == "embedding", internal)
+
+
+def collapsed_samples(summary: Any) -> set[int] | None:
+    """The samples whose own decisions collapse (a CTC string, a sample's detections), by the measure that judged
+    the output; None when the output was not judged by decisions (rules then fall back to per-sample cosine)."""
+    judged = getattr(summary, "judgement", None)
+    if judged is None or judged.measure not in DECISION_LEVELS or not judged.sample_agreement:
+        return None
+    collapse_below = DECISION_LEVELS[judged.measure][1]
+    return {index for index, share in enumerate(judged.sample_agreement) if share < collapse_below}
 
 
 def _by_cosine(summary: Any, whole_only: bool, internal: bool) -> Judgement:

@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from qdqreport.analysis.agreement import collapsed_samples
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -114,7 +115,10 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     their minimum or maximum (darker or brighter content, not a preprocessing step: QR003
     reports those, and the shared level is what separates the two).
 
-    A sample collapses when its cosine falls below 0.9 or its SQNR is 10 dB under the median
+    Where the output is judged by its decisions (analysis/agreement.py: a CTC string, a sample's
+    detections, its top-1 classes), a sample collapses when its own decisions collapse; its
+    cosine only says how far its numbers moved. Recurrent state is never counted. Otherwise
+    a sample collapses when its cosine falls below 0.9 or its SQNR is 10 dB under the median
     sample's (and under 20 dB), while the median cosine is at least 0.98 and the collapsed
     samples stand apart: their best SQNR is 6 dB under the worst remaining sample's.
 
@@ -140,11 +144,20 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     by_output: dict[str, list[dict[str, Any]]] = {}
     for row in ctx.sample_rows(comparison.id):
         by_output.setdefault(row["output"], []).append(row)
+    summaries = {s.output: s for s in ctx.output_summaries(comparison.id)}
     for output, rows in sorted(by_output.items()):
+        summary = summaries.get(output)
+        if summary is not None and summary.internal:  # recurrent state is judged through the outputs it feeds
+            continue
         cosines = [cosine_of(r) for r in rows]
         sqnrs = [r["sqnr_db"] if r["sqnr_db"] is not None and not math.isnan(r["sqnr_db"]) else -math.inf for r in rows]
         sqnr_low = min(statistics.median(sqnrs) - SQNR_DROP_DB, SQNR_FLOOR_DB)
-        collapsed = [r for r, c, q in zip(rows, cosines, sqnrs) if c < SAMPLE_COLLAPSED or q <= sqnr_low]
+        # Where the output is judged by decisions (analysis/agreement.py), a sample collapses when its own
+        # decisions do (a CTC string, its detections); its cosine alone says how far its numbers moved.
+        by_decisions = collapsed_samples(summary) if summary is not None else None
+        measured = len(summary.judgement.sample_agreement) if by_decisions is not None else 0
+        collapsed = [r for r, c, q in zip(rows, cosines, sqnrs)
+                     if (r["sample"] in by_decisions if r["sample"] < measured else c < SAMPLE_COLLAPSED or q <= sqnr_low)]
         share = len(collapsed) / len(rows)
         if statistics.median(cosines) < MEDIAN_OK or not collapsed or not MIN_SHARE <= share <= MAX_SHARE:
             continue
