@@ -126,3 +126,14 @@ def test_recogniser_samples_collapse_only_when_their_strings_do():
     assert rows["ctc_index"].kind == "index" and rows["ctc_index"].judged == "2 of 384 values differ"
     assert not [f for f in model.findings if f.rule_id == "QR006" and "samples collapse" in f.title]
     assert not [f for f in model.findings if f.severity == "error"]
+
+
+def test_diff_reads_each_sides_judgement():
+    from qdqreport.diff.model import build_diff
+
+    # The same YOLOX detector calibrated on random data (before) and on real images (after): the detections
+    # come back, so the diff says restored, from the same judgement each side's report shows.
+    model = build_diff(ROOT / "corpus" / "yolo_random_calib_modelopt", ROOT / "corpus" / "yolo_healthy_modelopt_conv")
+    [output] = [o for c in model.accuracy.comparisons if c.purpose == "quantization" for o in c.outputs]
+    assert output.levels == (COLLAPSE, AGREE)
+    assert model.verdict.kind == "restored"

@@ -8,6 +8,8 @@ comparing a median over 16 samples with one over 50 would credit the fix with a 
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import statistics
 from dataclasses import dataclass
@@ -54,6 +56,8 @@ class OutputDiff:
     worse: int | None
     worst: tuple[SampleChange, ...]  # the samples that got worse most, then those that improved most
     series: tuple[tuple[float | None, float | None], ...]  # (before, after) cosine per paired sample, for the plot
+    levels: tuple[str | None, str | None] = (None, None)  # each side's judgement (analysis/agreement.py), "internal"
+    # for recurrent state (never decisive); None when not judged
 
 
 @dataclass(frozen=True)
@@ -119,10 +123,18 @@ def _sample_note(paired: bool, n_before: int, n_after: int) -> str:
 def _comparison(before: Context, after: Context, info: ComparisonInfo, limit: int | None) -> ComparisonDiff:
     rows_b = _rows_by_output(before.sample_rows(info.id), limit)
     rows_a = _rows_by_output(after.sample_rows(info.id), limit)
-    outputs = tuple(_output(name, rows_b[name], rows_a[name], limit is not None) for name in rows_b if name in rows_a)
+    levels_b, levels_a = _levels(before, info.id), _levels(after, info.id)
+    outputs = tuple(dataclasses.replace(_output(name, rows_b[name], rows_a[name], limit is not None),
+                                        levels=(levels_b.get(name), levels_a.get(name)))
+                    for name in rows_b if name in rows_a)
     purpose = "FP16 check control" if is_control(info) else info.purpose
     decision = _decision(before, after, info)
     return ComparisonDiff(info.id, purpose, info.reference, info.candidate, is_control(info), outputs, decision)
+
+
+def _levels(ctx: Context, comparison_id: str) -> dict[str, str | None]:
+    """Output -> the level analysis/agreement.py judged on this side; "internal" for recurrent state (never decisive)."""
+    return {s.output: "internal" if s.internal else s.level for s in ctx.output_summaries(comparison_id)}
 
 
 def _rows_by_output(rows: list[dict[str, Any]], limit: int | None) -> dict[str, dict[int, dict[str, Any]]]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from qdqreport.diff.accuracy import AccuracyDiff, ComparisonDiff, MetricPair, OutputDiff
 from qdqreport.diff.precision import PrecisionDiff
-from qdqreport.rules._common import COLLAPSED, COSINE_OK, TOP1_OK
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DEGRADE, TOP1_OK
 
 if TYPE_CHECKING:  # model.py imports this module
     from qdqreport.diff.model import EngineDiff, FindingsDiff
@@ -115,13 +115,23 @@ def _cos(value: float | None) -> str:
 
 
 def _collapsed(output: OutputDiff, side: str) -> bool:
-    cosine, top1 = getattr(output.cosine, side), getattr(output.top1, side) if output.top1 else None
-    return (cosine is not None and cosine < COLLAPSED) or (top1 is not None and top1 < COLLAPSED)
+    return _level(output, side) == COLLAPSE
 
 
 def _diverges(output: OutputDiff, side: str) -> bool:
+    return _level(output, side) not in (AGREE, "internal")
+
+
+def _level(output: OutputDiff, side: str) -> str:
+    """The side's judgement (analysis/agreement.py, the same one its report shows; "internal" for state).
+    An OutputDiff built without one is judged by its cosine and top-1 with the same thresholds."""
+    judged = output.levels[0 if side == "before" else 1]
+    if judged is not None:
+        return judged
     cosine, top1 = getattr(output.cosine, side), getattr(output.top1, side) if output.top1 else None
-    return (cosine is not None and cosine < COSINE_OK) or (top1 is not None and top1 < TOP1_OK)
+    if (cosine is not None and cosine < COLLAPSED) or (top1 is not None and top1 < COLLAPSED):
+        return COLLAPSE
+    return DEGRADE if (cosine is not None and cosine < COSINE_OK) or (top1 is not None and top1 < TOP1_OK) else AGREE
 
 
 def _cost(precision: PrecisionDiff | None) -> str:
