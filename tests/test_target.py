@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from qdqreport.analysis.context import Context
@@ -23,6 +24,7 @@ from qdqreport.engine import run_rules
 from qdqreport.errors import BundleError, InputError
 from qdqreport.render import render_report
 from qdqreport.report_model import build_report
+from qdqreport.schemas import findings_schema
 from qdqreport.testing import BundleBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,11 +100,14 @@ def test_report_shows_the_deployment_section_after_the_root_causes(case, tmp_pat
     assert "most likely cause: " not in headline or "Q/DQ pair(s)" not in headline.split("most likely cause: ")[1]
     report = json.loads((tmp_path / "tensorrt" / "findings.json").read_text(encoding="utf-8"))
     assert any(f["id"] == "QR004" and "deployment" in f["tags"] for f in report["findings"])
+    jsonschema.validate(report, findings_schema())
+    assert report["target"] == "tensorrt"
 
     ort = render_report(CORPUS / case, tmp_path / "ort", fail_on="warning", target="onnxruntime")
     assert not [f for f in ort.tripped if f.rule_id == "QR004"]
     ort_md = (tmp_path / "ort" / "report.md").read_text(encoding="utf-8")
     assert f"### {SECTION}" in ort_md and "Your deployment target is ONNX Runtime" in ort_md
+    assert json.loads((tmp_path / "ort" / "findings.json").read_text(encoding="utf-8"))["target"] == "onnxruntime"
 
 
 def test_verdict_never_names_a_deployment_finding_as_the_cause_of_an_ort_divergence():

@@ -37,6 +37,7 @@ def findings_document(model: ReportModel) -> dict[str, Any]:
         ],
         "failures": [{"rule_id": f.rule_id, "message": f.message} for f in model.failures],
         "rules_run": model.rules_run,
+        "target": model.target,  # the deployment runtime the findings' severities were judged for (1.2)
     })
 
 
