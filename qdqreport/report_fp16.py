@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from qdqreport.analysis.agreement import COSINE_OK
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX, fp16_evidence
-from qdqreport.rules._common import COSINE_OK
 
 OUTPUTS_LIMIT = 50  # outputs in the control table, the worst (a report's size must not grow with the bundle)
 ROWS_LIMIT = 15  # largest FP16 activations listed; the bundle's fp16_ranges table has them all

@@ -318,7 +318,9 @@ def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[st
         max_abs=summary.max_abs, rel_l2_median=summary.rel_l2_median, top1=summary.top1, top5=summary.top5,
         nonfinite_ref=summary.nonfinite_ref, nonfinite_cand=summary.nonfinite_cand,
         slice_note=_slice_note(summary, info.sliced.get(summary.output)),
-        sample_cosines=tuple(_finite(r["cosine"]) for r in rows),
+        # Fewer than 8 values per sample: the cosine is 1 whatever happens, so it is neither plotted nor quoted.
+        sample_cosines=tuple(_finite(r["cosine"]) for r in rows)
+        if summary.judgement is None or summary.judgement.cosine_meaningful else (),
         sample_sqnr=tuple(_finite(r["sqnr_db"]) for r in rows),
         **_judged_fields(summary),
     )

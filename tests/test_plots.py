@@ -4,6 +4,7 @@ and user names drawn as written (matplotlib's mathtext never parses them)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -27,8 +28,19 @@ def tick_labels(svg: str) -> list[str]:
     return re.findall(r'id="[^"]*ytick_\d+"[^<]*(?:<[^t][^>]*>[^<]*)*?<text[^>]*>([^<]*)</text>', svg)
 
 
-def test_demo_cosine_plots_share_one_scale_and_the_threshold_is_labelled(broken_bundle):
+def test_demo_classifier_gets_no_cosine_plot_its_two_values_cannot_support(broken_bundle):
+    # Two class scores per sample: a cosine says nothing there (analysis/agreement.py), so none is drawn.
     model = model_of(broken_bundle)
+    plots = report_plots(model)
+    assert all(plots["comparisons"][c.id]["cosine"] is None for c in model.comparisons)
+    assert all("SQNR (dB, higher is better)" in plots["comparisons"][c.id]["sqnr"] for c in model.comparisons)
+
+
+DBNET_FP16 = Path(__file__).resolve().parents[1] / "corpus" / "det_fp16_default"  # a real map output, with the control
+
+
+def test_cosine_plots_share_one_scale_and_the_threshold_is_labelled():
+    model = model_of(DBNET_FP16)
     plots = report_plots(model)
     cosine = [plots["comparisons"][c.id]["cosine"] for c in model.comparisons]
     assert len(cosine) == 2 and all(cosine)  # the quantization comparison and the FP16 check's control
@@ -39,8 +51,8 @@ def test_demo_cosine_plots_share_one_scale_and_the_threshold_is_labelled(broken_
     assert all("error distribution" not in svg for svg in sqnr)
 
 
-def test_a_series_already_plotted_links_to_that_plot_instead_of_drawing_it_again(broken_bundle):
-    model = model_of(broken_bundle)
+def test_a_series_already_plotted_links_to_that_plot_instead_of_drawing_it_again():
+    model = model_of(DBNET_FP16)
     plots = report_plots(model)
     qr001 = next(f for f in model.findings if f.rule_id == "QR001")
     key = next(f"{qr001.fingerprint}-{i}" for i, ev in enumerate(qr001.evidence) if ev["type"] == "series")

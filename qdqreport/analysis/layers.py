@@ -10,10 +10,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from qdqreport.analysis.agreement import COSINE_OK
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX
 
-DIVERGED_COSINE = 0.99  # a tensor "diverges" below this accumulated cosine (the output threshold, COSINE_OK)
+DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine (tensors have no decisions)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
 HEAVY_CLIPPING = 0.01  # share of an activation's values saturated at the integer limits
 UNDER_USE = 0.10  # share of the representable range actually spanned

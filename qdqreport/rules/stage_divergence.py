@@ -90,7 +90,7 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     # One per-sample series per diverging output, the worst SERIES_LIMIT of them: a model with 1,000 outputs
     # must not make a report of 1,000 plots.
     worst_first = {id(s) for s in sorted(outputs, key=lambda s: (s.cosine_median, s.output))[:SERIES_LIMIT]}
-    plotted = [s for s in outputs if id(s) in worst_first]
+    plotted = [s for s in outputs if id(s) in worst_first and (s.judgement is None or s.judgement.cosine_meaningful)]
     evidence = [*_metrics(worst), _stage_matrix(ctx), *(_per_sample(ctx, first, s) for s in plotted),
                 *([Text(f"Per-sample cosine shown for the {SERIES_LIMIT} worst of {len(outputs):,} diverging outputs.")]
                   if len(outputs) > SERIES_LIMIT else []),
