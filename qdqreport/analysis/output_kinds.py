@@ -37,6 +37,8 @@ MAX_DETECTION_FIELDS = 1024
 _STATE_NAME = re.compile(r"state|hidden|cache|present|past_key|(^|[_./])[hc]_?n($|[_./])", re.I)
 _STATE_SUFFIXES = {"n", "out", "new", "next"}
 _EMBEDDING_NAME = re.compile(r"embed|feature|pool|vector|sentence", re.I)
+_LOGITS_NAME = re.compile(r"logit|class|cls|label|score", re.I)
+MAX_CLASSES = 100_000  # a last axis longer than this is not a class axis
 _EMBEDDING_OPS = {"LpNormalization", "ReduceMean", "GlobalAveragePool", "Flatten", "Gemm", "Div"}
 
 
@@ -83,12 +85,14 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
         return OutputKind("tensor", "no stored outputs to read")
     size = int(arrays[0].size)
     in_unit = _within_unit(arrays)
+    if in_unit and _sums_to_one(arrays):
+        return OutputKind("class_scores", "rows sum to 1 (softmax)")
     if size < SMALL:
         return (OutputKind("probabilities", f"{size} value(s) in [0, 1]") if in_unit
                 else OutputKind("scalar", f"{size} value(s) per sample"))
     if _EMBEDDING_NAME.search(name) and _is_embedding(name, arrays[0].shape, producer_op):
         return OutputKind("embedding", "a feature vector per sample (named so)")
-    if in_unit and _sums_to_one(arrays) or producer_op in ("Softmax", "LogSoftmax") and arrays[0].shape[-1] > 1:
+    if producer_op in ("Softmax", "LogSoftmax") and arrays[0].shape[-1] > 1:
         return OutputKind("class_scores", "rows sum to 1 (softmax)")
     if in_unit and _is_dense_map(arrays[0].shape):
         return OutputKind("map", "a dense map of values in [0, 1]" + (f" after {producer_op}" if producer_op else ""))
@@ -97,6 +101,8 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     layout = _detection_layout(arrays)
     if layout is not None:
         return layout
+    if _LOGITS_NAME.search(name) and 2 <= arrays[0].shape[-1] <= MAX_CLASSES:
+        return OutputKind("class_scores", "logits, one per class along the last axis (named so): judged by top-1")
     if _is_embedding(name, arrays[0].shape, producer_op):
         return OutputKind("embedding", "a feature vector per sample")
     return OutputKind("tensor", "no task semantics recognised")

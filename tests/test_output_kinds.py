@@ -1,0 +1,57 @@
+"""Output kinds inferred from real stored outputs (corpus bundles) and declared by the user."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qdqreport.analysis.output_kinds import infer_kind, parse_declarations
+from qdqreport.bundle.layout import load_stage_outputs
+from qdqreport.bundle.reader import Bundle
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+
+
+def _reference(case: str, output: str) -> list[np.ndarray]:
+    return [sample[output] for sample in load_stage_outputs(Bundle(CORPUS / case), "ort_fp32")]
+
+
+@pytest.mark.parametrize("case, output, inputs, kind", [
+    ("yolo_healthy_ort_percentile", "output", ("images",), "detections"),  # YOLOX: 4 raw box fields, obj, class
+    ("vad_healthy_ort_sym", "output", ("input", "state", "sr"), "probabilities"),  # one speech probability
+    ("vad_healthy_ort_sym", "stateN", ("input", "state", "sr"), "state"),  # the LSTM state fed back
+    ("det_healthy_neck_entropy", "sigmoid_0.tmp_0", ("x",), "map"),  # DBNet's text probability map
+    ("lm_healthy_ort", "embedding", ("input_ids", "attention_mask"), "embedding"),  # MiniLM sentence embedding
+    ("rec_healthy_ort_percentile", "ctc_index", ("x",), "index"),  # CTC argmax
+    ("cls_healthy_entropy", "save_infer_model/scale_0.tmp_1", ("x",), "class_scores"),  # 2-class softmax
+])
+def test_kinds_of_real_outputs(case, output, inputs, kind):
+    assert infer_kind(output, _reference(case, output), input_names=inputs).kind == kind
+
+
+def test_yolox_head_has_an_objectness_before_its_class_score():
+    kind = infer_kind("output", _reference("yolo_healthy_ort_percentile", "output"))
+    assert kind.fields_axis == 2 and kind.score_fields == (4, 5) and kind.objectness
+
+
+def test_a_declaration_wins_and_a_declared_detector_still_finds_its_fields():
+    samples = _reference("yolo_healthy_ort_percentile", "output")
+    assert infer_kind("output", samples, declared="tensor").kind == "tensor"
+    declared = infer_kind("output", samples, declared="detections")
+    assert declared.declared and declared.fields_axis == 2
+
+
+def test_logits_named_so_are_judged_by_top1():
+    logits = [np.random.default_rng(i).normal(0, 3, (1, 10)).astype(np.float32) for i in range(4)]
+    assert infer_kind("logits", logits).kind == "class_scores"
+    assert infer_kind("conv_out", logits).kind == "tensor"
+
+
+def test_bad_declarations_are_one_line_errors():
+    assert parse_declarations(["a/b:0=map"]) == {"a/b:0": "map"}  # names may hold '/', ':' and '='-free text
+    with pytest.raises(ValueError, match="KIND one of class_scores"):
+        parse_declarations(["output=boxes"])
+    with pytest.raises(ValueError, match="NAME=KIND"):
+        parse_declarations(["output"])
