@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from qdqreport.analysis.agreement import AGREE, COLLAPSE, JudgingOptions
@@ -137,3 +138,15 @@ def test_diff_reads_each_sides_judgement():
     [output] = [o for c in model.accuracy.comparisons if c.purpose == "quantization" for o in c.outputs]
     assert output.levels == (COLLAPSE, AGREE)
     assert model.verdict.kind == "restored"
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "datetime64[s]"])
+def test_stored_outputs_of_odd_dtypes_are_not_judged_by_decisions(tmp_path, dtype):
+    # A stranger's bundle may store npy dtypes no decision can be read from; the metrics judge the output then.
+    from qdqreport.testing import BundleBuilder
+
+    odd = np.zeros((1, 16), dtype=dtype)
+    bundle = BundleBuilder(tmp_path).stage("ort_fp32", [{"out": odd}] * 3).stage("ort_qdq", [{"out": odd}] * 3).build()
+    ctx = Context(bundle)
+    [summary] = ctx.output_summaries(ctx.comparisons[0].id)
+    assert summary.judgement is not None and summary.judgement.measure == "cosine" and summary.elements is None

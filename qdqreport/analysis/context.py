@@ -146,8 +146,8 @@ class Context:
 
     def _judged(self, comparison_id: str, summary: OutputSummary) -> OutputSummary:
         info = next((c for c in self.comparisons if c.id == comparison_id), None)
-        reference = [s.get(summary.output) for s in self._stored_outputs(info.reference)] if info else []
-        candidate = [s.get(summary.output) for s in self._stored_outputs(info.candidate)] if info else []
+        reference = [_numeric(s.get(summary.output)) for s in self._stored_outputs(info.reference)] if info else []
+        candidate = [_numeric(s.get(summary.output)) for s in self._stored_outputs(info.candidate)] if info else []
         kind = infer_kind(summary.output, [r for r in reference if r is not None],
                           declared=self.judging.output_kinds.get(summary.output),
                           producer_op=self._producers.get(summary.output),
@@ -301,6 +301,12 @@ def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any
     return dataclasses.replace(summary, worst_slice=worst_slice["index"],
                                worst_slice_cosine=agreement.cosine_value(worst_slice["cosine"]),
                                worst_slice_sqnr=_num(worst_slice["sqnr_db"]), slice_axis=worst_slice["axis"])
+
+
+def _numeric(array: Any) -> Any:
+    """A stored output judged by decisions only when it is real numbers (a bundle may hold any npy dtype:
+    strings, complex or structured arrays are not outputs a decision can be read from)."""
+    return array if getattr(getattr(array, "dtype", None), "kind", "") in "biuf" and array.dtype.kind else None
 
 
 def _num(value: Any, nan_as: float = -1.0) -> float:
