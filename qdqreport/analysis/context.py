@@ -306,7 +306,8 @@ def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any
 def _numeric(array: Any) -> Any:
     """A stored output judged by decisions only when it is real numbers (a bundle may hold any npy dtype:
     strings, complex or structured arrays are not outputs a decision can be read from)."""
-    return array if getattr(getattr(array, "dtype", None), "kind", "") in "biuf" and array.dtype.kind else None
+    kind = getattr(getattr(array, "dtype", None), "kind", None)
+    return array if kind is not None and kind in "biuf" else None
 
 
 def _num(value: Any, nan_as: float = -1.0) -> float:
