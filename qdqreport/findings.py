@@ -7,6 +7,40 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 SEVERITIES = ("error", "warning", "info")
+
+# docs/rules.md prints this (qdqreport rules --markdown), after analysis/agreement.py's docstring.
+SEVERITY_AND_RANKING = """\
+### Severity: what the impact was
+
+- **error**: the model's decisions change materially (an output *collapses*: top-1 lost, threshold
+  decisions flipped, map IoU or detections lost beyond the levels above), or something certain
+  breaks the pipeline: a stage failed, NaN/Inf appear, the deployment target rejects the graph
+  (`--target`), a scale is zero or negative.
+- **warning**: the outputs *degrade* (measurable, below the agree level, decisions mostly kept), or
+  a cause is present whose impact could not be measured (no outputs compared).
+- **info**: the cause is present but harmless here (the measured outputs agree), or it matters only
+  for another deployment target (`--target onnxruntime` and a TensorRT-only Q/DQ defect).
+
+A cosine of 0.998 is never an error: severity comes from the judgement, not from a raw metric, and
+`--fail-on error` therefore fails a build only when decisions change or the pipeline breaks.
+
+### Ranking: which finding comes first
+
+Findings are listed by severity, then by score × confidence (highest first), then by rule id and
+subject, so two runs on the same bundle rank the same way. *Score* is how much of the measured
+damage the cause explains (a symptom such as QR001, which locates the damage without explaining it,
+scores 0.3); *confidence* is how sure the rule is that the cause is present (read from the graph:
+high; inferred from statistics: lower). Measured evidence outranks heuristics: where the bundle holds
+an experiment (the what-if exclusion of `--per-layer`, the FP16 check's control stage, per-sample
+patterns), the rules it confirms keep their rank and the rules it refutes drop below the ones it
+supports, with the measurement quoted in their evidence.
+
+Findings tagged `root_cause` explain a measured divergence; `symptom` locates it (QR001: the first
+stage pair whose outputs do not agree); `deployment` is what the chosen target will reject or change
+(own report section, never the cause of a divergence ONNX Runtime itself shows). The verdict leads
+with the symptom and the first-ranked root cause; when the outputs agree it says so, quoting the
+number that decided it, and names the most severe other finding.
+"""
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 
 

@@ -63,6 +63,28 @@ DECISION_LEVELS = {
 }
 
 
+def levels_table() -> list[tuple[str, str, str]]:
+    """(measure, agrees when, collapses when) for every number a judgement can rest on: docs/rules.md prints it."""
+    from qdqreport.analysis.decisions import BOX_MOVED, MARGIN
+
+    meaning = {"top-1 agreement": "top-1 agreement (class scores, logits; share of rows)",
+               "threshold decisions": "threshold decisions kept (probabilities; share of values not flipped)",
+               "map IoU": "IoU of the maps binarised at the threshold (dense probability maps)",
+               "detections": "1 − (lost + extra + moved) / reference detections (detector heads)",
+               "exact matches": "exact matches (integer outputs such as CTC indices; share of values)"}
+    rows = [(meaning.get(measure, measure), f"≥ {agree:g}", f"< {collapse:g}")
+            for measure, (agree, collapse) in DECISION_LEVELS.items()]
+    return rows + [
+        ("cosine (median per sample; tensors, embeddings)", f"≥ {COSINE_OK:g}", f"< {COLLAPSED:g}"),
+        ("worst signal-carrying slice cosine (mixed-scale tensors)", f"≥ {SLICE_COSINE_OK:g}", f"< {COLLAPSED:g}"),
+        ("relative error (median; outputs under 8 values, not probabilities)", f"≤ {SMALL_REL_OK:g}",
+         f"≥ {SMALL_REL_COLLAPSED:g}"),
+        (f"near tie: a flip whose reference was within {MARGIN:g} of the threshold is shown, never counted; "
+         f"a kept pixel box counts as changed when it moves by more than {BOX_MOVED:.0%} of its size; "
+         f"the decision threshold is {DEFAULT_THRESHOLD:g} unless --decision-threshold says otherwise", "", ""),
+    ]
+
+
 @dataclass(frozen=True)
 class Judgement:
     level: str  # agree | degrade | collapse
