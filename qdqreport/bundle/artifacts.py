@@ -167,11 +167,16 @@ _NAMES = ListOf(Str())
 # NaN/Inf: inputs that hold them (the report shows it); never null, never a negative spread.
 _STATS = Obj({"min": Float(), "max": Float(), "mean": Float(), "std": Num(0, finite=False), "absmax": Num(0, finite=False),
               "index": Count(True)}, required=("min", "max", "mean", "std"))
+# Optional (bundles before issue 10 lack it): per-sample lag-1 autocorrelation along the last axis, summarised.
+_STRUCTURE = Obj({"measure": Str(), "axis": Num(-64, 64, integer=True), "samples": Count(),
+                  "mean": Num(-1, 1, nullable=True), "min": Num(-1, 1, nullable=True), "max": Num(-1, 1, nullable=True)},
+                 required=("measure", "samples", "mean"))
 _INPUT_STATS = Obj({
     "input": Str(), "source": Str(TEXT_MAX), "samples": Count(True),
     "inputs": Obj(values=Obj({"dtype": Str(), "shape": ListOf(Num(-1, COUNT_MAX, integer=True, nullable=True)),
                               "channel_axis": Num(-64, 64, integer=True, nullable=True), "overall": _STATS,
-                              "channels": ListOf(_STATS), "per_sample": ListOf(_STATS)}, required=("overall",)),
+                              "channels": ListOf(_STATS), "per_sample": ListOf(_STATS), "structure": _STRUCTURE},
+                             required=("overall",)),
                   nullable=True),
 })
 _NODE = Obj({"name": Str(), "op_type": Str(), "index": Count(True), "precision": Str(), "feeds_graph_output": Bool(True),

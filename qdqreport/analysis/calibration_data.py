@@ -1,0 +1,191 @@
+"""Is the calibration set synthetic noise? The one owner of that judgement (QR009 names it, QR003 defers to it).
+
+A calibration set of np.random noise (ModelOpt's RandomDataProvider, an ORT CalibrationDataReader fed
+np.random.rand or randn) is not a preprocessing error: no rescale turns it into data. Two tests tell it
+apart from real inputs, using only inputs/calib_stats.json and inputs/eval_stats.json:
+
+1. Structure (when the collector recorded it): neighbouring values of images, text crops and most audio
+   correlate (lag-1 autocorrelation 0.5-0.99); independent noise has ~0. It decides only when the
+   evaluation inputs themselves have structure, so that noise-like real inputs are never called noise.
+2. Uniformity (bundles without the structure measure, or evaluation inputs without structure): noise is
+   drawn from one law for every sample and channel, so every channel's (and sample's) mean and std equal
+   the overall ones within sampling error, and the overall moments fit a textbook law: uniform
+   (std = span/sqrt(12), mean at mid-span) or normal (extremes ~sqrt(2 ln n) std from the mean).
+   Real data vary from sample to sample and channel to channel, and their extremes are clipped levels.
+In both tests the evaluation inputs must not look like noise themselves (then calibration matches them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+# Real images/crops score 0.69-0.997 per sample (corpus cls/det/yolo data); noise |r| ~ 1/sqrt(values).
+STRUCTURED_EVAL = 0.4  # evaluation inputs this correlated have structure the calibration should share
+NOISE_MEAN = 0.1  # calibration mean autocorrelation under this ...
+NOISE_MAX = 0.25  # ... and no calibration sample above this: no sample has structure
+# Uniformity: a moment is "the same" within 6 standard errors plus 0.5% of the std (float rounding, tiny sets).
+SAMPLING_SIGMAS = 6.0
+RELATIVE_SLACK = 0.005
+UNIFORM_STD_SPAN = 1 / math.sqrt(12)  # 0.2887 for U[a, b); 0.2898 for 256 integer levels
+UNIFORM_STD_TOLERANCE = 0.01
+UNIFORM_MID_TOLERANCE = 0.02  # mean within 2% of the span from mid-span
+NORMAL_EXTREME_BAND = (0.75, 1.25)  # observed (max-mean)/std over the expected extreme of n normal draws
+
+
+@dataclass(frozen=True)
+class NoiseVerdict:
+    """The judgement for one model input: noise or not, which test decided, and the numbers it read."""
+
+    input: str
+    noise: bool
+    test: str  # "structure" or "uniformity"
+    law: str | None  # "uniform [0, 1)", "standard normal", ... when the moments fit one
+    calib_structure: float | None  # mean lag-1 autocorrelation of the calibration samples
+    calib_structure_max: float | None
+    eval_structure: float | None
+    channel_spread: float | None  # largest |channel mean - overall mean| / overall std, calibration
+    eval_channel_spread: float | None
+    reason: str
+
+
+def judge_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[NoiseVerdict]:
+    """A verdict for every intensity (float or unsigned) input present in both statistics documents."""
+    calib, evaluation = _inputs(calib_stats), _inputs(eval_stats)
+    verdicts = []
+    for name in sorted(set(calib) & set(evaluation)):
+        c, e = calib[name], evaluation[name]
+        if not (_intensity(c) and _intensity(e)) or not _moments_ok(c) or not _moments_ok(e):
+            continue
+        verdicts.append(_judge(name, c, e))
+    return verdicts
+
+
+def noise_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[NoiseVerdict]:
+    """The inputs whose calibration tensors are synthetic noise (empty: calibration is real data, or unknown)."""
+    return [v for v in judge_inputs(calib_stats, eval_stats) if v.noise]
+
+
+def calibration_is_noise(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> bool:
+    return bool(noise_inputs(calib_stats, eval_stats))
+
+
+def _inputs(stats: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    if not isinstance(stats, dict) or not isinstance(stats.get("inputs"), dict):
+        return {}
+    samples = stats.get("samples") if isinstance(stats.get("samples"), int) else None
+    # Each entry carries its document's sample count: the sampling error depends on how many values were seen.
+    return {k: {**v, "_samples": samples} for k, v in stats["inputs"].items()
+            if isinstance(v, dict) and isinstance(v.get("overall"), dict)}
+
+
+def _intensity(entry: dict[str, Any]) -> bool:
+    # Token ids, masks and flags are categories: random ones look like real ones, so they are not judged here.
+    return not str(entry.get("dtype", "")).startswith(("int", "bool"))
+
+
+def _moments_ok(entry: dict[str, Any]) -> bool:
+    o = entry["overall"]
+    values = [o.get(k) for k in ("min", "max", "mean", "std")]
+    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values) and o["std"] > 0
+
+
+def _structure(entry: dict[str, Any]) -> tuple[float | None, float | None]:
+    s = entry.get("structure")
+    if not isinstance(s, dict) or s.get("mean") is None:
+        return None, None
+    return s["mean"], s.get("max", s["mean"])
+
+
+def _judge(name: str, calib: dict[str, Any], evaluation: dict[str, Any]) -> NoiseVerdict:
+    (c_mean, c_max), (e_mean, _) = _structure(calib), _structure(evaluation)
+    law, channels = _law(calib), _channel_spread(calib)
+    common = dict(input=name, law=law, calib_structure=c_mean, calib_structure_max=c_max, eval_structure=e_mean,
+                  channel_spread=channels, eval_channel_spread=_channel_spread(evaluation))
+    if c_mean is not None and e_mean is not None and e_mean >= STRUCTURED_EVAL:
+        noise = abs(c_mean) < NOISE_MEAN and (c_max is None or c_max < NOISE_MAX)
+        reason = (f"neighbouring calibration values are uncorrelated (lag-1 autocorrelation {c_mean:.3f}, "
+                  f"evaluation {e_mean:.3f})" if noise else
+                  f"calibration has structure (lag-1 autocorrelation {c_mean:.3f}, evaluation {e_mean:.3f})")
+        return NoiseVerdict(noise=noise, test="structure", reason=reason, **common)
+    calib_uniform, why = _uniform_noise(calib)
+    eval_uniform, _ = _uniform_noise(evaluation)
+    if calib_uniform and eval_uniform:
+        return NoiseVerdict(noise=False, test="uniformity", reason="evaluation inputs are noise-like too", **common)
+    return NoiseVerdict(noise=calib_uniform, test="uniformity", reason=why, **common)
+
+
+def _uniform_noise(entry: dict[str, Any]) -> tuple[bool, str]:
+    """Every channel and sample alike within sampling error, and the overall moments fit a noise law."""
+    law = _law(entry)
+    if law is None:
+        return False, "the value distribution fits no noise law (uniform or normal)"
+    o, n = entry["overall"], _values_per_row(entry, len(entry.get("channels") or []) or 1)
+    if not _rows_alike(entry.get("channels") or [], o, n):
+        return False, f"values fit {law}, but the channels differ beyond sampling error"
+    rows = entry.get("per_sample") or []
+    if not _rows_alike(rows, o, _values_per_row(entry, len(rows) or 1, per_sample=True)):
+        return False, f"values fit {law}, but the samples differ beyond sampling error"
+    alike = [what for what, rows in (("channels", entry.get("channels")), ("samples", rows)) if rows and len(rows) >= 2]
+    return True, f"values fit {law}" + (f", every one of the {' and '.join(alike)} alike within sampling error"
+                                        if alike else "")
+
+
+def _values_per_row(entry: dict[str, Any], rows: int, per_sample: bool = False) -> float:
+    if per_sample:
+        return max(1.0, float(_per_feed(entry)))
+    return max(1.0, _total_values(entry) / rows)
+
+
+def _rows_alike(rows: list[dict[str, Any]], overall: dict[str, float], count: float) -> bool:
+    if len(rows) < 2:
+        return True
+    std = overall["std"]
+    mean_tol = SAMPLING_SIGMAS * std / math.sqrt(count) + RELATIVE_SLACK * std
+    std_tol = SAMPLING_SIGMAS * std / math.sqrt(2 * count) + RELATIVE_SLACK * std
+    return all(abs(r["mean"] - overall["mean"]) <= mean_tol and abs(r["std"] - std) <= std_tol for r in rows)
+
+
+def _channel_spread(entry: dict[str, Any]) -> float | None:
+    rows, o = entry.get("channels") or [], entry["overall"]
+    if len(rows) < 2 or not o.get("std"):
+        return None
+    return max(abs(r["mean"] - o["mean"]) for r in rows) / o["std"]
+
+
+def _law(entry: dict[str, Any]) -> str | None:
+    """The textbook noise law the overall moments fit, named; None when they fit none."""
+    o = entry["overall"]
+    low, high, mean, std = o["min"], o["max"], o["mean"], o["std"]
+    span = high - low
+    if span <= 0:
+        return None
+    if abs(std / span - UNIFORM_STD_SPAN) < UNIFORM_STD_TOLERANCE and abs(mean - (low + high) / 2) < UNIFORM_MID_TOLERANCE * span:
+        return f"uniform [{_round(low)}, {_round(high)})"
+    n = _total_values(entry)
+    if n >= 100:
+        root = math.sqrt(2 * math.log(n))
+        expected = root - (math.log(math.log(n)) + math.log(4 * math.pi)) / (2 * root)  # max of n standard normals
+        lo_band, hi_band = NORMAL_EXTREME_BAND
+        if all(lo_band * expected <= z <= hi_band * expected for z in ((high - mean) / std, (mean - low) / std)):
+            if abs(mean) < 0.05 and abs(std - 1) < 0.05:
+                return "standard normal"
+            return f"normal (mean {mean:.3g}, std {std:.3g})"
+    return None
+
+
+def _per_feed(entry: dict[str, Any]) -> int:
+    shape = [d for d in entry.get("shape") or [] if isinstance(d, int) and d > 0]
+    return math.prod(shape) if shape else 1
+
+
+def _total_values(entry: dict[str, Any]) -> int:
+    samples = entry.get("_samples") or len(entry.get("per_sample") or []) or 1
+    return _per_feed(entry) * samples
+
+
+def _round(value: float) -> str:
+    # Noise bounds are round numbers (0, 1, -1, 255); the observed extremes sit just inside them.
+    nearest = round(value)
+    return f"{nearest:g}" if abs(value - nearest) < 0.01 * max(1.0, abs(value)) else f"{value:.3g}"
