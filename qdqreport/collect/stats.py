@@ -14,6 +14,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from qdqreport.analysis.calibration_data import lag1_autocorrelation, structure_summary
+
 Feed = dict[str, np.ndarray]
 _PASS_THROUGH = ("Cast", "Identity")
 
@@ -62,34 +64,8 @@ def _input_entry(samples: Sequence[Feed], name: str, axis: int | None, per_sampl
              "channels": [{"index": i, **channels.row(i)} for i in range(channels.rows)] if channels else []}
     if per_sample:
         entry["per_sample"] = rows
-    entry["structure"] = _structure_entry(structure)
+    entry["structure"] = structure_summary(structure)
     return entry
-
-
-def lag1_autocorrelation(values: np.ndarray) -> float | None:
-    """Correlation of each value with its neighbour along the last axis (the next pixel of an image row,
-    the next audio sample, the next token), around the sample's own mean.
-
-    Real images, audio and text crops are smooth: neighbours correlate at 0.5-0.99. Independent noise
-    (np.random.rand, randn, a RandomDataProvider) has ~0 within sampling error 1/sqrt(values). None when
-    there is no neighbour (last axis of length 1) or no variation (a constant input)."""
-    if values.ndim == 0 or values.shape[-1] < 2:
-        return None
-    centred = values - values.mean()
-    variance = float(np.mean(centred * centred))
-    if not variance > 0 or not np.isfinite(variance):
-        return None
-    products = centred[..., :-1] * centred[..., 1:]
-    return float(np.clip(np.mean(products) / variance, -1.0, 1.0))
-
-
-def _structure_entry(values: list[float | None]) -> dict[str, Any]:
-    """The per-sample lag-1 autocorrelations summarised: how many samples had one, their mean and extremes."""
-    measured = [v for v in values if v is not None]
-    summary = {"measure": "lag1_autocorrelation", "axis": -1, "samples": len(measured)}
-    if not measured:
-        return {**summary, "mean": None, "min": None, "max": None}
-    return {**summary, "mean": float(np.mean(measured)), "min": float(min(measured)), "max": float(max(measured))}
 
 
 class _Moments:

@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from qdqreport.analysis.calibration_data import noise_inputs
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
@@ -91,6 +92,14 @@ def _tokens(kind: str):
     return build
 
 
+def _noise(b):
+    """Evaluation crops in [-1,1], calibration uniform [0,1) noise: its spread reads as "[0,1] vs [-1,1]"."""
+    evaluation = (text_images(48, seed=25) - 0.5) / 0.5
+    b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
+    b.artifact("calib_stats", input_stats(CLS_INPUT, np.random.default_rng(26).random((16, 3, 48, 192)), "calib.npy",
+                                          per_sample=False))
+
+
 @rule(id="QR003", slug="calibration-input-mismatch", title="Calibration inputs are preprocessed differently",
       examples=[Fires("calibration saved as raw 0-255 pixels", _images("x255")),
                 Fires("calibration left in [0,1], evaluation in [-1,1]", _images("unit")),
@@ -103,7 +112,8 @@ def _tokens(kind: str):
                 Quiet("darker images, same preprocessing (a coverage gap, QR006)", _images("dark")),
                 Fires("attention mask all ones in calibration (padding attended)", _tokens("mask1")),
                 Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127)),
-                Quiet("token inputs: shorter calibration texts are not a preprocessing step", _tokens("short"))])
+                Quiet("token inputs: shorter calibration texts are not a preprocessing step", _tokens("short")),
+                Quiet("calibration is np.random.rand noise (QR009, not a rescale)", _noise)])
 def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
 
@@ -113,6 +123,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     preprocessing step explains, with the same minimum or maximum as the evaluation inputs
     (black stays black), is darker or brighter content, not preprocessing: this rule stays
     quiet and QR006 reports the coverage gap. That shared level is the separating evidence.
+    Calibration tensors that are synthetic noise (analysis/calibration_data.py) are QR009's:
+    no rescale fixes noise, so this rule stays quiet on them.
 
     Integer inputs (token ids, attention masks) are categories, not intensities: for them only
     a calibration input frozen at one value where the evaluation varies (an attention mask built
@@ -131,8 +143,10 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     diverged = bool(diverging)
     measured = ctx.comparison("quantization") is not None
     calib = (ctx.calib_stats or {}).get("inputs", {})
+    # Noise has no preprocessing to undo: QR009 names it, and a rescale fix here would be wrong.
+    noise = {v.input for v in noise_inputs(ctx.calib_stats, ctx.eval_stats)}
     for name, evaluation in sorted((ctx.eval_stats or {}).get("inputs", {}).items()):
-        if name in calib:
+        if name in calib and name not in noise:
             diagnosis = _compare(calib[name], evaluation)
             if diagnosis:
                 *head, evidence = diagnosis
