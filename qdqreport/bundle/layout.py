@@ -14,6 +14,7 @@ import numpy as np
 
 from qdqreport import __version__
 from qdqreport.analysis.stream_compare import StageComparer
+from qdqreport.bundle.artifacts import check_array_key
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import BundleWriter
 
@@ -106,8 +107,9 @@ def load_stage_outputs(bundle: Bundle, stage_id: str) -> list[dict[str, np.ndarr
     if not bundle.has(path):
         return []
     samples: dict[int, dict[str, np.ndarray]] = {}
+    where = bundle._where(path)
     for key, value in bundle.npz(path).items():
-        index, name = split_key(key)
+        index, name = check_array_key(key, where)  # a stranger's bundle: any key, refused in one line
         samples.setdefault(index, {})[name] = value
     return [samples[i] for i in sorted(samples)]
 

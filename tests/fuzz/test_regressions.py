@@ -249,3 +249,12 @@ def test_range_use_with_an_unknown_bound_is_shown_not_a_rule_crash(tmp_path: Pat
     findings = json.loads((tmp_path / "out" / "findings.json").read_text())
     assert findings["failures"] == []
     assert any(f["id"] == "QR003" for f in findings["findings"])
+
+
+def test_stored_outputs_with_a_key_that_is_not_sample_and_name_are_refused(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    # ValueError@bundle/layout.py:split_key, fuzz seed 41 case 148: report now reads the stored outputs (issue 10's
+    # decision-level agreement), so a stage's outputs.npz with a key like 'abc' must be a one-line refusal.
+    bundle = damaged(SAMPLE, tmp_path / "a", "stages/ort_qdq/outputs.npz",
+                     lambda arrays: {**arrays, "abc": np.zeros(2, dtype=np.float32)}, kind="npz")
+    assert_refused(bundle, tmp_path / "out-a", capsys, "outputs.npz", "'abc'")
