@@ -95,8 +95,15 @@ def noise_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] 
     return [v for v in judge_inputs(calib_stats, eval_stats) if v.noise]
 
 
-def calibration_is_noise(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> bool:
-    return bool(noise_inputs(calib_stats, eval_stats))
+def calibration_is_noise(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None,
+                         modelopt_log: dict[str, Any] | None = None) -> bool:
+    """True when the calibration ran on random data: ModelOpt's log says so, or the statistics show noise."""
+    return log_says_random(modelopt_log) or bool(noise_inputs(calib_stats, eval_stats))
+
+
+def log_says_random(modelopt_log: dict[str, Any] | None) -> bool:
+    """ModelOpt's parsed log (collect/modelopt_log.py) recorded its RandomDataProvider: no calibration data given."""
+    return isinstance(modelopt_log, dict) and bool(modelopt_log.get("random_calibration"))
 
 
 def _inputs(stats: dict[str, Any] | None) -> dict[str, dict[str, Any]]:

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from qdqreport.analysis.calibration_data import noise_inputs
+from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
@@ -100,6 +100,12 @@ def _noise(b):
                                           per_sample=False))
 
 
+def _random_log(b):
+    _range_use(1 / 127, -1.0, 2.5, clipped=0.2)(b)
+    b.artifact("modelopt_log", {"format": 1, "random_calibration": True, "calibration_method": "entropy",
+                                "warnings": ["Calibration data not provided. Using random data for calibration."]})
+
+
 @rule(id="QR003", slug="calibration-input-mismatch", title="Calibration inputs are preprocessed differently",
       examples=[Fires("calibration saved as raw 0-255 pixels", _images("x255")),
                 Fires("calibration left in [0,1], evaluation in [-1,1]", _images("unit")),
@@ -113,7 +119,8 @@ def _noise(b):
                 Fires("attention mask all ones in calibration (padding attended)", _tokens("mask1")),
                 Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127)),
                 Quiet("token inputs: shorter calibration texts are not a preprocessing step", _tokens("short")),
-                Quiet("calibration is np.random.rand noise (QR009, not a rescale)", _noise)])
+                Quiet("calibration is np.random.rand noise (QR009, not a rescale)", _noise),
+                Quiet("ModelOpt log: random calibration; the first Q range clips (QR009's)", _random_log)])
 def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
 
@@ -123,8 +130,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     preprocessing step explains, with the same minimum or maximum as the evaluation inputs
     (black stays black), is darker or brighter content, not preprocessing: this rule stays
     quiet and QR006 reports the coverage gap. That shared level is the separating evidence.
-    Calibration tensors that are synthetic noise (analysis/calibration_data.py) are QR009's:
-    no rescale fixes noise, so this rule stays quiet on them.
+    Calibration tensors that are synthetic noise (analysis/calibration_data.py), and any model
+    whose ModelOpt log says it calibrated on random data, are QR009's: no rescale fixes noise,
+    so this rule stays quiet on them.
 
     Integer inputs (token ids, attention masks) are categories, not intensities: for them only
     a calibration input frozen at one value where the evaluation varies (an attention mask built
@@ -139,6 +147,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     Fix: preprocess the calibration tensors with the evaluation pipeline (the transform is
     named in the finding), then re-quantize with the new calibration file.
     """
+    if log_says_random(ctx.modelopt_log):
+        return  # ModelOpt calibrated on its own random tensors: QR009's cause, and no rescale fixes it
     diverging = diverging_outputs(ctx, "quantization")
     diverged = bool(diverging)
     measured = ctx.comparison("quantization") is not None

@@ -6,7 +6,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from qdqreport.analysis.calibration_data import NoiseVerdict, lag1_autocorrelation, noise_inputs, structure_summary
+from qdqreport.analysis.calibration_data import (
+    NoiseVerdict, lag1_autocorrelation, log_says_random, noise_inputs, structure_summary)
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -103,7 +104,7 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
     """
     log = ctx.modelopt_log
     noise = noise_inputs(ctx.calib_stats, ctx.eval_stats)
-    if log and log.get("random_calibration"):
+    if log_says_random(log):
         yield _from_log(ctx, log, noise)
     elif noise:
         yield _from_stats(ctx, noise)
