@@ -1,0 +1,197 @@
+"""Random calibration named without a ModelOpt log (issue 10 item 5): the collector's structure measure on real
+runs, QR009 from the calibration statistics, QR003 quiet on noise, and no QR009 on real calibration data.
+
+Real data only: the demo classifier quantized by ONNX Runtime on np.random noise and on real crops and collected
+with the collector; the tuned corpus random-calibration bundles with their ModelOpt log removed and the statistics
+of what ModelOpt's RandomDataProvider fed (uniform [0,1), one sample) added; unsealed corpus controls as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qdqreport.analysis.calibration_data import judge_inputs, lag1_autocorrelation
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.artifacts import check_artifact
+from qdqreport.errors import BundleError
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+from qdqreport.collect.stats import input_stats
+from qdqreport.engine import run_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
+RANDOM_CASES = ("cls_random_calib", "det_random_calib", "yolo_random_calib_modelopt")
+CALIBRATION_SAMPLES = 16
+
+
+def _unsealed(predicate) -> list[str]:
+    return sorted(case for case, label in LABELS.items()
+                  if isinstance(label, dict) and not label.get("sealed") and predicate(label))
+
+
+HEALTHY = _unsealed(lambda label: label.get("healthy"))
+PREPROCESSING = _unsealed(lambda label: label.get("cause", {}).get("number") == 1)
+
+
+def _quantize(fp32: Path, out: Path, samples: np.ndarray) -> None:
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    feeds = iter([{"x": samples[i:i + 1]} for i in range(len(samples))])
+    # Any object with get_next() is a CalibrationDataReader to ONNX Runtime.
+    quantize_static(str(fp32), str(out), types.SimpleNamespace(get_next=lambda: next(feeds, None)),
+                    quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+
+
+@pytest.fixture(scope="module")
+def demo_bundles(tmp_path_factory: pytest.TempPathFactory, demo: Path) -> dict[str, Path]:
+    """The demo classifier calibrated (ONNX Runtime quantize_static) on np.random.rand noise and on real crops,
+    each collected with the calibration file it was calibrated on."""
+    work = tmp_path_factory.mktemp("calib_noise")
+    with np.load(demo / "calib.npz") as data:
+        real = data["x"][:CALIBRATION_SAMPLES].astype(np.float32)
+    sets = {"noise": np.random.default_rng(0).random(real.shape).astype(np.float32), "real": real}
+    bundles = {}
+    for name, samples in sets.items():
+        np.savez(work / f"{name}.npz", x=samples)
+        _quantize(demo / "cls_fp32.onnx", work / f"{name}.onnx", samples)
+        bundles[name] = work / f"{name}_bundle"
+        assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(work / f"{name}.onnx"),
+                     "--inputs", str(demo / "eval.npz"), "--calib", str(work / f"{name}.npz"), "--max-samples", "8",
+                     "--no-fp16-check", "-o", str(bundles[name]), "--quiet"]) == 0
+    return bundles
+
+
+def _stats(bundle: Path, kind: str) -> dict:
+    return json.loads((bundle / "inputs" / f"{kind}.json").read_text(encoding="utf-8"))
+
+
+def _findings(bundle: Path) -> list:
+    return run_rules(Context(Bundle(bundle))).findings
+
+
+def test_collector_records_the_structure_of_real_inputs_and_of_noise(demo_bundles: dict[str, Path]) -> None:
+    noise = _stats(demo_bundles["noise"], "calib_stats")["inputs"]["x"]["structure"]
+    real = _stats(demo_bundles["real"], "calib_stats")["inputs"]["x"]["structure"]
+    evaluation = _stats(demo_bundles["noise"], "eval_stats")["inputs"]["x"]["structure"]
+    assert noise["measure"] == "lag1_autocorrelation" and noise["samples"] == CALIBRATION_SAMPLES
+    assert abs(noise["mean"]) < 0.02 and noise["max"] < 0.05  # 27,648 independent values per sample
+    assert real["min"] > 0.8 and evaluation["samples"] == 8 and evaluation["min"] > 0.8  # text crops are smooth
+
+
+def test_noise_calibration_is_named_by_qr009_first_without_a_log(demo_bundles: dict[str, Path]) -> None:
+    findings = _findings(demo_bundles["noise"])
+    first = findings[0]
+    assert first.rule_id == "QR009" and first.severity == "error", [f.rule_id for f in findings]
+    assert "structure test" in first.evidence[0].text
+    assert any("--calibration_data_path=real_calib.npz" in fix.command for fix in first.fixes)
+    assert any("quantize_static" in fix.command for fix in first.fixes)
+    assert "QR003" not in {f.rule_id for f in findings}  # noise is not a preprocessing step to undo
+
+
+def test_real_calibration_gets_no_qr009(demo_bundles: dict[str, Path]) -> None:
+    verdicts = judge_inputs(_stats(demo_bundles["real"], "calib_stats"), _stats(demo_bundles["real"], "eval_stats"))
+    assert [(v.noise, v.test) for v in verdicts] == [(False, "structure")]
+    assert "QR009" not in {f.rule_id for f in _findings(demo_bundles["real"])}
+
+
+def _edited_copy(source: Path, target: Path, drop: tuple[str, ...] = (), add: dict | None = None,
+                 edit=None) -> Path:
+    """A copy of a bundle with artifacts dropped, calib_stats added, JSON artifacts edited; manifest rehashed."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
+    manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    for kind in drop:
+        path = manifest["artifacts"].pop(kind, None)
+        if path:
+            manifest["files"].pop(path)
+            (target / path).unlink()
+    if add is not None:
+        manifest["artifacts"]["calib_stats"] = "inputs/calib_stats.json"
+        manifest["files"]["inputs/calib_stats.json"] = {}
+        (target / "inputs/calib_stats.json").write_text(json.dumps(add), encoding="utf-8")
+    for kind in ("eval_stats", "calib_stats"):
+        path = manifest["artifacts"].get(kind)
+        if edit is not None and path:
+            (target / path).write_text(json.dumps(edit(json.loads((target / path).read_text()))), encoding="utf-8")
+    for name in manifest["files"]:
+        data = (target / name).read_bytes()
+        manifest["files"][name] = {**manifest["files"][name], "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (target / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return target
+
+
+def _without_structure(document: dict) -> dict:
+    for entry in document["inputs"].values():
+        entry.pop("structure", None)
+    return document
+
+
+def test_older_bundle_without_the_measure_falls_back_to_uniformity(demo_bundles: dict[str, Path],
+                                                                   tmp_path: Path) -> None:
+    old = _edited_copy(demo_bundles["noise"], tmp_path / "old", edit=_without_structure)
+    first = _findings(old)[0]
+    assert first.rule_id == "QR009" and "uniformity test" in first.evidence[0].text
+    real = _edited_copy(demo_bundles["real"], tmp_path / "old_real", edit=_without_structure)
+    assert "QR009" not in {f.rule_id for f in _findings(real)}
+
+
+def _modelopt_random_stats(case: str) -> dict:
+    """What ModelOpt's RandomDataProvider fed: one np.random.uniform(0, 1) sample per input, statistics by the
+    collector's own code."""
+    evaluation = json.loads((CORPUS / case / "inputs" / "eval_stats.json").read_text(encoding="utf-8"))
+    rng = np.random.default_rng(7)
+    feed = {name: rng.uniform(0.0, 1.0, entry["shape"]).astype(np.float32) for name, entry in evaluation["inputs"].items()}
+    return input_stats([feed], "modelopt RandomDataProvider", per_sample=False)
+
+
+@pytest.mark.parametrize("case", RANDOM_CASES)
+def test_corpus_random_calibration_without_the_log_ranks_qr009_first(case: str, tmp_path: Path) -> None:
+    assert not LABELS[case].get("sealed")
+    calib = _modelopt_random_stats(case)
+    assert "QR009" not in {f.rule_id for f in _findings(_edited_copy(CORPUS / case, tmp_path / "nolog",
+                                                                     drop=("modelopt_log", "modelopt_log_text")))}
+    for structure in (True, False):  # the corpus eval statistics predate the measure: uniformity decides
+        bundle = _edited_copy(CORPUS / case, tmp_path / f"b{structure}", drop=("modelopt_log", "modelopt_log_text"),
+                              add=calib if structure else _without_structure(json.loads(json.dumps(calib))))
+        findings = _findings(bundle)
+        assert findings[0].rule_id == "QR009", [(f.rule_id, f.title) for f in findings[:3]]
+        assert "QR003" not in {f.rule_id for f in findings}
+
+
+@pytest.mark.parametrize("case", HEALTHY + PREPROCESSING)
+def test_corpus_controls_and_preprocessing_errors_get_no_qr009(case: str) -> None:
+    assert not LABELS[case].get("sealed")
+    findings = _findings(CORPUS / case)
+    assert "QR009" not in {f.rule_id for f in findings}
+    if case in PREPROCESSING:
+        assert findings[0].rule_id == "QR003"  # a rescale is the fix there, and it still ranks first
+
+
+def test_controls_cover_the_families_named_in_the_task() -> None:
+    assert {"cls_healthy_entropy", "det_healthy_neck_minmax", "lm_healthy_ort"} <= set(HEALTHY)
+    assert {"cls_calib_x255", "det_calib_rgb", "cls_calib_unit"} <= set(PREPROCESSING)
+
+
+def test_lag1_autocorrelation_edge_cases() -> None:
+    assert lag1_autocorrelation(np.ones((1, 3, 4, 4))) is None  # no variation
+    assert lag1_autocorrelation(np.arange(6.0).reshape(6, 1)) is None  # no neighbour along the last axis
+    assert lag1_autocorrelation(np.array([[1.0, np.nan, 2.0]])) is None
+    assert lag1_autocorrelation(np.sin(np.linspace(0, 20, 2000))[None]) > 0.99
+
+
+def test_structure_field_is_optional_and_checked() -> None:
+    document = _modelopt_random_stats("cls_random_calib")
+    check_artifact("calib_stats", document, "calib_stats.json")
+    check_artifact("calib_stats", _without_structure(json.loads(json.dumps(document))), "calib_stats.json")
+    document["inputs"]["x"]["structure"]["mean"] = 2.0
+    with pytest.raises(BundleError):
+        check_artifact("calib_stats", document, "calib_stats.json")
