@@ -16,6 +16,9 @@ from qdqreport.rules._common import (
     text_images)
 
 LOG_LINES_SHOWN = 5  # the warnings that mention the random data, not the whole log
+TESTS = {"structure": "lag-1 autocorrelation of neighbouring values: ~0 for noise, high for the evaluation inputs",
+         "uniformity": "the collector recorded no structure measure, or the evaluation inputs have none: every "
+                       "channel and sample alike within sampling error and the values fit a noise law"}
 
 
 def _log(random: bool, method: str, warnings: list[str]) -> dict:
@@ -143,9 +146,7 @@ def _from_stats(ctx: Context, noise: list[NoiseVerdict]) -> Finding:
                 + "; ".join(v.reason for v in noise)
                 + ". Every activation range was calibrated on noise; no rescale of it is a fix"
                 + ("; the quantized model's outputs diverge" if diverged else ""),
-        evidence=(Text("Decided by the " + " and ".join(f"{t} test" for t in tests)
-                       + " (analysis/calibration_data.py): structure = lag-1 autocorrelation of neighbouring values, "
-                         "uniformity = every channel and sample alike and the values fit a noise law."),
+        evidence=(Text("Decided by the " + " and ".join(f"{t} test ({TESTS[t]})" for t in tests) + "."),
                   _noise_table(noise)),
         fixes=_fixes(ctx))
 
