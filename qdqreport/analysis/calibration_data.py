@@ -211,14 +211,17 @@ def _law(entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _per_feed(entry: dict[str, Any]) -> int:
-    shape = [d for d in entry.get("shape") or [] if isinstance(d, int) and d > 0]
-    return math.prod(shape) if shape else 1
+MAX_COUNT = 1e300  # a hostile shape's product stays a float sqrt and log can take
 
 
-def _total_values(entry: dict[str, Any]) -> int:
+def _per_feed(entry: dict[str, Any]) -> float:
+    shape = [d for d in entry.get("shape") or [] if isinstance(d, int) and not isinstance(d, bool) and d > 0]
+    return float(min(math.prod(shape), MAX_COUNT)) if shape else 1.0
+
+
+def _total_values(entry: dict[str, Any]) -> float:
     samples = entry.get("_samples") or len(entry.get("per_sample") or []) or 1
-    return _per_feed(entry) * samples
+    return min(_per_feed(entry) * samples, MAX_COUNT)
 
 
 def _round(value: float) -> str:
