@@ -72,6 +72,7 @@ class OutputRow:
     kind: str = "tensor"  # analysis/output_kinds.py
     level: str = "agree"  # agree | degrade | collapse (analysis/agreement.py)
     judged: str = ""  # the number that decided, as the verdict quotes it
+    judged_detail: str = ""  # the full line of the decisions (near ties, stored samples), for the tables
     internal: bool = False  # recurrent state: shown, never decisive
     cosine_meaningful: bool = True  # False below 8 values per sample: the cosine is not shown
 
@@ -247,7 +248,7 @@ def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[S
     if row.judged and row.cosine_meaningful and row.kind in ("tensor", "embedding", "state"):
         text = f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} ({where})"
     elif row.judged:
-        text = f"Outputs agree at every compared stage; the worst: {where}, {row.judged}"
+        text = f"Outputs agree at every compared stage; the least: {row.judged} ({where})"
     else:
         text = f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} ({where})"
     if row.top1 is not None and "top-1" not in text:
@@ -331,6 +332,7 @@ def _judged_fields(summary: OutputSummary) -> dict[str, Any]:
     if judged is None:
         return {}
     return {"kind": summary.kind.kind if summary.kind else "tensor", "level": judged.level, "judged": judged.headline,
+            "judged_detail": judged.detail or judged.headline,
             "internal": judged.internal, "cosine_meaningful": judged.cosine_meaningful}
 
 

@@ -60,7 +60,7 @@ def test_healthy_yolox_detector_is_judged_by_its_detections_and_gets_no_error():
     ctx, model = _model(ROOT / "corpus" / "yolo_healthy_ort_percentile", target=LABELS["yolo_healthy_ort_percentile"].get("target"))
     [row] = model.comparisons[0].outputs
     assert row.kind == "detections" and row.level == AGREE
-    assert "reference detections at score 0.5" in row.judged
+    assert row.judged == "4 of 196 detections lost, 3 extra" and "18 near-tie change(s) not counted" in row.judged_detail
     # Class-score slices of background anchors lose their cosine; the detections do not change, so no QR007.
     assert not [f for f in model.findings if f.severity == "error"]
     assert not [f for f in model.findings if f.rule_id in ("QR001", "QR007")]
@@ -78,7 +78,7 @@ def test_vad_probability_is_judged_by_threshold_flips_and_its_state_is_internal(
     rows = {row.output: row for row in model.comparisons[0].outputs}
     speech, state = rows["output"], rows["stateN"]
     assert speech.kind == "probabilities" and not speech.cosine_meaningful  # one value: cosine is always 1
-    assert speech.judged.startswith("1 of 75 decisions at 0.5 flip") and speech.level == AGREE
+    assert speech.judged == "1 of 75 decisions flip at 0.5" and speech.level == AGREE
     assert state.kind == "state" and state.internal
     assert "stateN" not in model.verdict.text and model.verdict.text.startswith("Outputs agree")
     assert not [f for f in model.findings if f.severity == "error"]
@@ -91,7 +91,7 @@ def test_vad_decision_threshold_is_the_users(tmp_path):
                        judging=JudgingOptions(threshold=0.05, threshold_given=True))
     default_row = next(r for r in at_default.comparisons[0].outputs if r.output == "output")
     low_row = next(r for r in at_low.comparisons[0].outputs if r.output == "output")
-    assert "at 0.5 flip" in default_row.judged and "at 0.05 flip" in low_row.judged
+    assert default_row.judged.endswith("flip at 0.5") and low_row.judged.endswith("flip at 0.05")
 
 
 def test_a_declared_kind_wins_over_the_inferred_one():
@@ -105,7 +105,7 @@ def test_healthy_dbnet_report_does_not_contradict_itself(tmp_path):
     render_report(ROOT / "corpus" / "det_healthy_neck_entropy", tmp_path)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "Outputs agree" in text and "cosine 0.00" not in text
-    assert "IoU 0.985 of the maps binarised at 0.5" in text
+    assert "map IoU 0.985 at 0.5" in text and "IoU 0.985 of the maps binarised at 0.5" in text
 
 
 def test_decisions_measured_on_fewer_stored_samples_say_so(tmp_path):
@@ -116,7 +116,7 @@ def test_decisions_measured_on_fewer_stored_samples_say_so(tmp_path):
     summary = next(s for s in ctx.output_summaries(ctx.comparisons[0].id) if s.output == "output")
     partial = Decisions("threshold decisions", 1.0, 0, 10, 10, (1.0,) * 10, "0 of 10 decisions at 0.5 flip")
     judged = agreement.judge(summary, summary.kind, partial)
-    assert judged.headline.endswith(f"(on the first 10 of {summary.samples} samples, the stored ones)")
+    assert judged.detail.endswith(f"(on the first 10 of {summary.samples} samples, the stored ones)")
 
 
 def test_recogniser_samples_collapse_only_when_their_strings_do():

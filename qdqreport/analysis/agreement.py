@@ -90,10 +90,11 @@ class Judgement:
     level: str  # agree | degrade | collapse
     measure: str  # the number that decided: "top-1 agreement", "map IoU", "cosine", "relative error", ...
     value: float | None  # its value
-    headline: str  # what a report quotes: "IoU 0.47 of the maps binarised at 0.5"
+    headline: str  # the few words a verdict quotes: "map IoU 0.468 at 0.5"
     internal: bool = False  # recurrent state: shown, never decisive
     cosine_meaningful: bool = True  # False below 8 values per sample: never show the cosine as evidence
     sample_agreement: tuple[float, ...] = ()  # per stored sample (0, 1, ...): its decisions' agreement
+    detail: str = ""  # the full line the tables show (near ties, box moves, stored samples); headline when empty
 
 
 def cosine_value(value: Any) -> float:
@@ -134,8 +135,8 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
                          internal, meaningful)
     if decisions is not None and decisions.measure in DECISION_LEVELS:
         level = level_of(decisions.agreement, *DECISION_LEVELS[decisions.measure])
-        return Judgement(level, decisions.measure, decisions.agreement, _decision_headline(decisions, summary.samples),
-                         internal, meaningful, tuple(decisions.per_sample))
+        return Judgement(level, decisions.measure, decisions.agreement, decisions.short or decisions.detail,
+                         internal, meaningful, tuple(decisions.per_sample), _decision_detail(decisions, summary.samples))
     if not meaningful:
         rel = summary.rel_l2_median
         level = AGREE if rel <= SMALL_REL_OK else DEGRADE if rel < SMALL_REL_COLLAPSED else COLLAPSE
@@ -168,7 +169,7 @@ def _by_cosine(summary: Any, whole_only: bool, internal: bool) -> Judgement:
     return Judgement(level, measure, value, headline, internal, True)
 
 
-def _decision_headline(decisions: Any, compared: int) -> str:
+def _decision_detail(decisions: Any, compared: int) -> str:
     """The decisions' one line; says so when they were measured on fewer samples than the metrics (--store-outputs)."""
     if decisions.samples < compared:
         return f"{decisions.detail} (on the first {decisions.samples:,} of {compared:,} samples, the stored ones)"

@@ -32,7 +32,8 @@ class Decisions:
     total: int  # decisions compared
     samples: int  # samples measured (the stored ones)
     per_sample: tuple[float, ...]  # agreement of each measured sample
-    detail: str  # one line for the report: "2 of 1,200 decisions flip at 0.5; 5 near-tie flips"
+    detail: str  # the full line for the tables: "2 of 1,200 decisions at 0.5 flip; 5 near-tie flip(s) not counted"
+    short: str = ""  # the few words a verdict quotes: "2 of 1,200 decisions flip at 0.5"
 
 
 def measure(kind: OutputKind, reference: Sequence[np.ndarray], candidate: Sequence[np.ndarray],
@@ -55,7 +56,8 @@ def _class_scores(kind: OutputKind, pairs: list, threshold: float) -> Decisions 
     rows = sum(int(r.size // r.shape[-1]) for r, _ in pairs)
     same = sum(int(np.sum(r.reshape(-1, r.shape[-1]).argmax(-1) == c.reshape(-1, c.shape[-1]).argmax(-1))) for r, c in pairs)
     return Decisions("top-1 agreement", same / rows, rows - same, rows, len(pairs), tuple(per_sample),
-                     f"top-1 agreement {percent(same / rows)} ({rows - same:,} of {rows:,} decisions change)")
+                     f"top-1 agreement {percent(same / rows)} ({rows - same:,} of {rows:,} decisions change)",
+                     f"top-1 agreement {percent(same / rows)}")
 
 
 def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
@@ -71,7 +73,7 @@ def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions
         per_sample.append(1.0 - material_here / max(1, ref.size))
     detail = f"{material:,} of {total:,} decisions at {threshold:g} flip" + (f"; {near:,} near-tie flip(s) not counted" if near else "")
     return Decisions("threshold decisions", 1.0 - material / max(1, total), material, total, len(pairs),
-                     tuple(per_sample), detail)
+                     tuple(per_sample), detail, f"{material:,} of {total:,} decisions flip at {threshold:g}")
 
 
 def _map(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
@@ -84,15 +86,16 @@ def _map(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
         per_sample.append(1.0 if u == 0 else i / u)
     iou = 1.0 if union == 0 else inter / union
     return Decisions("map IoU", iou, union - inter, union, len(pairs), tuple(per_sample),
-                     f"IoU {iou:.3f} of the maps binarised at {threshold:g} ({union - inter:,} of {union:,} pixels differ)")
+                     f"IoU {iou:.3f} of the maps binarised at {threshold:g} ({union - inter:,} of {union:,} pixels differ)",
+                     f"map IoU {iou:.3f} at {threshold:g}")
 
 
 def _index(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
     total = sum(int(r.size) for r, _ in pairs)
     same = sum(int(np.sum(r == c)) for r, c in pairs)
     per_sample = tuple(float(np.mean(r == c)) if r.size else 1.0 for r, c in pairs)
-    return Decisions("exact matches", same / max(1, total), total - same, total, len(pairs), per_sample,
-                     f"{total - same:,} of {total:,} values differ")
+    text = f"{total - same:,} of {total:,} values differ"
+    return Decisions("exact matches", same / max(1, total), total - same, total, len(pairs), per_sample, text, text)
 
 
 def _detections(kind: OutputKind, pairs: list, threshold: float) -> Decisions | None:
@@ -123,7 +126,10 @@ def _detections(kind: OutputKind, pairs: list, threshold: float) -> Decisions | 
     detail = (f"{kept_total:,} reference detections at score {threshold:g}: {lost:,} lost, {extra:,} extra{boxes}"
               + (f"; {near:,} near-tie change(s) not counted" if near else ""))
     agreement = 1.0 - min(1.0, changed / max(1, kept_total)) if kept_total or changed else 1.0
-    return Decisions("detections", agreement, changed, max(kept_total, changed), len(pairs), tuple(per_sample), detail)
+    short = (f"{lost:,} of {kept_total:,} detections lost, {extra:,} extra"
+             + (f", {moved:,} boxes moved" if pixel_boxes and moved else ""))
+    return Decisions("detections", agreement, changed, max(kept_total, changed), len(pairs), tuple(per_sample), detail,
+                     short)
 
 
 def _fields(array: np.ndarray, axis: int) -> np.ndarray:
