@@ -91,7 +91,7 @@ def test_headline_metrics_are_structured_per_stage_pair_and_output() -> None:
     assert "ort_qdq_fp32__vs__ort_fp32" in pairs  # the FP16 check control pair is there too
     # The verdict's numbers are the structured ones, not a separate source.
     assert output["judgement"]["level"] == "collapse" and output["kind"] == "class_scores"
-    assert f"top-1 agreement {output['top1_agreement']:.0%}" in document["verdict"]["text"]
+    assert output["judgement"]["by"] in document["verdict"]["text"]
 
 
 def test_task_decision_flips_are_structured_where_measured() -> None:
@@ -244,7 +244,7 @@ def test_step_summary_is_appended_with_the_reports_head(tmp_path: Path, monkeypa
     assert text.startswith("## earlier step\n\nkept\n\n## ")
     broken = report_model(BROKEN)
     assert text.count("### Stages") == 2 and text.count("### Findings") == 2
-    assert "Quantization collapses the outputs: top-1 agreement 44%" in text and "QR003" in text
+    assert "Quantization collapses the outputs: 25 of 50 top-1 decisions change, plus 3 near ties" in text and "QR003" in text
     assert "### Provenance" not in text and "Left out" not in text
     assert broken.verdict.text.split(";")[0] in text.replace("\\", "")  # Markdown escapes the output name
 

@@ -48,16 +48,33 @@ def measure(kind: OutputKind, reference: Sequence[np.ndarray], candidate: Sequen
 
 
 def _class_scores(kind: OutputKind, pairs: list, threshold: float) -> Decisions | None:
+    """Top-1 agreement; where the scores are probabilities (rows sum to 1), a flip whose reference top-2 gap was
+    under 2 x MARGIN (0.55 against 0.45) is a near tie: shown, not counted, as for thresholded probabilities."""
+    changed = near = rows = 0
     per_sample = []
     for ref, cand in pairs:
         if ref.ndim == 0 or ref.shape[-1] < 2:
             return None
-        per_sample.append(float(np.mean(ref.reshape(-1, ref.shape[-1]).argmax(-1) == cand.reshape(-1, cand.shape[-1]).argmax(-1))))
-    rows = sum(int(r.size // r.shape[-1]) for r, _ in pairs)
-    same = sum(int(np.sum(r.reshape(-1, r.shape[-1]).argmax(-1) == c.reshape(-1, c.shape[-1]).argmax(-1))) for r, c in pairs)
-    return Decisions("top-1 agreement", same / rows, rows - same, rows, len(pairs), tuple(per_sample),
-                     f"top-1 agreement {percent(same / rows)} ({rows - same:,} of {rows:,} decisions change)",
-                     f"top-1 agreement {percent(same / rows)}")
+        r, c = ref.reshape(-1, ref.shape[-1]), cand.reshape(-1, cand.shape[-1])
+        flips = r.argmax(-1) != c.argmax(-1)
+        tie = _near_tie(r) if _probability_rows(r) else np.zeros(len(r), dtype=bool)
+        changed_here = int(np.sum(flips & ~tie))
+        changed, near, rows = changed + changed_here, near + int(np.sum(flips & tie)), rows + len(r)
+        per_sample.append(1.0 - changed_here / max(1, len(r)))
+    share = 1.0 - changed / max(1, rows)
+    short = f"{changed:,} of {rows:,} top-1 decisions change" + (f", plus {near:,} near ties" if near else "")
+    detail = (f"{changed:,} of {rows:,} top-1 decisions change (top-1 agreement {percent(share)})"
+              + (f"; {near:,} near-tie flip(s), top-2 gap under {2 * MARGIN:g}, not counted" if near else ""))
+    return Decisions("top-1 agreement", share, changed, rows, len(pairs), tuple(per_sample), detail, short)
+
+
+def _probability_rows(rows: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(rows)) and rows.min() >= 0.0 and np.allclose(rows.sum(-1), 1.0, atol=1e-3))
+
+
+def _near_tie(rows: np.ndarray) -> np.ndarray:
+    top2 = np.sort(rows, axis=-1)[:, -2:]
+    return (top2[:, 1] - top2[:, 0]) < 2 * MARGIN
 
 
 def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
