@@ -176,10 +176,9 @@ _INPUT_STATS = Obj({
     "inputs": Obj(values=Obj({"dtype": Str(), "shape": ListOf(Num(-1, COUNT_MAX, integer=True, nullable=True)),
                               "channel_axis": Num(-64, 64, integer=True, nullable=True), "overall": _STATS,
                               "channels": ListOf(_STATS), "per_sample": ListOf(_STATS), "structure": _STRUCTURE},
-                             required=("overall",)),
-                  nullable=True),
+                             required=("overall",))),  # never null: rules iterate it (fuzz seed 31, case 29652)
 })
-_NODE = Obj({"name": Str(), "op_type": Str(), "index": Count(True), "precision": Str(), "feeds_graph_output": Bool(True),
+_NODE = Obj({"name": Str(), "op_type": Str(), "index": Count(),  # never null: the report sorts by it (seed 31, case 24631) "precision": Str(), "feeds_graph_output": Bool(True),
              "outputs": _NAMES, "activation_dtype": Str(nullable=True), "weight_dtype": Str(nullable=True)},
             required=("name", "op_type", "index", "precision"))
 _QDQ = Obj({"q_node": Str(nullable=True), "dq_nodes": _NAMES, "consumers": _NAMES, "dtype": Str(nullable=True),

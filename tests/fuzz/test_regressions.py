@@ -258,3 +258,14 @@ def test_stored_outputs_with_a_key_that_is_not_sample_and_name_are_refused(tmp_p
     bundle = damaged(SAMPLE, tmp_path / "a", "stages/ort_qdq/outputs.npz",
                      lambda arrays: {**arrays, "abc": np.zeros(2, dtype=np.float32)}, kind="npz")
     assert_refused(bundle, tmp_path / "out-a", capsys, "outputs.npz", "'abc'")
+
+
+def test_input_statistics_without_inputs_and_a_node_without_index_are_refused(tmp_path: Path,
+                                                                               capsys: pytest.CaptureFixture) -> None:
+    # The 50,000-case run (seed 31): rule:QR003:TypeError@calibration_input_mismatch.py (calib_stats "inputs": null,
+    # case 29652; QR006 failed on it too) and TypeError@report_sections.py:build_precision (a node "index": null,
+    # case 24631: the precision table sorts by it). Both are refused by the artefact schemas now.
+    bundle = damaged(SAMPLE, tmp_path / "a", "inputs/calib_stats.json", _set(["inputs"], None))
+    assert_refused(bundle, tmp_path / "out-a", capsys, "calib_stats.json", "inputs must be an object")
+    bundle = damaged(SAMPLE, tmp_path / "b", "quant/precision_summary.json", _set(["nodes", 8, "index"], None))
+    assert_refused(bundle, tmp_path / "out-b", capsys, "precision_summary.json", "nodes[8].index")
