@@ -232,6 +232,7 @@ class _HiddenText(HTMLParser):
 
 
 # --- the tests -----------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["demo", "layers", "engine", "failed"])
 def test_report_on_screen(name, reports, artifacts):
     report = reports[name]
@@ -244,6 +245,7 @@ def test_report_on_screen(name, reports, artifacts):
             assert m["minPlotTextPx"] is None or m["minPlotTextPx"] >= 7.5, f"{name}: plot text {m['minPlotTextPx']} px"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["demo", "layers", "engine", "failed"])
 def test_report_on_paper(name, reports, artifacts):
     report = reports[name]

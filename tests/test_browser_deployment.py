@@ -52,6 +52,7 @@ def artifacts(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_deployment_section_drawn_after_the_findings(report):
     probe = report.with_name(".sections-probe.html")
     probe.write_text(report.read_text(encoding="utf-8").replace("</body>", SECTIONS_PROBE + "</body>"), encoding="utf-8")
@@ -67,6 +68,7 @@ def test_deployment_section_drawn_after_the_findings(report):
     assert "#deployment" in drawn["toc"] and drawn["toc"].index("#deployment") == drawn["toc"].index("#findings") + 1
 
 
+@pytest.mark.slow
 def test_deployment_report_on_screen(report, artifacts):
     for width in WIDTHS:
         m = measure(report, width)

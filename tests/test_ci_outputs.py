@@ -59,6 +59,7 @@ def test_findings_schema_is_valid_draft_2020_12_and_shipped_as_package_data() ->
     assert FINDINGS_SCHEMA.parent == ROOT / "qdqreport" / "schemas"  # inside the package: the wheel carries it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", ALL_SAMPLES, ids=lambda p: p.name)
 def test_findings_json_of_every_sample_bundle_validates(sample: Path, tmp_path: Path) -> None:
     outcome = render_report(sample, tmp_path)
@@ -108,6 +109,7 @@ def test_task_decision_flips_are_structured_where_measured() -> None:
 
 
 # --- SARIF --------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", ALL_SAMPLES, ids=lambda p: p.name)
 def test_sarif_validates_against_the_official_schema(sample: Path, tmp_path: Path) -> None:
     render_report(sample, tmp_path / "out", ci_outputs=CiOutputs(sarif=tmp_path / "qdq.sarif"))
@@ -149,6 +151,7 @@ def test_sarif_of_an_engine_bundle_without_models_sits_on_the_bundle() -> None:
             "sample_bundles/trt_mobilenet_qat_layerinfo/manifest.json"
 
 
+@pytest.mark.slow
 def test_sarif_notes_a_rule_that_raised_as_a_tool_failure(tmp_path: Path) -> None:
     render_report(BROKEN, tmp_path / "out", rules=raising_rule(), ci_outputs=CiOutputs(sarif=tmp_path / "x.sarif"))
     invocation = json.loads((tmp_path / "x.sarif").read_text(encoding="utf-8"))["runs"][0]["invocations"][0]
@@ -172,6 +175,7 @@ def junit_cases(path: Path) -> tuple[ET.Element, dict[str, ET.Element]]:
     return suite, {case.get("classname").split(".")[-1]: case for case in suite.findall("testcase")}
 
 
+@pytest.mark.slow
 def test_junit_has_one_case_per_rule_and_fails_those_at_fail_on(tmp_path: Path) -> None:
     outcome = render_report(BROKEN, tmp_path / "out", fail_on="error", ci_outputs=CiOutputs(junit=tmp_path / "j.xml"))
     suite, cases = junit_cases(tmp_path / "j.xml")
@@ -184,6 +188,7 @@ def test_junit_has_one_case_per_rule_and_fails_those_at_fail_on(tmp_path: Path) 
     assert suite.get("timestamp") == "2026-11-23T15:30:08"  # the bundle's time, without the zone JUnit refuses
 
 
+@pytest.mark.slow
 def test_junit_below_fail_on_passes_with_the_findings_in_system_out(tmp_path: Path) -> None:
     render_report(HEALTHY, tmp_path / "out", fail_on="error", ci_outputs=CiOutputs(junit=tmp_path / "j.xml"))
     suite, cases = junit_cases(tmp_path / "j.xml")
@@ -214,6 +219,7 @@ def test_fail_on_line_stays_one_line_with_hostile_titles() -> None:
     assert line.startswith("qdqreport: --fail-on error: 8 findings at or above error: QR995 error title 0 second line third [")
 
 
+@pytest.mark.slow
 def test_fail_on_names_the_tripping_findings_in_one_stderr_line(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     assert main(["report", str(BROKEN), "-o", str(tmp_path / "a"), "--fail-on", "error"]) == 1
@@ -224,6 +230,7 @@ def test_fail_on_names_the_tripping_findings_in_one_stderr_line(tmp_path: Path, 
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_fail_on_info_trips_on_any_finding(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     assert main(["report", str(HEALTHY), "-o", str(tmp_path / "a"), "--fail-on", "warning"]) == 1
@@ -233,6 +240,7 @@ def test_fail_on_info_trips_on_any_finding(tmp_path: Path, capsys, monkeypatch) 
     assert "QR100 info" in err  # an info finding of the engine bundle trips it
 
 
+@pytest.mark.slow
 def test_step_summary_is_appended_with_the_reports_head(tmp_path: Path, monkeypatch) -> None:
     summary = tmp_path / "step_summary.md"
     summary.write_text("## earlier step\n\nkept\n", encoding="utf-8")
@@ -261,6 +269,7 @@ def test_unwritable_ci_paths_are_refused_before_anything_is_written(tmp_path: Pa
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_ci_files_may_go_into_the_report_folder_it_creates(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     out = tmp_path / "ci" / "out"

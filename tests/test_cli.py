@@ -15,6 +15,7 @@ from qdqreport.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_report_ranks_the_calibration_mismatch_first(broken_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["report", str(broken_bundle), "-o", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out.split()
@@ -26,11 +27,13 @@ def test_report_ranks_the_calibration_mismatch_first(broken_bundle: Path, tmp_pa
     assert markdown.startswith("## ") and "Quantization collapses the outputs" in markdown.splitlines()[0]
 
 
+@pytest.mark.slow
 def test_fail_on_sets_the_exit_code(broken_bundle: Path, healthy_bundle: Path, tmp_path: Path) -> None:
     assert main(["report", str(broken_bundle), "-o", str(tmp_path / "a"), "--fail-on", "error"]) == 1
     assert main(["report", str(healthy_bundle), "-o", str(tmp_path / "b"), "--fail-on", "error"]) == 0
 
 
+@pytest.mark.slow
 def test_healthy_bundle_has_no_error_finding(healthy_bundle: Path, tmp_path: Path) -> None:
     main(["report", str(healthy_bundle), "-o", str(tmp_path / "out")])
     findings = json.loads((tmp_path / "out" / "findings.json").read_text())["findings"]
@@ -50,6 +53,7 @@ def test_report_on_a_too_new_bundle_is_refused_and_writes_nothing(broken_bundle:
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+@pytest.mark.slow
 def test_sample_bundles_render_offline(tmp_path: Path) -> None:
     for bundle in sorted((ROOT / "sample_bundles").iterdir()):
         if bundle.is_dir():
@@ -78,6 +82,7 @@ def test_demo_runs_from_any_folder(tmp_path: Path) -> None:
     assert "raw 0–255 pixels" in html and "top-1 agreement 44%" in html
 
 
+@pytest.mark.slow
 def test_real_bundle_renders_to_identical_bytes_twice(broken_bundle: Path, tmp_path: Path) -> None:
     main(["report", str(broken_bundle), "-o", str(tmp_path / "a")])
     main(["report", str(broken_bundle), "-o", str(tmp_path / "b")])

@@ -55,6 +55,7 @@ def test_stage_outputs_are_the_real_onnxruntime_outputs(broken_bundle: Path, dem
     np.testing.assert_allclose(stored[3][OUTPUT], expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_reference_outputs_add_the_export_comparison(tmp_path: Path, demo: Path, eval_x: np.ndarray) -> None:
     session = ort.InferenceSession(str(demo / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])
     reference = np.concatenate([session.run([OUTPUT], {"x": eval_x[i:i + 1]})[0] for i in range(6)])
@@ -65,6 +66,7 @@ def test_reference_outputs_add_the_export_comparison(tmp_path: Path, demo: Path,
     assert export.cosine_min > 0.99999 and export.top1 == 1.0
 
 
+@pytest.mark.slow
 def test_data_loader_script_is_polygraphy_convention(tmp_path: Path, demo: Path) -> None:
     script = tmp_path / "loader.py"
     script.write_text(f"import numpy as np\ndef feeds():\n    x = np.load({str(demo / 'eval.npz')!r})['x']\n"
@@ -73,6 +75,7 @@ def test_data_loader_script_is_polygraphy_convention(tmp_path: Path, demo: Path)
     assert Bundle(tmp_path / "b").manifest["inputs"]["eval"]["samples"] == 3
 
 
+@pytest.mark.slow
 def test_data_loader_script_loads_like_the_postprocess_script(tmp_path: Path, demo: Path) -> None:
     """The shared script loader: a @dataclass under postponed annotations works, and a script named like
     an installed module (json.py) is still the user's file, not the installed module."""
@@ -85,6 +88,7 @@ def test_data_loader_script_loads_like_the_postprocess_script(tmp_path: Path, de
     assert Bundle(tmp_path / "b").manifest["inputs"]["eval"]["samples"] == 2
 
 
+@pytest.mark.slow
 def test_zip_bundle_reads_like_the_folder(tmp_path: Path, demo: Path) -> None:
     assert _collect(demo, tmp_path / "b.zip", "--no-fp16-check") == 0  # no control stage: the four pipeline stages
     bundle = Bundle(tmp_path / "b.zip")
@@ -92,6 +96,7 @@ def test_zip_bundle_reads_like_the_folder(tmp_path: Path, demo: Path) -> None:
     assert len(load_stage_outputs(bundle, "ort_qdq")) == 6
 
 
+@pytest.mark.slow
 def test_failed_stage_is_recorded_and_the_bundle_still_written(tmp_path: Path, demo: Path) -> None:
     model = onnx.load(str(demo / "cls_int8.onnx"))
     node = next(n for n in model.graph.node if n.op_type == "HardSigmoid")
@@ -105,6 +110,7 @@ def test_failed_stage_is_recorded_and_the_bundle_still_written(tmp_path: Path, d
     assert ctx.stage("ort_fp32").status == "ok" and ctx.comparison("quantization") is None
 
 
+@pytest.mark.slow
 def test_nonfinite_scale_gives_nan_outputs_counted_per_sample(tmp_path: Path, demo: Path) -> None:
     model = onnx.load(str(demo / "cls_int8.onnx"))
     last_dq = [n for n in model.graph.node if n.op_type == "DequantizeLinear"][-1]
@@ -131,6 +137,7 @@ def _set_constant(model: onnx.ModelProto, name: str, value: float) -> None:
     raise AssertionError(f"no constant {name}")
 
 
+@pytest.mark.slow
 def test_progress_goes_to_stderr_and_quiet_silences_it(tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture) -> None:
     main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / "cls_int8.onnx"),
           "--inputs", str(demo / "eval.npz"), "--max-samples", "4", "-o", str(tmp_path / "a")])
@@ -181,6 +188,7 @@ def _bad_inputs(tmp: Path, demo: Path, eval_x: np.ndarray) -> dict[str, tuple[li
                                   "wrong dtype", "nan inputs", "nan reference", "short reference", "missing modelopt log",
                                   "bad loader script", "unknown provider", "truncated inputs", "truncated reference",
                                   "loader exits"])
+@pytest.mark.slow
 def test_bad_input_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: Path, demo: Path, eval_x: np.ndarray,
                                                           capsys: pytest.CaptureFixture) -> None:
     args, expected = _bad_inputs(tmp_path, demo, eval_x)[case]
@@ -192,6 +200,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: P
     assert not list(tmp_path.rglob(".*partial*"))
 
 
+@pytest.mark.slow
 def test_existing_bundle_needs_force(tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture) -> None:
     assert _collect(demo, tmp_path / "b") == 0
     first = json.loads((tmp_path / "b" / "manifest.json").read_text())["created_at"]
@@ -200,6 +209,7 @@ def test_existing_bundle_needs_force(tmp_path: Path, demo: Path, capsys: pytest.
     assert Bundle(tmp_path / "b").manifest["models"]["qdq"]["path"].endswith("cls_int8.onnx") and first
 
 
+@pytest.mark.slow
 def test_interrupted_collect_leaves_no_bundle(tmp_path: Path, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import qdqreport.collect.pipeline as pipeline
 

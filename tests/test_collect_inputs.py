@@ -100,6 +100,7 @@ def test_the_ort_quantized_model_is_one_the_checker_rejects_and_ort_runs(vad: di
     ort.InferenceSession(str(vad["qdq"]), providers=["CPUExecutionProvider"])
 
 
+@pytest.mark.slow
 def test_vad_collects_end_to_end_and_renders(vad: dict[str, Path], tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     assert _collect(vad["fp32"], vad["qdq"], ["--inputs", str(vad["eval"])], bundle) == 0
@@ -280,6 +281,7 @@ def _save_external(source: Path, folder: Path, size_threshold: int = 1024) -> Pa
     return target
 
 
+@pytest.mark.slow
 def test_models_with_external_data(demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     fp32 = _save_external(demo / "cls_fp32.onnx", tmp_path / "fp32")
     qdq = _save_external(demo / "cls_int8.onnx", tmp_path / "qdq")
@@ -314,6 +316,7 @@ def test_models_with_external_data(demo: Path, tmp_path: Path, capsys: pytest.Ca
     assert err.count("\n") == 1 and "'cls_int8.data' is missing" in err
 
 
+@pytest.mark.slow
 def test_models_past_the_protobuf_limit_reach_onnxruntime_as_files(demo: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # A model over 2 GiB cannot be serialised; every session (stages, FP16 check, per-layer, what-if) then
@@ -345,6 +348,7 @@ def _layers(bundle: Bundle) -> list[dict]:
     return bundle.table(comparison["tables"]["layers"], "layers")
 
 
+@pytest.mark.slow
 def test_an_input_with_no_declared_shape(demo: Path, tmp_path: Path, eval_x: np.ndarray) -> None:
     # No shape at all is "any rank", not a scalar: samples along axis 0, as the arrays say.
     for name in ("cls_fp32", "cls_int8"):

@@ -24,6 +24,7 @@ def _collect(demo: Path, out: Path, *extra: str, samples: int = 12) -> int:
                  "-o", str(out), "--quiet", *extra])
 
 
+@pytest.mark.slow
 def test_first_n_keeps_n_samples_and_compares_all(tmp_path: Path, demo: Path) -> None:
     assert _collect(demo, tmp_path / "all", "--store-outputs", "all") == 0
     assert _collect(demo, tmp_path / "first", "--store-outputs", "first:5") == 0
@@ -40,6 +41,7 @@ def test_first_n_keeps_n_samples_and_compares_all(tmp_path: Path, demo: Path) ->
     assert first.text(table) == every.text(table) and first.text(table).count("\n") == 13
 
 
+@pytest.mark.slow
 def test_none_stores_no_outputs_and_the_report_still_renders(tmp_path: Path, demo: Path) -> None:
     assert _collect(demo, tmp_path / "b", "--store-outputs", "none") == 0
     bundle = Bundle(tmp_path / "b")
@@ -53,6 +55,7 @@ def test_none_stores_no_outputs_and_the_report_still_renders(tmp_path: Path, dem
     assert "QR001" in rules
 
 
+@pytest.mark.slow
 def test_tensor_pass_is_bounded_and_recorded(tmp_path: Path, demo: Path) -> None:
     assert _collect(demo, tmp_path / "b") == 0
     ctx = Context(Bundle(tmp_path / "b"))

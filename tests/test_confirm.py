@@ -96,6 +96,7 @@ def _finding(bundle: Path, rule: str, tmp_path: Path) -> str:
     return next(f["fingerprint"] for f in findings if f["id"] == rule)
 
 
+@pytest.mark.slow
 def test_corrected_calibration_restores_the_outputs(x255_bundle: Path, work: Path, tmp_path: Path, capsys) -> None:
     fingerprint = _finding(x255_bundle, "QR003", tmp_path)  # the calibration-scale finding, by fingerprint
     out = tmp_path / "confirmed"
@@ -126,6 +127,7 @@ def test_calibration_fix_without_the_new_file_is_refused(x255_bundle: Path, tmp_
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_excluding_an_op_type_restores_top1(uint8_bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "no_conv"
     assert main(["confirm", str(uint8_bundle), "--exclude-op-type", "Conv", "-o", str(out), "--quiet"]) == 0
@@ -139,6 +141,7 @@ def test_excluding_an_op_type_restores_top1(uint8_bundle: Path, tmp_path: Path) 
     assert diff["verdict"]["kind"] in ("restored", "improved") and f"{len(left)} nodes leaving INT8" in diff["verdict"]["text"]
 
 
+@pytest.mark.slow
 def test_a_findings_node_exclusions_leave_int8(uint8_bundle: Path, tmp_path: Path) -> None:
     """QR002 names the head; --exclude adds a node: both, and only they, run in float after re-quantizing."""
     out = tmp_path / "head"
@@ -151,6 +154,7 @@ def test_a_findings_node_exclusions_leave_int8(uint8_bundle: Path, tmp_path: Pat
     assert "Conv@52" in record["options"]["nodes_to_exclude"] and "MatMul" not in record["options"]["op_types_to_quantize"]
 
 
+@pytest.mark.slow
 def test_quantize_static_fix_of_qr004(uint8_bundle: Path, tmp_path: Path) -> None:
     """QR004's fix for an ONNX Runtime model is quantize_static with signed symmetric INT8: applied as such."""
     out = tmp_path / "int8"
@@ -164,6 +168,7 @@ def test_quantize_static_fix_of_qr004(uint8_bundle: Path, tmp_path: Path) -> Non
     assert _top1(out / "bundle") >= _top1(uint8_bundle)
 
 
+@pytest.mark.slow
 def test_whatif_estimate_beside_the_requantized_number(x255_bundle: Path, tmp_path: Path, capsys) -> None:
     chosen = json.loads((x255_bundle / "layers" / "whatif.json").read_text())["chosen"]
     out = tmp_path / "whatif"
@@ -215,6 +220,7 @@ def test_refusals_are_one_line_and_write_nothing(uint8_bundle: Path, tmp_path: P
     assert "not a confirm folder" in capsys.readouterr().err and (taken / "keep.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_a_failure_after_writing_started_leaves_nothing_and_force_keeps_the_old_run(uint8_bundle: Path, tmp_path: Path,
                                                                                    capsys) -> None:
     wrong = tmp_path / "wrong_key.npz"  # found only when the quantizer reads it, after OUT was created

@@ -58,6 +58,7 @@ def test_sealed_part_is_the_seeded_selection_and_covers_every_model_and_cause():
     assert sum(c in new for c in sealed) > len(sealed) / 2, "the sealed part is drawn from the new cases first"
 
 
+@pytest.mark.slow
 def test_docs_show_the_sealed_part_as_the_scorer_computes_it(scores):
     """docs/CORPUS.md's sealed-part totals, wrong rankings and table are what the committed bundles score."""
     sealed = [s for s in scores if s.sealed]
@@ -75,6 +76,7 @@ def test_manifests_record_no_machine_paths():
         assert not [p for p in given if Path(p).is_absolute()], f"{case}: absolute path in its manifest"
 
 
+@pytest.mark.slow
 def test_markdown_keeps_the_hand_written_part(tmp_path):
     from qdqreport.corpus_score import KEPT_MARKER, main
 

@@ -182,6 +182,7 @@ def test_nothing_is_written_when_rendering_fails(broken_bundle, healthy_bundle, 
     assert [p.name for p in out.iterdir()] == ["diff.md"] and (out / "diff.md").read_text() == "the previous diff\n"
 
 
+@pytest.mark.slow
 def test_config_card_documents_the_configuration(broken_bundle, tmp_path):
     out = tmp_path / "report"
     code = main(["report", str(broken_bundle), "-o", str(out), "--config-card"])
@@ -208,6 +209,7 @@ def test_config_card_of_a_bad_bundle_writes_nothing(tmp_path, capsys):
     assert not out.exists() and len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_layers_diff_computation_needs_no_renderer_and_diff_no_runtime(tmp_path):
     """The diff computation imports neither jinja2 nor matplotlib; the whole diff runs without ONNX Runtime."""
     code = ("import sys\n"
@@ -232,6 +234,7 @@ def _per_layer_bundle(tmp_path: Path, demo: Path, qdq: str, calib: str) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_per_layer_curves_of_both_bundles(demo, tmp_path):
     before = _per_layer_bundle(tmp_path, demo, "cls_int8_x255.onnx", "calib_x255.npz")
     after = _per_layer_bundle(tmp_path, demo, "cls_int8.onnx", "calib.npz")
@@ -247,6 +250,7 @@ def test_per_layer_curves_of_both_bundles(demo, tmp_path):
     assert (tmp_path / "diff" / "diff.html").read_text().count("per-layer error along the graph, before and after") == 1
 
 
+@pytest.mark.slow
 def test_decision_agreement_of_decoded_results(demo, tmp_path):
     bundles = []
     for qdq, calib in (("cls_int8_x255.onnx", "calib_x255.npz"), ("cls_int8.onnx", "calib.npz")):
@@ -264,6 +268,7 @@ def test_decision_agreement_of_decoded_results(demo, tmp_path):
     assert f"{pct(agreement[0])} → {pct(agreement[1])}" in (tmp_path / "diff" / "diff.md").read_text()
 
 
+@pytest.mark.slow
 def test_bundle_strings_are_escaped_in_markdown(healthy_bundle, tmp_path):
     hostile = tmp_path / "hostile"
     shutil.copytree(healthy_bundle, hostile)
@@ -284,6 +289,7 @@ def test_bundle_strings_are_escaped_in_markdown(healthy_bundle, tmp_path):
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
+@pytest.mark.slow
 def test_config_card_is_redacted_with_the_report(healthy_bundle, demo, tmp_path):
     plain, redacted = tmp_path / "plain", tmp_path / "redacted"
     assert main(["report", str(healthy_bundle), "-o", str(plain), "--config-card"]) in (0, 1)
@@ -311,6 +317,7 @@ def test_precision_changes_between_real_corpus_quantizations(tmp_path):
     assert doc["precision"]["counts"]["q_nodes"] == counts
 
 
+@pytest.mark.slow
 def test_a_recorded_quantizer_call_is_diffed_and_carded(healthy_bundle, tmp_path):
     """manifest `quantization` (written by `qdqreport confirm`, docs/bundle.md): the call that made the QDQ model."""
     confirmed = tmp_path / "confirmed"

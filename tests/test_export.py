@@ -71,6 +71,7 @@ def check_node_data_format(data: dict) -> None:
         assert stops[0] == 0 and stops[-1] == 1 and stops == sorted(stops)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role, model", [("fp32", "cls_fp32.onnx"), ("qdq", "cls_int8_x255.onnx")])
 def test_model_explorer_ids_are_the_onnx_adapters(overlays: Path, demo: Path, role: str, model: str) -> None:
     graph_id, ids = adapter_ids(demo / model)
@@ -144,6 +145,7 @@ def test_polygraphy_round_trip(per_layer_bundle: Path, tmp_path: Path, demo: Pat
                 np.testing.assert_array_equal(iteration[name], value)
 
 
+@pytest.mark.slow
 def test_polygraphy_replays_the_stage(per_layer_bundle: Path, tmp_path: Path, demo: Path) -> None:
     """What a GPU machine does with --trt, done here with Polygraphy's ONNX Runtime runner."""
     out = tmp_path / "replay"

@@ -95,6 +95,7 @@ def test_rewrite_restores_a_constant_that_overflowed_in_fp16(tmp_path: Path):
     assert np.isinf(other).all()
 
 
+@pytest.mark.slow
 def test_control_of_the_demo_model_agrees_with_fp32_as_the_qdq_model_does():
     # ModelOpt's FP16 float part is harmless on the well calibrated demo classifier: the control's outputs
     # agree with FP32 as closely as the QDQ model's do.
@@ -226,6 +227,7 @@ def test_qr011_ranks_first_on_the_real_dbnet_collapse():
     assert {"QR001", "QR002"} <= {f.rule_id for f in findings[1:]}
 
 
+@pytest.mark.slow
 def test_a_damaged_constant_without_fp32_original_is_reported_not_a_crash(tmp_path: Path):
     # What a quantizer that folds BatchNormalization into Conv parameters and keeps their names leaves: an FP16
     # constant that is no FP16 copy of the FP32 model's constant of that name, here with one value stored as inf.

@@ -35,6 +35,7 @@ def gold_run(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
     return work, update_gold.build_gold(work)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", update_gold.GOLD_FILES)
 def test_demo_report_matches_its_gold_file(gold_run, name):
     _, files = gold_run

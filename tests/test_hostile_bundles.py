@@ -227,6 +227,7 @@ def test_staging_folder_refuses_a_target_outside_it(tmp_path):
 
 
 # --- file types: FIFO, /dev/zero -------------------------------------------------------------
+@pytest.mark.slow
 @UNIX_ONLY
 def test_fifo_in_a_folder_bundle_is_refused_without_hanging(tmp_path):
     bundle = _copy(tmp_path)
@@ -240,6 +241,7 @@ def test_fifo_in_a_folder_bundle_is_refused_without_hanging(tmp_path):
     assert not (tmp_path / "out" / "report.html").exists()
 
 
+@pytest.mark.slow
 @UNIX_ONLY
 def test_fifo_as_the_manifest_is_refused_without_hanging(tmp_path):
     bundle = _copy(tmp_path)
@@ -249,6 +251,7 @@ def test_fifo_as_the_manifest_is_refused_without_hanging(tmp_path):
     assert code == 2 and "FIFO" in err, err
 
 
+@pytest.mark.slow
 @UNIX_ONLY
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_dev_zero_as_a_key_or_a_link_is_refused_fast_and_small(tmp_path):
@@ -266,6 +269,7 @@ def test_dev_zero_as_a_key_or_a_link_is_refused_fast_and_small(tmp_path):
 
 
 # --- bombs -----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_zip_bomb_entry_is_refused_before_reading_by_its_declared_size(tmp_path):
     """The issue's 4.3 MB zip with a 4 GiB entry: 8.2 GB peak. Here the entry replaces the
     stage log, and the manifest keeps the real log's size: refused before inflating a byte."""
@@ -280,6 +284,7 @@ def test_zip_bomb_entry_is_refused_before_reading_by_its_declared_size(tmp_path)
     assert time.perf_counter() - start < 60
 
 
+@pytest.mark.slow
 def test_zip_bomb_declared_honestly_is_refused_by_its_kind_limit_before_reading(tmp_path):
     """The attacker also declares the bomb's true size: a log is read as text, so its declared
     size alone breaks the text limit, before a byte is inflated or hashed."""
@@ -293,6 +298,7 @@ def test_zip_bomb_declared_honestly_is_refused_by_its_kind_limit_before_reading(
     assert time.perf_counter() - start < 30
 
 
+@pytest.mark.slow
 def test_zip_bomb_with_wrong_hash_is_found_in_streams(tmp_path):
     """A 1.25 GiB array file, within the array limit, declared with its true size but a wrong
     sha256: hashed in 1 MiB blocks and refused, never held (the old reader read it whole)."""
@@ -342,6 +348,7 @@ def _npz_with_member(path: Path, name: str, header_shape: tuple[int, ...], data_
                 member.write(block)
 
 
+@pytest.mark.slow
 def test_npz_declaring_a_shape_of_1e12_is_one_line(tmp_path):
     """The old reader died with numpy's _ArrayMemoryError (a traceback)."""
     bundle = _copy(tmp_path, TASK_BUNDLE)
@@ -352,6 +359,7 @@ def test_npz_declaring_a_shape_of_1e12_is_one_line(tmp_path):
     assert peak < RSS_CEILING_KB and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_npz_member_bomb_stays_under_1gb(tmp_path):
     """A real member bomb (1.25 GiB of zeros, ~6 MB on disk) with the array limit lowered to
     512M, as SECURITY.md tells a cautious user to do; the old reader peaked at 8.3 GB."""
@@ -374,6 +382,7 @@ def test_limits_are_overridable_and_a_bad_value_is_one_line(tmp_path, capsys, mo
     assert main(["validate", str(bundle)]) == 0
 
 
+@pytest.mark.slow
 def test_zip_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_path, capsys, monkeypatch):
     """A few MB of zip directory can list millions of entries (each a Python object once read):
     the directory's size is held to the JSON limit, lowered here so a small zip shows it."""
@@ -389,6 +398,7 @@ def test_zip_with_a_huge_directory_is_refused_before_zipfile_reads_it(tmp_path, 
 
 
 # --- JSON ------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("depth, expected", [(100_000, "nested too deeply"), (500, "nests more than 64 levels")])
 def test_deep_json_artefact_is_one_line(tmp_path, depth, expected):
     bundle = _copy(tmp_path)
@@ -433,6 +443,7 @@ def test_5000_digit_number_in_json_is_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("payload, expected", [(b'{"source": "\\ud800"}', "lone surrogate"),
                                                (b'{"source": "\xff\xfe"}', "not UTF-8")])
+@pytest.mark.slow
 def test_surrogates_and_invalid_utf8_in_json_are_one_line(tmp_path, payload, expected):
     bundle = _copy(tmp_path)
     _replace(bundle, STATS, payload)
@@ -443,6 +454,7 @@ def test_surrogates_and_invalid_utf8_in_json_are_one_line(tmp_path, payload, exp
 @pytest.mark.parametrize("damage, expected", [(lambda layers: layers[0].update(Name="\ud800"), "lone surrogate"),
                                               (lambda layers: layers[0].update(Extra=json.loads("[" * 900 + "]" * 900)),
                                                "nests more than 64 levels")])
+@pytest.mark.slow
 def test_json_artefacts_parsed_elsewhere_are_checked_at_open(tmp_path, damage, expected):
     """TensorRT evidence and rules parse layer_info.json themselves; the reader checks every
     listed JSON file when the bundle is opened, so they never meet these (a real TREx dump)."""
@@ -455,6 +467,7 @@ def test_json_artefacts_parsed_elsewhere_are_checked_at_open(tmp_path, damage, e
     assert code == 2 and expected in err and name in err and err.count("\n") == 1, err
 
 
+@pytest.mark.slow
 def test_huge_manifest_is_refused_fast_by_size(tmp_path):
     """A 300 MB manifest took 122 s and 6.4 GB; the folder one is sparse, the zip one deflated."""
     bundle = _copy(tmp_path)

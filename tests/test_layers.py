@@ -81,6 +81,7 @@ def test_weights_are_matched_where_qdq_loss_debug_finds_none(fp32, tmp_path):
     assert dequantized.shape == value.shape and 25.0 < error_stats(value, dequantized).sqnr_db < 60.0
 
 
+@pytest.mark.slow
 def test_statistics_stream_without_growing_memory(fp32, eval_x):
     """tracemalloc peak of the accumulation loop: 16 samples must not need more than 4 did."""
     collector = LayerCollector(fp32, onnx.load(str(DEMO / "cls_int8.onnx")))
@@ -100,6 +101,7 @@ def test_statistics_stream_without_growing_memory(fp32, eval_x):
     assert collector.samples == 21
 
 
+@pytest.mark.slow
 def test_local_error_points_at_the_injected_node_and_accumulated_error_spreads(fp32, samples):
     result = collect_layers(fp32, _injected(), samples)
     rows = [r for r in result.layer_rows if r["kind"] == "activation"]
@@ -112,6 +114,7 @@ def test_local_error_points_at_the_injected_node_and_accumulated_error_spreads(f
     assert clipped["clipped_share"] > 0.3 and result.summary["local"] is True
 
 
+@pytest.mark.slow
 def test_whatif_finds_the_injected_node_and_its_numbers_are_ort_runs(fp32, samples):
     qdq = _injected()
     collector = LayerCollector(fp32, qdq)
@@ -136,6 +139,7 @@ def test_whatif_finds_the_injected_node_and_its_numbers_are_ort_runs(fp32, sampl
     assert rows[0]["kind"] == "baseline" and all(r["seconds"] > 0 for r in rows)
 
 
+@pytest.mark.slow
 def test_collect_per_layer_end_to_end_on_the_broken_demo(tmp_path):
     from qdqreport.cli import main
     from qdqreport.render import render_report
@@ -168,6 +172,7 @@ def test_minilm_alignment_and_local_error():
     assert layers.summary["local"] is True and "/output/" in worst["node"]  # an FFN output (dense or residual Add)
 
 
+@pytest.mark.slow
 def test_exclusion_variant_on_ort_layout_uses_the_fp32_weights(fp32, eval_x):
     """ORT stores weights as `<w>_quantized`; the excluded node reads the FP32 model's weight instead."""
     import onnxruntime as ort

@@ -210,6 +210,7 @@ def visible(reader: Reader) -> str:
 
 
 # --- tests -------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_hostile_classifier_bundle_renders_safe_markdown(tmp_path: Path) -> None:
     names = classifier_names(SAMPLES / "cls_calib_x255")
     bundle = hostile_copy("cls_calib_x255", tmp_path, names, poison_classifier)

@@ -136,6 +136,7 @@ def test_output_is_not_the_current_folder_or_a_parent_of_an_input(tmp_path: Path
 
 
 # --- replacing a bundle --------------------------------------------------------------------
+@pytest.mark.slow
 def test_force_replaces_a_folder_bundle_and_a_zip_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = Path(shutil.copytree(SAMPLE, tmp_path / "b"))
     zipped = tmp_path / "b.zip"
@@ -209,6 +210,7 @@ def paused_run(script: str, args: list[str], tmp: Path) -> Iterator[subprocess.P
         mark.unlink(missing_ok=True)
 
 
+@pytest.mark.slow
 def test_kill_between_the_two_renames_keeps_the_old_bundle_and_the_next_run_restores_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = Path(shutil.copytree(SAMPLE, tmp_path / "b"))
@@ -225,6 +227,7 @@ def test_kill_between_the_two_renames_keeps_the_old_bundle_and_the_next_run_rest
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]  # the dead run's partial removed
 
 
+@pytest.mark.slow
 def test_a_second_collect_is_refused_while_the_first_writes_and_a_killed_one_is_cleaned_up(tmp_path: Path) -> None:
     target = Path(shutil.copytree(SAMPLE, tmp_path / "b"))
     old = tree(target)
@@ -241,6 +244,7 @@ def test_a_second_collect_is_refused_while_the_first_writes_and_a_killed_one_is_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"] and Bundle(target).manifest["files"]
 
 
+@pytest.mark.slow
 def test_two_collects_started_together_one_wins_the_other_is_refused(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "qdqreport", *collect_args(tmp_path / "b")]
     runs = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path) for _ in range(2)]
@@ -250,6 +254,7 @@ def test_two_collects_started_together_one_wins_the_other_is_refused(tmp_path: P
     assert Bundle(tmp_path / "b").manifest["files"] and sorted(p.name for p in tmp_path.iterdir()) == ["b"]
 
 
+@pytest.mark.slow
 def test_stale_partials_of_dead_runs_are_removed_and_live_ones_named(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -294,6 +299,7 @@ def shared_tmp() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
+@pytest.mark.slow
 def test_read_only_output_folders_give_one_line_and_write_nothing(shared_tmp: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     # First as ourselves into writable folders: the same code runs, so every lazy import is done
@@ -318,6 +324,7 @@ def test_read_only_output_folders_give_one_line_and_write_nothing(shared_tmp: Pa
     assert tree(read_only) == before
 
 
+@pytest.mark.slow
 def test_a_full_disk_while_writing_a_bundle_keeps_the_old_one(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     target = Path(shutil.copytree(SAMPLE, tmp_path / "b"))
@@ -358,6 +365,7 @@ print(json.dumps({"runs": [[r.returncode, r.stderr] for r in runs], "unchanged":
 """
 
 
+@pytest.mark.slow
 def test_a_real_full_disk_keeps_the_old_bundle_and_the_old_report(tmp_path: Path) -> None:
     """A 1 MiB tmpfs with 64 KiB left, in a private mount namespace (unshare: no root needed)."""
     if not (shutil.which("unshare") and shutil.which("mount")) or subprocess.run(
@@ -386,6 +394,7 @@ def _old_report(out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, tupl
     return tree(out)
 
 
+@pytest.mark.slow
 def test_report_refuses_a_folder_named_report_md_before_writing(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
@@ -421,6 +430,7 @@ def test_a_full_disk_while_writing_the_report_keeps_the_old_set(tmp_path: Path, 
     assert tree(out) == before
 
 
+@pytest.mark.slow
 def test_report_removes_temp_files_of_killed_runs_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
@@ -51,6 +52,7 @@ def test_cosine_plots_share_one_scale_and_the_threshold_is_labelled():
     assert all("error distribution" not in svg for svg in sqnr)
 
 
+@pytest.mark.slow
 def test_a_series_already_plotted_links_to_that_plot_instead_of_drawing_it_again():
     model = model_of(DBNET_FP16)
     plots = report_plots(model)

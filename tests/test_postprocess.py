@@ -58,6 +58,7 @@ def task_bundle(tmp_path_factory: pytest.TempPathFactory, demo: Path, app_result
     return out
 
 
+@pytest.mark.slow
 def test_decoded_results_are_the_decode_of_the_stored_outputs(task_bundle: Path) -> None:
     bundle = Bundle(task_bundle)
     ctx = Context(bundle)
@@ -87,6 +88,7 @@ def test_application_results_are_compared_with_the_same_stage(task_bundle: Path)
     assert {r["sample"] for r in rows if r["agreement"] < 1} == {i for i, r in enumerate(ours) if r["rotate"].item()}
 
 
+@pytest.mark.slow
 def test_report_ranks_qr010_first_and_shows_the_task_section(task_bundle: Path, tmp_path: Path) -> None:
     assert main(["report", str(task_bundle), "-o", str(tmp_path)]) == 0
     findings = json.loads((tmp_path / "findings.json").read_text())["findings"]
@@ -99,6 +101,7 @@ def test_report_ranks_qr010_first_and_shows_the_task_section(task_bundle: Path, 
     assert "but: The application&#39;s post-processing differs" in html  # the verdict names it
 
 
+@pytest.mark.slow
 def test_generic_comparison_without_compare(tmp_path: Path, demo: Path) -> None:
     script = tmp_path / "argmax.py"
     script.write_text(f"import numpy as np\ndef top1(outputs):\n    p = outputs[{OUTPUT!r}][0]\n"
@@ -128,6 +131,7 @@ def _strict_script(tmp_path: Path) -> Path:
     return script
 
 
+@pytest.mark.slow
 def test_decode_failing_on_the_quantized_stage_is_recorded(tmp_path: Path, demo: Path) -> None:
     assert _collect(demo, tmp_path / "b", "--postprocess", str(_strict_script(tmp_path)),
                     qdq=str(_nan_qdq(tmp_path, demo)), samples=3) == 0
@@ -137,6 +141,7 @@ def test_decode_failing_on_the_quantized_stage_is_recorded(tmp_path: Path, demo:
     assert task["comparisons"] == []
 
 
+@pytest.mark.slow
 def test_task_results_stage_failing_to_decode_is_recorded_not_refused(tmp_path: Path, demo: Path) -> None:
     """--task-results whose stage (ort_qdq, NaN outputs) cannot be decoded: the bundle is still written,
     the application comparison recorded as not made with the reason, and the report says so."""
@@ -152,6 +157,7 @@ def test_task_results_stage_failing_to_decode_is_recorded_not_refused(tmp_path: 
     assert "were not compared" in (tmp_path / "r" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_decode_failing_on_the_reference_is_recorded(tmp_path: Path, demo: Path, eval_x: np.ndarray) -> None:
     """--reference outputs the decode cannot read are that stage's failure, not the script's (exit 0)."""
     np.savez(tmp_path / "ref.npz", **{OUTPUT: np.zeros((3, 2), np.float32)})  # not probabilities
@@ -162,6 +168,7 @@ def test_decode_failing_on_the_reference_is_recorded(tmp_path: Path, demo: Path,
     assert stages["ort_fp32"]["status"] == "ok" and stages["ort_qdq"]["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_max_samples_cuts_the_task_results(tmp_path: Path, demo: Path, app_results: Path) -> None:
     assert _collect(demo, tmp_path / "b", "--postprocess", str(DECODE), "--task-results", str(app_results),
                     samples=4) == 0
@@ -170,6 +177,7 @@ def test_max_samples_cuts_the_task_results(tmp_path: Path, demo: Path, app_resul
     assert len(ctx.task_results("task_results")) == 4
 
 
+@pytest.mark.slow
 def test_dataclass_script_with_postponed_annotations_loads(tmp_path: Path, demo: Path) -> None:
     """@dataclass under `from __future__ import annotations` needs its module in sys.modules while it runs."""
     script = tmp_path / "typed_decode.py"
@@ -213,6 +221,7 @@ BAD_SCRIPTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(BAD_SCRIPTS))
 def test_bad_script_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: Path, demo: Path,
                                                             capsys: pytest.CaptureFixture) -> None:
@@ -226,6 +235,7 @@ def test_bad_script_is_one_line_exit_2_and_nothing_written(case: str, tmp_path: 
     assert not out.exists() and not list(tmp_path.rglob(".*partial*"))
 
 
+@pytest.mark.slow
 def test_bad_task_results_are_refused(tmp_path: Path, demo: Path, capsys: pytest.CaptureFixture) -> None:
     (tmp_path / "short.json").write_text(json.dumps([{"label": "0", "score": 0.9, "rotate": False}]))
     (tmp_path / "broken.json").write_text("[{")
@@ -253,6 +263,7 @@ def test_bad_task_results_are_refused(tmp_path: Path, demo: Path, capsys: pytest
         assert not out.exists()
 
 
+@pytest.mark.slow
 def test_task_results_npz_layouts(tmp_path: Path, demo: Path, task_bundle: Path) -> None:
     """Both .npz layouts load to the same comparison as the JSON the task bundle was made with."""
     theirs = Context(Bundle(task_bundle)).task_results("task_results")

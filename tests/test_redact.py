@@ -44,6 +44,7 @@ def _leaks(folders: list[Path], work: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_collect_and_report_redact_every_output(demo: Path, tmp_path: Path) -> None:
     work = tmp_path / "private"
     work.mkdir()
@@ -63,6 +64,7 @@ def test_collect_and_report_redact_every_output(demo: Path, tmp_path: Path) -> N
     assert "<dt>redacted</dt>" in (report / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_report_redact_leaves_the_bundle_alone(demo: Path, tmp_path: Path) -> None:
     work = tmp_path / "private"
     work.mkdir()

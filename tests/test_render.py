@@ -331,6 +331,7 @@ def test_a_failing_renderer_leaves_the_output_folder_untouched(tmp_path, monkeyp
     ((NOTE,), None, 0), ((NOTE,), "error", 0), ((NOTE,), "warning", 1),
     ((NOTE, CAUSE), "error", 1), ((), "warning", 0),
 ])
+@pytest.mark.slow
 def test_fail_on_sets_the_exit_code(tmp_path, found, fail_on, code):
     bundle = collapsed_classifier(tmp_path).build()
     assert render_report(bundle.location, tmp_path / "out", fail_on=fail_on, rules=findings_rule(*found)).exit_code == code
@@ -344,6 +345,7 @@ def test_bad_fail_on_and_output_inside_bundle_are_refused(tmp_path):
         render_report(bundle.location, bundle.location / "report", rules={})
 
 
+@pytest.mark.slow
 def test_renderer_never_imports_onnx_or_tensorrt(tmp_path):
     bundle = collapsed_classifier(tmp_path).build()
     script = ("import sys\nfrom qdqreport.render import render_report\n"

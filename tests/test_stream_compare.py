@@ -36,6 +36,7 @@ def _same(old: list[dict], new: list[dict]) -> None:
                 assert b[key] == value or (isinstance(value, float) and math.isnan(value) and math.isnan(b[key])), key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BUNDLES)
 def test_stream_comparison_matches_compare_stages(name: str) -> None:
     fp32, qdq = _outputs(name)

@@ -95,6 +95,7 @@ def imported(tmp_path: Path, stage: str, *files: str) -> Path:
     (RESNET16, "trt_fp16", {"fp16": 24, "fp32": 1}),
     (RESNET32, "trt_fp16", {"fp32": 24}),
 ])
+@pytest.mark.slow
 def test_every_dump_imports_verbatim_and_renders(tmp_path, dump, stage, precisions):
     bundle = Bundle(imported(tmp_path, stage, "--layer-info", str(dump)))
     entry = bundle.stage(stage)
@@ -146,6 +147,7 @@ def test_second_engine_is_added_and_diffed(tmp_path):
     (["--layer-info", str(RESIDUALS), "--profile", str(PROFILE)], "come from different engines"),
     (["--stage", "trt_fp16", "--layer-info", str(MOBILENET)], "this is an INT8 engine"),
 ])
+@pytest.mark.slow
 def test_bad_files_give_one_line_errors_and_leave_the_bundle_untouched(collected, tmp_path, capsys, args, message):
     bundle = tmp_path / "bundle"
     shutil.copytree(collected, bundle)
@@ -167,6 +169,7 @@ def test_invalid_json_names_line_and_column(collected, tmp_path, capsys):
     assert "layers.json: not valid JSON (" in err and "line" in err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_onnxruntime_run_results_are_refused(collected, ort_run, tmp_path, capsys):
     bundle = tmp_path / "bundle"
     shutil.copytree(collected, bundle)
@@ -191,6 +194,7 @@ def test_renamed_run_maps_iterations_to_samples(collected, renamed_ort_run, tmp_
     assert Bundle(collected).stage("trt_int8")["status"] == "skipped"  # -o left the source alone
 
 
+@pytest.mark.slow
 def test_per_iteration_folder_and_count_check(collected, tmp_path, capsys):
     (tmp_path / "loader.py").write_text(LOADER)
     folder = tmp_path / "run"  # extensionless: Polygraphy 0.53 writes one JSON per iteration

@@ -8,12 +8,15 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from big_bundle import build_big_bundle
 from fuzz_seeds import read_folder  # noqa: F401 - the seeds fixture builds the per-layer demo
 
 from qdqreport.cli import main
 
 
+@pytest.mark.slow
 def test_1000_outputs_and_5000_layer_rows_give_a_bounded_report_that_says_what_was_cut(seeds: dict, seed_cache: Path,
                                                                                      tmp_path: Path, capsys) -> None:
     bundle = build_big_bundle(seed_cache / "demo_per_layer", tmp_path / "big", outputs=1000, layers=5000)

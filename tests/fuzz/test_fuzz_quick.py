@@ -12,6 +12,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from fuzz_harness import BAD, Outcome, _check_report_folder, run_case, run_cases
 from fuzz_mutate import DIRECTORY, MANIFEST, Case, make_case
 
@@ -19,6 +21,7 @@ CASES = int(os.environ.get("QDQREPORT_FUZZ_CASES", "500"))
 SEED = int(os.environ.get("QDQREPORT_FUZZ_SEED", "20261123"))
 
 
+@pytest.mark.slow
 def test_mutated_real_bundles_give_exit_0_1_or_2_and_nothing_else(seeds: dict, tmp_path: Path) -> None:
     stats = run_cases(seeds, SEED, range(CASES), tmp_path / "work", timeout=120, plot_every=10,
                       save=tmp_path / "cases")
@@ -51,6 +54,7 @@ def _unmutated(seeds: dict, name: str = "cls_healthy") -> Case:
     return Case(name, files, json.loads(files.pop(MANIFEST)))
 
 
+@pytest.mark.slow
 def test_the_harness_sees_crashes_hangs_escapes_and_partial_sets(seeds: dict, tmp_path: Path, monkeypatch) -> None:
     """The classifier itself: each kind of bad outcome, provoked on a real bundle, is reported as such."""
     import time as time_module

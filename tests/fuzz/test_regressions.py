@@ -108,6 +108,7 @@ JSON_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, relative, edit, words", JSON_CASES, ids=[c[0] for c in JSON_CASES])
 def test_wrongly_typed_json_artifact_is_one_line_exit_2(name: str, relative: str, edit: Callable, words: tuple,
                                                        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -175,6 +176,7 @@ def _imported(seed_cache: Path) -> Path:
     return seed_cache / "cls_imported_trt"
 
 
+@pytest.mark.slow
 def test_profile_with_a_list_as_run_count_is_a_reported_problem(seed_cache: Path, seeds: dict, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture) -> None:
     # TypeError@analysis/trt_layers.py:<genexpr> (fuzz seed 11): int() of a list. A profile that decodes but is
