@@ -16,7 +16,7 @@ import inspect
 import pkgutil
 import re
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Callable, Iterable
 
 if TYPE_CHECKING:  # the Context and the builder are only types here; no import cycle at run time
@@ -85,10 +85,36 @@ def rule(id: str, slug: str, title: str, examples: Iterable[Example] = ()) -> Ca
 
 
 def discover() -> dict[str, RuleSpec]:
-    """Import every rule module of this package and of installed plug-ins; return the registry."""
+    """Import every rule module of this package and of installed plug-ins; return the registry.
+
+    A plug-in that fails to import (missing module, a bug at import time, a bad rule id) is not
+    fatal and not skipped: it is returned as a rule `plugin:NAME` that raises when run, so the
+    engine records it as a rule failure and the report lists it among its internal problems."""
     for module in pkgutil.iter_modules(__path__):
         if not module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{module.name}")
+    unloadable: dict[str, RuleSpec] = {}
     for entry in entry_points(group="qdqreport.rules"):
-        entry.load()
-    return dict(sorted(REGISTRY.items()))
+        try:
+            entry.load()
+        except Exception as exc:  # one broken plug-in must not take every report down with it
+            spec = _unloadable_plugin(entry, exc)
+            unloadable[spec.id] = spec
+    return dict(sorted({**REGISTRY, **unloadable}.items()))
+
+
+class PluginImportError(RuntimeError):
+    """A plug-in rule module named in the `qdqreport.rules` entry-point group could not be imported."""
+
+
+def _unloadable_plugin(entry: EntryPoint, exc: Exception) -> RuleSpec:
+    dist = getattr(entry, "dist", None)
+    source = f" (distribution {dist.name})" if dist is not None and getattr(dist, "name", None) else ""
+    message = (f"plug-in rule {entry.name} = {entry.value}{source} failed to import: {type(exc).__name__}: {exc}; "
+               f"fix the plug-in or uninstall it")
+
+    def run(ctx: "Context") -> Iterable["Finding"]:
+        raise PluginImportError(message)
+
+    run.__doc__ = f"Plug-in {entry.name} could not be imported.\n\n{message}"
+    return RuleSpec(f"plugin:{entry.name}", entry.name, f"plug-in {entry.value} failed to import", run, (), entry.module)
