@@ -1,7 +1,8 @@
 """Root-cause rules: one module each, registered by the @rule decorator, discovered by a walk.
 
 Adding a rule means adding one file to this package (or a plug-in module named in the
-`qdqreport.rules` entry-point group). No central list is edited.
+`qdqreport.rules` entry-point group; one that fails to import becomes a recorded rule failure,
+see discover()). No central list is edited.
 
 A rule is a function `(ctx: Context) -> Iterable[Finding]`. Its docstring is its
 documentation (first line: what it detects; then "Why it matters" and "Fix" paragraphs).
