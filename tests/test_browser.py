@@ -266,6 +266,7 @@ def test_report_on_paper(name, reports, artifacts):
     assert cells and not unprinted, f"{name}: cells of tables' last rows not printed: {unprinted[:5]}"
 
 
+@pytest.mark.slow
 def test_failed_stage_report_shows_the_whole_error_on_paper(reports, artifacts):
     text, _ = pdf_words(artifacts / "failed.pdf") if (artifacts / "failed.pdf").is_file() else ("", [])
     if not text:

@@ -78,6 +78,7 @@ def _findings(bundle: Path) -> list:
     return run_rules(Context(Bundle(bundle))).findings
 
 
+@pytest.mark.slow
 def test_collector_records_the_structure_of_real_inputs_and_of_noise(demo_bundles: dict[str, Path]) -> None:
     noise = _stats(demo_bundles["noise"], "calib_stats")["inputs"]["x"]["structure"]
     real = _stats(demo_bundles["real"], "calib_stats")["inputs"]["x"]["structure"]
@@ -87,6 +88,7 @@ def test_collector_records_the_structure_of_real_inputs_and_of_noise(demo_bundle
     assert real["min"] > 0.8 and evaluation["samples"] == 8 and evaluation["min"] > 0.8  # text crops are smooth
 
 
+@pytest.mark.slow
 def test_noise_calibration_is_named_by_qr009_first_without_a_log(demo_bundles: dict[str, Path]) -> None:
     findings = _findings(demo_bundles["noise"])
     first = findings[0]
@@ -97,6 +99,7 @@ def test_noise_calibration_is_named_by_qr009_first_without_a_log(demo_bundles: d
     assert "QR003" not in {f.rule_id for f in findings}  # noise is not a preprocessing step to undo
 
 
+@pytest.mark.slow
 def test_real_calibration_gets_no_qr009(demo_bundles: dict[str, Path]) -> None:
     verdicts = judge_inputs(_stats(demo_bundles["real"], "calib_stats"), _stats(demo_bundles["real"], "eval_stats"))
     assert [(v.noise, v.test) for v in verdicts] == [(False, "structure")]
@@ -135,6 +138,7 @@ def _without_structure(document: dict) -> dict:
     return document
 
 
+@pytest.mark.slow
 def test_older_bundle_without_the_measure_falls_back_to_uniformity(demo_bundles: dict[str, Path],
                                                                    tmp_path: Path) -> None:
     old = _edited_copy(demo_bundles["noise"], tmp_path / "old", edit=_without_structure)

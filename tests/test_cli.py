@@ -40,6 +40,7 @@ def test_healthy_bundle_has_no_error_finding(healthy_bundle: Path, tmp_path: Pat
     assert not [f for f in findings if f["severity"] == "error"]
 
 
+@pytest.mark.slow
 def test_report_on_a_too_new_bundle_is_refused_and_writes_nothing(broken_bundle: Path, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture) -> None:
     bundle = tmp_path / "new"

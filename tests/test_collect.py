@@ -24,6 +24,7 @@ def _collect(demo: Path, out: Path, *extra: str, qdq: str = "cls_int8_x255.onnx"
                  "--inputs", inputs or str(demo / "eval.npz"), "--max-samples", "6", "-o", str(out), "--quiet", *extra])
 
 
+@pytest.mark.slow
 def test_broken_bundle_records_the_collapse_and_its_evidence(broken_bundle: Path) -> None:
     ctx = Context(Bundle(broken_bundle))
     # ort_qdq_fp32: the FP16 check's control, because ModelOpt left the demo model's float part in FP16.
@@ -41,6 +42,7 @@ def test_broken_bundle_records_the_collapse_and_its_evidence(broken_bundle: Path
     assert ctx.modelopt_log is not None and ctx.precision["counts"]["quantized_nodes"] > 50
 
 
+@pytest.mark.slow
 def test_healthy_bundle_agrees(healthy_bundle: Path) -> None:
     ctx = Context(Bundle(healthy_bundle))
     (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
@@ -48,6 +50,7 @@ def test_healthy_bundle_agrees(healthy_bundle: Path) -> None:
     assert ctx.range_use[0]["range_used"] > 0.5
 
 
+@pytest.mark.slow
 def test_stage_outputs_are_the_real_onnxruntime_outputs(broken_bundle: Path, demo: Path, eval_x: np.ndarray) -> None:
     stored = load_stage_outputs(Bundle(broken_bundle), "ort_fp32")
     session = ort.InferenceSession(str(demo / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])

@@ -93,6 +93,7 @@ def _collect(fp32: Path, qdq: Path, source: list[str], out: Path, *extra: str) -
     return main(["collect", "--fp32", str(fp32), "--qdq", str(qdq), *source, "-o", str(out), "--quiet", *extra])
 
 
+@pytest.mark.slow
 def test_the_ort_quantized_model_is_one_the_checker_rejects_and_ort_runs(vad: dict[str, Path]) -> None:
     # The premise of the next test: quantize_static's output really fails the strict checker.
     with pytest.raises(onnx.checker.ValidationError, match="topologically sorted"):
@@ -129,6 +130,7 @@ def test_vad_collects_end_to_end_and_renders(vad: dict[str, Path], tmp_path: Pat
     assert "stateN" in (out / "report.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_scalar_given_once_per_sample_and_from_a_loader_script(vad: dict[str, Path], tmp_path: Path) -> None:
     assert _collect(vad["fp32"], vad["qdq"], ["--inputs", str(vad["eval_sr_per_sample"])], tmp_path / "a") == 0
     script = tmp_path / "loader.py"
@@ -157,6 +159,7 @@ def _rename_batch_dims(source: Path, target: Path) -> None:
     onnx.save(model, str(target))
 
 
+@pytest.mark.slow
 def test_batch_axis_flag_when_the_model_does_not_say(vad: dict[str, Path], tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:
     fp32, qdq = tmp_path / "fp32.onnx", tmp_path / "qdq.onnx"
@@ -172,6 +175,7 @@ def test_batch_axis_flag_when_the_model_does_not_say(vad: dict[str, Path], tmp_p
     assert tensors == {"input": 0, "state": 1, "sr": None}
 
 
+@pytest.mark.slow
 def test_reference_outputs_on_their_batch_axis(vad: dict[str, Path], tmp_path: Path) -> None:
     data = np.load(vad["eval"])
     session = ort.InferenceSession(str(vad["fp32"]), providers=["CPUExecutionProvider"])
@@ -211,6 +215,7 @@ def _refusals(vad: dict[str, Path], tmp: Path) -> dict[str, tuple[list[str], str
 
 @pytest.mark.parametrize("case", ["scalar of wrong rank", "axis of a scalar", "axis out of range", "axis of no tensor",
                                   "axis malformed", "same model twice", "swapped"])
+@pytest.mark.slow
 def test_refused_in_one_line(case: str, vad: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     args, expected = _refusals(vad, tmp_path)[case]
     out = tmp_path / "out"
@@ -220,6 +225,7 @@ def test_refused_in_one_line(case: str, vad: dict[str, Path], tmp_path: Path, ca
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_quantizer_run_that_quantized_nothing_is_refused(vad: dict[str, Path], tmp_path: Path,
                                                             capsys: pytest.CaptureFixture) -> None:
     # silero_vad.onnx keeps its Convs inside If branches; quantize_static does not enter them and writes
@@ -374,6 +380,7 @@ def test_input_stats_of_scalars_and_other_batch_axes() -> None:
     json.dumps(stats)
 
 
+@pytest.mark.slow
 def test_the_reader_checks_the_new_optional_fields(vad: dict[str, Path], tmp_path: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     bundle = tmp_path / "bundle"

@@ -120,6 +120,7 @@ def test_corrected_calibration_restores_the_outputs(x255_bundle: Path, work: Pat
     assert confirmed["verdict"] == diff["verdict"]["text"] and confirmed["caveats"] == []  # same inputs, same ORT
 
 
+@pytest.mark.slow
 def test_calibration_fix_without_the_new_file_is_refused(x255_bundle: Path, tmp_path: Path, capsys) -> None:
     assert main(["confirm", str(x255_bundle), "--fix", "QR003", "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
@@ -181,6 +182,7 @@ def test_whatif_estimate_beside_the_requantized_number(x255_bundle: Path, tmp_pa
     assert f"what-if bypass estimate cosine {chosen['cosine']:.4f}" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_collect_confirm_puts_the_requantized_number_beside_the_estimate(x255_bundle: Path, tmp_path: Path) -> None:
     """collect --per-layer --confirm: the what-if's chosen set re-quantized inside collect; the report shows both."""
     summary = json.loads((x255_bundle / "layers" / "whatif.json").read_text())
@@ -206,6 +208,7 @@ def _report(bundle: Path, tmp_path: Path) -> Path:
     return tmp_path / "report"
 
 
+@pytest.mark.slow
 def test_refusals_are_one_line_and_write_nothing(uint8_bundle: Path, tmp_path: Path, capsys) -> None:
     taken = tmp_path / "taken"
     taken.mkdir()

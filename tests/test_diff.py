@@ -44,6 +44,7 @@ def _diff(tmp_path: Path, before: Path, after: Path, *extra: str) -> tuple[int, 
     return code, document
 
 
+@pytest.mark.slow
 def test_the_fix_restores_the_outputs_with_both_bundles_numbers(broken_bundle, healthy_bundle, tmp_path):
     code, doc = _diff(tmp_path, broken_bundle, healthy_bundle, "--fail-on-regression")
     assert code == 0 and doc["regressed"] is False
@@ -73,6 +74,7 @@ def test_the_fix_restores_the_outputs_with_both_bundles_numbers(broken_bundle, h
     assert "save\\_infer\\_model" in markdown  # output names escaped for Markdown
 
 
+@pytest.mark.slow
 def test_the_reverse_order_is_a_regression_and_fails_the_gate(broken_bundle, healthy_bundle, tmp_path, capsys):
     code, doc = _diff(tmp_path, healthy_bundle, broken_bundle, "--fail-on-regression")
     assert code == 1 and doc["regressed"] is True
@@ -84,6 +86,7 @@ def test_the_reverse_order_is_a_regression_and_fails_the_gate(broken_bundle, hea
     assert main(["diff", str(healthy_bundle), str(broken_bundle), "-o", str(tmp_path / "plain")]) == 0
 
 
+@pytest.mark.slow
 def test_the_tolerance_is_the_users(broken_bundle, healthy_bundle, tmp_path):
     code, doc = _diff(tmp_path, healthy_bundle, broken_bundle, "--fail-on-regression",
                       "--top1-tolerance", "0.9", "--cosine-tolerance", "0.5")
@@ -93,6 +96,7 @@ def test_the_tolerance_is_the_users(broken_bundle, healthy_bundle, tmp_path):
                  "--cosine-tolerance", "-1"]) == 2
 
 
+@pytest.mark.slow
 def test_bundles_of_different_models_are_refused_unless_forced(healthy_bundle, tmp_path, capsys):
     out = tmp_path / "refused"
     assert main(["diff", str(healthy_bundle), str(OTHER_MODEL), "-o", str(out)]) == 2
@@ -104,6 +108,7 @@ def test_bundles_of_different_models_are_refused_unless_forced(healthy_bundle, t
     assert ("models", "fp32 model") in {(c["group"], c["item"]) for c in doc["inputs"] if c["changed"]}
 
 
+@pytest.mark.slow
 def test_bundles_of_different_schema_minor_versions_diff_and_zips_are_read(healthy_bundle, tmp_path):
     newer = tmp_path / "newer"
     shutil.copytree(healthy_bundle, newer)
@@ -142,6 +147,7 @@ def test_engine_difference_across_bundles_on_real_layer_info(tmp_path):
     assert persisting["QR101"]["before"] and persisting["QR101"]["before"][1] != persisting["QR101"]["title"]
 
 
+@pytest.mark.slow
 def test_precision_is_aligned_by_structure_when_names_changed(healthy_bundle):
     summary = Context(Bundle(healthy_bundle)).precision
     renamed = json.loads(json.dumps(summary))
@@ -156,6 +162,7 @@ def test_precision_is_aligned_by_structure_when_names_changed(healthy_bundle):
     assert change.after == target["name"] and change.how == "signature" and change.precision_after == "fp16"
 
 
+@pytest.mark.slow
 def test_markdown_fits_its_budget(broken_bundle, healthy_bundle):
     model = build_diff(broken_bundle, healthy_bundle)
     full = render_markdown(model)
@@ -167,6 +174,7 @@ def test_markdown_fits_its_budget(broken_bundle, healthy_bundle):
         assert len(text) <= budget and text.count("<details>") == text.count("</details>")
 
 
+@pytest.mark.slow
 def test_nothing_is_written_when_rendering_fails(broken_bundle, healthy_bundle, tmp_path, monkeypatch):
     import qdqreport.diff.render as render
 

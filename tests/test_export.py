@@ -102,6 +102,7 @@ def test_unnamed_and_repeated_node_names_get_the_adapters_ids(demo: Path, tmp_pa
     assert sum(1 for name in theirs.values() if name.startswith("node_")) > 250
 
 
+@pytest.mark.slow
 def test_model_explorer_values_are_the_per_layer_tables(overlays: Path, per_layer_bundle: Path, demo: Path) -> None:
     bundle = Bundle(per_layer_bundle)
     rows = bundle.table("compare/ort_qdq__vs__ort_fp32.layers.csv", "layers")
@@ -120,6 +121,7 @@ def test_model_explorer_values_are_the_per_layer_tables(overlays: Path, per_laye
     assert {v["value"] for v in bits.values()} == {8.0, 16.0}  # INT8 and the FP16 float part
 
 
+@pytest.mark.slow
 def test_polygraphy_round_trip(per_layer_bundle: Path, tmp_path: Path, demo: Path) -> None:
     from polygraphy.comparator import RunResults
     from polygraphy.json import load_json
@@ -159,6 +161,7 @@ def test_polygraphy_replays_the_stage(per_layer_bundle: Path, tmp_path: Path, de
     assert "Passed: 4/4 iterations" in log
 
 
+@pytest.mark.slow
 def test_saved_inputs_data_loader_feeds_the_samples(per_layer_bundle: Path, demo: Path) -> None:
     from polygraphy.mod import import_from_script
 
@@ -180,6 +183,7 @@ def test_polygraphy_without_saved_inputs_says_so(tmp_path: Path, capsys: pytest.
     assert "--save-inputs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_export_bad_input_is_one_line_exit_2(per_layer_bundle: Path, tmp_path: Path, demo: Path,
                                               capsys: pytest.CaptureFixture) -> None:
     cases = [
@@ -200,6 +204,7 @@ def test_export_bad_input_is_one_line_exit_2(per_layer_bundle: Path, tmp_path: P
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
 
 
+@pytest.mark.slow
 def test_force_replaces_an_earlier_export_but_never_a_folder_of_other_files(per_layer_bundle: Path, tmp_path: Path,
                                                                            capsys) -> None:
     out = tmp_path / "p"

@@ -142,6 +142,7 @@ def l2net_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_collect_records_the_control_stage_and_the_ranges(l2net_bundle: Path):
     assert main(["validate", str(l2net_bundle)]) == 0
     ctx = Context(Bundle(l2net_bundle))
@@ -154,6 +155,7 @@ def test_collect_records_the_control_stage_and_the_ranges(l2net_bundle: Path):
     assert gain.qdq > 0.99 and gain.control > 0.99  # ONNX Runtime CPU computed the sum in FP32: nothing overflowed
 
 
+@pytest.mark.slow
 def test_qr011_warns_of_the_overflow_this_runtime_did_not_show(l2net_bundle: Path):
     findings = run_rules(Context(Bundle(l2net_bundle))).findings
     (finding,) = [f for f in findings if f.rule_id == "QR011"]
@@ -163,6 +165,7 @@ def test_qr011_warns_of_the_overflow_this_runtime_did_not_show(l2net_bundle: Pat
     assert not [f for f in findings if f.severity == "error"]
 
 
+@pytest.mark.slow
 def test_qr011_stays_quiet_when_int8_is_at_fault(broken_bundle: Path):
     # The ×255-calibrated demo model collapses; its FP32-float control collapses as much.
     ctx = Context(Bundle(broken_bundle))
@@ -171,6 +174,7 @@ def test_qr011_stays_quiet_when_int8_is_at_fault(broken_bundle: Path):
     assert "QR011" not in {f.rule_id for f in run_rules(ctx).findings}
 
 
+@pytest.mark.slow
 def test_report_shows_the_fp16_section(l2net_bundle: Path, tmp_path: Path):
     assert main(["report", str(l2net_bundle), "-o", str(tmp_path / "out")]) == 0
     markdown = (tmp_path / "out" / "report.md").read_text()

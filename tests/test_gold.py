@@ -96,6 +96,7 @@ def _check_paths(markdown: str, cwd: Path) -> tuple[list[str], set[str]]:
     return checked, written
 
 
+@pytest.mark.slow
 def test_fix_commands_name_files_that_exist_for_the_demo(gold_run, tmp_path):
     """The demo as a user runs it records absolute paths: its commands work from any folder."""
     work, _ = gold_run
@@ -105,6 +106,7 @@ def test_fix_commands_name_files_that_exist_for_the_demo(gold_run, tmp_path):
     assert not any(argv[:2] == ["qdqreport", "demo"] for argv in commands_of((work / "demo" / "report.md").read_text()))
 
 
+@pytest.mark.slow
 def test_gold_fix_commands_run_from_the_repository_root(gold_run, tmp_path):
     """Paths recorded relative to where collect ran stay relative: the gold report's commands work from there."""
     _, files = gold_run

@@ -29,6 +29,7 @@ def tick_labels(svg: str) -> list[str]:
     return re.findall(r'id="[^"]*ytick_\d+"[^<]*(?:<[^t][^>]*>[^<]*)*?<text[^>]*>([^<]*)</text>', svg)
 
 
+@pytest.mark.slow
 def test_demo_classifier_gets_no_cosine_plot_its_two_values_cannot_support(broken_bundle):
     # Two class scores per sample: a cosine says nothing there (analysis/agreement.py), so none is drawn.
     model = model_of(broken_bundle)

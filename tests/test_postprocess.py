@@ -74,6 +74,7 @@ def test_decoded_results_are_the_decode_of_the_stored_outputs(task_bundle: Path)
     assert ctx.task["postprocess"]["function"] == "decode" and ctx.task["postprocess"]["compare"] == "compare"
 
 
+@pytest.mark.slow
 def test_application_results_are_compared_with_the_same_stage(task_bundle: Path) -> None:
     ctx = Context(Bundle(task_bundle))
     app = ctx.task_comparison("postprocess")
@@ -277,6 +278,7 @@ def test_task_results_npz_layouts(tmp_path: Path, demo: Path, task_bundle: Path)
 
 
 # --- bundle contract ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_task_section_is_validated_on_read(task_bundle: Path, tmp_path: Path) -> None:
     import shutil
 

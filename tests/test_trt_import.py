@@ -160,6 +160,7 @@ def test_bad_files_give_one_line_errors_and_leave_the_bundle_untouched(collected
     assert not [p for p in tmp_path.iterdir() if "partial" in p.name]
 
 
+@pytest.mark.slow
 def test_invalid_json_names_line_and_column(collected, tmp_path, capsys):
     broken = tmp_path / "layers.json"
     broken.write_text(MOBILENET.read_text()[:500])
@@ -180,6 +181,7 @@ def test_onnxruntime_run_results_are_refused(collected, ort_run, tmp_path, capsy
     assert snapshot(bundle) == before
 
 
+@pytest.mark.slow
 def test_renamed_run_maps_iterations_to_samples(collected, renamed_ort_run, tmp_path):
     out = tmp_path / "with_outputs"
     assert main(["import-trt", str(collected), "--stage", "trt_int8", "--outputs", str(renamed_ort_run),
@@ -215,11 +217,13 @@ def test_per_iteration_folder_and_count_check(collected, tmp_path, capsys):
     assert f"2 iterations, but the bundle has {SAMPLES} samples" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_outputs_need_ort_outputs(renamed_ort_run, tmp_path, capsys):
     assert main(["import-trt", str(tmp_path / "b"), "--new", "--stage", "trt_int8", "--outputs", str(renamed_ort_run)]) == 2
     assert "--new bundles hold no ONNX Runtime outputs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_zip_bundle_is_rewritten_in_place(collected, tmp_path):
     archive = tmp_path / "bundle.zip"
     assert main(["import-trt", str(collected), "--stage", "trt_int8", "--layer-info", str(MOBILENET), "-o",

@@ -33,6 +33,7 @@ def test_mutated_real_bundles_give_exit_0_1_or_2_and_nothing_else(seeds: dict, t
     assert rendered >= CASES // 4, stats.exits
 
 
+@pytest.mark.slow
 def test_cases_are_reproducible_and_rehashed(seeds: dict) -> None:
     first, again = make_case(seeds, SEED, 7), make_case(seeds, SEED, 7)
     assert (first.seed, first.steps, first.files.keys()) == (again.seed, again.steps, again.files.keys())

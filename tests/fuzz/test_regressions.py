@@ -144,6 +144,7 @@ def test_out_of_range_table_cell_is_one_line_exit_2(name: str, relative: str, ch
     assert_refused(bundle, tmp_path / "out", capsys, *words)
 
 
+@pytest.mark.slow
 def test_whatif_chosen_without_cosine_is_refused(seed_cache: Path, seeds: dict, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:
     # UndefinedError@render/filters.py:num (layers.html.j2 s["chosen"]["cosine"]) on the per-layer demo bundle.
@@ -187,6 +188,7 @@ def test_profile_with_a_list_as_run_count_is_a_reported_problem(seed_cache: Path
     assert "profile.json" in html and "run count" in html
 
 
+@pytest.mark.slow
 def test_layer_info_with_infinite_dimensions_is_a_reported_problem(seed_cache: Path, seeds: dict, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture) -> None:
     # OverflowError: int(inf) of a tensor dimension written as 1e999.
@@ -200,6 +202,7 @@ def test_layer_info_with_infinite_dimensions_is_a_reported_problem(seed_cache: P
     assert "not a list of integers" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_deeply_nested_layer_info_is_one_line_exit_2(seed_cache: Path, seeds: dict, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:
     # TensorRT JSON went through json.loads directly (RecursionError); now through the bundle's decoder.
@@ -225,6 +228,7 @@ def test_calibration_frozen_at_one_value_is_a_finding_not_a_rule_crash(tmp_path:
     assert "calibration holds one value" in qr003["title"] + qr003["summary"]
 
 
+@pytest.mark.slow
 def test_whatif_summary_without_its_target_is_refused(seed_cache: Path, seeds: dict, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture) -> None:
     # UndefinedError@render/filters.py:md (fuzz seed 14): validate exited 3 on a what-if summary without target_cosine.
