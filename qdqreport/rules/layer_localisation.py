@@ -9,7 +9,8 @@ from qdqreport.analysis.layers import DIVERGED_COSINE, LOCAL_BAD_COSINE, error_b
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import COLLAPSED, exclusion_args, modelopt_command, rounded
-from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run
+from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run, whatif_trials
+from qdqreport.rules._measured import reranked
 
 from qdqreport.wording import plural, verb
 TABLE_ROWS = 12
@@ -32,6 +33,15 @@ def _no_local(b):
     b.layers(rows)
 
 
+def _born_at_bn_refuted(b):
+    # The what-if excluded the 12 suspects and stayed far from the target: QR201 stays, as a warning.
+    rows, summary = whatif_trials(reached=False)
+    summary = {**summary, "chosen": {**summary["chosen"], "cosine": 0.73, "top1": 0.53}}
+    quantization_run(b, broken=True)
+    b.artifact("precision_summary", chain_precision()).layers(layer_chain(born_at=5), whatif=rows,
+                                                               whatif_summary=summary)
+
+
 @rule(id="QR200", slug="layer-first-divergence", title="The first tensor along the graph where QDQ diverges from FP32",
       examples=[Fires("a node in the middle of the chain collapses", _born_at_bn),
                 Fires("accumulated error only", _no_local),
@@ -44,6 +54,11 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     graph, so Polygraphy's mark-all comparison shows every tensor after the first bad one failing;
     the first divergence is where to look, and everything after it inherits the damage.
 
+    Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
+    exclusions (excluding every suspect wins back less than half the loss, or the unmodified QDQ
+    model already meets the target on the median sample), the finding drops to a warning scored
+    under the calibration findings and quotes the measurement; when it confirms them, it keeps its rank.
+
     Fix: read QR201 (the node that adds the error when fed FP32 inputs) and QR203 (the measured
     exclusions); exclude or re-calibrate the node at or just before this tensor.
     """
@@ -53,9 +68,10 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
         return
     position = tables.activations.index(first)
     severe = (first.get("cosine") or 0.0) < COLLAPSED
+    severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.4)
     yield Finding(
         rule_id="QR200", title=f"QDQ first diverges from FP32 at {first['node']} ({first['op_type']})",
-        severity="error" if severe else "warning", confidence=0.9, score=0.4, subject=first["tensor"],
+        severity=severity, confidence=0.9, score=score, subject=first["tensor"],
         stage=tables.comparison_id, tags=("localisation",),
         summary=(f"Tensor {first['tensor']} (node {first['node']}, {position + 1} of {len(tables.activations)} along "
                  f"the graph) is the first with accumulated cosine below {DIVERGED_COSINE}: cosine "
@@ -63,12 +79,13 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
         evidence=(Metric("accumulated cosine", rounded(first["cosine"]), threshold=f"< {DIVERGED_COSINE}"),
                   Metric("accumulated SQNR", rounded(first["sqnr_db"], 1), "dB"),
                   Metric("position along the graph", position + 1, f"of {len(tables.activations)}"),
-                  _sqnr_series(tables), _around(tables, position)),
+                  _sqnr_series(tables), _around(tables, position), *measured),
         fixes=(Fix("Find the node that adds the error (QR201) and confirm its exclusion by measurement (QR203)"),))
 
 
 @rule(id="QR201", slug="layer-error-born", title="A node adds large error even when fed FP32 inputs",
       examples=[Fires("a BatchNormalization adds -1 dB on FP32 inputs", _born_at_bn),
+                Fires("the same, refuted by the what-if: a warning that quotes it", _born_at_bn_refuted),
                 Quiet("every node adds INT8-level noise", _healthy),
                 Quiet("local error not measured", _no_local)])
 def layer_error_born(ctx: Context) -> Iterator[Finding]:
@@ -78,6 +95,11 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     Why it matters: accumulated error mixes what a node inherits with what it adds. A node with
     high local error is where the error is born: its input scale, weight quantization or precision
     cannot represent what it computes. Nodes after it only inherit the damage.
+
+    Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
+    exclusions, the finding drops to a warning scored under the calibration findings, with a line
+    saying which measurement refuted it ("excluding the 12 suspects from INT8 changed the output
+    cosine from X to Y"); when the what-if confirms them, it keeps its severity and score.
 
     Fix: exclude the node from quantization (ModelOpt --nodes_to_exclude, command below; QR203
     says whether the exclusion was measured to restore the outputs), or fix its calibration range.
@@ -93,9 +115,10 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     severe = (worst.get("local_cosine") or 0.0) < COLLAPSED
     rows = tuple((r["node"], r["op_type"], r["tensor"], rounded(r["local_cosine"]), rounded(r["local_sqnr_db"], 1),
                   rounded(r["cosine"]), rounded(r["sqnr_db"], 1)) for r in births)
+    severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.6 if severe else 0.4)
     yield Finding(
         rule_id="QR201", title=f"Error is born at {worst['node']} ({worst['op_type']})",
-        severity="error" if severe else "warning", confidence=0.85, score=0.6 if severe else 0.4,
+        severity=severity, confidence=0.85, score=score,
         subject=";".join(nodes[:5]), stage=tables.comparison_id, tags=("root_cause",),
         summary=(f"Fed the FP32 model's inputs, {worst['node']} still produces cosine {worst['local_cosine']:.4f} "
                  f"(local SQNR {worst['local_sqnr_db']:.1f} dB); {plural(len(births), 'node')} {verb(len(births), 'adds')} error below cosine "
@@ -104,7 +127,7 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
                   Metric("local SQNR", rounded(worst["local_sqnr_db"], 1), "dB"),
                   Table("Nodes that add error (local = fed FP32 inputs; accumulated = inside the QDQ model)",
                         ("node", "op type", "tensor", "local cosine", "local SQNR dB", "accumulated cosine",
-                         "accumulated SQNR dB"), rows)),
+                         "accumulated SQNR dB"), rows), *measured),
         fixes=(Fix(f"Keep {'this node' if len(nodes) == 1 else 'these nodes'} out of INT8 (unmeasured until QR203 "
                    "confirms it)", modelopt_command(ctx, exclusion_args(nodes[:5]))),))
 

@@ -9,6 +9,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from qdqreport.analysis.agreement import collapsed_samples
+from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -167,20 +168,67 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
             continue
         outside, note = _outside_calibration(ctx, [r["sample"] for r in collapsed], len(rows))
         worst = sorted(collapsed, key=lambda r: (cosine_of(r), r["sample"]))[:WORST_SHOWN]
+        # Measured evidence first (analysis/evidence.py): the samples' own decisions confirm the collapse, and a
+        # what-if that refutes the layer exclusions leaves calibration coverage as the cause: rank it first.
+        pattern, refuted = evidence.few_samples_collapse(ctx), evidence.refutes_layers(ctx)
+        decided = pattern is not None and pattern.output == output and pattern.measure != "cosine" \
+            and ids & set(pattern.collapsed)
+        measured = bool(decided and refuted)
+        named = ", ".join(str(r["sample"]) for r in worst)
         yield Finding(
-            rule_id="QR006", title=f"{len(collapsed)} of {len(rows)} samples collapse under quantization",
-            severity="error" if share >= 0.1 else "warning", confidence=0.8 if outside else 0.55,
-            score=0.7 if outside else 0.5, subject=f"{comparison.id}:{output}", stage=comparison.id,
+            rule_id="QR006", title=f"{len(collapsed)} of {len(rows)} samples collapse under quantization"
+                                   + (": calibration does not cover them" if measured else ""),
+            severity="error" if share >= 0.1 else "warning",
+            confidence=0.85 if measured else 0.8 if outside else 0.55,
+            score=0.8 if measured else 0.7 if outside else 0.5, subject=f"{comparison.id}:{output}", stage=comparison.id,
             summary=f"Output {output}: median cosine {statistics.median(cosines):.4f}, yet {len(collapsed)} samples "
-                    f"({share:.0%}) collapse (worst cosine {cosine_of(worst[0]):.2f})" + (f"; {note}" if note else ""),
+                    f"({share:.0%}; sample {named}) collapse (worst cosine {cosine_of(worst[0]):.2f})"
+                    + (f"; {note}" if note else "")
+                    + ("; the calibration set does not cover inputs like these" if measured else ""),
             evidence=(Metric("collapsed samples", len(collapsed), threshold=f"cosine < {SAMPLE_COLLAPSED}"),
                       Series(f"Per-sample cosine of {output}", "points", tuple(str(r["sample"]) for r in rows),
                              tuple(cosines), "cosine", SAMPLE_COLLAPSED),
-                      Table("Worst samples", ("sample", "cosine", "SQNR dB", "max |Δ|", "top-1 agree"),
+                      Table("Worst samples", ("sample", "cosine", "SQNR dB", "max |Δ|", "top-1 agree",
+                                              *(["decisions agree"] if decided else [])),
                             tuple((r["sample"], rounded(r["cosine"]), rounded(r["sqnr_db"], 1), rounded(r["max_abs"]),
-                                   r["top1_agree"]) for r in worst)),
-                      *([Text(note)] if note else [])),
+                                   r["top1_agree"], *([_decision_share(ctx, output, r["sample"])] if decided else []))
+                                  for r in worst)),
+                      *_input_table(ctx, [r["sample"] for r in worst]),
+                      *([Text(note)] if note else []),
+                      *([Text(f"Measured by their own decisions ({pattern.measure}): {len(pattern.collapsed)} of "
+                              f"{pattern.total} samples collapse (sample {', '.join(map(str, pattern.collapsed))}) "
+                              "while the median sample is faithful.")] if decided else []),
+                      *([Text(f"Measured: {refuted.line}. No layer exclusion is the fix; calibration data like these "
+                              "samples is.")] if measured else [])),
             fixes=_fixes(ctx, [r["sample"] for r in worst], _input_name(ctx)), tags=("root_cause",))
+
+
+def _decision_share(ctx: Context, output: str, sample: int) -> Any:
+    """The sample's own decision agreement (map IoU, top-1 ...) as analysis/agreement.py judged it."""
+    comparison = ctx.comparison("quantization")
+    summary = next((s for s in ctx.output_summaries(comparison.id) if s.output == output), None) if comparison else None
+    shares = summary.judgement.sample_agreement if summary is not None and summary.judgement else ()
+    return rounded(shares[sample], 3) if 0 <= sample < len(shares) else None
+
+
+def _input_table(ctx: Context, samples: list[int]) -> tuple[Table, ...]:
+    """The named samples' input statistics beside the calibration set's (mean and std show other content)."""
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    for name in sorted(set(calib) & set(evaluation)):
+        per_sample, overall = evaluation[name].get("per_sample") or [], calib[name].get("overall") or {}
+        if not per_sample or not overall:
+            continue
+        rows = [(f"sample {i}", *(rounded(per_sample[i].get(k)) for k in ("min", "max", "mean", "std")))
+                for i in samples if 0 <= i < len(per_sample)]
+        others = [s for i, s in enumerate(per_sample) if i not in samples]
+        if others:
+            rows.append(("other evaluation samples (median)",
+                         *(rounded(statistics.median(s[k] for s in others)) if all(k in s for s in others) else None
+                           for k in ("min", "max", "mean", "std"))))
+        rows.append(("calibration (all)", *(rounded(overall.get(k)) for k in ("min", "max", "mean", "std"))))
+        return (Table(f"Input {name}: collapsed samples against the calibration set", ("set", "min", "max", "mean", "std"),
+                      tuple(rows)),)
+    return ()
 
 
 def _outside_calibration(ctx: Context, collapsed: list[int], total: int) -> tuple[bool, str]:

@@ -1,0 +1,118 @@
+"""What the measurements say about the hypotheses (issue 10, item 4): one owner, rules read it.
+
+Heuristic findings guess where the damage comes from (a node with high local error, a sensitive
+node in INT8); the bundle also holds measurements that test those guesses:
+
+- the what-if search (collect --per-layer): the QDQ model re-run with the top suspects in float.
+  * confirms the layer hypotheses when an exclusion set reaches the target;
+  * refutes them when excluding every suspect closes less than half of the lost agreement, or
+    when the unmodified QDQ model already meets the target on the median sample (no node is
+    broken for typical inputs: what fails is specific to some inputs);
+  * is partial in between (more than half closed, target not reached).
+- the per-sample pattern: k of N samples collapse while the median sample is faithful. The
+  quantization itself works; those inputs were not covered by the calibration data.
+
+Rule of thumb the rules apply: measured evidence outranks heuristics. When the what-if refutes
+the exclusions, local-error and sensitive-op findings drop to warnings (below the calibration
+findings) and carry a Text line naming the measurement; when it confirms them they keep their rank.
+A few collapsed samples with the median fine is its own cause (QR006, calibration coverage) and
+ranks first when the what-if refutes the layer hypotheses.
+
+Pure Python over Context; no rendering imports.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from qdqreport.analysis.context import Context
+
+CONFIRMS, REFUTES, PARTIAL = "confirms", "refutes", "partial"
+REFUTED_BELOW = 0.5  # an exclusion of every suspect that closes less than half the gap did not find the cause
+
+
+@dataclass(frozen=True)
+class WhatIfEvidence:
+    verdict: str  # confirms | refutes | partial
+    closed: float  # share of the lost agreement the exclusion won back (0..1); 0 when nothing was lost
+    excluded: int  # nodes excluded in the measured set (0: the baseline already met the target)
+    before: float  # output cosine of the unmodified QDQ model (median sample)
+    after: float  # ... with the set excluded
+    line: str  # the sentence a finding quotes
+
+
+def whatif(ctx: Context) -> WhatIfEvidence | None:
+    """The what-if search's verdict on the layer hypotheses, or None when no search was run or it measured nothing."""
+    summary = ctx.whatif_summary or {}
+    base, chosen = summary.get("baseline") or {}, summary.get("chosen") or {}
+    if _num(base.get("cosine")) is None:
+        return None
+    target = summary.get("target_cosine", 0.99)
+    if not chosen.get("nodes"):
+        if "already meets" not in str(summary.get("stopped", "")):
+            return None
+        return WhatIfEvidence(REFUTES, 0.0, 0, base["cosine"], base["cosine"], (
+            f"the what-if measured the unmodified QDQ model at output cosine {base['cosine']:.4f} on the median sample "
+            f"(target {target}) with every node in INT8: no node needs excluding for typical inputs"))
+    if _num(chosen.get("cosine")) is None:
+        return None
+    closed = _closed(base, chosen)
+    verdict = CONFIRMS if chosen.get("reached") else REFUTES if closed < REFUTED_BELOW else PARTIAL
+    count = len(chosen["nodes"])
+    line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed the output cosine from "
+            f"{base['cosine']:.4f} to {chosen['cosine']:.4f} ({closed:.0%} of the loss won back; target {target})")
+    return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line)
+
+
+def refutes_layers(ctx: Context) -> WhatIfEvidence | None:
+    """The what-if evidence when it refutes the layer hypotheses, else None."""
+    found = whatif(ctx)
+    return found if found is not None and found.verdict == REFUTES else None
+
+
+@dataclass(frozen=True)
+class SamplePattern:
+    output: str
+    collapsed: tuple[int, ...]  # sample indices whose own decisions (or cosine) collapse
+    total: int
+    median_cosine: float
+    measure: str  # what judged the samples: "map IoU", "top-1 agreement", "cosine"
+
+
+def few_samples_collapse(ctx: Context, max_share: float = 0.25) -> SamplePattern | None:
+    """k of N samples collapse while the median sample is faithful, on the output where that is clearest.
+
+    Samples are judged by the output's own decisions when agreement.py measured them per sample
+    (map IoU, top-1, threshold flips), else by cosine below 0.9."""
+    from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_value
+
+    comparison = ctx.comparison("quantization")
+    if comparison is None:
+        return None
+    found = []
+    for summary in ctx.output_summaries(comparison.id):
+        if summary.internal:
+            continue
+        rows = ctx.sample_rows_of(comparison.id, summary.output)
+        if not rows:
+            continue
+        median = statistics.median(cosine_value(r.get("cosine")) for r in rows)
+        by_decisions = collapsed_samples(summary)
+        ids = sorted(by_decisions) if by_decisions is not None else sorted(
+            r["sample"] for r in rows if cosine_value(r.get("cosine")) < COLLAPSED)
+        measure = summary.judgement.measure if by_decisions is not None else "cosine"
+        if ids and len(ids) <= max_share * len(rows) and median >= 0.98:
+            found.append(SamplePattern(summary.output, tuple(ids), len(rows), median, measure))
+    return min(found, key=lambda p: (len(p.collapsed), p.output), default=None)
+
+
+def _closed(base: dict[str, Any], chosen: dict[str, Any]) -> float:
+    key = "top1" if _num(base.get("top1")) is not None and _num(chosen.get("top1")) is not None else "cosine"
+    lost = 1.0 - base[key]
+    return 0.0 if lost <= 1e-9 else min(max((chosen[key] - base[key]) / lost, 0.0), 1.0)
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and value == value else None

@@ -1,0 +1,37 @@
+"""How measured evidence re-ranks a heuristic layer finding (QR002, QR200, QR201): one place for the rule of thumb.
+
+analysis/evidence.py decides what the what-if says. When it refutes the layer hypotheses, the
+finding drops to a warning with at most REFUTED_SCORE (below the calibration findings, which a
+refuted what-if points to) and says which measurement refuted it; when it confirms them, the
+finding keeps its severity and score and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from qdqreport.analysis import evidence
+from qdqreport.analysis.context import Context
+from qdqreport.findings import Finding, Text
+
+REFUTED_SCORE = 0.2  # under every calibration finding's score (QR006's 0.3 and up)
+
+
+def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tuple[Text, ...]]:
+    """(severity, score, evidence lines) of a layer finding after the what-if's verdict."""
+    found = evidence.whatif(ctx)
+    if found is None:
+        return severity, score, ()
+    if found.verdict == evidence.REFUTES:
+        return ("warning" if severity == "error" else severity, min(score, REFUTED_SCORE),
+                (Text(f"Refuted by measurement: {found.line}. This node is not where the damage comes from; look at "
+                      "calibration first (QR006, QR003, QR204)."),))
+    if found.verdict == evidence.CONFIRMS:
+        return severity, score, (Text(f"Confirmed by measurement: {found.line}."),)
+    return severity, score, (Text(f"Measured: {found.line}; the exclusion explains part of the damage only."),)
+
+
+def rerank(ctx: Context, finding: Finding) -> Finding:
+    """*finding* with the severity, score and evidence line the what-if's verdict gives it."""
+    severity, score, lines = reranked(ctx, finding.severity, finding.score)
+    return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, *lines))

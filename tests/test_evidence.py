@@ -1,0 +1,93 @@
+"""Measured evidence outranks heuristics (issue 10, item 4): analysis/evidence.py and the rules that read it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qdqreport.analysis import evidence
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.findings import Text
+from qdqreport.rules import discover
+from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run, whatif_trials
+from qdqreport.testing import BundleBuilder
+
+ROOT = Path(__file__).resolve().parent.parent
+OOD_CASE = ROOT / "corpus" / "det_calib8_ood_eval"  # unsealed: added after sealing
+DEMO = ROOT / "qdqreport" / "demo"
+RULES = discover()
+
+
+def _texts(finding) -> str:
+    return " ".join(e.text for e in finding.evidence if isinstance(e, Text))
+
+
+def test_ood_sample_ranks_calibration_coverage_first_and_the_whatif_refutes_the_layers():
+    ctx = Context(Bundle(OOD_CASE))
+    found = evidence.whatif(ctx)
+    assert found is not None and found.verdict == evidence.REFUTES and found.excluded == 0
+    pattern = evidence.few_samples_collapse(ctx)
+    assert pattern is not None and pattern.collapsed == (11,) and pattern.measure == "map IoU"
+    findings = run_rules(ctx, RULES).findings
+    first = findings[0]
+    assert first.rule_id == "QR006" and "calibration does not cover them" in first.title
+    assert "sample 11" in first.summary and "Measured: the what-if" in _texts(first)
+    layer = [f for f in findings if f.rule_id in ("QR200", "QR201", "QR002")]
+    assert layer, "the accumulated error of the OOD sample makes QR200 fire"
+    for finding in layer:
+        assert finding.severity != "error" and finding.score <= 0.2
+        assert _texts(finding).startswith("Refuted by measurement: the what-if measured the unmodified QDQ model")
+
+
+def _refuted(b):
+    rows, summary = whatif_trials(reached=False)
+    summary = {**summary, "chosen": {**summary["chosen"], "cosine": 0.73, "top1": 0.53}}
+    quantization_run(b, broken=True)
+    b.artifact("precision_summary", chain_precision()).layers(layer_chain(born_at=5), whatif=rows, whatif_summary=summary)
+
+
+def _confirmed(b):
+    rows, summary = whatif_trials(reached=True)
+    quantization_run(b, broken=True)
+    b.artifact("precision_summary", chain_precision()).layers(layer_chain(born_at=5), whatif=rows, whatif_summary=summary)
+
+
+def _qr201(build, tmp_path):
+    builder = BundleBuilder(tmp_path)
+    build(builder)
+    return RULES["QR201"].run(builder.context())[0]
+
+
+def test_refuting_whatif_demotes_the_error_birth_and_says_which_measurement(tmp_path):
+    finding = _qr201(_refuted, tmp_path)
+    assert finding.severity == "warning" and finding.score == pytest.approx(0.2)
+    assert ("excluding the 12 suspects from INT8 changed the output cosine from 0.7168 to 0.7300"
+            in _texts(finding))
+
+
+def test_confirming_whatif_keeps_the_error_birth_an_error(tmp_path):
+    finding = _qr201(_confirmed, tmp_path)
+    assert finding.severity == "error" and finding.score == pytest.approx(0.6)
+    assert _texts(finding).startswith("Confirmed by measurement: excluding the 8 suspects")
+
+
+@pytest.mark.slow
+def test_real_per_layer_run_where_the_whatif_helps_keeps_the_layer_findings_first(tmp_path):
+    # No committed bundle carries a what-if that helps, so collect one: the demo's x255-calibrated model.
+    from qdqreport.cli import main
+
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8_x255.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--max-samples", "8", "--per-layer", "--whatif-budget", "15",
+                 "-o", str(out), "--quiet"]) == 0
+    ctx = Context(Bundle(out))
+    assert evidence.whatif(ctx).verdict == evidence.CONFIRMS
+    findings = run_rules(ctx, RULES).findings
+    ids = [f.rule_id for f in findings]
+    assert ids[0] == "QR203" and findings[0].severity == "error"
+    born = next(f for f in findings if f.rule_id == "QR201")
+    assert born.severity == "error" and "Confirmed by measurement" in _texts(born)
+    assert all(ids.index("QR201") < i for i, f in enumerate(findings) if f.rule_id == "QR006")
