@@ -11,6 +11,7 @@ from qdqreport.rules._common import (
     CLS_OUTPUT, class_logits, classifier_graph, classifier_run, clamp01, collapses, diverging_outputs, exclusion_args,
     modelopt_command, rounded)
 
+from qdqreport.rules._measured import rerank
 from qdqreport.wording import plural
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
 # a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
@@ -70,6 +71,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     box scores) or normalise by statistics INT8 cannot resolve. A single INT8 softmax or head
     can flip the top class while the backbone is quantized perfectly well.
 
+    Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
+    exclusions, the finding drops to a warning scored under the calibration findings and quotes the
+    measurement that refuted it; when the what-if confirms them, it keeps its severity and score.
+
     Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
     regex-escaped names, or --op_types_to_exclude when every node of the type is at fault).
     """
@@ -92,7 +97,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     inherited = others > len(flagged)
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
-    yield Finding(
+    yield rerank(ctx, Finding(
         rule_id="QR002", title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info.
@@ -113,7 +118,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                           "collect again; if the outputs still diverge, the damage is born upstream (per-layer "
                           "localisation shows where).")] if inherited and (bad_tensor or diverged) else [])),
         fixes=(Fix("Re-quantize keeping these nodes in FP16", modelopt_command(ctx, _exclusions(ctx, flagged))),),
-        stage=comparison.id if comparison else "", tags=("root_cause",))
+        stage=comparison.id if comparison else "", tags=("root_cause",)))
 
 
 HEAD_PATTERNS = ("final_matmul", "head")
