@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
 import shutil
 import subprocess
@@ -95,12 +96,19 @@ def _runtime_imports(tree: ast.AST):
     """Import nodes that can run: everything but the body of `if TYPE_CHECKING:`."""
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, ast.If) and _is_type_checking(node.test):
-            yield from (n for child in node.orelse for n in [child, *_runtime_imports(child)]
-                        if isinstance(n, (ast.Import, ast.ImportFrom)))
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        yield from _runtime_imports(node)
+            children = node.orelse  # only the `else:` branch runs
+        else:
+            children = [node]
+        for child in children:
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+            yield from _runtime_imports(child)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_imports(source: str) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Parsed once per source text: the planted copies share all but one file with the package."""
+    return tuple(_runtime_imports(ast.parse(source)))
 
 
 def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool, known: dict) -> list[str]:
@@ -126,8 +134,7 @@ def import_graph(package_dir: Path) -> Graph:
     root = package_dir.name
     graph = Graph({m: set() for m in known}, {m: set() for m in known})
     for module, path in known.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in _runtime_imports(tree):
+        for node in _parsed_imports(path.read_text(encoding="utf-8")):
             for target in _targets(node, module, path.name == "__init__.py", known):
                 if target.split(".")[0] == root:
                     graph.ours[module].add(_ours(target, known))
