@@ -101,6 +101,7 @@ def test_a_declared_kind_wins_over_the_inferred_one():
     assert any(f.rule_id == "QR001" for f in model.findings)  # declared a plain tensor, its slices now count
 
 
+@pytest.mark.slow
 def test_healthy_dbnet_report_does_not_contradict_itself(tmp_path):
     render_report(ROOT / "corpus" / "det_healthy_neck_entropy", tmp_path)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")

@@ -445,6 +445,7 @@ def test_report_removes_temp_files_of_killed_runs_only(tmp_path: Path, capsys: p
 
 
 # --- exit codes ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_an_internal_error_exits_3_with_one_line_and_the_traceback_only_with_debug(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     import qdqreport.render.markdown as markdown

@@ -86,6 +86,7 @@ def test_pair_scales_that_ort_computes_stay_a_root_cause_for_either_target():
         assert finding.severity == "error" and finding.tags == ("root_cause",)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", UINT8_ORT + HEALTHY_ORT)
 def test_report_shows_the_deployment_section_after_the_root_causes(case, tmp_path):
     outcome = render_report(CORPUS / case, tmp_path / "tensorrt", fail_on="error", target="tensorrt")
@@ -157,6 +158,7 @@ def test_bad_targets_are_one_line_errors(tmp_path, capsys):
     assert exit_.value.code == 2 and not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_cli_report_target_decides_fail_on_error(tmp_path, capsys):
     bundle = str(CORPUS / "vad_healthy_ort_sym")
     assert main(["report", bundle, "-o", str(tmp_path / "ort"), "--target", "onnxruntime", "--fail-on", "error"]) == 0
@@ -165,6 +167,7 @@ def test_cli_report_target_decides_fail_on_error(tmp_path, capsys):
     assert main(["report", bundle, "-o", str(tmp_path / "default"), "--fail-on", "error"]) == 1  # older bundle: tensorrt
 
 
+@pytest.mark.slow
 def test_collect_records_the_target_and_report_reads_it(tmp_path):
     out = tmp_path / "bundle"
     assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8.onnx"),

@@ -218,6 +218,7 @@ def test_input_statistic_null_is_refused(tmp_path: Path, capsys: pytest.CaptureF
     assert_refused(bundle, tmp_path / "out", capsys, "eval_stats.json", "inputs.x.per_sample[0].min", "number")
 
 
+@pytest.mark.slow
 def test_calibration_frozen_at_one_value_is_a_finding_not_a_rule_crash(tmp_path: Path) -> None:
     # rule:QR003:ZeroDivisionError@rules/calibration_input_mismatch.py (fuzz seed 12): calibration std 0 (or -0.0).
     bundle = damaged(SAMPLE, tmp_path / "bundle", "inputs/calib_stats.json", _set(["inputs", "x", "overall", "std"], -0.0))
