@@ -185,7 +185,7 @@ def cases() -> list[Case]:
              "other samples stay faithful (median cosine 0.9988), so the what-if finds the unmodified QDQ model "
              "already at its target and excludes nothing; calibrating on 8 crops that include pages printed on photos "
              "lifts sample 11 to IoU 0.87 (measured while making the case, not stored)",
-             "det_neck_calib8.onnx", "det_calib8_plain.npy", added_for="issue 10",
+             "det_neck_calib8.onnx", "det_calib8_plain.npy", added_for="issue 10 item 4, after sealing",
              inputs="det_eval_ood.npy", collect_args=("--per-layer", "--whatif-budget", "60"),
              make=[(ort, "det_fp32.onnx", "det_calib8_plain.npy", "det_neck_calib8.onnx", True, NECK)]),
     ]
