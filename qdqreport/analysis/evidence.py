@@ -17,8 +17,6 @@ the exclusions, local-error and sensitive-op findings drop to warnings (below th
 findings) and carry a Text line naming the measurement; when it confirms them they keep their rank.
 A few collapsed samples with the median fine is its own cause (QR006, calibration coverage) and
 ranks first when the what-if refutes the layer hypotheses.
-
-Pure Python over Context; no rendering imports.
 """
 
 from __future__ import annotations

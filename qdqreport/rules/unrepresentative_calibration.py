@@ -123,6 +123,13 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     sample's (and under 20 dB), while the median cosine is at least 0.98 and the collapsed
     samples stand apart: their best SQNR is 6 dB under the worst remaining sample's.
 
+    Measured evidence first (analysis/evidence.py): the finding names the collapsed samples, their
+    own decision agreement where the output is judged by decisions (map IoU, top-1, threshold
+    flips) and their input statistics beside the calibration set's. When the samples' decisions
+    collapse and the what-if refutes the layer exclusions (excluding the suspects does not help, or
+    the unmodified model already meets the target on the median sample), it says the calibration
+    set does not cover them and ranks first (score 0.8, over the refuted layer findings' 0.2).
+
     Integer inputs (token ids, attention masks) are categories: their value ranges are not
     compared. For a 0/1 input (an attention mask) the share of ones is the share of positions
     holding real tokens: when calibration's is under half the evaluation's, the calibration
