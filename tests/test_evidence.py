@@ -91,3 +91,14 @@ def test_real_per_layer_run_where_the_whatif_helps_keeps_the_layer_findings_firs
     born = next(f for f in findings if f.rule_id == "QR201")
     assert born.severity == "error" and "Confirmed by measurement" in _texts(born)
     assert all(ids.index("QR201") < i for i, f in enumerate(findings) if f.rule_id == "QR006")
+
+
+def test_fp16_control_that_wins_back_the_loss_demotes_the_int8_sensitive_node_finding():
+    # det_fp16_default (unsealed): ModelOpt's FP16 float part zeroes the map; the FP32-float control lifts it to 0.72.
+    ctx = Context(Bundle(ROOT / "corpus" / "det_fp16_default"))
+    control = evidence.float_part(ctx)
+    assert control is not None and control.verdict == evidence.IMPLICATES and control.control > control.qdq + 0.5
+    findings = run_rules(ctx, RULES).findings
+    assert findings[0].rule_id == "QR011"
+    qr002 = next(f for f in findings if f.rule_id == "QR002")
+    assert qr002.severity == "warning" and "Refuted by measurement: the FP32-float control" in _texts(qr002)

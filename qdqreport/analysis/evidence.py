@@ -9,6 +9,10 @@ node in INT8); the bundle also holds measurements that test those guesses:
     when the unmodified QDQ model already meets the target on the median sample (no node is
     broken for typical inputs: what fails is specific to some inputs);
   * is partial in between (more than half closed, target not reached).
+- the FP16 check's control (the same INT8 nodes with the float part in FP32): it implicates the
+  FP16 float part when it wins back at least half the loss, and exonerates it otherwise. When it
+  implicates the float part and no what-if confirmed an exclusion, the INT8 layer findings drop
+  as they do under a refuting what-if.
 - the per-sample pattern: k of N samples collapse while the median sample is faithful. The
   quantization itself works; those inputs were not covered by the calibration data.
 
@@ -62,6 +66,33 @@ def whatif(ctx: Context) -> WhatIfEvidence | None:
     line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed the output cosine from "
             f"{base['cosine']:.4f} to {chosen['cosine']:.4f} ({closed:.0%} of the loss won back; target {target})")
     return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line)
+
+
+IMPLICATES, EXONERATES = "implicates", "exonerates"
+CONTROL_WINS_BACK = 0.5  # the FP32-float control wins back at least half the loss: the float part is the cause
+
+
+@dataclass(frozen=True)
+class FloatPartEvidence:
+    verdict: str  # implicates | exonerates (the FP16 float part)
+    output: str
+    qdq: float  # median cosine of the QDQ model (float part FP16)
+    control: float  # ... of the control (same INT8 nodes, float part FP32)
+    line: str
+
+
+def float_part(ctx: Context) -> FloatPartEvidence | None:
+    """What the FP16 check's control (collect's FP32-float run) says about the FP16 float part, or None."""
+    from qdqreport.analysis.fp16 import fp16_evidence
+
+    found = fp16_evidence(ctx)
+    worst = found.worst if found is not None and found.control_status == "ok" else None
+    if worst is None or 1.0 - max(worst.qdq, 0.0) < 0.01:  # no control, or nothing lost to explain
+        return None
+    verdict = IMPLICATES if worst.recovered >= CONTROL_WINS_BACK else EXONERATES
+    line = (f"the FP32-float control (the same INT8 nodes, the float part in FP32) moved output {worst.output}'s "
+            f"cosine from {worst.qdq:.4f} to {worst.control:.4f}")
+    return FloatPartEvidence(verdict, worst.output, worst.qdq, worst.control, line)
 
 
 def refutes_layers(ctx: Context) -> WhatIfEvidence | None:

@@ -20,6 +20,12 @@ REFUTED_SCORE = 0.2  # under every calibration finding's score (QR006's 0.3 and 
 def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tuple[Text, ...]]:
     """(severity, score, evidence lines) of a layer finding after the what-if's verdict."""
     found = evidence.whatif(ctx)
+    control = evidence.float_part(ctx)
+    if control is not None and control.verdict == evidence.IMPLICATES and (found is None
+                                                                          or found.verdict != evidence.CONFIRMS):
+        return ("warning" if severity == "error" else severity, min(score, REFUTED_SCORE),
+                (Text(f"Refuted by measurement: {control.line}. The damage is in the FP16 float part, not in this "
+                      "INT8 node (QR011)."),))
     if found is None:
         return severity, score, ()
     if found.verdict == evidence.REFUTES:
