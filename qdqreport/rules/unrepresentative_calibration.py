@@ -13,6 +13,7 @@ from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.wording import plural, verb
 from qdqreport.rules._common import (
     CLS_INPUT, CLS_OUTPUT, calibration_rewrite, class_logits, cosine_of, classifier_run, diverging_outputs, input_stats,
     modelopt_command, rounded, text_images)
@@ -188,8 +189,8 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
             severity="error" if share >= 0.1 else "warning",
             confidence=0.85 if measured else 0.8 if outside else 0.55,
             score=0.8 if measured else 0.7 if outside else 0.5, subject=f"{comparison.id}:{output}", stage=comparison.id,
-            summary=f"Output {output}: median cosine {statistics.median(cosines):.4f}, yet {len(collapsed)} samples "
-                    f"({share:.0%}; sample {named}) collapse (worst cosine {cosine_of(worst[0]):.2f})"
+            summary=f"Output {output}: median cosine {statistics.median(cosines):.4f}, yet {plural(len(collapsed), 'sample')} "
+                    f"({share:.0%}; sample {named}) {verb(len(collapsed), 'collapses')} (worst cosine {cosine_of(worst[0]):.2f})"
                     + (f"; {note}" if note else "")
                     + ("; the calibration set does not cover inputs like these" if measured else ""),
             evidence=(Metric("collapsed samples", len(collapsed), threshold=f"cosine < {SAMPLE_COLLAPSED}"),
