@@ -129,20 +129,23 @@ def _headline(s: OutputSummary) -> str:
 
 def _metrics(s: OutputSummary) -> list[Metric]:
     judged = s.judgement
-    decided = ([Metric(judged.measure, rounded(judged.value), threshold=_decision_threshold(judged.measure))]
-               if judged is not None and judged.measure not in ("cosine", "slice cosine") else [])
+    decided = ([_decision_metric(judged.measure, judged.value)]
+               if judged is not None and judged.value is not None and judged.measure in DECISION_LEVELS else [])
     cosine = ([Metric("median cosine", rounded(s.cosine_median), threshold=f"< {COSINE_OK}")]
               if judged is None or judged.cosine_meaningful else [])
     return [*decided, *cosine,
-            *([Metric("top-1 agreement", percent_value(s.top1), "%", threshold=f"< {TOP1_OK:.0%}")]
+            *([Metric("top-1 agreement (raw)", percent_value(s.top1), "%", threshold=f"< {TOP1_OK:.0%}")]
               if s.top1 is not None and not (judged and judged.measure == "top-1 agreement") else []),
             *([Metric("worst slice cosine", rounded(s.worst_slice_cosine), threshold=f"< {SLICE_COSINE_OK}")]
-              if s.worst_slice_cosine is not None else [])]
+              if s.worst_slice_cosine is not None and (judged is None or judged.measure not in DECISION_LEVELS) else [])]
 
 
-def _decision_threshold(measure: str) -> str:
-    levels = DECISION_LEVELS.get(measure)
-    return f"< {levels[0]:g} degrades, < {levels[1]:g} collapses" if levels else ""
+def _decision_metric(measure: str, value: float) -> Metric:
+    """The deciding share as a percentage (as every share in the report), an IoU as a number."""
+    agree, collapse = DECISION_LEVELS[measure]
+    if measure == "map IoU":
+        return Metric(measure, rounded(value), threshold=f"< {agree:g} degrades, < {collapse:g} collapses")
+    return Metric(measure, percent_value(value), "%", threshold=f"< {agree:.0%} degrades, < {collapse:.0%} collapses")
 
 
 def _share(value: float | None) -> str | None:
@@ -151,17 +154,27 @@ def _share(value: float | None) -> str | None:
 
 def _stage_matrix(ctx: Context) -> Table:
     # Shares as % and stages by name, as in every other table of the report.
-    rows = [(c.purpose, stage_name(c.reference), stage_name(c.candidate), s.output, rounded(s.cosine_median),
-             rounded(s.cosine_min), rounded(s.sqnr_median, 1), rounded(s.max_abs), _share(s.top1),
-             rounded(s.worst_slice_cosine))
+    rows = [(c.purpose, stage_name(c.reference), stage_name(c.candidate), s.output, *_judged_cells(s),
+             *(_cosines(s) if s.judgement is None or s.judgement.cosine_meaningful else (None, None)),
+             rounded(s.sqnr_median, 1), rounded(s.max_abs), _share(s.top1), rounded(s.worst_slice_cosine))
             for c in ordered_comparisons(ctx) for s in judged_summaries(ctx, c.id)]
-    columns = ("purpose", "reference", "candidate", "output", "cosine median", "cosine min", "SQNR median dB",
-               "max |Δ|", "top-1", "worst slice cosine")
+    columns = ("purpose", "reference", "candidate", "output", "judged", "by", "cosine median", "cosine min",
+               "SQNR median dB", "max |Δ|", "top-1", "worst slice cosine")
     if ctx.task is None:
         return Table("Stage matrix", columns, tuple(rows))
     # With collect --postprocess, the decoded results' agreement of the same stage pair (QR010 reads it).
     task = {(stage_name(c["reference"]), stage_name(c["candidate"])): _share(c["agreement"]) for c in ctx.task["comparisons"]}
     return Table("Stage matrix", (*columns, "task agreement"), tuple((*r, task.get((r[1], r[2]))) for r in rows))
+
+
+def _judged_cells(s: OutputSummary) -> tuple[str | None, str | None]:
+    if s.judgement is None:
+        return None, None
+    return s.judgement.level + (" (internal)" if s.judgement.internal else ""), s.judgement.headline
+
+
+def _cosines(s: OutputSummary) -> tuple[float | None, float | None]:
+    return rounded(s.cosine_median), rounded(s.cosine_min)
 
 
 def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> Series:
