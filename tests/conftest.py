@@ -3,6 +3,7 @@ QDQ variants and real inputs, all shipped in qdqreport/demo/."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -45,3 +46,12 @@ def healthy_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  "--inputs", str(DEMO / "eval.npz"), "--calib", str(DEMO / "calib.npz"), "-o", str(out), "--quiet"])
     assert code == 0
     return out
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where browser tests keep their screenshots: $QDQREPORT_ARTIFACTS/browser in CI (uploaded), else a temp folder."""
+    where = os.environ.get("QDQREPORT_ARTIFACTS")
+    path = Path(where) / "browser" if where else tmp_path_factory.mktemp("browser-artifacts")
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -84,14 +83,6 @@ def reports(broken_bundle, tmp_path_factory) -> dict[str, Path]:
         render_report(bundle, base / name)
         out[name] = base / name / "report.html"
     return out
-
-
-@pytest.fixture(scope="module")
-def artifacts(tmp_path_factory) -> Path:
-    where = os.environ.get("QDQREPORT_ARTIFACTS")
-    path = Path(where) / "browser" if where else tmp_path_factory.mktemp("browser-artifacts")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 # --- Chromium ---------------------------------------------------------------------------------------

@@ -42,16 +42,6 @@ def report(tmp_path_factory) -> Path:
     return out / "report.html"
 
 
-@pytest.fixture(scope="module")
-def artifacts(tmp_path_factory) -> Path:
-    import os
-
-    where = os.environ.get("QDQREPORT_ARTIFACTS")
-    path = Path(where) / "browser" if where else tmp_path_factory.mktemp("browser-deployment")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 @pytest.mark.slow
 def test_deployment_section_drawn_after_the_findings(report):
     probe = report.with_name(".sections-probe.html")

@@ -154,12 +154,13 @@ def _share(value: float | None) -> str | None:
 
 def _stage_matrix(ctx: Context) -> Table:
     # Shares as % and stages by name, as in every other table of the report.
+    # The judgement first; the comparisons section of the report holds every other metric (SQNR, max |Δ|, ...).
     rows = [(c.purpose, stage_name(c.reference), stage_name(c.candidate), s.output, *_judged_cells(s),
-             *(_cosines(s) if s.judgement is None or s.judgement.cosine_meaningful else (None, None)),
-             rounded(s.sqnr_median, 1), rounded(s.max_abs), _share(s.top1), rounded(s.worst_slice_cosine))
+             rounded(s.cosine_median) if s.judgement is None or s.judgement.cosine_meaningful else None,
+             _share(s.top1), rounded(s.worst_slice_cosine))
             for c in ordered_comparisons(ctx) for s in judged_summaries(ctx, c.id)]
-    columns = ("purpose", "reference", "candidate", "output", "judged", "by", "cosine median", "cosine min",
-               "SQNR median dB", "max |Δ|", "top-1", "worst slice cosine")
+    columns = ("purpose", "reference", "candidate", "output", "judged", "by", "cosine median", "top-1",
+               "worst slice cosine")
     if ctx.task is None:
         return Table("Stage matrix", columns, tuple(rows))
     # With collect --postprocess, the decoded results' agreement of the same stage pair (QR010 reads it).
@@ -171,10 +172,6 @@ def _judged_cells(s: OutputSummary) -> tuple[str | None, str | None]:
     if s.judgement is None:
         return None, None
     return s.judgement.level + (" (internal)" if s.judgement.internal else ""), s.judgement.headline
-
-
-def _cosines(s: OutputSummary) -> tuple[float | None, float | None]:
-    return rounded(s.cosine_median), rounded(s.cosine_min)
 
 
 def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> Series:
