@@ -18,7 +18,7 @@ repository root with relative paths, so the manifests name build/corpus-work/...
 not this machine's folders.
 
 corpus/labels.json: case -> {model, cause: {number, name}, expected_rules, healthy, how[, pending]}.
-`python -m qdqreport.corpus_score corpus/` measures how the rules rank each case.
+`python scripts/corpus_score.py corpus/` measures how the rules rank each case.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from qdqreport.corpus_score import select_sealed  # noqa: E402
+from corpus_score import select_sealed  # noqa: E402  (scripts/, beside this file)
 
 LABELS = ROOT / "corpus" / "labels.json"
 

@@ -4,12 +4,15 @@ QDQ variants and real inputs, all shipped in qdqreport/demo/."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
+# Developer tools that do not ship in the wheel (scripts/corpus_score.py) are imported by the tests from there.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 
 @pytest.fixture(scope="session")

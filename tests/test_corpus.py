@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qdqreport.corpus_score import (NEW_BATCH, TOP1_TARGET, load_labels, misses_markdown, score_corpus,
+from corpus_score import (NEW_BATCH, TOP1_TARGET, load_labels, misses_markdown, score_corpus,
                                     select_sealed, table_markdown, totals, totals_markdown)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -78,7 +78,7 @@ def test_manifests_record_no_machine_paths():
 
 @pytest.mark.slow
 def test_markdown_keeps_the_hand_written_part(tmp_path):
-    from qdqreport.corpus_score import KEPT_MARKER, main
+    from corpus_score import KEPT_MARKER, main
 
     report = tmp_path / "CORPUS.md"
     report.write_text(f"old table\n{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n", encoding="utf-8")
@@ -106,7 +106,7 @@ def test_ranking_meets_the_targets_on_the_tuned_original_cases(scores):
 def test_scorer_counts_a_miss(scores):
     """The scorer itself can fail: relabelling a case with a rule that never fires drops it out of the top three."""
     case = next(s for s in scores if not s.healthy)
-    from qdqreport.corpus_score import score_case
+    from corpus_score import score_case
 
     wrong = score_case(CORPUS, case.case, {**load_labels(CORPUS)[case.case], "expected_rules": ["QR999"]})
     assert wrong.rank is None and not wrong.top3

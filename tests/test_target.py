@@ -19,7 +19,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.target import recorded_target, resolve_target
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
-from qdqreport.corpus_score import load_labels, score_case
+from corpus_score import load_labels, score_case
 from qdqreport.engine import run_rules
 from qdqreport.errors import BundleError, InputError
 from qdqreport.render import render_report

@@ -1,6 +1,6 @@
 """Measure how well the rules rank the known cause of each case of a labelled corpus.
 
-    python -m qdqreport.corpus_score corpus/ [--markdown docs/CORPUS.md]
+    python scripts/corpus_score.py corpus/ [--markdown docs/CORPUS.md]
 
 A corpus is a folder of bundles (one sub-folder or .zip per case) and a labels.json:
 case -> {"model", "cause": {"number", "name"}, "expected_rules": [...], "healthy": bool, "how"}, and
@@ -18,7 +18,7 @@ labelled "sealed": true (chosen once by select_sealed's fixed seed, before any r
 them) are scored and reported apart from the tuned part, so tuning can be judged on cases it never
 saw. With --markdown, whatever follows KEPT_MARKER in the existing file (hand-written, dated
 results such as a held-out test) is kept below the regenerated part.
-Needs only the core install (no ONNX, no ONNX Runtime).
+A developer tool (not in the wheel); needs only the core install (no ONNX, no ONNX Runtime).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from qdqreport.rules import discover
 
 TOP1_TARGET = 0.9  # share of faulty cases whose first finding names the cause
 TOP3_TARGET = 1.0  # share whose cause is among the first three findings
-COMMAND = "python -m qdqreport.corpus_score corpus/ --markdown docs/CORPUS.md"
+COMMAND = "python scripts/corpus_score.py corpus/ --markdown docs/CORPUS.md"
 SEAL_SEED = 20261123  # fixed once, when the sealed part was drawn (issue 10); never changed to reshuffle
 NEW_BATCH = "issue 10"  # labels' "added_for" of the cases the rules had never seen when the part was sealed
 # Cases added after the part was sealed carry this in their "added_for": they never enter the draw, so
@@ -254,7 +254,7 @@ def kept_section(path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m qdqreport.corpus_score", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python scripts/corpus_score.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path, help="folder with labels.json and one bundle per case")
     parser.add_argument("--markdown", type=Path, help="also write the table, totals and date to this file")
     args = parser.parse_args(argv)
