@@ -22,7 +22,7 @@ from qdqreport.report_engine import EngineView, build_engine
 from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
 from qdqreport.report_task import TaskView, build_task, task_agreement_of
 
-from qdqreport.analysis.agreement import COSINE_OK, LEVEL_RANK, TOP1_OK
+from qdqreport.analysis.agreement import LEVEL_RANK
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, ratio
 # A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
@@ -219,22 +219,7 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
 def _moved_metric(row: OutputRow) -> str:
     """The number that decided the judgement (analysis/agreement.py): a verdict of "degrades" quotes the
     decisions, IoU or cosine that moved, never a cosine that rounds to 1.0000 or the cosine of one value."""
-    if row.judged:
-        return f"{row.judged} (output {row.output})"
-    top1 = f"top-1 agreement {percent(row.top1)}" if row.top1 is not None else ""
-    if row.cosine_median >= COSINE_OK and row.top1 is not None and row.top1 < TOP1_OK:
-        return f"{top1} (cosine {_precise_cosine(row.cosine_median)})"
-    text = f"cosine {_precise_cosine(row.cosine_median)}" + (f" ({top1})" if top1 else "")
-    return text + (f"; {row.slice_note}" if row.cosine_median >= COSINE_OK and row.slice_note else "")
-
-
-def _precise_cosine(value: float) -> str:
-    """Enough digits to show how far from 1 a cosine is: 0.99996, never a rounded 1.0000 unless it is 1."""
-    if value >= 0.99 and value != 1.0:
-        for digits in range(4, 9):
-            if round(value, digits) != 1.0:
-                return f"{value:.{digits}f}"
-    return _short_cosine(value)
+    return f"{row.judged} (output {row.output})"
 
 
 def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[StageRow, ...]) -> str:
@@ -245,12 +230,10 @@ def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[S
         return "No stage outputs could be compared" + tail
     row, comp = max(candidates, key=lambda pair: _badness(pair[0], pair[1].id))
     where = f"{stage_name(comp.candidate)} vs {stage_name(comp.reference)}, output {row.output}"
-    if row.judged and row.cosine_meaningful and row.kind in ("tensor", "embedding", "state"):
+    if row.cosine_meaningful and row.kind in ("tensor", "embedding", "state"):
         text = f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} ({where})"
-    elif row.judged:
-        text = f"Outputs agree at every compared stage; the least: {row.judged} ({where})"
     else:
-        text = f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} ({where})"
+        text = f"Outputs agree at every compared stage; the least: {row.judged} ({where})"
     if row.top1 is not None and "top-1" not in text:
         text += f", top-1 agreement {percent(row.top1)}"
     return text + tail
