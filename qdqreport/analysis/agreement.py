@@ -29,6 +29,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from qdqreport.analysis.output_kinds import SMALL
+
 AGREE, DEGRADE, COLLAPSE = "agree", "degrade", "collapse"
 LEVEL_RANK = {AGREE: 0, DEGRADE: 1, COLLAPSE: 2}
 
@@ -128,7 +130,7 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
     """The judgement of one output summary (analysis.context.OutputSummary) of *kind* given its *decisions*."""
     kind_name = getattr(kind, "kind", "tensor")
     internal = bool(getattr(kind, "internal", False))
-    meaningful = summary.elements is None or summary.elements >= 8
+    meaningful = summary.elements is None or summary.elements >= SMALL  # one value always has cosine 1
     if summary.nonfinite_cand > summary.nonfinite_ref:
         return Judgement(COLLAPSE, "non-finite values", float(summary.nonfinite_cand),
                          f"{summary.nonfinite_cand:,} NaN/Inf values (reference: {summary.nonfinite_ref:,})",
