@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from qdqreport.analysis.context import Context
 from qdqreport.errors import QdqReportError
-from qdqreport.findings import Finding
+from qdqreport.findings import Finding, rank_findings
 from qdqreport.rules import RuleSpec, discover
 
 
@@ -44,5 +44,5 @@ def run_rules(ctx: Context, rules: dict[str, RuleSpec] | None = None) -> EngineR
             if finding.fingerprint not in seen:
                 seen.add(finding.fingerprint)
                 result.findings.append(finding)
-    result.findings.sort(key=Finding.rank_key)
+    result.findings = rank_findings(result.findings)
     return result

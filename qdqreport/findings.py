@@ -37,11 +37,18 @@ supports, with the measurement quoted in their evidence.
 
 Findings tagged `root_cause` explain a measured divergence; `symptom` locates it (QR001: the first
 stage pair whose outputs do not agree); `deployment` is what the chosen target will reject or change
-(own report section, never the cause of a divergence ONNX Runtime itself shows). The verdict leads
+(own report section, never the cause of a divergence ONNX Runtime itself shows). So when a divergence
+was measured and a root cause or a measured fix of error or warning severity explains it, no
+deployment finding is ranked before that explanation; otherwise a deployment finding keeps its rank by
+severity (a TensorRT parser error is then the first thing to fix). The verdict leads
 with the symptom and the first-ranked root cause; when the outputs agree it says so, quoting the
 number that decided it, and names the most severe other finding.
 """
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
+DEPLOYMENT_TAG = "deployment"  # what only the deployment target rejects or changes: its own report section
+SYMPTOM_TAG = "symptom"  # locates a measured divergence without explaining it (QR001)
+ROOT_CAUSE_TAG = "root_cause"
+FIX_TAG = "fix"  # a measured fix (QR203: excluding these nodes restores the outputs)
 
 
 @dataclass(frozen=True)
@@ -120,3 +127,26 @@ class Finding:
     def rank_key(self) -> tuple:
         """Deterministic ranking: severity, then score x confidence, then rule id and subject."""
         return (SEVERITY_RANK[self.severity], -round(self.score * self.confidence, 6), self.rule_id, self.subject)
+
+
+
+def rank_findings(findings: list[Finding]) -> list[Finding]:
+    """The order findings are reported in (findings.json, the report, SARIF, the corpus scorer).
+
+    By `Finding.rank_key`, with one exception that the measurement decides: when the outputs were
+    measured to diverge (a symptom finding) and rules explain that divergence (root causes, or a fix
+    measured to restore the outputs, of error or warning severity), no deployment finding comes before
+    the last of those explanations. What only the target runtime rejects or changes cannot cause a
+    divergence ONNX Runtime measured; without such a divergence or an explanation of it, a deployment
+    finding keeps its rank by severity, as the most important thing to fix before deploying.
+    """
+    ranked = sorted(findings, key=Finding.rank_key)
+    explanations = [f for f in ranked if (ROOT_CAUSE_TAG in f.tags or FIX_TAG in f.tags)
+                    and DEPLOYMENT_TAG not in f.tags and f.severity in ("error", "warning")]
+    if not explanations or not any(SYMPTOM_TAG in f.tags for f in ranked):
+        return ranked
+    last = explanations[-1]
+    early = [f for f in ranked if DEPLOYMENT_TAG in f.tags and f.rank_key() < last.rank_key()]
+    rest = [f for f in ranked if f not in early]
+    after_last = rest.index(last) + 1
+    return rest[:after_last] + early + rest[after_last:]

@@ -47,3 +47,39 @@ def test_engine_deduplicates_and_ranks_by_severity_then_weight(tmp_path):
              "QR903": _fixed("QR903", "c", "error", 0.8)}
     result = run_rules(BundleBuilder(tmp_path).context(), rules)
     assert [f.rule_id for f in result.findings] == ["QR903", "QR902", "QR901"]
+
+
+def _tagged(rule_id: str, severity: str, *tags: str) -> Finding:
+    score = 0.3 if "symptom" in tags else 0.8  # as the real rules score a symptom (QR001) and a cause
+    return Finding(rule_id, rule_id, severity, 0.9, score, rule_id.lower(), "x", tags=tags)
+
+
+def test_a_deployment_finding_never_outranks_the_explanation_of_a_measured_divergence():
+    from qdqreport.findings import rank_findings
+
+    symptom = _tagged("QR001", "warning", "symptom")
+    cause = _tagged("QR002", "warning", "root_cause")
+    blocker = _tagged("QR004", "error", "deployment")
+    # ONNX Runtime measured a divergence and a rule explains it: the TensorRT-only error comes after it.
+    assert [f.rule_id for f in rank_findings([symptom, blocker, cause])] == ["QR002", "QR004", "QR001"]
+    # Nothing explains the divergence (only its symptom): the deployment error keeps its rank by severity.
+    assert [f.rule_id for f in rank_findings([symptom, blocker])] == ["QR004", "QR001"]
+    # Nothing diverged: the deployment error is the first thing to fix before deploying.
+    assert [f.rule_id for f in rank_findings([cause, blocker])] == ["QR004", "QR002"]
+    # An explanation refuted down to info does not hold the deployment finding back.
+    assert [f.rule_id for f in rank_findings([symptom, blocker, _tagged("QR002", "info", "root_cause")])] \
+        == ["QR004", "QR001", "QR002"]
+
+
+def test_findings_json_order_on_a_real_bundle_where_only_tensorrt_objects():
+    # cls_ort_uint8 (unsealed): ONNX Runtime's uint8 recipe degrades the outputs a little, nothing explains it,
+    # and TensorRT would not honour its zero-points: the deployment error comes first.
+    from pathlib import Path
+
+    from qdqreport.analysis.context import Context
+    from qdqreport.bundle.reader import Bundle
+
+    ctx = Context(Bundle(Path(__file__).resolve().parents[1] / "corpus" / "cls_ort_uint8"))
+    findings = run_rules(ctx).findings
+    assert "deployment" in findings[0].tags and findings[0].severity == "error"
+    assert any("symptom" in f.tags for f in findings)
