@@ -374,3 +374,20 @@ def test_templates_load_from_the_installed_package_first(tmp_path, monkeypatch):
             env.html_env()
     finally:
         env.html_env.cache_clear()
+
+
+def test_a_template_cache_that_cannot_be_written_or_read_costs_nothing(tmp_path):
+    from jinja2 import Environment
+
+    from qdqreport.render.env import _BestEffortCache, _loader
+    from qdqreport.render.filters import MARKDOWN_FILTERS
+
+    not_a_folder = tmp_path / "cache"
+    not_a_folder.write_text("a file where the cache folder should be", encoding="utf-8")  # a full or broken /tmp
+    cached = Environment(loader=_loader(), bytecode_cache=_BestEffortCache(str(not_a_folder)))
+    plain = Environment(loader=_loader())
+    cached.filters.update(MARKDOWN_FILTERS)
+    plain.filters.update(MARKDOWN_FILTERS)
+    for name in ("report.md.j2", "diff.md.j2"):  # compiled, the cache's write and read both fail: no error
+        assert cached.get_template(name).filename == plain.get_template(name).filename
+    assert not_a_folder.read_text(encoding="utf-8").startswith("a file")  # nothing written over it
