@@ -212,6 +212,10 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured.
     cause = next((f for f in findings if "root_cause" in f.tags and DEPLOYMENT_TAG not in f.tags), None)
     if cause is None:
+        first = findings[0] if findings else None
+        if first is not None and DEPLOYMENT_TAG in first.tags and first.severity == "error":
+            # Nothing explains what ONNX Runtime measured; what TensorRT will reject is the first thing to fix.
+            return text + f"; no root cause identified; before deploying to TensorRT: {first.title.rstrip('.')}"
         return text + "; no root cause identified, see the findings below"
     return text + f"; most likely cause: {cause.title.rstrip('.')}"
 
