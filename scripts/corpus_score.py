@@ -10,8 +10,9 @@ onnxruntime's quantize_static (ONNX Runtime's own recipe) is healthy *for ONNX R
 healthy control is scored with target onnxruntime, as its user would run the report; cases about
 what TensorRT will not honour (cause 5) keep target tensorrt.
 Each bundle is read and its findings computed by the real rules (the same engine as `qdqreport
-report`), in rank order (findings.json's order; the report shows the same order, with deployment
-findings, what only TensorRT rejects, in their own section after the others). A faulty case scores on the rank of the first
+report`), in rank order (findings.rank_findings: findings.json's order; the report shows the same order,
+with deployment findings, what only TensorRT rejects, in their own section, drawn first when one of
+them ranks first). A faulty case scores on the rank of the first
 finding whose rule is expected; a healthy control must have no error-severity finding. A case
 labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. Cases
 labelled "sealed": true (chosen once by select_sealed's fixed seed, before any rule was tuned on
