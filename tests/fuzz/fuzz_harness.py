@@ -122,6 +122,17 @@ class EscapeWatch:
             for arg in args[:2]:
                 cls._check(event, arg)
 
+    @staticmethod
+    def _in_template_cache(text: str) -> bool:
+        from qdqreport.render.env import _bytecode_cache
+
+        cache = _bytecode_cache()
+        folder = getattr(cache, "directory", None)
+        if folder is None:
+            return False
+        path, folder = os.path.abspath(text), os.path.abspath(folder)
+        return path == folder or os.path.dirname(path) == folder
+
     @classmethod
     def _check(cls, event: str, path: Any) -> None:
         if not isinstance(path, (str, bytes, os.PathLike)) or isinstance(path, int):
@@ -129,6 +140,8 @@ class EscapeWatch:
         text = os.fsdecode(path)
         if text.endswith(".pyc") or "__pycache__" in text:
             return
+        if cls._in_template_cache(text):
+            return  # the renderer's own compiled-template cache (render/env.py), documented in the README
         try:
             resolved = Path(os.path.abspath(text))
         except (ValueError, OSError):
