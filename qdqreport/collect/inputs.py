@@ -12,6 +12,12 @@ that dimension is fixed, otherwise into single items that keep a batch dimension
 with no batch axis (a scalar such as Silero VAD's `sr`) holds one value for every sample, or one
 value per sample stacked along a new axis 0. A sample is one inference; every per-sample metric in
 the bundle refers to these samples.
+
+Memory: .npy/.npz samples are read from the file one at a time when a step asks for them
+(collect/npstream.py: positioned reads of stored members, compressed members decompressed once into a
+temporary file), so the inputs do not grow the process with N; every pass over the samples reads them
+again from the file (the page cache keeps that cheap). A data-loader script's feeds, reference outputs
+(--reference) and task results are held in memory whole.
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from qdqreport.collect.batch_axis import infer_batch_axis
 from qdqreport.collect.models import TensorSpec
 from qdqreport.collect.npfile import read_arrays
+from qdqreport.collect.npstream import StoredArray, open_arrays
 from qdqreport.collect.script import import_script, one_line, split_spec
 from qdqreport.errors import InputError
 
@@ -37,7 +44,7 @@ DEFAULT_LOADER = "load_data"  # Polygraphy's default data-loader function name
 class InputSet:
     source: str
     kind: str  # npy | npz | script
-    samples: list[Feed]
+    samples: Sequence[Feed]  # a list (script) or Samples, read from the file on demand (npy, npz)
     sha256: str | None
     batch_axes: dict[str, int | None] = field(default_factory=dict)  # input name -> axis holding the samples
 
@@ -60,7 +67,7 @@ def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int 
     if path.suffix == ".py":
         samples, kind = _from_script(path, func, role), "script"
     else:
-        arrays = _read_arrays(path, role)
+        arrays = _open_arrays(path, role)
         samples, kind = _split_samples(_named(arrays, specs, path), specs, axes, path), path.suffix.lstrip(".")
     if limit is not None:
         samples = samples[:limit]
@@ -144,14 +151,24 @@ def _refuse_nonfinite(array: np.ndarray, where: str) -> None:
 
 
 def _read_arrays(path: Path, role: str) -> np.ndarray | dict[str, np.ndarray]:
+    _check_array_file(path, role)
+    return read_arrays(path, f"re-save it with numpy.save/savez ({role})")
+
+
+def _open_arrays(path: Path, role: str) -> Any:
+    """Like _read_arrays, with the data left on disk where it can be (collect/npstream.py)."""
+    _check_array_file(path, role)
+    return open_arrays(path, f"re-save it with numpy.save/savez ({role})")
+
+
+def _check_array_file(path: Path, role: str) -> None:
     if not path.is_file():
         raise InputError(f"{path}: no such file ({role}); pass an .npy, .npz or data-loader .py file")
     if path.suffix not in (".npy", ".npz"):
         raise InputError(f"{path}: unsupported input format ({role}); use .npy, .npz or a data-loader script file.py[:func]")
-    return read_arrays(path, f"re-save it with numpy.save/savez ({role})")
 
 
-def _named(arrays: np.ndarray | dict[str, np.ndarray], specs: Sequence[TensorSpec], path: Path) -> dict[str, np.ndarray]:
+def _named(arrays: Any, specs: Sequence[TensorSpec], path: Path) -> dict[str, np.ndarray]:
     if isinstance(arrays, dict):
         return arrays
     if len(specs) != 1:
@@ -160,8 +177,30 @@ def _named(arrays: np.ndarray | dict[str, np.ndarray], specs: Sequence[TensorSpe
     return {specs[0].name: arrays}
 
 
-def _split_samples(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec], axes: Mapping[str, int | None],
-                   path: Path) -> list[Feed]:
+class Samples(Sequence[Feed]):
+    """The samples of an .npy/.npz, each feed read from the file when asked for (a new feed every time).
+
+    Slicing gives another Samples over the same file; iterating reads one sample after another."""
+
+    def __init__(self, arrays: Mapping[str, Any], specs: Mapping[str, TensorSpec], axes: Mapping[str, int | None],
+                 indices: range) -> None:
+        self._arrays, self._specs, self._axes, self._indices = dict(arrays), specs, axes, indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return Samples(self._arrays, self._specs, self._axes, self._indices[index])
+        position = self._indices[index]  # IndexError past the end, negative indices from the end
+        return {name: _sample(array, self._specs[name], self._axes[name], position) for name, array in self._arrays.items()}
+
+    def __iter__(self) -> Iterator[Feed]:
+        return (self[i] for i in range(len(self)))
+
+
+def _split_samples(arrays: dict[str, Any], specs: Sequence[TensorSpec], axes: Mapping[str, int | None],
+                   path: Path) -> Samples:
     by_name = {spec.name: spec for spec in specs}
     counts: dict[str, int] = {}
     for name, array in arrays.items():
@@ -177,8 +216,10 @@ def _split_samples(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec], a
         raise InputError(f"{path}: inputs hold different sample counts ({found}); stack the same number of samples for "
                          "each along its batch axis, or name the right axis with --batch-axis NAME=AXIS")
     count = next(iter(counts.values()), 1)  # only shared values: one sample
-    return [{name: _sample(array, by_name[name], axes[name], index) for name, array in arrays.items()}
-            for index in range(count)]
+    # A value shared by every sample is read once (it is small: no batch axis); the rest stays on disk.
+    arrays = {name: array.read() if isinstance(array, StoredArray) and name not in counts else array
+              for name, array in arrays.items()}
+    return Samples(arrays, by_name, axes, range(count))
 
 
 def _sample_count(array: np.ndarray, spec: TensorSpec, axis: int | None, path: Path) -> int | None:
@@ -208,10 +249,14 @@ def _sample_count(array: np.ndarray, spec: TensorSpec, axis: int | None, path: P
     return array.shape[axis] // batch
 
 
-def _sample(array: np.ndarray, spec: TensorSpec, axis: int | None, index: int) -> np.ndarray:
+def _sample(array: np.ndarray | StoredArray, spec: TensorSpec, axis: int | None, index: int) -> np.ndarray:
     if axis is None:
         shared = not spec.ranked or array.ndim == len(spec.shape)
-        return array if shared else np.array(array[index])  # ascontiguousarray would make a 0-d 1-d
+        if shared:
+            return array  # read whole by _split_samples
+        if isinstance(array, StoredArray):
+            return array.take(0, index, 1).reshape(array.shape[1:])  # [0] would give a NumPy scalar, not a 0-d array
+        return np.array(array[index])  # ascontiguousarray would make a 0-d 1-d
     batch = _fixed_batch(spec, axis)
     return _take(array, axis, index * batch, batch)
 
@@ -221,7 +266,9 @@ def _fixed_batch(spec: TensorSpec, axis: int) -> int:
     return dim if isinstance(dim, int) and dim > 0 else 1
 
 
-def _take(array: np.ndarray, axis: int, start: int, size: int) -> np.ndarray:
+def _take(array: np.ndarray | StoredArray, axis: int, start: int, size: int) -> np.ndarray:
+    if isinstance(array, StoredArray):  # read from the file: only this sample's rows come into memory
+        return array.take(axis, start, size)
     if axis == 0:  # a view when the file's array is C-ordered: no second copy of every input (issue 12)
         return np.ascontiguousarray(array[start:start + size])
     return np.ascontiguousarray(np.take(array, range(start, start + size), axis=axis))
@@ -257,4 +304,8 @@ def _as_feeds(items: Iterable[Any]) -> list[Feed]:
 def _sha256(path: Path) -> str | None:
     if not path.is_file():
         return None
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:  # in blocks: the inputs file can be larger than memory
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

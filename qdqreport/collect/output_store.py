@@ -41,10 +41,10 @@ def parse_store_outputs(text: str) -> int | None:
 class NpzStream:
     """An .npz written member by member; `close()` finishes the zip's central directory."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, compression: int = zipfile.ZIP_STORED) -> None:
         self.path = path
         self.members = 0
-        self._zip = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+        self._zip = zipfile.ZipFile(path, "w", compression=compression, allowZip64=True)
 
     def add(self, key: str, array: np.ndarray) -> None:
         array = np.asarray(array)

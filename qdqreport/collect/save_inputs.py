@@ -4,12 +4,14 @@ sample order (`polygraphy run MODEL --data-loader-script inputs/qdqreport_inputs
 
 from __future__ import annotations
 
+import zipfile
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from qdqreport.bundle.layout import output_key
 from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.output_store import NpzStream
 
 INPUTS_ARTIFACT = "eval_inputs"
 LOADER_ARTIFACT = "polygraphy_data_loader"
@@ -26,7 +28,16 @@ LOADER_SCRIPT = (
 
 def write_saved_inputs(writer: BundleWriter, manifest: dict[str, Any],
                        samples: Sequence[Mapping[str, np.ndarray]]) -> None:
-    """Store every sample's feed and the loader script; declare both in manifest['artifacts']."""
-    arrays = {output_key(index, name): value for index, feed in enumerate(samples) for name, value in feed.items()}
-    manifest["artifacts"][INPUTS_ARTIFACT] = writer.add_npz(INPUTS_PATH, arrays)
+    """Store every sample's feed and the loader script; declare both in manifest['artifacts'].
+
+    Written sample by sample (compressed members, as numpy.savez_compressed writes them): the inputs are
+    never all in memory (issue 12)."""
+    stream = NpzStream(writer.path(INPUTS_PATH), zipfile.ZIP_DEFLATED)
+    try:
+        for index, feed in enumerate(samples):
+            for name, value in feed.items():
+                stream.add(output_key(index, name), value)
+    finally:
+        stream.close()
+    manifest["artifacts"][INPUTS_ARTIFACT] = INPUTS_PATH
     manifest["artifacts"][LOADER_ARTIFACT] = writer.add_text(LOADER_PATH, LOADER_SCRIPT)

@@ -8,7 +8,7 @@ the INT8 range. That is visible from the graph and the evaluation inputs alone.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -118,12 +118,12 @@ def range_use(qdq: onnx.ModelProto, samples: Sequence[Feed]) -> list[dict[str, A
         if scale is None or scale.size == 0:
             continue  # a non-constant scale is the precision summary's finding, not ours
         zero = constants.get(q_node.input[2]) if len(q_node.input) > 2 and q_node.input[2] else None
-        rows.append(_range_row(input_name, q_node, scale, zero, [s[input_name] for s in samples]))
+        rows.append(_range_row(input_name, q_node, scale, zero, (s[input_name] for s in samples)))
     return rows
 
 
 def _range_row(input_name: str, q_node: onnx.NodeProto, scale: np.ndarray, zero: np.ndarray | None,
-               arrays: Sequence[np.ndarray]) -> dict[str, Any]:
+               arrays: Iterable[np.ndarray]) -> dict[str, Any]:
     qmin, qmax = _limits(zero)
     zero_value = int(zero.ravel()[0]) if zero is not None and zero.size else 0
     step = float(np.max(scale))  # per-channel input scales are rare; the widest channel bounds the range
