@@ -232,7 +232,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _report(args: argparse.Namespace, argv: list[str]) -> int:
-    from qdqreport.render import render_report
+    from qdqreport.pipeline import render_report
     from qdqreport.render.ci import CiOutputs, fail_on_line
 
     summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
@@ -252,8 +252,8 @@ def _path(value: str | None) -> Path | None:
 
 def _demo(args: argparse.Namespace, argv: list[str]) -> int:
     from qdqreport.collect.pipeline import CollectOptions, collect
+    from qdqreport.pipeline import render_report
     from qdqreport.progress import Progress
-    from qdqreport.render import render_report
 
     out = Path(args.output)
     qdq, calib = ("cls_int8.onnx", "calib.npz") if args.healthy else ("cls_int8_x255.onnx", "calib_x255.npz")
@@ -274,7 +274,7 @@ def _validate(args: argparse.Namespace, argv: list[str]) -> int:
     from qdqreport.bundle.reader import Bundle
     from qdqreport.engine import run_rules
     from qdqreport.render import jsonout, markdown
-    from qdqreport.report_model import build_report
+    from qdqreport.report.model import build_report
 
     bundle = Bundle(args.bundle)
     # Valid means `report` can render it: every artifact is read through its schema (bundle/artifacts.py),

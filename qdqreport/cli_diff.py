@@ -65,7 +65,7 @@ def _with_card(render: Callable[[argparse.Namespace, list[str]], int]) -> Callab
     def handler(args: argparse.Namespace, argv: list[str]) -> int:
         if not args.config_card:
             return render(args, argv)
-        from qdqreport.render import write_atomically
+        from qdqreport.pipeline import write_atomically
         from qdqreport.render.config_card import CARD_FILE, card_text
 
         # Before the report, so a bad bundle leaves nothing written; redacted like the report when asked.

@@ -33,7 +33,7 @@ HOST = {"cpu": "CPU", "cpu_count": 1, "gpu": None, "machine": "x86_64", "platfor
 def build_gold(work: Path) -> dict[str, bytes]:
     """Collect the demo into *work*, normalise its manifest, render; the gold files' bytes by name."""
     from qdqreport.cli import DEMO_DIR, main
-    from qdqreport.render import render_report
+    from qdqreport.pipeline import render_report
 
     main(["demo", "-o", str(work / "demo"), "--quiet"])
     bundle = work / "demo" / "bundle"

@@ -18,8 +18,8 @@ from qdqreport.analysis.agreement import AGREE, COLLAPSE, JudgingOptions
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
-from qdqreport.render import render_report
-from qdqreport.report_model import build_report
+from qdqreport.pipeline import render_report
+from qdqreport.report.model import build_report
 from qdqreport.rules import discover
 
 ROOT = Path(__file__).resolve().parents[1]

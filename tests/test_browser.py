@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from qdqreport.render import render_report
+from qdqreport.pipeline import render_report
 from qdqreport.testing import BundleBuilder
 
 ROOT = Path(__file__).resolve().parent.parent

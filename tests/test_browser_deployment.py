@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_browser import CHROMIUM, WIDTHS, assert_navigation, assert_screen_layout, chromium, measure, screenshot
 
-from qdqreport.render import render_report
+from qdqreport.pipeline import render_report
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = ROOT / "corpus" / "vad_healthy_ort_sym"

@@ -17,11 +17,11 @@ from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.engine import run_rules
 from qdqreport.findings import Finding
-from qdqreport.render import render_report
+from qdqreport.pipeline import render_report
 from qdqreport.render.ci import CiOutputs
 from qdqreport.render.jsonout import findings_document
 from qdqreport.render.sarif import FINGERPRINT_KEY, relative_uri, sarif_document
-from qdqreport.report_model import build_report
+from qdqreport.report.model import build_report
 from qdqreport.rules import RuleSpec, discover
 from qdqreport.schemas import FINDINGS_SCHEMA, findings_schema
 

@@ -248,12 +248,12 @@ def test_a_planted_import_inside_a_function_fails_the_check_but_type_checking_im
     copy = _planted_copy(tmp_path)
     metrics = copy / "analysis" / "metrics.py"
     metrics.write_text(metrics.read_text(encoding="utf-8") + (
-        "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from qdqreport.report_model import ReportModel\n"
+        "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from qdqreport.report.model import ReportModel\n"
         "\ndef _late():\n    from qdqreport.render import plots\n"), encoding="utf-8")
     problems = check(copy, read_contract())
     assert broken("qdqreport.analysis.metrics", "qdqreport.render.plots") in problems
     assert broken("qdqreport.render.plots", "matplotlib") in problems  # now reachable from analysis
-    assert broken("qdqreport.analysis.metrics", "qdqreport.report_model") not in problems  # TYPE_CHECKING only
+    assert broken("qdqreport.analysis.metrics", "qdqreport.report.model") not in problems  # TYPE_CHECKING only
 
 
 def test_a_planted_third_party_import_is_found_through_the_graph(tmp_path):
@@ -296,7 +296,7 @@ def test_report_with_rule_discovery_never_imports_onnx_or_tensorrt(tmp_path):
     bundle = next(path for path in sorted(SAMPLE_BUNDLES.iterdir()) if (path / "manifest.json").is_file())
     script = ("import sys\n"
               "for name in ('onnx', 'onnxruntime', 'tensorrt', 'polygraphy'): sys.modules[name] = None\n"
-              "from qdqreport.render import render_report\n"
+              "from qdqreport.pipeline import render_report\n"
               f"render_report({str(bundle)!r}, {str(tmp_path / 'out')!r})  # rules=None: discover()\n"
               "from qdqreport.rules import discover\n"
               "assert len(discover()) > 10\n")

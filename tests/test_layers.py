@@ -142,7 +142,7 @@ def test_whatif_finds_the_injected_node_and_its_numbers_are_ort_runs(fp32, sampl
 @pytest.mark.slow
 def test_collect_per_layer_end_to_end_on_the_broken_demo(tmp_path):
     from qdqreport.cli import main
-    from qdqreport.render import render_report
+    from qdqreport.pipeline import render_report
 
     out = tmp_path / "bundle"
     code = main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8_x255.onnx"),

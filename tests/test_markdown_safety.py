@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
-from qdqreport.render import render_report
+from qdqreport.pipeline import render_report
 from qdqreport.render.filters import MARKDOWN_FILTERS, ZWSP, md, md_html
 from qdqreport.render.markdown import render_summary
 from qdqreport.rules import RuleSpec, discover
@@ -230,7 +230,7 @@ def json_free_model(bundle: Path):
     from qdqreport.analysis.context import Context
     from qdqreport.bundle.reader import Bundle
     from qdqreport.engine import run_rules
-    from qdqreport.report_model import build_report
+    from qdqreport.report.model import build_report
 
     loaded = Bundle(bundle)
     ctx = Context(loaded)

@@ -410,7 +410,7 @@ def test_report_refuses_a_folder_named_report_md_before_writing(tmp_path: Path,
 
 def test_a_full_disk_while_writing_the_report_keeps_the_old_set(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import qdqreport.render as render
+    import qdqreport.pipeline as render
 
     out = tmp_path / "out"
     before = _old_report(out, capsys)

@@ -14,7 +14,7 @@ from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
 from qdqreport.render.html import render_html
 from qdqreport.render.plots import report_plots
-from qdqreport.report_model import build_report
+from qdqreport.report.model import build_report
 from qdqreport.testing import BundleBuilder
 
 

@@ -21,11 +21,11 @@ from qdqreport.analysis.context import Context
 from qdqreport.engine import run_rules
 from qdqreport.errors import QdqReportError
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
-from qdqreport.render import render_report
+from qdqreport.pipeline import render_report
 from qdqreport.render.filters import fence, md
 from qdqreport.render.markdown import render_markdown
-from qdqreport.report_model import build_report
-from qdqreport.report_sections import NODE_LIST_LIMIT
+from qdqreport.report.model import build_report
+from qdqreport.report.sections import NODE_LIST_LIMIT
 from qdqreport.rules import RuleSpec
 from qdqreport.testing import BundleBuilder
 from qdqreport.wording import percent
@@ -348,7 +348,7 @@ def test_bad_fail_on_and_output_inside_bundle_are_refused(tmp_path):
 @pytest.mark.slow
 def test_renderer_never_imports_onnx_or_tensorrt(tmp_path):
     bundle = collapsed_classifier(tmp_path).build()
-    script = ("import sys\nfrom qdqreport.render import render_report\n"
+    script = ("import sys\nfrom qdqreport.pipeline import render_report\n"
               f"render_report({str(bundle.location)!r}, {str(tmp_path / 'out')!r}, rules={{}})\n"
               "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('onnx', 'onnxruntime', 'tensorrt', 'polygraphy'))\n"
               "assert not loaded, loaded\n")

@@ -22,8 +22,8 @@ from qdqreport.cli import main
 from corpus_score import load_labels, score_case
 from qdqreport.engine import run_rules
 from qdqreport.errors import BundleError, InputError
-from qdqreport.render import render_report
-from qdqreport.report_model import build_report
+from qdqreport.pipeline import render_report
+from qdqreport.report.model import build_report
 from qdqreport.schemas import findings_schema
 from qdqreport.testing import BundleBuilder
 

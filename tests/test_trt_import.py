@@ -21,7 +21,7 @@ import pytest
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
-from qdqreport.render import render_report
+from qdqreport.pipeline import render_report
 from qdqreport.stage_names import stage_name
 
 DATA = Path(__file__).resolve().parent / "data" / "trt"

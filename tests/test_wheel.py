@@ -33,7 +33,7 @@ def test_wheel_renders_a_report_from_a_fresh_venv(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     html = (out / "report.html").read_text()
     assert "calibration" in html.lower() and (out / "report.md").stat().st_size > 1000
-    probe = subprocess.run([str(python), "-c", "import sys, qdqreport.render, qdqreport.cli; "
+    probe = subprocess.run([str(python), "-c", "import sys, qdqreport.pipeline, qdqreport.render, qdqreport.cli; "
                             "print('onnxruntime' in sys.modules, 'onnx' in sys.modules)"],
                            cwd=tmp_path, capture_output=True, text=True, check=True)
     assert probe.stdout.split() == ["False", "False"]  # the renderer installs and runs without the collector's stack

@@ -9,7 +9,7 @@ from pathlib import Path
 import markdown as python_markdown
 import pytest
 
-from qdqreport.render import render_report
+from qdqreport.pipeline import render_report
 from qdqreport.render.filters import MARKDOWN_FILTERS, code_span, md_cell
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, plural, ratio, significant, verb

@@ -21,9 +21,9 @@ from qdqreport.diff.verdict import DiffVerdict, Tolerance, build_verdict
 from qdqreport.engine import EngineResult, run_rules
 from qdqreport.findings import Finding
 # The report's own alignment of two engines, reused so a diff and a report list the same layer pairs.
-from qdqreport.report_engine import EngineDiffView, EngineView, _diff as engine_layer_diff, build_engine
-from qdqreport.report_layers import build_layers
-from qdqreport.report_model import jsonable
+from qdqreport.report.engine import EngineDiffView, EngineView, _diff as engine_layer_diff, build_engine
+from qdqreport.report.layers import build_layers
+from qdqreport.report.model import jsonable
 
 
 @dataclass(frozen=True)

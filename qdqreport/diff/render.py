@@ -17,7 +17,7 @@ from qdqreport import __version__
 from qdqreport.diff.accuracy import OutputDiff
 from qdqreport.diff.model import DiffModel, LayerCurves
 from qdqreport.errors import QdqReportError
-from qdqreport.render import write_atomically
+from qdqreport.pipeline import write_atomically
 from qdqreport.render.env import html_env, markdown_env
 from qdqreport.render.plots import STYLE, to_svg
 

@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 from qdqreport.errors import QdqReportError
 from qdqreport.render import junit, markdown, sarif
-from qdqreport.report_model import FindingView, ReportModel
+from qdqreport.report.model import FindingView, ReportModel
 from qdqreport.rules import RuleSpec
 
 SHOWN_IN_FAIL_LINE = 5

@@ -1,4 +1,4 @@
-"""config_card.md: the configuration card of one bundle (qdqreport/config_card.py) as Markdown."""
+"""config_card.md: the configuration card of one bundle (qdqreport/report/config_card.py) as Markdown."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
-from qdqreport.config_card import CardModel, build_card
+from qdqreport.report.config_card import CardModel, build_card
 from qdqreport.redact import file_name, redact_manifest, redactor_for
 from qdqreport.render.env import markdown_env
 

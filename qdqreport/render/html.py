@@ -9,7 +9,7 @@ from markupsafe import Markup
 from qdqreport import __version__
 from qdqreport.render.env import html_env
 from qdqreport.render.plots import report_plots
-from qdqreport.report_model import ReportModel
+from qdqreport.report.model import ReportModel
 
 
 def render_html(model: ReportModel) -> str:

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from qdqreport import __version__
-from qdqreport.report_model import ComparisonView, OutputRow, ReportModel, jsonable
+from qdqreport.report.model import ComparisonView, OutputRow, ReportModel, jsonable
 
 FORMAT = "qdqreport.findings"
 VERSION = "1.2"

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from typing import Iterable
 
 from qdqreport.findings import SEVERITY_RANK
-from qdqreport.report_model import FindingView, ReportModel
+from qdqreport.report.model import FindingView, ReportModel
 from qdqreport.rules import RuleSpec
 
 SUITE = "qdqreport"
@@ -21,7 +21,7 @@ _ISO_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
 
 
 def render_junit(model: ReportModel, rules: dict[str, RuleSpec], failing: Iterable[str]) -> str:
-    """JUnit XML text; *failing* are the severities that fail (render.FAIL_ON[level])."""
+    """JUnit XML text; *failing* are the severities that fail (pipeline.FAIL_ON[level])."""
     failing = set(failing)
     failures = {f.rule_id: f.message for f in model.failures}
     rule_ids = sorted(set(rules) | set(model.rules_run) | {f.rule_id for f in model.findings} | set(failures))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from qdqreport.render.env import markdown_env
-from qdqreport.report_model import ReportModel
+from qdqreport.report.model import ReportModel
 
 SECTIONS = ("stages", "findings", "deployment", "task", "fp16", "precision", "layers", "inputs", "engine", "provenance")
 SECTION_TITLES = {"stages": "Stages and comparisons", "findings": "Findings", "deployment": "Deployment to TensorRT", "task": "Task-level results", "fp16": "FP16 check", "layers": "Per-layer localisation", "precision": "Precision",

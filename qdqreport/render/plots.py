@@ -23,7 +23,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from qdqreport.report_model import ComparisonView, PrecisionView, ReportModel
+from qdqreport.report.model import ComparisonView, PrecisionView, ReportModel
 
 STYLE = {
     "svg.hashsalt": "qdqreport",

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from typing import Any
 
 from qdqreport import __version__
-from qdqreport.report_model import FindingView, ReportModel
+from qdqreport.report.model import FindingView, ReportModel
 from qdqreport.rules import RuleSpec
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -60,7 +60,7 @@ def test_the_harness_sees_crashes_hangs_escapes_and_partial_sets(seeds: dict, tm
     """The classifier itself: each kind of bad outcome, provoked on a real bundle, is reported as such."""
     import time as time_module
 
-    from qdqreport import report_model
+    from qdqreport.report import model as report_model
     from qdqreport.render import markdown
 
     assert run_case(_unmutated(seeds), tmp_path / "fine", timeout=120, real_plots=False).kind == "ok"
@@ -71,7 +71,7 @@ def test_the_harness_sees_crashes_hangs_escapes_and_partial_sets(seeds: dict, tm
     with monkeypatch.context() as patch:
         patch.setattr(report_model, "build_verdict", broken)
         outcome = run_case(_unmutated(seeds), tmp_path / "crash", timeout=120, real_plots=False)
-    assert (outcome.kind, outcome.signature) == ("crash", "TypeError@qdqreport/report_model.py:build_report")
+    assert (outcome.kind, outcome.signature) == ("crash", "TypeError@qdqreport/report/model.py:build_report")
 
     with monkeypatch.context() as patch:
         patch.setattr(report_model, "build_verdict", lambda *a, **k: time_module.sleep(30))

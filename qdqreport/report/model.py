@@ -16,11 +16,11 @@ from qdqreport.analysis.fp16 import is_control
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
 from qdqreport.findings import SEVERITIES, SEVERITY_RANK, Finding, Metric, Series, Table, Text
-from qdqreport.report_fp16 import Fp16View, build_fp16
-from qdqreport.report_layers import LayersView, build_layers
-from qdqreport.report_engine import EngineView, build_engine
-from qdqreport.report_sections import InputsView, PrecisionView, build_inputs, build_precision
-from qdqreport.report_task import TaskView, build_task, task_agreement_of
+from qdqreport.report.fp16 import Fp16View, build_fp16
+from qdqreport.report.layers import LayersView, build_layers
+from qdqreport.report.engine import EngineView, build_engine
+from qdqreport.report.sections import InputsView, PrecisionView, build_inputs, build_precision
+from qdqreport.report.task import TaskView, build_task, task_agreement_of
 
 from qdqreport.analysis.agreement import LEVEL_RANK
 from qdqreport.stage_names import stage_name
@@ -138,10 +138,10 @@ class ReportModel:
     precision: PrecisionView | None
     inputs: InputsView | None
     provenance: Provenance
-    engine: EngineView | None = None  # TensorRT engine section: report_engine.py
-    layers: LayersView | None = None  # per-layer section (collect --per-layer): report_layers.py
-    task: TaskView | None = None  # task-level section (collect --postprocess): report_task.py
-    fp16: Fp16View | None = None  # FP16 check (QDQ float part in FP16): report_fp16.py
+    engine: EngineView | None = None  # TensorRT engine section: report/engine.py
+    layers: LayersView | None = None  # per-layer section (collect --per-layer): report/layers.py
+    task: TaskView | None = None  # task-level section (collect --postprocess): report/task.py
+    fp16: Fp16View | None = None  # FP16 check (QDQ float part in FP16): report/fp16.py
     target: str = "tensorrt"  # the deployment runtime the findings were judged for (analysis/target.py)
 
     @property

@@ -1,0 +1,147 @@
+"""The report pipeline: bundle -> context -> rules -> report model -> rendered text -> files.
+
+`qdqreport report` in one function (render_report), above every layer it runs: render/ only turns a
+ReportModel into text, report/ only builds the model, rules/ only judge. The files are written
+atomically (write_atomically): all of report.html, report.md and findings.json are replaced, or none.
+Never imports onnxruntime or tensorrt.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from qdqreport.analysis.agreement import JudgingOptions
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.destination import pid_alive, write_failure
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.errors import OutputError, QdqReportError
+from qdqreport.render import OUTPUT_FILES, ci, render_all
+from qdqreport.report.model import FindingView, build_report
+from qdqreport.rules import RuleSpec, discover
+
+# --fail-on level -> the severities that make the exit code 1.
+FAIL_ON = {None: (), "error": ("error",), "warning": ("error", "warning"), "info": ("error", "warning", "info")}
+
+
+@dataclass(frozen=True)
+class ReportOutcome:
+    """The written files (report.html, report.md, findings.json, then --sarif and --junit) and the exit code."""
+
+    paths: tuple[Path, ...]
+    exit_code: int
+    tripped: tuple[FindingView, ...] = ()  # the findings at or above --fail-on: why exit_code is 1
+
+
+def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | None = None,
+                  ci_outputs: ci.CiOutputs | None = None,
+                  rules: dict[str, RuleSpec] | None = None, redact: bool = False,
+                  target: str | None = None, judging: JudgingOptions | None = None) -> ReportOutcome:
+    """Read a bundle, run the rules (*rules*, default: every registered rule), and write the report files.
+
+    *target* is the deployment runtime (--target); None means the bundle's recorded one, else tensorrt.
+    *judging* holds --output-kind and --decision-threshold (analysis/agreement.py); None: the bundle's, else inferred.
+
+    Either all three files are replaced or none is: everything is rendered in memory first.
+    """
+    if fail_on not in FAIL_ON:
+        raise QdqReportError(f"--fail-on must be 'error', 'warning' or 'info', got {fail_on!r}")
+    ci.check_targets(ci_outputs)
+    bundle = Bundle(bundle_path)
+    out = Path(out_dir)
+    _refuse_inside_bundle(bundle, out)
+    ci.refuse_inside_bundle(ci_outputs, bundle.location)
+    redactor = _redact(bundle, out) if redact else None
+    ctx = Context(bundle, target=target, judging=judging)
+    registry = rules if rules is not None else discover()
+    model = build_report(bundle, run_rules(ctx, registry), ctx)
+    failing = FAIL_ON[fail_on]
+    ci_texts = ci.render_ci(ci_outputs, model, registry, failing, bundle.location)
+    texts = render_all(model)
+    if redactor is not None:  # paths that reached the text another way (finding messages, logs)
+        texts = {name: redactor.text(text, host=False) for name, text in texts.items()}
+        ci_texts = ci_texts.map(lambda text: redactor.text(text, host=False))
+    paths = write_atomically(out, texts)
+    written = ci.write_ci(ci_outputs, ci_texts)
+    tripped = tuple(f for f in model.findings if f.severity in failing)
+    return ReportOutcome(tuple(paths[name] for name in OUTPUT_FILES.values()) + written, 1 if tripped else 0, tripped)
+
+
+def write_atomically(out_dir: Path, texts: dict[str, str]) -> dict[str, Path]:
+    """Write every text to a hidden temp file in *out_dir*, then rename them all into place.
+
+    Targets that are not regular files (a folder named report.md, a symlink) are refused before
+    anything is written; any failure removes the temp files, so the old set stays whole. An
+    OSError (read-only folder, disk full) becomes a one-line OutputError naming the folder."""
+    _check_targets(out_dir, texts)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temps(out_dir, texts)
+        for name, text in texts.items():
+            temp = out_dir / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+            staged.append((temp, out_dir / name))
+            _write_text(temp, text)
+        for temp, final in staged:
+            os.replace(temp, final)
+    except OSError as exc:
+        _unlink_all(temp for temp, _ in staged)
+        raise write_failure(out_dir, exc) from None
+    except BaseException:
+        _unlink_all(temp for temp, _ in staged)
+        raise
+    return {final.name: final for _, final in staged}
+
+
+def _write_text(path: Path, text: str) -> None:
+    with open(path, "x", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+def _check_targets(out_dir: Path, names: Iterable[str]) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"{out_dir}: is a file, not a folder; pass a folder for the report with -o")
+    for name in names:
+        target = out_dir / name
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise OutputError(f"{target}: exists and is not a regular file; nothing was written; move it away or "
+                              "choose another -o")
+
+
+def _remove_stale_temps(out_dir: Path, names: Iterable[str]) -> None:
+    """Temp files of runs that were killed (their PID is gone) are removed; others are left alone."""
+    for name in names:
+        for temp in out_dir.glob(f".{glob.escape(name)}.*.tmp"):
+            pid = temp.name[len(name) + 2:].split("-", 1)[0]
+            if pid.isdigit() and len(pid) < 10 and not pid_alive(int(pid)):
+                temp.unlink(missing_ok=True)
+
+
+def _unlink_all(paths: Iterable[Path]) -> None:
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _redact(bundle: Bundle, out_dir: Path):
+    """report --redact: the manifest is redacted in memory before anything reads it (docs/export.md)."""
+    from qdqreport.redact import redact_manifest, redactor_for
+
+    redactor = redactor_for([str(bundle.location), str(out_dir)])
+    redact_manifest(bundle.manifest, redactor, by="qdqreport report --redact")
+    return redactor
+
+
+def _refuse_inside_bundle(bundle: Bundle, out_dir: Path) -> None:
+    # The bundle is read-only evidence; writing into it would break its sha256 index.
+    if bundle.location.is_dir():
+        root, target = bundle.location.resolve(), out_dir.resolve()
+        if target == root or root in target.parents:
+            raise QdqReportError(f"{out_dir}: is inside the bundle {bundle.location}; pass another -o directory")
