@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from qdqreport.rules._common import python_command
+from qdqreport.fixes import python_command
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("update_gold", ROOT / "scripts" / "update_gold.py")

@@ -106,6 +106,11 @@ def cosine_value(value: Any) -> float:
     return float(value)
 
 
+def cosine_of(row: dict[str, Any]) -> float:
+    """A table row's cosine; missing or NaN counts as the worst value, -1 (cosine_value)."""
+    return cosine_value(row.get("cosine"))
+
+
 def signal_slices(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The slice rows of one output that carry signal (see SLICE_SIGNAL_FLOOR)."""
     rms = [r["ref_rms"] for r in rows if r.get("ref_rms") is not None and not math.isnan(r["ref_rms"])]
@@ -155,6 +160,21 @@ def collapsed_samples(summary: Any) -> set[int] | None:
         return None
     collapse_below = DECISION_LEVELS[judged.measure][1]
     return {index for index, share in enumerate(judged.sample_agreement) if share < collapse_below}
+
+
+def diverges(summary: Any) -> bool:
+    """True when one output (analysis.context.OutputSummary) does not agree; recurrent state never does."""
+    return _summary_level(summary) != AGREE and not summary.internal
+
+
+def collapses(summary: Any) -> bool:
+    """True when an output's divergence changes decisions, not just adds noise."""
+    return _summary_level(summary) == COLLAPSE and not summary.internal
+
+
+def _summary_level(summary: Any) -> str:
+    """The summary's judged level; a summary built without a Context is judged here, by its numbers alone."""
+    return summary.level or judge(summary).level
 
 
 def _by_cosine(summary: Any, whole_only: bool, internal: bool) -> Judgement:

@@ -1,6 +1,6 @@
 """The fix to confirm: which nodes and op types leave INT8, which calibration file and method.
 
-A finding's fixes are ModelOpt command lines (rules/_common.py's modelopt_command); their
+A finding's fixes are ModelOpt command lines (qdqreport/fixes.py's modelopt_command); their
 --nodes_to_exclude patterns, --op_types_to_exclude, --calibration_data_path and
 --calibration_method are read back here. Nothing in a fix is executed: a fix that rewrites the
 calibration data first (a `python -c` line) needs the rewritten file passed with --calib.

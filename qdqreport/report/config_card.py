@@ -18,7 +18,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import is_control
 from qdqreport.report.engine import build_engine
 from qdqreport.report.sections import INT8_PRECISIONS, build_inputs
-from qdqreport.rules._common import calibration_file, model_file, modelopt_command
+from qdqreport.fixes import calibration_file, model_file, modelopt_command
 from qdqreport.stage_names import stage_name
 
 EXCLUSION_LIST_LIMIT = 60

@@ -9,7 +9,7 @@ from typing import Any
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
                                        underused_quantizers, worst_local)
-from qdqreport.rules._common import exclusion_args, modelopt_command
+from qdqreport.fixes import exclusion_args, modelopt_command
 
 TOP_N = 15
 LIST_LIMIT = 20

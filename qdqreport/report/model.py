@@ -15,7 +15,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import is_control
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
-from qdqreport.findings import SEVERITIES, SEVERITY_RANK, Finding, Metric, Series, Table, Text
+from qdqreport.findings import SEVERITIES, SEVERITY_RANK, SYMPTOM_TAG, Finding, Metric, Series, Table, Text
 from qdqreport.report.fp16 import Fp16View, build_fp16
 from qdqreport.report.layers import LayersView, build_layers
 from qdqreport.report.engine import EngineView, build_engine
@@ -185,11 +185,11 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
 # --- verdict ------------------------------------------------------------------------------
 def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ...],
                   stages: tuple[StageRow, ...] = ()) -> Verdict:
-    """Lead with the output symptom (QR001) and its most likely root cause; otherwise say what agrees."""
+    """Lead with the output symptom (the first finding tagged SYMPTOM_TAG: QR001's measured divergence) and its most
+    likely root cause; otherwise say what agrees. Chosen by tags, never by rule id, so a plug-in symptom leads too."""
     counts = {name: sum(f.severity == name for f in findings) for name in SEVERITIES}
     severity = min((f.severity for f in findings), key=SEVERITY_RANK.__getitem__, default="ok")
-    symptom = next((f for f in findings if f.rule_id == "QR001"), None) \
-        or next((f for f in findings if "symptom" in f.tags), None)
+    symptom = next((f for f in findings if SYMPTOM_TAG in f.tags), None)
     if symptom is not None:
         text = _symptom_sentence(symptom, findings, comparisons)
     else:

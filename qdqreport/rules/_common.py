@@ -1,23 +1,20 @@
-"""Helpers shared by several rules: divergence tests, stage labels, fix command lines.
+"""Helpers shared by several rules: the order comparisons are read in, stage labels, table cells.
 
-Not a rule module (the leading underscore keeps discover() from treating it as one). The
-second half holds realistic data recipes for the rules' Fires/Quiet examples.
+Not a rule module (the leading underscore keeps discover() from treating it as one). Agreement
+thresholds and judgements (diverges, collapses) live in analysis/agreement.py, fix command lines
+in qdqreport/fixes.py. The second half holds realistic data recipes for the rules' Fires/Quiet examples.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import shlex
-from pathlib import PurePath
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from qdqreport.analysis import agreement
+from qdqreport.analysis.agreement import diverges
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import is_control
-from qdqreport.findings import Fix
 
 # Order in which comparisons are read: a divergence earlier in the pipeline is fixed first,
 # because every later stage inherits it (reference doc 000, section 8).
@@ -25,12 +22,6 @@ PURPOSE_ORDER = ("export", "quantization", "fp16", "deployment")
 
 STAGE_LABELS = {"reference": "framework", "ort_fp32": "ORT FP32", "ort_qdq": "ORT QDQ",
                 "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8", "ort_qdq_fp32": "ORT QDQ (float part FP32)"}
-
-# Agreement thresholds and decisions have one owner, analysis/agreement.py; re-exported for rules.
-COSINE_OK, SLICE_COSINE_OK, TOP1_OK, COLLAPSED = (agreement.COSINE_OK, agreement.SLICE_COSINE_OK,
-                                                  agreement.TOP1_OK, agreement.COLLAPSED)
-SLICE_SIGNAL_FLOOR = agreement.SLICE_SIGNAL_FLOOR
-signal_slices = agreement.signal_slices
 
 
 def stage_label(stage_id: str) -> str:
@@ -48,21 +39,6 @@ def ordered_comparisons(ctx: Context) -> list[ComparisonInfo]:
     return sorted((c for c in ctx.comparisons if not is_control(c)), key=lambda c: (rank.get(c.purpose, len(rank)), c.id))
 
 
-def diverges(summary: OutputSummary) -> bool:
-    """True when one output of a comparison does not agree (analysis/agreement.py judged it); state never does."""
-    return _level(summary) != agreement.AGREE and not summary.internal
-
-
-def collapses(summary: OutputSummary) -> bool:
-    """True when the divergence changes decisions, not just adds noise."""
-    return _level(summary) == agreement.COLLAPSE and not summary.internal
-
-
-def _level(summary: OutputSummary) -> str:
-    """The summary's judged level; a summary built without a Context is judged here, by its numbers alone."""
-    return summary.level or agreement.judge(summary).level
-
-
 def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
     comparison = ctx.comparison(purpose)
     return [s for s in judged_summaries(ctx, comparison.id) if diverges(s)] if comparison else []
@@ -71,11 +47,6 @@ def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
 def judged_summaries(ctx: Context, comparison_id: str) -> list[OutputSummary]:
     """Context's output summaries: judged once, by analysis/agreement.py (kept for the rules that call it)."""
     return ctx.output_summaries(comparison_id)
-
-
-def cosine_of(row: dict[str, Any]) -> float:
-    """A table row's cosine; missing or NaN counts as the worst value, -1 (agreement.cosine_value)."""
-    return agreement.cosine_value(row.get("cosine"))
 
 
 def clamp01(value: float) -> float:
@@ -87,152 +58,6 @@ def rounded(value: Any, digits: int = 4) -> Any:
     if isinstance(value, float):
         return value if not math.isfinite(value) else round(value, digits)
     return value
-
-
-# --- fix command lines ---------------------------------------------------------------------
-
-def model_file(ctx: Context, kind: str) -> str:
-    """The FP32 or QDQ model path as the manifest recorded it (relative to where collect ran, absolute
-    if given so, a bare name when --redact), else a placeholder: fix commands run where the user stands."""
-    ref = (ctx.manifest.get("models") or {}).get(kind)
-    if isinstance(ref, dict) and ref.get("path"):
-        return str(ref["path"])
-    return "<model.onnx>" if kind == "fp32" else "<model.quant.onnx>"
-
-
-def model_arg(ctx: Context, kind: str) -> str:
-    """model_file quoted for a shell command line."""
-    return shell_quote(model_file(ctx, kind))
-
-
-def calibration_file(ctx: Context) -> str:
-    """The calibration tensor file (.npy/.npz) at the path the manifest recorded, else <calib.npy>."""
-    calib = (ctx.manifest.get("inputs") or {}).get("calib")
-    source = calib.get("source", "") if isinstance(calib, dict) else ""
-    return source if isinstance(source, str) and source.endswith((".npy", ".npz")) else "<calib.npy>"
-
-
-def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, str]:
-    """A one-line command that rewrites the calibration file as *expr* of its tensor x; returns (command, new file).
-
-    The new file is written where the command runs; the old one is read where the bundle says it is."""
-    source = calibration_file(ctx)
-    calib, name = repr(source), repr(input_name)
-    if source.endswith(".npz"):  # one array per model input
-        code = (f"import numpy as np; d = dict(np.load({calib})); x = d[{name}]; "
-                f"d[{name}] = ({expr}).astype(np.float32); np.savez('calib_fixed.npz', **d)")
-        return python_command(code), "calib_fixed.npz"
-    code = f"import numpy as np; x = np.load({calib}); np.save('calib_fixed.npy', ({expr}).astype(np.float32))"
-    return python_command(code), "calib_fixed.npy"
-
-
-def python_command(code: str) -> str:
-    """`python -c "code"` for a POSIX shell; paths inside *code* should be Python literals (repr)."""
-    if "$" in code or "`" in code:  # single quotes keep these literal (shlex reads \$ in "..." differently from sh)
-        return "python -c " + shlex.quote(code)
-    # Inside "..." only \ and " need a backslash (sh and shlex agree on those two).
-    return 'python -c "' + re.sub(r'([\\"])', r"\\\1", code) + '"'
-
-
-def node_patterns(names: Iterable[str]) -> list[str]:
-    """ModelOpt matches --nodes_to_exclude with re.match (a prefix match), so anchor with $."""
-    return [re.escape(name) + "$" for name in sorted(set(names))]
-
-
-def modelopt_command(ctx: Context, extra: Sequence[str] = (), calibration: str | None = None) -> str:
-    """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model, plus *extra* arguments."""
-    source = model_file(ctx, "fp32")
-    output = requantized_file(ctx)
-    args = ["python", "-m", "modelopt.onnx.quantization", f"--onnx_path={source}", "--quantize_mode=int8",
-            f"--calibration_data_path={calibration or calibration_file(ctx)}", *extra, f"--output_path={output}"]
-    return " ".join(shell_quote(a) for a in args)
-
-
-def requantized_file(ctx: Context) -> str:
-    """The file modelopt_command writes (in the folder it runs in)."""
-    source = model_file(ctx, "fp32")
-    return f"{PurePath(source).stem}.quant.onnx" if not source.startswith("<") else "<model.quant.onnx>"
-
-
-def recollect_command(ctx: Context) -> str:
-    """`qdqreport collect` again on the re-quantized model, with the inputs the bundle recorded, into a new folder.
-
-    The recorded collect command is reused (its paths are relative to where it ran); a bundle made by
-    `qdqreport demo` (or an unknown tool) gets a collect command built from the manifest's paths."""
-    argv = [str(a) for a in (ctx.manifest.get("collector") or {}).get("argv") or []]
-    if len(argv) > 2 and argv[1] == "collect":
-        return " ".join(shell_quote(a) for a in _swap_collect_args(argv[:1] + ["collect"] + argv[2:], requantized_file(ctx)))
-    inputs = (ctx.manifest.get("inputs") or {}).get("eval")
-    source = inputs.get("source") if isinstance(inputs, dict) else None
-    args = ["qdqreport", "collect", "--fp32", model_file(ctx, "fp32"), "--qdq", requantized_file(ctx),
-            "--inputs", str(source) if source else "<inputs.npz>", "-o", "qdqreport-bundle-requantized"]
-    return " ".join(shell_quote(a) for a in args)
-
-
-def _swap_collect_args(argv: list[str], qdq: str) -> list[str]:
-    """*argv* with --qdq replaced by *qdq* and the output folder renamed, so the first bundle stays."""
-    out: list[str] = []
-    for i, arg in enumerate(argv):
-        previous = argv[i - 1] if i else ""
-        if previous == "--qdq":
-            arg = qdq
-        elif previous in ("-o", "--output"):
-            arg = _renamed_output(arg)
-        elif arg.startswith("--qdq="):
-            arg = f"--qdq={qdq}"
-        elif arg.startswith("--output="):
-            arg = f"--output={_renamed_output(arg[9:])}"
-        out.append(arg)
-    return out
-
-
-def _renamed_output(path: str) -> str:
-    stem, dot, suffix = path.rstrip("/").rpartition(".") if path.endswith(".zip") else (path.rstrip("/"), "", "")
-    return f"{stem}-requantized{dot}{suffix}"
-
-
-def exclusion_args(nodes: Iterable[str] = (), op_types: Iterable[str] = ()) -> list[str]:
-    args: list[str] = []
-    patterns = node_patterns(nodes)
-    if patterns:
-        args += ["--nodes_to_exclude", *patterns]
-    ops = sorted(set(op_types))
-    if ops:
-        args += ["--op_types_to_exclude", *ops]
-    return args
-
-
-def tensorrt_major(ctx: Context) -> int | None:
-    """TensorRT's major version as the collector recorded it in a TensorRT stage's details, if any."""
-    for stage in ctx.stages:
-        version = str(stage.details.get("tensorrt") or "")
-        if version.split(".")[0].isdigit():
-            return int(version.split(".")[0])
-    return None
-
-
-def trtexec_fixes(ctx: Context) -> tuple[Fix, ...]:
-    """Rebuild the INT8 engine so TensorRT obeys the Q/DQ precisions (TRT 10 and/or TRT 11 syntax)."""
-    model = model_file(ctx, "qdq")
-    major = tensorrt_major(ctx)
-    fixes = (
-        Fix("Rebuild the engine so TensorRT obeys the precisions the Q/DQ nodes imply (TensorRT 10), "
-            "and check the layer info for unfused Q/DQ or FP32 fallbacks",
-            f"trtexec --onnx={shell_quote(model)} --int8 --fp16 --precisionConstraints=obey "
-            "--exportLayerInfo=layers.json --profilingVerbosity=detailed"),
-        Fix("Or build strongly typed (opt-in on TensorRT 10.12+, always on in TensorRT 11, which dropped --int8, "
-            "--fp16 and --precisionConstraints): every layer then runs in the precision the Q/DQ nodes and casts "
-            "give it, so remaining drift must be fixed in the graph", f"trtexec --onnx={shell_quote(model)} --stronglyTyped"),
-    )
-    return fixes[1:] if major is not None and major >= 11 else fixes
-
-
-def shell_quote(arg: str) -> str:
-    """*arg* quoted for a POSIX shell; placeholders like <calib.npy> stay readable."""
-    # Placeholders like <calib.npy> stay readable; anything else a shell could misread is quoted.
-    if "=<" in arg or arg.startswith("<"):
-        return arg
-    return shlex.quote(arg)
 
 
 # --- example recipes -------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from qdqreport.analysis.context import Context, OutputSummary
 from qdqreport.analysis.trt_evidence import EngineEvidence
 from qdqreport.analysis.trt_layers import Engine, Layer
 from qdqreport.findings import Fix, Table
-from qdqreport.rules._common import model_arg, rounded, tensorrt_major
+from qdqreport.fixes import model_arg, tensorrt_major
+from qdqreport.rules._common import rounded
 from qdqreport.wording import percent
 
 ROWS_SHOWN = 12  # layers listed per finding; the count says how many there are

@@ -11,8 +11,9 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (
-    CLS_INPUT, calibration_rewrite, collapses, diverging_outputs, input_stats, modelopt_command, rounded, text_images)
+from qdqreport.analysis.agreement import collapses
+from qdqreport.fixes import calibration_rewrite, modelopt_command
+from qdqreport.rules._common import CLS_INPUT, diverging_outputs, input_stats, rounded, text_images
 
 # Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
 # mix-ups differ by 2x ([0,1] vs [-1,1]), ~4x (mean/std) or 255x (raw pixels).

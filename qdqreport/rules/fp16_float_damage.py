@@ -11,7 +11,9 @@ from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX, Fp16Evidence, Outpu
 from qdqreport.analysis.layers import layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import COLLAPSED, classifier_graph, diverging_outputs, modelopt_command, rounded
+from qdqreport.analysis.agreement import COLLAPSED
+from qdqreport.fixes import modelopt_command
+from qdqreport.rules._common import classifier_graph, diverging_outputs, rounded
 from qdqreport.rules._layer_examples import layer_chain
 
 from qdqreport.wording import plural, verb

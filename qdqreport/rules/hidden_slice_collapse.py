@@ -9,9 +9,10 @@ import numpy as np
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (
-    COLLAPSED, COSINE_OK, DET_OUTPUT, collapses, comparison_label, diverges, cosine_of, detector_run, exclusion_args, modelopt_command,
-    judged_summaries, node, ordered_comparisons, precision_summary, rounded, signal_slices, trtexec_fixes)
+from qdqreport.analysis.agreement import COLLAPSED, COSINE_OK, collapses, cosine_of, diverges, signal_slices
+from qdqreport.fixes import exclusion_args, modelopt_command, trtexec_fixes
+from qdqreport.rules._common import (DET_OUTPUT, comparison_label, detector_run, judged_summaries, node,
+                                     ordered_comparisons, precision_summary, rounded)
 
 from qdqreport.wording import plural, verb
 WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept

@@ -9,7 +9,9 @@ from qdqreport.analysis.layers import (FP16_MAX, HEAVY_CLIPPING, UNDER_USE, clip
                                        layer_tables, underused_quantizers)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import COLLAPSED, clamp01, exclusion_args, modelopt_command, rounded
+from qdqreport.analysis.agreement import COLLAPSED
+from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.rules._common import clamp01, rounded
 from qdqreport.rules._layer_examples import (chain_precision, layer_chain, qnode, quantization_run, whatif_trials)
 
 from qdqreport.wording import percent, percent_value, plural, verb

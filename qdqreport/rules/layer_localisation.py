@@ -8,7 +8,9 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import DIVERGED_COSINE, LOCAL_BAD_COSINE, error_births, first_divergence, layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import COLLAPSED, exclusion_args, modelopt_command, rounded
+from qdqreport.analysis.agreement import COLLAPSED
+from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.rules._common import rounded
 from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run, whatif_trials
 from qdqreport.rules._measured import reranked
 

@@ -9,7 +9,8 @@ import numpy as np
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import detector_run, modelopt_command, model_arg, stage_label, trtexec_fixes
+from qdqreport.fixes import model_arg, modelopt_command, trtexec_fixes
+from qdqreport.rules._common import detector_run, stage_label
 
 # Pipeline order: the first stage listed with NaN/Inf is where they are born.
 STAGE_ORDER = ("reference", "ort_fp32", "ort_qdq", "trt_fp16", "trt_int8")

@@ -7,9 +7,10 @@ from typing import Any, Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (
-    CLS_OUTPUT, class_logits, classifier_graph, classifier_run, clamp01, collapses, diverging_outputs, exclusion_args,
-    modelopt_command, rounded)
+from qdqreport.analysis.agreement import collapses
+from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.rules._common import (CLS_OUTPUT, clamp01, class_logits, classifier_graph, classifier_run,
+                                     diverging_outputs, rounded)
 
 from qdqreport.rules._measured import rerank
 from qdqreport.wording import plural

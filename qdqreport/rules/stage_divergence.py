@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from qdqreport.analysis.agreement import DECISION_LEVELS, LEVEL_RANK
+from qdqreport.analysis.agreement import (COSINE_OK, DECISION_LEVELS, LEVEL_RANK, SLICE_COSINE_OK, TOP1_OK, collapses,
+                                         cosine_of, diverges)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (
-    CLS_OUTPUT, COSINE_OK, SLICE_COSINE_OK, TOP1_OK, class_logits, classifier_graph, classifier_run, collapses,
-    comparison_label, cosine_of, detector_run, diverges, exclusion_args, judged_summaries, modelopt_command,
-    ordered_comparisons, recollect_command, requantized_file, rounded, trtexec_fixes)
+from qdqreport.fixes import exclusion_args, modelopt_command, recollect_command, requantized_file, trtexec_fixes
+from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, comparison_label,
+                                     detector_run, judged_summaries, ordered_comparisons, rounded)
 
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, percent_value, ratio

@@ -9,8 +9,8 @@ from qdqreport.analysis.context import Context, StageInfo
 from qdqreport.bundle.layout import COMPARISON_PLAN  # which comparisons a stage would have fed
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (
-    CLS_OUTPUT, class_logits, classifier_run, model_file, python_command, shell_quote, stage_label, tensorrt_major)
+from qdqreport.fixes import model_file, python_command, shell_quote, tensorrt_major
+from qdqreport.rules._common import CLS_OUTPUT, class_logits, classifier_run, stage_label
 
 ERROR_LINES = 20  # the tail of a Python or TensorRT traceback holds the decisive part; the log the rest
 

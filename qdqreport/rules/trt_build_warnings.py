@@ -7,7 +7,8 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import diverging_outputs, model_arg, trtexec_fixes
+from qdqreport.fixes import model_arg, trtexec_fixes
+from qdqreport.rules._common import diverging_outputs
 from qdqreport.rules._trt import ROWS_SHOWN, engines, imported_stage
 
 # Real log lines, in the wording of TensorRT 8.x issues (NVIDIA/TensorRT #1837, #2462) and trtexec's banner.

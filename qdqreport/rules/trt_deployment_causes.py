@@ -9,8 +9,10 @@ from qdqreport.analysis.trt_evidence import EngineEvidence
 from qdqreport.analysis.trt_layers import dtype_reformats
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, collapses,
-                                     diverging_outputs, rounded, trtexec_fixes)
+from qdqreport.analysis.agreement import collapses
+from qdqreport.fixes import trtexec_fixes
+from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, diverging_outputs,
+                                     rounded)
 from qdqreport.rules._trt import MOBILENET_QAT, detailed, headline, real_dump
 from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
 from qdqreport.rules.trt_int8_intent_lost import lost_intents

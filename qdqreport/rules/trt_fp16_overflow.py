@@ -10,8 +10,10 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, collapses,
-                                     diverging_outputs, model_file, modelopt_command, rounded)
+from qdqreport.analysis.agreement import collapses
+from qdqreport.fixes import model_file, modelopt_command
+from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, diverging_outputs,
+                                     rounded)
 from qdqreport.rules._trt import RESNET_FP16, headline, real_dump
 
 ROWS_SHOWN = 10

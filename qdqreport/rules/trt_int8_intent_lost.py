@@ -10,7 +10,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.trt_layers import FLOAT_PRECISIONS, QUANTIZED_PRECISIONS, Engine, Layer
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import diverging_outputs, node, precision_summary, trtexec_fixes
+from qdqreport.fixes import trtexec_fixes
+from qdqreport.rules._common import diverging_outputs, node, precision_summary
 from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, ROWS_SHOWN, detailed, engines, layers_of_node, real_dump,
                                   with_trt10_metadata)
 

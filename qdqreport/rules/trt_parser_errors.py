@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import model_arg
+from qdqreport.fixes import model_arg
 from qdqreport.rules._trt import imported_stage, engines
 
 # TensorRT 10 parser output, as reported in NVIDIA/TensorRT and open-mmlab/mmdeploy issues.

@@ -8,9 +8,9 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES, TENSORRT
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._common import (
-    CLS_OUTPUT, class_logits, classifier_graph, classifier_run, comparison_label, diverging_outputs, modelopt_command,
-    precision_summary, qdq_entry)
+from qdqreport.fixes import modelopt_command
+from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, comparison_label,
+                                     diverging_outputs, precision_summary, qdq_entry)
 
 # Quantized types TensorRT 10 executes: INT8 and FP8 everywhere, INT4/FP4 for (block) weights.
 TRT_DTYPES = {"int8", "float8e4m3fn"}

@@ -8,15 +8,15 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from qdqreport.analysis.agreement import collapsed_samples
+from qdqreport.analysis.agreement import collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
-from qdqreport.rules._common import (
-    CLS_INPUT, CLS_OUTPUT, calibration_rewrite, class_logits, cosine_of, classifier_run, diverging_outputs, input_stats,
-    modelopt_command, rounded, text_images)
+from qdqreport.fixes import calibration_rewrite, modelopt_command
+from qdqreport.rules._common import (CLS_INPUT, CLS_OUTPUT, class_logits, classifier_run, diverging_outputs,
+                                     input_stats, rounded, text_images)
 
 MEDIAN_OK = 0.98  # the typical sample is faithful: the quantization itself works
 SAMPLE_COLLAPSED = 0.9  # a sample below this cosine has changed its decision, not just its noise
