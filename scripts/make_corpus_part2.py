@@ -176,6 +176,24 @@ def prepare(wheels: Path, images: Path, families: set[str]) -> None:
         np.savez(WORK / "cap_calib_pm1.npz", input1=((calib - 0.5) / 0.5).astype(np.float32))
         np.savez(WORK / "cap_calib_uniform.npz", input1=rng.random(calib.shape, dtype=np.float32))
         np.savez(WORK / "cap_calib_plain.npz", input1=plain_text_strips(images, 48))
+    if families & {"vad", "yolo"}:  # their FP32 models and sets exactly as make_corpus_families.py makes them
+        from family_inputs import vad_feeds
+        from make_corpus_families import prepare as prepare_families
+
+        prepare_families(wheels, images, families & {"vad", "yolo"})
+        if "vad" in families:
+            np.savez(WORK / "vad_calib_quiet.npz", **vad_feeds(WORK / "vad_fp32.onnx", (1, 2, 3, 4), 1.0, scale=0.05))
+        if "yolo" in families:
+            with np.load(WORK / "yolo_calib.npz") as data:
+                np.savez(WORK / "yolo_calib_rgb.npz", images=np.ascontiguousarray(data["images"][:, ::-1]))
+    if "det" in families:  # the detector's FP32 model and sets exactly as make_corpus.py makes them
+        from corpus_inputs import det_rgb
+        from make_corpus import prepare_inputs
+
+        prepare_inputs(wheels / "rapidocr_onnxruntime" / "models", images)
+        bgr = det_rgb(images, True, 48)[..., ::-1]  # the calibration crops, in the BGR order the model reads
+        imagenet = (bgr - np.array([0.485, 0.456, 0.406])) / np.array([0.229, 0.224, 0.225])
+        np.save(WORK / "det_calib_imagenet.npy", imagenet.transpose(0, 3, 1, 2).astype(np.float32))
     if "ori" in families:
         shutil.copyfile(wheels / SOURCES["ori"], WORK / "ori_fp32.onnx")
         evaluation, labels = ori_rgb(images, 24, 5)
@@ -240,13 +258,25 @@ MEASURED = {
     "ori_calib_two_upright": "mild: 23/24 as FP32, max |dp| 0.15, cosine 0.9959; QDQ right on 21/24 (FP32 22)",
     "ori_overquant": "18/24 as FP32, max |dp| 0.79, cosine 0.86; QDQ right on 16/24 (FP32 22)",
     "ori_all_convs": "20/24 as FP32, max |dp| 0.74, cosine 0.93; QDQ right on 19/24 (FP32 22)",
+    # the existing families' own measures (make_corpus_families.py's: the VAD's decisions at 0.5 on 75 chunks, FP32
+    # says speech on 9; YOLOX detections after ddddocr's decode, 47 in FP32 on the 6 pictures) and the DBNet map
+    "vad_healthy_trt_nobias": "2 of 75 speech decisions flip, max |dp| 0.25 (as vad_healthy_ort_sym)",
+    "vad_calib_quiet": "4 of 75 decisions flip, max |dp| 0.69",
+    "yolo_healthy_trt_nobias": "45 of the 47 FP32 detections kept, 4 extra (as yolo_healthy_ort_sym)",
+    "yolo_calib_rgb": "mild: 43 of 47 kept, 1 extra",
+    "det_healthy_neck_percentile": "map binarised at 0.3: median IoU with FP32 0.988, worst 0.949; map cosine "
+                                   "median 0.9992, worst 0.9944",
+    "det_calib_imagenet": "nearly harmless here: median IoU 0.985, worst 0.927; map cosine median 0.9988, worst "
+                          "0.9918",
 }
 
 
 def cases() -> list[Case]:
-    made = [*cap_cases(), *ori_cases()]
+    made = [*cap_cases(), *ori_cases(), *variant_cases()]
     for case in made:
         case.added_for = SECOND_PART
+        if case.model == "det":  # the maps are 100 KB per sample and stage (stored uncompressed by today's collector):
+            case.collect_args = ("--store-outputs", "first:8", *case.collect_args)  # every sample is still compared
         if case.model == "cap":  # input1 [1, 1, 64, image_width]: its only dynamic dimension is the width, not the batch
             case.collect_args = ("--batch-axis", "input1=0", *case.collect_args)
         if case.id in MEASURED:
@@ -338,18 +368,57 @@ def ori_cases() -> list[Case]:
     ]
 
 
+def variant_cases() -> list[Case]:
+    """New variants on families already in the corpus, made differently from their cases there."""
+    TARGET_ORT.update({"det_healthy_neck_percentile"})
+    v, y = "vad_calib.npz", "yolo_calib.npz"
+    return [
+        Case("vad_healthy_trt_nobias", "vad", 0, (), "onnxruntime quantize_static, symmetric INT8, MinMax, per-channel "
+             "weights, the six Convs, extra_options QuantizeBias=False: biases stay float (no int32 bias "
+             "DequantizeLinear), every zero-point 0: a model TensorRT takes as it is (target tensorrt)",
+             "vad_sym_nobias.onnx", v, make=[q("vad", v, "vad_sym_nobias.onnx", True, ["Conv"], quantize_bias=False)]),
+        Case("vad_calib_quiet", "vad", 2, ("QR006",), "the symmetric Conv recipe (as vad_healthy_ort_sym) calibrated on "
+             "the same synthetic speech at 1/20 of its level (-26 dB: quiet recordings only; right scale, right "
+             "states: the FP32 model's own on that audio)", "vad_quiet.onnx", "vad_calib_quiet.npz",
+             make=[q("vad", "vad_calib_quiet.npz", "vad_quiet.onnx", True, ["Conv"])]),
+        Case("yolo_healthy_trt_nobias", "yolo", 0, (), "onnxruntime quantize_static, symmetric INT8, MinMax, "
+             "per-channel weights, all 83 Convs, extra_options QuantizeBias=False: biases stay float, every "
+             "zero-point 0: a model TensorRT takes as it is (target tensorrt)", "yolo_sym_nobias.onnx", y,
+             make=[q("yolo", y, "yolo_sym_nobias.onnx", True, ["Conv"], quantize_bias=False)]),
+        Case("yolo_calib_rgb", "yolo", 1, ("QR003",), "the symmetric Conv recipe (as yolo_healthy_ort_sym) calibrated "
+             "on the same pictures in RGB order (the model reads BGR, as cv2 loads them)", "yolo_rgb.onnx",
+             "yolo_calib_rgb.npz", make=[q("yolo", "yolo_calib_rgb.npz", "yolo_rgb.onnx", True, ["Conv"])]),
+        Case("det_healthy_neck_percentile", "det", 0, (), "onnxruntime quantize_static, symmetric INT8, percentile "
+             "calibration (99.999%), the 18 neck/head Convs (the det cases' selection), 48 calibration crops",
+             "det_neck_pct.onnx", "det_calib.npy",
+             make=[q("det", "det_calib.npy", "det_neck_pct.onnx", True, ["Conv"], "percentile", "neck")]),
+        Case("det_calib_imagenet", "det", 1, ("QR003",), "neck INT8 (symmetric, MinMax) calibrated on the crops "
+             "normalised with ImageNet's mean/std ((x/255 - [0.485, 0.456, 0.406]) / [0.229, 0.224, 0.225], a common "
+             "default; rapidocr's detector reads (x/255 - 0.5) / 0.5)", "det_neck_imagenet.onnx",
+             "det_calib_imagenet.npy",
+             make=[q("det", "det_calib_imagenet.npy", "det_neck_imagenet.onnx", True, ["Conv"], "minmax", "neck")]),
+    ]
+
+
 # --- quantizer ------------------------------------------------------------------------------
 def ort_static(family: str, calib: str, output: str, symmetric: bool, ops: list[str], method: str,
                nodes, quantize_bias: bool) -> None:
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
 
-    with np.load(WORK / calib) as data:
-        rows = data[INPUT[family]]
+    if calib.endswith(".npy"):  # the detector's single input x
+        rows = iter([{"x": row[None]} for row in np.load(WORK / calib)])
+    elif family in ("vad", "yolo"):  # make_corpus_families.feeds: the VAD's state batches on axis 1, sr is one scalar
+        from make_corpus_families import feeds
+
+        rows = feeds(WORK / calib)
+    else:
+        with np.load(WORK / calib) as data:
+            rows = iter([{INPUT[family]: row[None]} for row in data[INPUT[family]]])
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
-            self.rows = iter({INPUT[family]: row[None]} for row in rows)
+            self.rows = rows
 
         def get_next(self):
             return next(self.rows, None)
@@ -360,6 +429,10 @@ def ort_static(family: str, calib: str, output: str, symmetric: bool, ops: list[
         graph = onnx.load(str(WORK / f"{family}_fp32.onnx")).graph
         nodes = [n.name for n in graph.node if n.op_type == "Conv"][-(16 if nodes == ORI_TAIL else 8):]
         nodes += [n.name for n in graph.node if n.op_type in ops and n.op_type != "Conv"]
+    if nodes == "neck":  # make_corpus.det_nodes: the DBNet's last 18 Convs
+        from make_corpus import NECK, det_nodes
+
+        ops, nodes = det_nodes(NECK)
     options = {"ActivationSymmetric": True, "WeightSymmetric": True} if symmetric else {}
     if not quantize_bias:
         options["QuantizeBias"] = False
@@ -371,14 +444,73 @@ def ort_static(family: str, calib: str, output: str, symmetric: bool, ops: list[
 
 
 # --- measurement (how the labels were decided) ----------------------------------------------
+def eval_feeds(family: str) -> list[dict[str, np.ndarray]]:
+    if family == "det":
+        return [{"x": row[None]} for row in np.load(WORK / "det_eval.npy")]
+    if family in ("vad", "yolo"):
+        from make_corpus_families import feeds
+
+        return list(feeds(WORK / f"{family}_eval.npz"))
+    with np.load(WORK / f"{family}_eval.npz") as data:
+        return [{INPUT[family]: row[None]} for row in data[INPUT[family]]]
+
+
 def run(model: Path, family: str) -> list[dict[str, np.ndarray]]:
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
-    with np.load(WORK / f"{family}_eval.npz") as data:
-        x = data[INPUT[family]]
-    return [dict(zip(names, session.run(None, {INPUT[family]: row[None]}))) for row in x]
+    return [dict(zip(names, session.run(None, feed))) for feed in eval_feeds(family)]
+
+
+def yolo_detections(output: np.ndarray) -> np.ndarray:
+    """ddddocr's decode of common_det's [1, 3549, 6] output (demo_postprocess, class-agnostic NMS 0.45, score 0.1):
+    [K, 5] boxes x1 y1 x2 y2 and score, in the 416x416 letterbox."""
+    grids, strides = [], []
+    for stride in (8, 16, 32):
+        size = 416 // stride
+        xv, yv = np.meshgrid(np.arange(size), np.arange(size))
+        grids.append(np.stack((xv, yv), 2).reshape(-1, 2))
+        strides.append(np.full((size * size, 1), stride))
+    grid, stride = np.concatenate(grids), np.concatenate(strides)
+    pred = output[0].astype(np.float64).copy()
+    pred[:, :2] = (pred[:, :2] + grid) * stride
+    pred[:, 2:4] = np.exp(pred[:, 2:4]) * stride
+    scores = pred[:, 4] * pred[:, 5]
+    boxes = np.stack([pred[:, 0] - pred[:, 2] / 2, pred[:, 1] - pred[:, 3] / 2,
+                      pred[:, 0] + pred[:, 2] / 2, pred[:, 1] + pred[:, 3] / 2], 1)
+    keep_mask = scores > 0.1
+    boxes, scores = boxes[keep_mask], scores[keep_mask]
+    order, keep = scores.argsort()[::-1], []
+    while order.size:
+        i = order[0]
+        keep.append(i)
+        iou = box_iou(boxes[i], boxes[order[1:]], plus_one=True)
+        order = order[1:][iou <= 0.45]
+    return np.concatenate([boxes[keep], scores[keep, None]], 1) if keep else np.zeros((0, 5))
+
+
+def box_iou(box: np.ndarray, boxes: np.ndarray, plus_one: bool = False) -> np.ndarray:
+    one = 1.0 if plus_one else 0.0
+    w = np.maximum(0.0, np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]) + one)
+    h = np.maximum(0.0, np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]) + one)
+    area = lambda b: (b[..., 2] - b[..., 0] + one) * (b[..., 3] - b[..., 1] + one)  # noqa: E731
+    return w * h / (area(box) + area(boxes) - w * h)
+
+
+def matched(reference: np.ndarray, other: np.ndarray) -> int:
+    """FP32 detections that a QDQ detection matches at IoU > 0.5 (greedy, each used once)."""
+    used, count = set(), 0
+    for box in reference:
+        if len(other) == 0:
+            break
+        iou = box_iou(box, other[:, :4])
+        for j in np.argsort(-iou):
+            if iou[j] > 0.5 and j not in used:
+                used.add(j)
+                count += 1
+                break
+    return count
 
 
 CHARSET: list[str] = []  # ddddocr's CHARSET_BETA (the wheel's charsets.py), loaded by main()
@@ -416,6 +548,26 @@ def measure(case: Case) -> str:
         dp = max(float(np.abs(a["ctc_prob"] - b["ctc_prob"]).max()) for a, b in zip(fp32, qdq))
         return (f"{same}/{len(fp32)} strings as FP32 (case-insensitive; {steps:.1%} of CTC steps), max |dp| of the "
                 f"winner {dp:.2f} (FP32 reads {right[0]}/{len(texts)} right, QDQ {right[1]})")
+    if family == "vad":
+        a = np.array([float(r["output"].ravel()[0]) for r in fp32])
+        b = np.array([float(r["output"].ravel()[0]) for r in qdq])
+        return (f"{int(((a > 0.5) != (b > 0.5)).sum())} of {len(a)} speech decisions flip (threshold 0.5; FP32 says "
+                f"speech on {int((a > 0.5).sum())}), max |dp| {float(np.abs(a - b).max()):.2f}")
+    if family == "yolo":
+        ref = [yolo_detections(r[next(iter(r))]) for r in fp32]
+        got = [yolo_detections(r[next(iter(r))]) for r in qdq]
+        kept = sum(matched(x, y) for x, y in zip(ref, got))
+        total, found = sum(len(x) for x in ref), sum(len(y) for y in got)
+        return f"{kept} of the {total} FP32 detections kept, {found - kept} extra (ddddocr's decode, IoU > 0.5)"
+    if family == "det":
+        ious, coss = [], []
+        for x, y in zip(fp32, qdq):
+            m, n = x[next(iter(x))].ravel(), y[next(iter(y))].ravel()
+            bm, bn = m > 0.3, n > 0.3
+            ious.append(float((bm & bn).sum() / max(1, (bm | bn).sum())))
+            coss.append(float(m @ n / (np.linalg.norm(m) * np.linalg.norm(n) + 1e-12)))
+        return (f"map binarised at 0.3 (rapidocr's threshold): median IoU with FP32 {np.median(ious):.3f}, worst "
+                f"{min(ious):.3f}; map cosine median {np.median(coss):.4f}, worst {min(coss):.4f}")
     a = np.concatenate([r[next(iter(r))] for r in fp32])
     b = np.concatenate([r[next(iter(r))] for r in qdq])
     truth = np.load(WORK / "ori_eval_labels.npy")
@@ -438,7 +590,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     load_charset(args.wheels)
     families = {c.model for c in selected}
-    if not (args.reuse_models and all((WORK / f"{f}_eval.npz").exists() for f in families)):
+    if not (args.reuse_models and all((WORK / f"{f}_eval.npz").exists() or (WORK / f"{f}_eval.npy").exists()
+                                       for f in families)):
         prepare(args.wheels, args.images, families)
     for case in selected:
         if not (args.reuse_models and (WORK / case.qdq).exists()):
