@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus_score import (NEW_BATCH, TOP1_TARGET, load_labels, misses_markdown, score_corpus,
-                                    select_sealed, table_markdown, totals, totals_markdown)
+from corpus_score import (AFTER_SEALING, NEW_BATCH, SECOND_PART, TOP1_TARGET, load_labels, misses_markdown,
+                          score_corpus, select_sealed, table_markdown, totals, totals_markdown)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 DOC = CORPUS.parent / "docs" / "CORPUS.md"
@@ -47,7 +47,9 @@ def test_corpus_covers_a_cnn_a_detector_and_a_transformer():
 
 
 def test_sealed_part_is_the_seeded_selection_and_covers_every_model_and_cause():
-    labels = load_labels(CORPUS)
+    # the cases the first part was drawn from: not those added after sealing, nor the second sealed part's batch
+    labels = {c: label for c, label in load_labels(CORPUS).items()
+              if AFTER_SEALING not in str(label.get("added_for", "")) and label.get("added_for") != SECOND_PART}
     sealed = sorted(case for case, label in labels.items() if label.get("sealed"))
     assert sealed == select_sealed(labels), "labels.json's sealed marks are not scripts/seal_corpus.py's selection"
     assert 3 * len(sealed) >= len(labels)
@@ -65,6 +67,23 @@ def test_docs_show_the_sealed_part_as_the_scorer_computes_it(scores):
     text = DOC.read_text(encoding="utf-8")
     assert totals_markdown(totals(sealed)) in text, "docs/CORPUS.md's sealed totals drifted: rerun corpus_score"
     assert misses_markdown(sealed) in text and table_markdown(sealed) in text
+
+
+def test_second_sealed_part_is_one_whole_batch_never_in_the_first():
+    """The second sealed part is every case labelled SECOND_PART: none carries the first part's seeded mark."""
+    labels = load_labels(CORPUS)
+    second = [c for c, label in labels.items() if label.get("added_for") == SECOND_PART]
+    assert len(second) >= 10 and not [c for c in second if labels[c].get("sealed")]
+    assert {labels[c]["cause"]["number"] for c in second} >= {0, 1, 2, 3, 4, 5}
+
+
+@pytest.mark.slow
+def test_docs_show_the_second_sealed_part_as_the_scorer_computes_it(scores):
+    """docs/CORPUS.md's second-part totals, wrong rankings and table are what the committed bundles score."""
+    second = [s for s in scores if s.sealed_2]
+    text = DOC.read_text(encoding="utf-8")
+    assert totals_markdown(totals(second)) in text, "docs/CORPUS.md's second-part totals drifted: rerun corpus_score"
+    assert misses_markdown(second) in text and table_markdown(second) in text
 
 
 def test_manifests_record_no_machine_paths():
