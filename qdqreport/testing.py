@@ -13,6 +13,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.decode_step import Decoder, normalise_result
+from qdqreport.analysis.task import AppResults, run_task, write_task
 from qdqreport.bundle.layout import ARTIFACT_PATHS, COMPARISON_PLAN, base_manifest, write_comparison, write_stage
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import BundleWriter
@@ -73,9 +75,6 @@ class BundleBuilder:
         return self
 
     def _attach_task(self, writer: BundleWriter, manifest: dict[str, Any]) -> None:
-        from qdqreport.collect.postprocess import Decoder, normalise_result
-        from qdqreport.collect.task import AppResults, run_task, write_task
-
         if getattr(self, "_task", None) is None:
             return
         decode, results, stage, compare = self._task

@@ -18,7 +18,7 @@ from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.collect.postprocess import split_spec
-from qdqreport.collect.task import field_agreement, generic_agreement
+from qdqreport.analysis.task import field_agreement, generic_agreement
 from qdqreport.errors import BundleError
 from qdqreport.wording import percent
 

@@ -2,8 +2,9 @@
 results stage pair by stage pair, and compare the user's deployment results with the decode of the
 very outputs it decoded.
 
-NumPy only (no onnx, onnxruntime): the test BundleBuilder writes task data through this module,
-so a rule example runs the same path from decoded results to CSV to Context as `collect` does.
+NumPy only (no onnx, onnxruntime): `collect --postprocess` and the test BundleBuilder (qdqreport/testing/)
+write task data through this module, so a rule example runs the same path from decoded results to CSV
+to Context as `collect` does.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from qdqreport.bundle.layout import COMPARISON_PLAN, output_key
 from qdqreport.bundle.writer import BundleWriter
-from qdqreport.collect.postprocess import DecodeFailed, Decoder, TaskResult
+from qdqreport.analysis.decode_step import DecodeFailed, Decoder, TaskResult
 from qdqreport.errors import InputError
 
 APP_STAGE = "task_results"  # the pseudo-stage holding what the user's application decoded (--task-results)

@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from qdqreport.analysis.compare import looks_like_probabilities
+from qdqreport.analysis.decode_step import Decoder
 from qdqreport.analysis.stream_compare import StageComparer
 from qdqreport.analysis.target import check_target
+from qdqreport.analysis.task import AppResults, TaskRun, run_task, write_task
 from qdqreport.bundle.layout import (ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_compared, write_comparison,
                                      write_stage)
 from qdqreport.bundle.writer import BundleWriter
@@ -26,10 +28,9 @@ from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score
                                       session_source, shorten)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
-from qdqreport.collect.postprocess import Decoder, load_decoder
+from qdqreport.collect.postprocess import load_decoder
 from qdqreport.collect.save_inputs import write_saved_inputs
 from qdqreport.collect.tensor_pass import run_tensor_pass
-from qdqreport.collect.task import AppResults, TaskRun, run_task, write_task
 from qdqreport.collect.task_results import load_task_results
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)

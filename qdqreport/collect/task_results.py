@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from qdqreport.collect.npfile import read_arrays
-from qdqreport.collect.postprocess import DecodeFailed, TaskResult, normalise_result
-from qdqreport.collect.task import AppResults
+from qdqreport.analysis.decode_step import DecodeFailed, TaskResult, normalise_result
+from qdqreport.analysis.task import AppResults
 from qdqreport.errors import InputError
 
 FIX = "save one result per input sample as a JSON list of objects or an .npz keyed '<sample:06d>/<field>'"
