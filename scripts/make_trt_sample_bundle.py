@@ -1,5 +1,5 @@
 """Regenerate sample_bundles/trt_mobilenet_qat_layerinfo with `qdqreport import-trt --new` from the
-real MobileNetV2 QAT engine dump in tests/data/trt (TREx samples, Apache-2.0: see its README).
+real MobileNetV2 QAT engine dump in qdqreport/testing/data/trt (TREx samples, Apache-2.0: see its README).
 
     python scripts/make_trt_sample_bundle.py      (from anywhere; needs no onnxruntime or tensorrt)
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DUMPS = "tests/data/trt/tests_inputs_mobilenet.qat.onnx.engine"
+DUMPS = "qdqreport/testing/data/trt/tests_inputs_mobilenet.qat.onnx.engine"
 BUNDLE = "sample_bundles/trt_mobilenet_qat_layerinfo"
 
 

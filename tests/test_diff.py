@@ -22,10 +22,11 @@ from qdqreport.diff import build_diff
 from qdqreport.diff.precision import precision_diff
 from qdqreport.diff.render import render_markdown
 from qdqreport.render.filters import pct
+from qdqreport.testing.trt_dumps import DUMPS
 
 ROOT = Path(__file__).resolve().parent.parent
 OTHER_MODEL = ROOT / "corpus" / "det_healthy_neck_entropy"  # a detector: another FP32 model
-TRT = ROOT / "tests" / "data" / "trt"
+TRT = DUMPS
 PAIR = "ort_qdq__vs__ort_fp32"
 
 

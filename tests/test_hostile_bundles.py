@@ -25,6 +25,7 @@ from qdqreport.bundle.writer import write_zip
 from qdqreport.cli import main
 from qdqreport.errors import BundleError
 from qdqreport.rules.trt_parser_errors import PARSER_FAILURE_LOG
+from qdqreport.testing.trt_dumps import DUMPS
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_bundles" / "cls_calib_x255"
@@ -133,7 +134,7 @@ def test_zip_slip_entry_is_refused_and_import_trt_writes_nothing_outside(tmp_pat
         archive.writestr("../../x", payload)
     assert "../../x" in _validate(target, capsys)
     code = main(["import-trt", str(target), "--stage", "trt_int8", "--layer-info",
-                 str(ROOT / "tests/data/trt/tests_inputs_mobilenet.qat.onnx.engine.graph.json")])
+                 str(DUMPS / "tests_inputs_mobilenet.qat.onnx.engine.graph.json")])
     assert code == 2 and capsys.readouterr().err.count("\n") == 1
     assert not (tmp_path / "x").exists() and not (work.parent / "x").exists()
     assert sorted(p.name for p in work.iterdir()) == ["bundle.zip"]  # nothing staged is left behind
@@ -173,7 +174,7 @@ def test_symlink_to_an_outside_file_with_matching_hash_is_refused(tmp_path, caps
     _list(bundle, STATS, outside.read_bytes())
     assert "symbolic link" in _validate(bundle, capsys)
     code = main(["import-trt", str(bundle), "--stage", "trt_int8", "--layer-info",
-                 str(ROOT / "tests/data/trt/tests_inputs_mobilenet.qat.onnx.engine.graph.json")])
+                 str(DUMPS / "tests_inputs_mobilenet.qat.onnx.engine.graph.json")])
     assert code == 2 and "symbolic link" in capsys.readouterr().err
     assert (outside.read_bytes(), outside.stat().st_mtime_ns) == before
 
@@ -233,7 +234,7 @@ def test_fifo_in_a_folder_bundle_is_refused_without_hanging(tmp_path):
     bundle = _copy(tmp_path)
     (bundle / STATS).unlink()
     os.mkfifo(bundle / STATS)
-    layer_info = str(ROOT / "tests/data/trt/tests_inputs_mobilenet.qat.onnx.engine.graph.json")
+    layer_info = str(DUMPS / "tests_inputs_mobilenet.qat.onnx.engine.graph.json")
     for command in (["validate", str(bundle)], ["report", str(bundle), "-o", str(tmp_path / "out")],
                     ["import-trt", str(bundle), "--stage", "trt_int8", "--layer-info", layer_info]):
         code, err, _ = _run_cli(command, timeout=60)

@@ -26,11 +26,12 @@ import pytest
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import write_zip
 from qdqreport.cli import main
+from qdqreport.testing.trt_dumps import DUMPS
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "qdqreport" / "demo"
 SAMPLE = ROOT / "sample_bundles" / "cls_healthy"
-LAYER_INFO = ROOT / "tests" / "data" / "trt" / "tests_inputs_mobilenet.qat.onnx.engine.graph.json"
+LAYER_INFO = DUMPS / "tests_inputs_mobilenet.qat.onnx.engine.graph.json"
 NOBODY = 65534
 
 

@@ -23,8 +23,9 @@ from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.pipeline import render_report
 from qdqreport.stage_names import stage_name
+from qdqreport.testing.trt_dumps import DUMPS
 
-DATA = Path(__file__).resolve().parent / "data" / "trt"
+DATA = DUMPS
 DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
 MOBILENET = DATA / "tests_inputs_mobilenet.qat.onnx.engine.graph.json"
 RESIDUALS = DATA / "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json"

@@ -1,4 +1,4 @@
-"""Engine layer info, profile, build settings and build logs, parsed from the real TREx dumps in tests/data/trt.
+"""Engine layer info, profile, build settings and build logs, parsed from the real TREx dumps in qdqreport/testing/data/trt.
 
 Expectations were taken from the files themselves: each layer's precision is the data type
 named in its first input's "Format/Datatype" (e.g. "Thirty-two wide channel vectorized row major
@@ -17,11 +17,11 @@ from qdqreport.analysis.trt_align import align, diff_summary
 from qdqreport.analysis.trt_build_info import parse_build_log, parse_build_settings, trtexec_version
 from qdqreport.analysis.trt_layers import (dtype_of, dtype_reformats, int8_float_outputs, onnx_names, parse_layer_info,
                                            parse_profile, time_by_precision)
-from qdqreport.rules._trt import names_only, with_trt10_metadata
 from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
 from qdqreport.rules.trt_parser_errors import PARSER_FAILURE_LOG
+from qdqreport.testing.trt_dumps import DUMPS, names_only, with_trt10_metadata
 
-DATA = Path(__file__).resolve().parent / "data" / "trt"
+DATA = DUMPS
 MOBILENET = "tests_inputs_mobilenet.qat.onnx.engine.graph.json"
 RESIDUALS = "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json"
 RESNET16 = "examples_pytorch_resnet_A100_fp16_resnet.onnx.engine.graph.json"

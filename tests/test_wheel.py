@@ -1,4 +1,5 @@
-"""The wheel carries the top-level templates/: build it, install it into a fresh venv, render a report."""
+"""The wheel carries the top-level templates/ and the rule examples' data: build it, install it into a fresh venv,
+render a report, run every rule's examples."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def test_wheel_renders_a_report_from_a_fresh_venv(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "qdqreport/templates/report.html.j2" in names and "qdqreport/demo/cls_fp32.onnx" in names
     assert "qdqreport/schemas/findings.schema.json" in names  # the published findings.json schema
+    assert "qdqreport/testing/data/trt/tests_inputs_mobilenet.qat.onnx.engine.graph.json" in names  # rule examples' data
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
@@ -37,3 +39,9 @@ def test_wheel_renders_a_report_from_a_fresh_venv(tmp_path: Path) -> None:
                             "print('onnxruntime' in sys.modules, 'onnx' in sys.modules)"],
                            cwd=tmp_path, capture_output=True, text=True, check=True)
     assert probe.stdout.split() == ["False", "False"]  # the renderer installs and runs without the collector's stack
+    # Every rule's Fires/Quiet examples run from the installed package: their data ships in the wheel.
+    examples = subprocess.run([str(python), "-c", "from qdqreport.testing.examples import main; main()"],
+                              cwd=tmp_path, capture_output=True, text=True)
+    assert examples.returncode == 0, examples.stdout[-3000:] + examples.stderr[-3000:]
+    count = int(examples.stdout.split()[-5])
+    assert count >= 100 and examples.stdout.strip().endswith(f"{count} examples run, 0 problems")

@@ -1,15 +1,14 @@
 """Helpers shared by the TensorRT engine rules (QR100-QR149): engines of a bundle, joins to the
-QDQ graph, layer tables, trtexec fixes, and the real engine dumps their examples are built on.
+QDQ graph, layer tables, trtexec fixes. The real engine dumps their examples are built on are
+qdqreport/testing/trt_dumps.py's.
 
 Not a rule module (the leading underscore keeps discover() from treating it as one).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
-from pathlib import Path
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context, OutputSummary
@@ -111,48 +110,3 @@ def headline(summary: OutputSummary) -> str:
 
 def share(part: int, whole: int) -> float:
     return rounded(part / whole if whole else 0.0, 3)
-
-
-# --- example data: the real TREx engine dumps in tests/data/trt (Apache-2.0, see its README) ------
-
-DUMPS = Path(__file__).resolve().parents[2] / "tests" / "data" / "trt"
-MOBILENET_QAT = "tests_inputs_mobilenet.qat.onnx.engine.graph.json"
-MOBILENET_RESIDUALS = "tests_inputs_mobilenet_v2_residuals.qat.onnx.engine.graph.json"
-RESNET_FP16 = "examples_pytorch_resnet_A100_fp16_resnet.onnx.engine.graph.json"
-MOBILENET_PROFILE = "tests_inputs_mobilenet.qat.onnx.engine.profile.json"
-MOBILENET_SETTINGS = "tests_inputs_mobilenet.qat.onnx.engine.build.metadata.json"
-_NODE_NAME = re.compile(r"\b(?:[A-Z][A-Za-z]*)_\d+\b")
-
-
-def real_dump(name: str) -> str:
-    """A real engine dump, verbatim (rule examples run from a source checkout, where tests/data exists)."""
-    path = DUMPS / name
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: rule examples need the repository's tests/data/trt (run them from a checkout)")
-    return path.read_text(encoding="utf-8")
-
-
-def imported_stage(b, stage_id: str, kind: str, filename: str, text: str) -> None:
-    """Rule examples: a TensorRT stage not built here but imported (import-trt) with one artefact."""
-    b.stage(stage_id, status="skipped", error="imported artefacts only", details={"source": "imported"})
-    b.stage_file(stage_id, kind, filename, text)
-
-
-def with_trt10_metadata(text: str) -> str:
-    """The real dump re-expressed as TensorRT 10 writes it: a Metadata field naming each layer's ONNX nodes.
-
-    The names are those TensorRT 8 fused into the layer name (Conv_94, Add_144, ...), joined with the
-    0x1F separator TensorRT 10 uses; everything else is unchanged.
-    """
-    data = json.loads(text)
-    for layer in data["Layers"]:
-        names = _NODE_NAME.findall(layer["Name"])
-        if names:
-            layer["Metadata"] = "\x1f".join(f"[ONNX Layer: {n}]" for n in names)
-    return json.dumps(data, indent=1)
-
-
-def names_only(text: str) -> str:
-    """The real dump as trtexec writes it at the default layer_names_only verbosity."""
-    data = json.loads(text)
-    return json.dumps({"Layers": [layer["Name"] for layer in data["Layers"]], "Bindings": data.get("Bindings", [])})

@@ -9,7 +9,8 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_arg, trtexec_fixes
 from qdqreport.rules._common import diverging_outputs
-from qdqreport.rules._trt import ROWS_SHOWN, engines, imported_stage
+from qdqreport.rules._trt import ROWS_SHOWN, engines
+from qdqreport.testing.trt_dumps import imported_stage
 
 # Real log lines, in the wording of TensorRT 8.x issues (NVIDIA/TensorRT #1837, #2462) and trtexec's banner.
 CALIBRATOR_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=cls_int8.onnx --int8 --fp16 --calib=calib.cache

@@ -13,7 +13,8 @@ from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import trtexec_fixes
 from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, diverging_outputs,
                                      rounded)
-from qdqreport.rules._trt import MOBILENET_QAT, detailed, headline, real_dump
+from qdqreport.rules._trt import detailed, headline
+from qdqreport.testing.trt_dumps import MOBILENET_QAT, real_dump
 from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
 from qdqreport.rules.trt_int8_intent_lost import lost_intents
 from qdqreport.rules.trt_unsupported_qdq import DEFECTS

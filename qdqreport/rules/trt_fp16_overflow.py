@@ -14,7 +14,8 @@ from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import model_file, modelopt_command
 from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, diverging_outputs,
                                      rounded)
-from qdqreport.rules._trt import RESNET_FP16, headline, real_dump
+from qdqreport.rules._trt import headline
+from qdqreport.testing.trt_dumps import RESNET_FP16, real_dump
 
 ROWS_SHOWN = 10
 

@@ -12,8 +12,8 @@ from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import trtexec_fixes
 from qdqreport.rules._common import diverging_outputs, node, precision_summary
-from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, ROWS_SHOWN, detailed, engines, layers_of_node, real_dump,
-                                  with_trt10_metadata)
+from qdqreport.rules._trt import ROWS_SHOWN, detailed, engines, layers_of_node
+from qdqreport.testing.trt_dumps import MOBILENET_QAT, imported_stage, real_dump, with_trt10_metadata
 
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import plural, verb

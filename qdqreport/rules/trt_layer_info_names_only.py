@@ -8,7 +8,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_arg
-from qdqreport.rules._trt import imported_stage, MOBILENET_QAT, engines, names_only, real_dump
+from qdqreport.rules._trt import engines
+from qdqreport.testing.trt_dumps import MOBILENET_QAT, imported_stage, names_only, real_dump
 
 
 def _names_only(b):

@@ -8,7 +8,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_arg
-from qdqreport.rules._trt import imported_stage, engines
+from qdqreport.rules._trt import engines
+from qdqreport.testing.trt_dumps import imported_stage
 
 # TensorRT 10 parser output, as reported in NVIDIA/TensorRT and open-mmlab/mmdeploy issues.
 PARSER_FAILURE_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v100300] # trtexec --onnx=det_int8.onnx --stronglyTyped

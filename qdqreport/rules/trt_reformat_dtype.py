@@ -8,8 +8,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.trt_layers import dtype_reformats
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.rules._trt import (imported_stage, MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, detailed, engines, layer_info_fix,
-                                  layer_table, real_dump)
+from qdqreport.rules._trt import detailed, engines, layer_info_fix, layer_table
+from qdqreport.testing.trt_dumps import MOBILENET_QAT, MOBILENET_RESIDUALS, RESNET_FP16, imported_stage, real_dump
 
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import plural, verb

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "qdqreport" / "demo"
-TRT_DATA = ROOT / "tests" / "data" / "trt"
+TRT_DATA = ROOT / "qdqreport" / "testing" / "data" / "trt"
 # Committed bundles, each covering a part of the schema the others do not.
 COMMITTED = {
     "cls_calib_x255": ROOT / "sample_bundles" / "cls_calib_x255",  # ModelOpt log, FP16 check, tensors table
