@@ -8,12 +8,11 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import sys
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from qdqreport import __version__
-from qdqreport.analysis.stream_compare import StageComparer
 from qdqreport.bundle.artifacts import check_array_key
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import BundleWriter
@@ -74,31 +73,6 @@ def write_stage(writer: BundleWriter, stage_id: str, status: str, outputs: Seque
     return {"id": stage_id, "runtime": runtime, "precision": precision, "status": status, "error": error,
             "seconds": None if seconds is None else round(seconds, 3), "artifacts": artifacts,
             "details": dict(details or {})}
-
-
-def write_comparison(writer: BundleWriter, reference: str, candidate: str, purpose: str,
-                     ref_samples: Sequence[Mapping[str, np.ndarray]], cand_samples: Sequence[Mapping[str, np.ndarray]],
-                     class_outputs: Iterable[str] = (), tensor_rows: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """Compare two stages, store the tables, and return the comparison's manifest entry."""
-    comparer = StageComparer(frozenset(class_outputs))
-    for ref, cand in zip(ref_samples, cand_samples):
-        comparer.add(ref, cand)
-    return write_compared(writer, reference, candidate, purpose, comparer, tensor_rows)
-
-
-def write_compared(writer: BundleWriter, reference: str, candidate: str, purpose: str, comparer: StageComparer,
-                   tensor_rows: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """Store the tables of a comparison fed sample by sample; return its manifest entry."""
-    comparison_id = f"{candidate}__vs__{reference}"
-    result = comparer.result()
-    tables = {"samples": writer.add_table(f"compare/{comparison_id}.samples.csv", "samples", result.sample_rows)}
-    if result.slice_rows:
-        tables["slices"] = writer.add_table(f"compare/{comparison_id}.slices.csv", "slices", result.slice_rows)
-    if tensor_rows:
-        tables["tensors"] = writer.add_table(f"compare/{comparison_id}.tensors.csv", "tensors", tensor_rows)
-    return {"id": comparison_id, "reference": reference, "candidate": candidate, "purpose": purpose,
-            "tables": tables, "sliced": result.sliced, "class_outputs": sorted(comparer.classes() & comparer.reference_names),
-            "skipped": result.skipped}
 
 
 def load_stage_outputs(bundle: Bundle, stage_id: str) -> list[dict[str, np.ndarray]]:

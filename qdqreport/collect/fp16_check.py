@@ -27,7 +27,8 @@ import numpy as np
 import onnx
 
 from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX
-from qdqreport.bundle.layout import ARTIFACT_PATHS, write_comparison, write_stage
+from qdqreport.analysis.comparison_tables import write_comparison
+from qdqreport.bundle.layout import ARTIFACT_PATHS, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.align import align
 from qdqreport.collect.fp32_float import float_constants, fp32_original, has_half_float, restore_fp32_float

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from qdqreport.analysis.compare import looks_like_probabilities
+from qdqreport.analysis.comparison_tables import write_compared, write_comparison
 from qdqreport.analysis.decode_step import Decoder
 from qdqreport.analysis.stream_compare import StageComparer
 from qdqreport.analysis.target import check_target
 from qdqreport.analysis.task import AppResults, TaskRun, run_task, write_task
-from qdqreport.bundle.layout import (ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_compared, write_comparison,
-                                     write_stage)
+from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.batch_axis import batch_axes, check_overrides

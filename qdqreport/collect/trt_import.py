@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from qdqreport.analysis.compare import looks_like_probabilities
-from qdqreport.bundle.layout import STAGE_KINDS, base_manifest, load_stage_outputs, output_key, write_comparison
+from qdqreport.analysis.comparison_tables import write_comparison
+from qdqreport.bundle.layout import STAGE_KINDS, base_manifest, load_stage_outputs, output_key
 from qdqreport.bundle.paths import name_problem
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import BundleWriter

@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from qdqreport.bundle.layout import write_comparison, write_stage
+from qdqreport.analysis.comparison_tables import write_comparison
+from qdqreport.bundle.layout import write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.trt_build import (BuildOutcome, BuildPlan, build_engine, build_plans, sample_shapes,
                                          unsupported_operators)

@@ -15,7 +15,8 @@ import numpy as np
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.decode_step import Decoder, normalise_result
 from qdqreport.analysis.task import AppResults, run_task, write_task
-from qdqreport.bundle.layout import ARTIFACT_PATHS, COMPARISON_PLAN, base_manifest, write_comparison, write_stage
+from qdqreport.analysis.comparison_tables import write_comparison
+from qdqreport.bundle.layout import ARTIFACT_PATHS, COMPARISON_PLAN, base_manifest, write_stage
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import BundleWriter
 
