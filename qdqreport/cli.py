@@ -143,6 +143,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="skip the FP16 check that runs when the QDQ model's float part is FP16 (ModelOpt's "
                               "default): FP32 ranges of its FP16 tensors and a control run with that part in FP32 "
                               "(about one more inference pass of each model)")
+    collect.add_argument("--no-saturation-check", action="store_true",
+                         help="skip the saturation check that runs when Conv/MatMul/Gemm read UINT8 activations and "
+                              "INT8 weights (onnxruntime's U8S8 default): the QDQ model run again with ONNX Runtime's "
+                              "Q/DQ fusion disabled, on the first 32 samples")
     collect.add_argument("--per-layer", action="store_true",
                          help="per-layer error (local and accumulated), Q-node range use and a measured what-if search")
     collect.add_argument("--whatif-budget", type=float, default=120.0, metavar="SECONDS",
@@ -218,6 +222,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              per_layer=args.per_layer, whatif_budget=args.whatif_budget,
                              target_cosine=args.target_cosine, target_top1=args.target_top1,
                              fp16_check=not args.no_fp16_check,
+                             saturation_check=not args.no_saturation_check,
                              postprocess=args.postprocess, task_results=args.task_results,
                              task_results_stage=args.task_results_stage, argv=["qdqreport", *argv],
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)

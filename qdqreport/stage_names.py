@@ -10,6 +10,7 @@ STAGE_NAMES = {
     "ort_fp32": "ONNX Runtime FP32",
     "ort_qdq": "ONNX Runtime QDQ",
     "ort_qdq_fp32": "ONNX Runtime QDQ (float part FP32)",
+    "ort_qdq_unfused": "ONNX Runtime QDQ (unfused, no integer kernels)",
     "trt_fp16": "TensorRT FP16",
     "trt_int8": "TensorRT INT8",
 }

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from qdqreport.analysis.saturation import UNFUSED_STAGE
+
 if TYPE_CHECKING:
     from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 
@@ -54,8 +56,14 @@ class Fp16Evidence:
 
 
 def is_control(comparison: "ComparisonInfo") -> bool:
-    """The FP32-float control is a measurement for the FP16 check, not a pipeline stage."""
-    return comparison.candidate == CONTROL_STAGE
+    """The FP32-float control (FP16 check) and the unfused control (saturation check, analysis/saturation.py) are
+    measurements, not pipeline stages."""
+    return comparison.candidate in (CONTROL_STAGE, UNFUSED_STAGE)
+
+
+def control_purpose(comparison: "ComparisonInfo") -> str:
+    """What a control comparison is for, as the report names it."""
+    return "saturation check control" if comparison.candidate == UNFUSED_STAGE else "FP16 check control"
 
 
 def agreement(summary: "OutputSummary") -> float:
@@ -89,7 +97,7 @@ def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
     evidence.flushed = [r for r in rows if r["kind"] == "constant" and (r["underflow"] or 0) > 0
                         and (r["qdq_absmax"] == 0 or r["underflow"] >= FLUSHED_SHARE * max(r["values"] or 1, 1))]
     quantization = ctx.comparison("quantization")
-    control = next((c for c in ctx.comparisons if is_control(c)), None)
+    control = next((c for c in ctx.comparisons if c.candidate == CONTROL_STAGE), None)
     if quantization is None or control is None:
         return evidence
     qdq = {s.output: s for s in ctx.output_summaries(quantization.id)}

@@ -72,10 +72,13 @@ class OrtStage:
             self.runner = None
 
 
-def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str, ...], provider: str) -> OrtStage:
+def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str, ...], provider: str,
+               config: dict[str, str] | None = None) -> OrtStage:
     """Create the session now, so a model ORT cannot load fails before any sample runs.
 
-    *model_bytes*: the serialised model, or the path of one too large to serialise (models.session_source)."""
+    *model_bytes*: the serialised model, or the path of one too large to serialise (models.session_source);
+    *config*: session config entries beyond the thread settings (the saturation check's
+    session.disable_quant_qdq)."""
     from polygraphy.backend.onnxrt import OnnxrtRunner
     from polygraphy.logger import G_LOGGER
 
@@ -85,7 +88,7 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     G_LOGGER.module_severity = G_LOGGER.CRITICAL + 1
     stage = OrtStage(stage_id, graph_outputs)
     try:
-        runner = OnnxrtRunner(new_session(model_bytes, provider), name=stage_id)
+        runner = OnnxrtRunner(new_session(model_bytes, provider, config), name=stage_id)
         runner.activate()
     except Exception as exc:
         stage.fail(f"session creation failed: {type(exc).__name__}: {_first_line(exc)}")
@@ -111,7 +114,7 @@ def thread_details() -> dict[str, Any]:
             "allow_spinning": False}
 
 
-def new_session(model: bytes | str, provider: str) -> Any:
+def new_session(model: bytes | str, provider: str, config: dict[str, str] | None = None) -> Any:
     """An onnxruntime.InferenceSession with the thread counts of thread_details() and *provider*
     matched as Polygraphy's SessionFromOnnx does (exact name, or a case-insensitive part of one)."""
     import onnxruntime
@@ -122,6 +125,8 @@ def new_session(model: bytes | str, provider: str) -> Any:
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    for key, value in (config or {}).items():
+        options.add_session_config_entry(key, value)
     return onnxruntime.InferenceSession(model, sess_options=options, providers=[_provider_name(provider)])
 
 

@@ -29,6 +29,7 @@ from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
 from qdqreport.collect.postprocess import load_decoder
+from qdqreport.collect.saturation_check import SaturationCheck, run_saturation_check, u8s8_nodes, write_saturation_check
 from qdqreport.collect.save_inputs import write_saved_inputs
 from qdqreport.collect.tensor_pass import run_tensor_pass
 from qdqreport.collect.task_results import load_task_results
@@ -61,6 +62,7 @@ class CollectOptions:
     target_cosine: float = 0.99
     target_top1: float = 0.99
     fp16_check: bool = True  # the FP16 check when the QDQ float part is FP16: collect/fp16_check.py
+    saturation_check: bool = True  # the U8S8 unfused control: collect/saturation_check.py
     postprocess: str | None = None  # FILE.py[:func]: the user's decode step (collect/postprocess.py)
     task_results: str | None = None  # what the user's application decoded (collect/task_results.py)
     task_results_stage: str = "ort_qdq"  # the stage whose outputs that application decoded
@@ -119,6 +121,7 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     if options.confirm and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
+    saturation = _saturation_check(options, loaded, precision, progress)
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
     progress.say("writing the bundle")
@@ -131,6 +134,8 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     fp32 = stages["ort_fp32"]
     write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
                      _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
+    write_saturation_check(writer, manifest, saturation, [] if fp32.error else fp32.outputs,
+                           _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
     write_task(writer, manifest, task)
     if options.save_inputs:
         write_saved_inputs(writer, manifest, loaded.eval.samples)
@@ -332,6 +337,15 @@ def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) ->
     if not options.fp16_check or not needs_fp16_check(loaded.qdq.proto):
         return None
     return run_fp16_check(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider, progress)
+
+
+def _saturation_check(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,
+                      progress: Progress) -> SaturationCheck | None:
+    nodes = u8s8_nodes(precision) if options.saturation_check else []
+    if not nodes:
+        return None
+    return run_saturation_check(session_source(loaded.qdq.proto), loaded.qdq.outputs, loaded.eval.samples, nodes,
+                                options.ort_provider, progress)
 
 
 # --- writing ----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import ComparisonInfo, Context
-from qdqreport.analysis.fp16 import is_control
+from qdqreport.analysis.fp16 import control_purpose, is_control
 
 # A sample's cosine must move by more than this to count as improved or worse (float noise is ~1e-7).
 SAMPLE_EPS = 1e-4
@@ -127,7 +127,7 @@ def _comparison(before: Context, after: Context, info: ComparisonInfo, limit: in
     outputs = tuple(dataclasses.replace(_output(name, rows_b[name], rows_a[name], limit is not None),
                                         levels=(levels_b.get(name), levels_a.get(name)))
                     for name in rows_b if name in rows_a)
-    purpose = "FP16 check control" if is_control(info) else info.purpose
+    purpose = control_purpose(info) if is_control(info) else info.purpose
     decision = _decision(before, after, info)
     return ComparisonDiff(info.id, purpose, info.reference, info.candidate, is_control(info), outputs, decision)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from qdqreport import __version__
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
-from qdqreport.analysis.fp16 import is_control
+from qdqreport.analysis.fp16 import control_purpose, is_control
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
 from qdqreport.findings import SEVERITIES, SEVERITY_RANK, SYMPTOM_TAG, Finding, Metric, Series, Table, Text
@@ -285,7 +285,7 @@ def _comparison_view(ctx: Context, info: ComparisonInfo) -> ComparisonView:
     shown = _worst_outputs(summaries, OUTPUTS_LIMIT)
     outputs = tuple(_output_row(summary, info, ctx.sample_rows_of(info.id, summary.output)) for summary in shown)
     # The FP16 check's control is stored with purpose "other"; the report names what it is for.
-    purpose = "FP16 check control" if is_control(info) else info.purpose
+    purpose = control_purpose(info) if is_control(info) else info.purpose
     return ComparisonView(info.id, purpose, info.reference, info.candidate, outputs,
                           tuple(sorted(info.skipped.items())[:OUTPUTS_LIMIT]),
                           task_agreement_of(ctx, info.reference, info.candidate), len(summaries))

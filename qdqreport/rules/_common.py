@@ -21,7 +21,8 @@ from qdqreport.analysis.fp16 import is_control
 PURPOSE_ORDER = ("export", "quantization", "fp16", "deployment")
 
 STAGE_LABELS = {"reference": "framework", "ort_fp32": "ORT FP32", "ort_qdq": "ORT QDQ",
-                "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8", "ort_qdq_fp32": "ORT QDQ (float part FP32)"}
+                "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8", "ort_qdq_fp32": "ORT QDQ (float part FP32)",
+                "ort_qdq_unfused": "ORT QDQ (unfused)"}
 
 
 def stage_label(stage_id: str) -> str:

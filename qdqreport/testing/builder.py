@@ -14,6 +14,7 @@ import numpy as np
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.decode_step import Decoder, normalise_result
+from qdqreport.analysis.saturation import CONTROL_KIND, UNFUSED_STAGE
 from qdqreport.analysis.task import AppResults, run_task, write_task
 from qdqreport.analysis.comparison_tables import write_comparison
 from qdqreport.bundle.layout import ARTIFACT_PATHS, COMPARISON_PLAN, base_manifest, write_stage
@@ -141,4 +142,8 @@ class BundleBuilder:
                 entries.append(write_comparison(writer, reference, candidate, purpose, self._outputs[reference],
                                                 self._outputs[candidate], self._class_outputs,
                                                 self._tensor_rows.get(purpose)))
+        if "ort_fp32" in self._outputs and UNFUSED_STAGE in self._outputs:  # the saturation check's control
+            entry = write_comparison(writer, "ort_fp32", UNFUSED_STAGE, "other", self._outputs["ort_fp32"],
+                                     self._outputs[UNFUSED_STAGE], self._class_outputs)
+            entries.append({**entry, "control": CONTROL_KIND})
         return entries

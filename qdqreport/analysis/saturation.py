@@ -1,0 +1,108 @@
+"""Reading the saturation check from a bundle: ONNX Runtime's fused U8S8 integer kernels against the same
+QDQ model run unfused (DequantizeLinear -> float operator).
+
+The collector (collect/saturation_check.py) writes stage `ort_qdq_unfused` (the QDQ model with
+ONNX Runtime's Q/DQ fusion disabled: session config "session.disable_quant_qdq" = "1", on the
+first samples only) and its comparison with `ort_fp32` (purpose `other`, `control:
+qdq_unfused`). This module turns them into per-output gains; it needs neither onnx nor
+onnxruntime. Agree/degrade/collapse come from analysis/agreement.py (the Judgements Context
+makes); the QDQ side is read on the control's samples only, so both sides count the same samples.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from qdqreport.analysis.agreement import DECISION_LEVELS, Judgement, cosine_of, diverges
+
+if TYPE_CHECKING:
+    from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+
+UNFUSED_STAGE = "ort_qdq_unfused"
+CONTROL_KIND = "qdq_unfused"  # the comparison entry's "control"
+MAX_SAMPLES = 32  # the control runs on the first samples only (collect/saturation_check.py)
+
+
+@dataclass(frozen=True)
+class UnfusedGain:
+    """One output that the fused QDQ model damages, against the same model unfused, on the same samples."""
+
+    output: str
+    qdq: Judgement  # the quantization comparison's judgement (every compared sample): the measured impact
+    control: Judgement  # the unfused control's judgement (its samples)
+    measure: str  # what qdq_value / control_value are: a decision measure's agreement, else median cosine
+    qdq_value: float  # ort_qdq on the control's samples
+    control_value: float
+    samples: int
+
+    @property
+    def recovered(self) -> float:
+        """Share of the fused model's loss that the unfused run wins back (0..1)."""
+        lost = 1.0 - max(self.qdq_value, 0.0)
+        if lost <= 1e-9:
+            return 0.0
+        return min(max((max(self.control_value, 0.0) - max(self.qdq_value, 0.0)) / lost, 0.0), 1.0)
+
+    @property
+    def control_agrees(self) -> bool:
+        return self.control.level == "agree"
+
+
+@dataclass
+class SaturationEvidence:
+    details: dict[str, Any]  # the control stage's details (vnni, u8s8_nodes, samples, ...)
+    status: str | None
+    error: str | None
+    gains: list[UnfusedGain] = field(default_factory=list)
+
+    @property
+    def worst(self) -> UnfusedGain | None:
+        """The damaged output the unfused run wins back most of."""
+        return max(self.gains, key=lambda g: (g.control_agrees, g.recovered, g.output), default=None)
+
+
+def is_unfused_control(comparison: "ComparisonInfo") -> bool:
+    return comparison.candidate == UNFUSED_STAGE
+
+
+def saturation_evidence(ctx: "Context") -> SaturationEvidence | None:
+    """The check's evidence, or None when the bundle has no unfused control stage."""
+    stage = ctx.stage(UNFUSED_STAGE)
+    if stage is None:
+        return None
+    evidence = SaturationEvidence(dict(stage.details), stage.status, stage.error)
+    quantization = ctx.comparison("quantization")
+    control = next((c for c in ctx.comparisons if is_unfused_control(c)), None)
+    if quantization is None or control is None:
+        return evidence
+    controls = {s.output: s for s in ctx.output_summaries(control.id)}
+    for q in ctx.output_summaries(quantization.id):
+        c = controls.get(q.output)
+        if c is None or not diverges(q) or q.judgement is None or c.judgement is None:
+            continue
+        measure, qdq_value, control_value = _same_samples(ctx, quantization.id, control.id, q, c)
+        evidence.gains.append(UnfusedGain(q.output, q.judgement, c.judgement, measure, qdq_value, control_value,
+                                          c.samples))
+    return evidence
+
+
+def _same_samples(ctx: "Context", qdq_id: str, control_id: str, q: "OutputSummary",
+                  c: "OutputSummary") -> tuple[str, float, float]:
+    """(measure, QDQ value, control value) on the control's samples: the decision measure both were judged by,
+    from its per-sample agreement, else the median per-sample cosine."""
+    count = c.samples
+    qj, cj = q.judgement, c.judgement
+    same_measure = qj.measure == cj.measure and qj.measure in DECISION_LEVELS
+    if same_measure and count >= q.samples and qj.value is not None and cj.value is not None:
+        return qj.measure, qj.value, cj.value  # the control ran on every sample: the judged values themselves
+    # A subset: the mean of the per-sample agreements, on the same samples for both (a sample with few decisions
+    # weighs as much as one with many, on both sides alike).
+    if (same_measure and qj.sample_agreement and cj.sample_agreement
+            and len(qj.sample_agreement) >= min(count, len(cj.sample_agreement))):
+        n = min(count, len(cj.sample_agreement))
+        return qj.measure, statistics.fmean(qj.sample_agreement[:n]), statistics.fmean(cj.sample_agreement[:n])
+    rows = [r for r in ctx.sample_rows_of(qdq_id, q.output) if int(r["sample"]) < count]
+    qdq_cos = statistics.median(cosine_of(r) for r in rows) if rows else q.cosine_median
+    return "cosine", qdq_cos, c.cosine_median

@@ -1,0 +1,110 @@
+"""The saturation check: do ONNX Runtime's fused U8S8 integer kernels, not the quantization, damage the outputs?
+
+Runs by default when the QDQ graph has Conv/MatMul/Gemm nodes reading UINT8 activations and INT8
+weights (onnxruntime quantize_static's defaults, "U8S8"), and never otherwise. ONNX Runtime's CPU
+provider fuses such DequantizeLinear -> Conv -> QuantizeLinear groups into integer kernels. On an
+x86-64 CPU with SSE4.1/AVX2/AVX-512 but no VNNI, the U8S8 kernel multiplies with VPMADDUBSW, which
+adds each pair of u8*s8 products into a signed 16-bit lane and saturates there: a pair of large
+activations times large weights of the same sign (255*127*2 > 32767) is clipped before it reaches
+the 32-bit accumulator. onnxruntime's quantization docs warn of it and recommend reduce_range
+(7-bit weights) or signed INT8 activations; a VNNI CPU (VPDPBUSD, 32-bit) and TensorRT do not
+saturate.
+
+Control: the same QDQ model in a session with "session.disable_quant_qdq" = "1", which leaves the
+Q/DQ nodes unfused: every DequantizeLinear runs, then the float operator, with the same quantized
+weights and activation grid; no integer kernel, so nothing can saturate. Stage `ort_qdq_unfused`,
+compared with `ort_fp32` like `ort_qdq` is (comparison `control: qdq_unfused`, purpose `other`).
+The stage details record the CPU's VNNI flags (Linux /proc/cpuinfo) and the U8S8 nodes.
+
+Cost: one more QDQ inference pass on the first MAX_SAMPLES (32) samples only, run in float (a
+little slower per sample than the fused model). `collect --no-saturation-check` skips it.
+Measured on the corpus (scripts/measure_u8s8_saturation.py, AVX2 without VNNI): the captcha CRNN
+keeps 14/24 strings fused and 24/24 unfused; the YOLOX detector keeps 33/47 detections fused, 44/47
+unfused.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from qdqreport.analysis.saturation import CONTROL_KIND, MAX_SAMPLES, UNFUSED_STAGE
+from qdqreport.bundle.layout import write_stage
+from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.ort_stage import OrtStage, open_stage
+from qdqreport.progress import Progress
+
+Feed = dict[str, np.ndarray]
+INTEGER_KERNEL_OPS = ("Conv", "MatMul", "Gemm")
+NODES_LISTED = 8
+VNNI_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
+UNFUSED_CONFIG = {"session.disable_quant_qdq": "1"}  # Q/DQ left unfused: float operators, no integer kernels
+
+
+@dataclass
+class SaturationCheck:
+    control: OrtStage
+    samples: int
+    of: int
+
+
+def u8s8_nodes(precision: dict[str, Any] | None) -> list[str]:
+    """The Conv/MatMul/Gemm nodes that read UINT8 activations and INT8 weights (precision_summary nodes)."""
+    return [n["name"] for n in (precision or {}).get("nodes", [])
+            if n.get("op_type") in INTEGER_KERNEL_OPS and n.get("activation_dtype") == "uint8"
+            and n.get("weight_dtype") == "int8"]
+
+
+def cpu_vnni() -> dict[str, Any]:
+    """What this CPU offers for U8S8 integer products: VNNI (no saturation) or not; None where unknown."""
+    info: dict[str, Any] = {"machine": platform.machine(), "vnni": None, "avx2": None, "flags_source": None}
+    path = Path("/proc/cpuinfo")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return info
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), None)
+    if flags is None:
+        return info
+    found = [flag for flag in VNNI_FLAGS if flag in flags]
+    return {**info, "vnni": bool(found), "vnni_flags": found, "avx2": "avx2" in flags,
+            "avx512f": "avx512f" in flags, "flags_source": str(path)}
+
+
+def run_saturation_check(qdq_model: bytes | str, graph_outputs: Sequence[str], samples: Sequence[Feed],
+                         nodes: list[str], provider: str, progress: Progress) -> SaturationCheck:
+    """Run the unfused control on the first MAX_SAMPLES of *samples*."""
+    count = min(len(samples), MAX_SAMPLES)
+    progress.say(f"saturation check: {len(nodes)} Conv/MatMul/Gemm read UINT8 activations and INT8 weights; running "
+                 f"the QDQ model unfused (no integer kernels) on the first {count} of {len(samples)} samples")
+    control = open_stage(UNFUSED_STAGE, qdq_model, tuple(graph_outputs), provider, UNFUSED_CONFIG)
+    control.details.update({"control_of": "ort_qdq", "session_config": dict(UNFUSED_CONFIG),
+                            "samples": count, "of_samples": len(samples), "u8s8_nodes": len(nodes),
+                            "u8s8_nodes_listed": nodes[:NODES_LISTED], "cpu": cpu_vnni()})
+    for index in range(count):
+        control.infer(samples[index], index)
+        progress.count("saturation check samples (ort_qdq_unfused)", index + 1, count)
+    control.close()
+    return SaturationCheck(control, count, len(samples))
+
+
+def write_saturation_check(writer: BundleWriter, manifest: dict[str, Any], check: SaturationCheck | None,
+                           fp32_outputs: Sequence[Feed], class_outputs: set[str], compare: Callable[..., dict]) -> None:
+    """The control stage and its comparison with ort_fp32 on the same first samples (*compare*: write_comparison)."""
+    if check is None:
+        return
+    control = check.control
+    status = "failed" if control.error else "ok"
+    entry = write_stage(writer, UNFUSED_STAGE, status, control.outputs if status == "ok" else None, control.error,
+                        log="\n".join(control.log) + "\n", seconds=control.seconds, details=control.details)
+    entry["runtime"], entry["precision"] = "onnxruntime", "qdq-unfused"
+    manifest["stages"].append(entry)
+    if status == "ok" and fp32_outputs:
+        first = [fp32_outputs[i] for i in range(min(check.samples, len(fp32_outputs)))]
+        comparison = compare(writer, "ort_fp32", UNFUSED_STAGE, "other", first, control.outputs, class_outputs)
+        comparison["control"] = CONTROL_KIND
+        manifest["comparisons"].append(comparison)

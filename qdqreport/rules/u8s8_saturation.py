@@ -1,0 +1,208 @@
+"""QR012: ONNX Runtime's fused U8S8 integer kernels saturate on this CPU (measured control: the same QDQ model
+run unfused)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from qdqreport.analysis.agreement import COLLAPSE
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.saturation import UNFUSED_STAGE, SaturationEvidence, UnfusedGain, saturation_evidence
+from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.fixes import calibration_file, model_file, python_command, requantized_file
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import classifier_graph, rounded
+
+# The unfused run must win back at least half of what the fused model loses (or agree outright).
+RECOVERED_MIN = 0.5
+CPU_NO_VNNI = {"machine": "x86_64", "vnni": False, "vnni_flags": [], "avx2": True, "avx512f": False,
+               "flags_source": "/proc/cpuinfo"}
+
+
+# --- examples: a 16x16 probability map per sample (a text detector's output) -----------------
+def _maps(samples: int, seed: int, noise: float = 0.0) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(samples):
+        logits = np.random.default_rng(100 + i).normal(-2.0, 3.0, (1, 1, 16, 16))
+        out.append({"maps": (1 / (1 + np.exp(-(logits + rng.normal(0.0, noise, logits.shape))))).astype(np.float32)})
+    return out
+
+
+def _details(samples: int = 24, cpu: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"control_of": "ort_qdq", "session_config": {"session.disable_quant_qdq": "1"}, "samples": samples,
+            "of_samples": samples, "u8s8_nodes": 21, "u8s8_nodes_listed": ["Conv_0", "Conv_3", "Conv_7"],
+            "cpu": cpu or CPU_NO_VNNI}
+
+
+def _bundle(b, fused_noise: float, unfused_noise: float, cpu: dict[str, Any] | None = None, target: str = "") -> None:
+    b.artifact("precision_summary", classifier_graph())
+    if target:
+        b.manifest.setdefault("settings", {})["target"] = target
+    b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, fused_noise))
+    b.stage(UNFUSED_STAGE, _maps(24, 3, unfused_noise), details=_details(cpu=cpu))
+
+
+def _saturates(b):
+    # As measured on the corpus captcha reader (U8S8, AVX2 without VNNI): fused 14/24 strings, unfused 24/24.
+    _bundle(b, 4.0, 0.05)
+
+
+def _half_won_back(b):
+    _bundle(b, 4.0, 0.6)
+
+
+def _saturates_target_onnxruntime(b):
+    _bundle(b, 4.0, 0.05, target=ONNXRUNTIME)
+
+
+def _quantization_at_fault(b):
+    # As measured on the corpus classifier (UINT8 everywhere, weights too): fused and unfused bit-identical.
+    _bundle(b, 4.0, 4.0)
+
+
+def _fused_agrees(b):
+    _bundle(b, 0.05, 0.04)
+
+
+def _control_failed(b):
+    b.artifact("precision_summary", classifier_graph())
+    b.stage("ort_fp32", _maps(24, 1)).stage("ort_qdq", _maps(24, 2, 4.0))
+    b.stage(UNFUSED_STAGE, status="failed", error="session creation failed: RuntimeError: ...", details=_details())
+
+
+@rule(id="QR012", slug="u8s8-saturation", title="ONNX Runtime's U8S8 integer kernels saturate on this CPU",
+      examples=[Fires("the fused QDQ model collapses a map; unfused (no integer kernels) it agrees", _saturates),
+                Fires("unfused, the model wins back more than half of the loss", _half_won_back),
+                Fires("the same with target onnxruntime", _saturates_target_onnxruntime),
+                Quiet("unfused diverges as much: the quantization itself is at fault", _quantization_at_fault),
+                Quiet("the fused QDQ model agrees with FP32", _fused_agrees),
+                Quiet("the unfused control failed to run", _control_failed)])
+def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
+    """ONNX Runtime's QDQ model diverges from FP32, and the same model with Q/DQ fusion disabled does not.
+
+    onnxruntime's `quantize_static` defaults to asymmetric UINT8 activations and INT8 weights
+    ("U8S8"). ONNX Runtime's CPU provider fuses DequantizeLinear -> Conv/MatMul/Gemm into integer
+    kernels; on an x86-64 CPU with SSE4.1/AVX2/AVX-512 but without VNNI the U8S8 kernel uses
+    VPMADDUBSW, which adds each pair of u8*s8 products in a signed 16-bit lane and saturates
+    there (255*127*2 > 32767), before the 32-bit accumulation. onnxruntime's quantization
+    documentation warns of it ("reduce_range ... better accuracy on non-VNNI CPUs"); OpenVINO
+    calls it the saturation issue. When the QDQ graph has such nodes, `collect` runs the saturation
+    check: stage `ort_qdq_unfused` is the same QDQ model in a session with
+    "session.disable_quant_qdq" = "1" (DequantizeLinear, then the float operator: the same
+    quantized weights and activation grid, no integer kernel), on the first 32 samples, compared
+    with ORT FP32. This rule fires when the QDQ outputs diverge and the unfused control agrees or
+    wins back at least half of the loss on the same samples (judged by the decisions
+    analysis/agreement.py judges the output by, else median per-sample cosine); the share won back
+    is the score (1 when the unfused run agrees). An error when the QDQ output collapses, a warning when it degrades. The stage
+    details record whether this CPU has VNNI.
+
+    Separating evidence: calibration, over-quantization and sensitive nodes are in the unfused
+    control too (same Q/DQ values), so they cannot explain what it wins back. Measured on the
+    corpus (scripts/measure_u8s8_saturation.py, AVX2 without VNNI): the captcha CRNN keeps 14/24
+    strings fused and 24/24 unfused, the YOLOX text detector 33/47 detections fused and 44/47
+    unfused; the classifier quantized with UINT8 weights too (no U8S8 kernel) loses the same
+    decisions both ways, and the rule stays quiet there.
+
+    Why it matters: the loss belongs to ONNX Runtime on this CPU, not to the model or its
+    calibration. TensorRT and VNNI CPUs (AVX512-VNNI, AVX-VNNI) do not saturate: for target
+    tensorrt the finding says the loss will not follow the model there.
+
+    Fix: re-quantize with `reduce_range=True` (7-bit weights: no pair can saturate, at some
+    precision cost) or with symmetric signed INT8 activations (`activation_type=QuantType.QInt8`,
+    `extra_options={'ActivationSymmetric': True}`: S8S8 kernels do not use VPMADDUBSW's unsigned
+    operand that way), or run on a VNNI CPU. Collect again: the control's agreement is what to expect.
+    """
+    evidence = saturation_evidence(ctx)
+    if evidence is None or evidence.status != "ok":
+        return
+    worst = evidence.worst
+    if worst is None or not (worst.control_agrees or worst.recovered >= RECOVERED_MIN):
+        return
+    yield _finding(ctx, evidence, worst)
+
+
+def _finding(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> Finding:
+    cpu = evidence.details.get("cpu") or {}
+    vnni = cpu.get("vnni")
+    return Finding(
+        rule_id="QR012", title="ONNX Runtime's U8S8 integer kernels saturate on this CPU (UINT8 activations x INT8 "
+                               "weights without VNNI)",
+        severity="error" if worst.qdq.level == COLLAPSE else "warning",
+        # Measured by the control; lower when the CPU has VNNI (then the integer kernels differ some other way) or
+        # when the control only wins back part of the loss.
+        confidence=(0.95 if worst.control_agrees else 0.8) if vnni is False else 0.6,
+        score=round(max(worst.recovered, 1.0 if worst.control_agrees else 0.0), 4),
+        subject=";".join(evidence.details.get("u8s8_nodes_listed") or []) or "u8s8 integer kernels",
+        stage="quantization", tags=("root_cause",),
+        summary=_summary(ctx, evidence, worst), evidence=_evidence(evidence), fixes=_fixes(ctx))
+
+
+def _cpu_text(cpu: dict[str, Any]) -> str:
+    if cpu.get("vnni") is False:
+        return "this CPU has no VNNI" + (" (AVX2 only)" if cpu.get("avx2") and not cpu.get("avx512f") else "")
+    if cpu.get("vnni"):
+        return f"this CPU reports VNNI ({', '.join(cpu.get('vnni_flags') or [])}), so the fused kernels differ here " \
+               "for another reason than VPMADDUBSW"
+    return "this CPU's VNNI support is unknown"
+
+
+def _summary(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> str:
+    samples, of = evidence.details.get("samples", worst.samples), evidence.details.get("of_samples")
+    where = f"all {samples} samples" if samples == of else f"first {samples} samples"
+    control = "agrees with FP32" if worst.control_agrees else f"wins back {worst.recovered:.0%} of the loss"
+    text = (f"output {worst.output}: ONNX Runtime's fused QDQ model {worst.qdq.headline}; the same model with Q/DQ "
+            f"fusion disabled (no integer kernels) {control} ({worst.control.headline}, {where}); "
+            f"{evidence.details.get('u8s8_nodes', 'its')} Conv/MatMul/Gemm read UINT8 activations and INT8 weights "
+            f"and {_cpu_text(evidence.details.get('cpu') or {})}: the U8S8 integer kernels saturate, the quantization "
+            "itself does not lose this")
+    if ctx.target != ONNXRUNTIME:
+        text += (f"; the target is {TARGET_NAMES[ctx.target]}, which does not saturate: this loss is ONNX Runtime on "
+                 "this CPU only")
+    return text
+
+
+def _evidence(evidence: SaturationEvidence) -> tuple:
+    rows = tuple((g.output, g.qdq.headline, g.control.headline, g.measure, rounded(g.qdq_value),
+                  rounded(g.control_value), rounded(g.recovered)) for g in evidence.gains)
+    cpu = evidence.details.get("cpu") or {}
+    return (Metric("share of the loss the unfused run wins back", rounded(evidence.worst.recovered),
+                   threshold=f">= {RECOVERED_MIN} (or the unfused run agrees)"),
+            Table("Measured control: fused QDQ (integer kernels) vs the same model unfused (both vs ORT FP32)",
+                  ("output", "fused QDQ", "unfused", "measure", "fused, same samples", "unfused", "share won back"),
+                  rows, note=f"on the first {evidence.details.get('samples', '?')} of "
+                             f"{evidence.details.get('of_samples', '?')} samples; session config "
+                             "session.disable_quant_qdq=1"),
+            Text(f"CPU: {cpu.get('machine', '?')}, VNNI {cpu.get('vnni')} ({', '.join(cpu.get('vnni_flags') or []) or 'no VNNI flag'}), "
+                 f"AVX2 {cpu.get('avx2')}, AVX-512 {cpu.get('avx512f')}. On x86-64 without VNNI ONNX Runtime's U8S8 "
+                 "kernel adds pairs of u8*s8 products in 16 bits (VPMADDUBSW) and saturates; VNNI (VPDPBUSD) "
+                 "accumulates in 32 bits."),
+            Text("Separating evidence: the unfused run has the same Q/DQ values, so calibration and node-selection "
+                 "causes are in it too; what it wins back is the integer kernels' doing."))
+
+
+def _fixes(ctx: Context) -> tuple[Fix, ...]:
+    source, output, calib = model_file(ctx, "fp32"), requantized_file(ctx), calibration_file(ctx)
+    # Any object with get_next() is a CalibrationDataReader to ONNX Runtime; one sample per call, as collect read it.
+    if calib.endswith(".npz"):
+        rows = f"d = np.load({calib!r}); it = iter([{{k: d[k][i:i + 1] for k in d.files}} for i in range(len(d[d.files[0]]))]); "
+    else:
+        rows = f"x = np.load({calib!r}); it = iter([{{{_input_name(ctx)!r}: x[i:i + 1]}} for i in range(len(x))]); "
+    head = ("import types, numpy as np; from onnxruntime.quantization import QuantFormat, QuantType, quantize_static; "
+            + rows + f"quantize_static({source!r}, {output!r}, types.SimpleNamespace(get_next=lambda: next(it, None)), "
+            "quant_format=QuantFormat.QDQ, per_channel=True, weight_type=QuantType.QInt8, ")
+    symmetric = head + "activation_type=QuantType.QInt8, extra_options={'ActivationSymmetric': True, 'WeightSymmetric': True})"
+    reduce = head + "activation_type=QuantType.QUInt8, reduce_range=True)"
+    return (Fix("Re-quantize with symmetric signed INT8 activations (S8S8: no UINT8 operand for VPMADDUBSW to saturate; "
+                "also what TensorRT wants)", python_command(symmetric)),
+            Fix("Or keep UINT8 activations with 7-bit weights (reduce_range: a pair of u8*s7 products fits 16 bits; it "
+                "costs weight precision, so measure it)", python_command(reduce)),
+            Fix("Or run on a CPU with VNNI (AVX512-VNNI or AVX-VNNI), where the same model does not saturate"))
+
+
+def _input_name(ctx: Context) -> str:
+    tensors = ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
+    return next((t["name"] for t in tensors if isinstance(t, dict) and isinstance(t.get("name"), str)), "input")

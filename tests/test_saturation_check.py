@@ -1,0 +1,61 @@
+"""The saturation check (collect/saturation_check.py, stage ort_qdq_unfused) and QR012 on a real U8S8 model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.saturation import MAX_SAMPLES, UNFUSED_STAGE
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+from qdqreport.collect.saturation_check import cpu_vnni, u8s8_nodes
+from qdqreport.engine import run_rules
+
+WORK = Path(__file__).resolve().parent.parent / "build" / "corpus-work"
+
+
+def test_only_conv_matmul_gemm_with_uint8_activations_and_int8_weights_are_u8s8() -> None:
+    nodes = [{"name": "a", "op_type": "Conv", "activation_dtype": "uint8", "weight_dtype": "int8"},
+             {"name": "b", "op_type": "Conv", "activation_dtype": "uint8", "weight_dtype": "uint8"},  # U8U8: no VPMADDUBSW
+             {"name": "c", "op_type": "MatMul", "activation_dtype": "int8", "weight_dtype": "int8"},  # S8S8
+             {"name": "d", "op_type": "Gemm", "activation_dtype": "uint8", "weight_dtype": "int8"},
+             {"name": "e", "op_type": "Add", "activation_dtype": "uint8", "weight_dtype": None}]
+    assert u8s8_nodes({"nodes": nodes}) == ["a", "d"]
+    assert u8s8_nodes(None) == []
+
+
+def test_cpu_flags_are_recorded() -> None:
+    info = cpu_vnni()
+    assert {"machine", "vnni", "avx2"} <= set(info)
+    assert info["vnni"] in (True, False, None)
+
+
+@pytest.mark.slow
+def test_real_u8s8_captcha_reader_is_named_saturation(tmp_path: Path) -> None:
+    """The corpus captcha CRNN quantized with quantize_static's defaults (scripts/make_corpus_part2.py cap_ort_uint8).
+
+    Measured on AVX2 without VNNI: 14/24 strings fused, 24/24 unfused (scripts/measure_u8s8_saturation.py)."""
+    fp32, qdq, inputs = WORK / "cap_fp32.onnx", WORK / "cap_u8.onnx", WORK / "cap_eval.npz"
+    if not all(p.exists() for p in (fp32, qdq, inputs)):
+        pytest.skip("build/corpus-work/cap_* not made here (scripts/make_corpus_part2.py --only cap_ort_uint8)")
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(fp32), "--qdq", str(qdq), "--inputs", str(inputs), "--batch-axis",
+                 "input1=0", "-o", str(out), "--quiet"]) == 0
+    ctx = Context(Bundle(out))
+    stage = ctx.stage(UNFUSED_STAGE)
+    assert stage is not None and stage.status == "ok"
+    assert stage.details["samples"] == min(MAX_SAMPLES, stage.details["of_samples"])
+    assert stage.details["u8s8_nodes"] > 0 and "vnni" in stage.details["cpu"]
+    comparison = next(c for c in ctx.manifest["comparisons"] if c["candidate"] == UNFUSED_STAGE)
+    assert comparison["control"] == "qdq_unfused" and comparison["purpose"] == "other"
+    findings = run_rules(ctx).findings
+    if stage.details["cpu"]["vnni"] is False:  # the measured case: this CPU saturates
+        assert findings[0].rule_id == "QR012", [f.rule_id for f in findings]
+        assert "root_cause" in findings[0].tags and "reduce_range=True" in findings[0].fixes[1].command
+
+    skipped = tmp_path / "skipped"
+    assert main(["collect", "--fp32", str(fp32), "--qdq", str(qdq), "--inputs", str(inputs), "--batch-axis",
+                 "input1=0", "--max-samples", "2", "-o", str(skipped), "--quiet", "--no-saturation-check"]) == 0
+    assert UNFUSED_STAGE not in {s["id"] for s in Bundle(skipped).manifest["stages"]}
