@@ -229,7 +229,8 @@ def _moved_metric(row: OutputRow) -> str:
 def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[StageRow, ...]) -> str:
     failed = [stage_name(s.id) for s in stages if s.status == "failed"]
     tail = f"; failed stages: {', '.join(failed)}" if failed else ""
-    candidates = [(row, comp) for comp in comparisons for row in comp.outputs]
+    # The checks' controls (FP16, saturation) are measurements, not stages of the pipeline: never the verdict's subject.
+    candidates = [(row, comp) for comp in comparisons if not is_control(comp) for row in comp.outputs]
     if not candidates:
         return "No stage outputs could be compared" + tail
     row, comp = max(candidates, key=lambda pair: _badness(pair[0], pair[1].id))
