@@ -13,6 +13,7 @@ import shlex
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.findings import Fix
 
 if TYPE_CHECKING:
@@ -133,9 +134,9 @@ def exclusion_args(nodes: Iterable[str] = (), op_types: Iterable[str] = ()) -> l
 def tensorrt_major(ctx: Context) -> int | None:
     """TensorRT's major version as the collector recorded it in a TensorRT stage's details, if any."""
     for stage in ctx.stages:
-        version = str(stage.details.get("tensorrt") or "")
-        if version.split(".")[0].isdigit():
-            return int(version.split(".")[0])
+        major = major_version(stage.details.get("tensorrt"))
+        if major is not None:
+            return major
     return None
 
 

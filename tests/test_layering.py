@@ -223,6 +223,13 @@ def test_the_package_keeps_its_import_contracts():
     assert check(PACKAGE, read_contract()) == []
 
 
+def test_rules_never_import_each_other():
+    """One file per rule id, shared logic in rules/_*.py or analysis/ (docs/ARCHITECTURE.md, "Rules")."""
+    graph = import_graph(PACKAGE)
+    rule_modules = {m for m in graph.ours if m.startswith("qdqreport.rules.") and not m.rsplit(".", 1)[1].startswith("_")}
+    assert {(m, other) for m in rule_modules for other in graph.ours[m] & rule_modules} == set()
+
+
 def test_every_module_is_in_exactly_one_layer():
     contract = read_contract()
     assert {layer_of(module, contract).name for module in module_names(PACKAGE)} == {

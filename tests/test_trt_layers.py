@@ -9,7 +9,6 @@ the same files (MobileNetV2 QAT: INT8 53, FP16 15, FP32 4; with residual Q/DQ: 5
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +16,8 @@ from qdqreport.analysis.trt_align import align, diff_summary
 from qdqreport.analysis.trt_build_info import parse_build_log, parse_build_settings, trtexec_version
 from qdqreport.analysis.trt_layers import (dtype_of, dtype_reformats, int8_float_outputs, onnx_names, parse_layer_info,
                                            parse_profile, time_by_precision)
-from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
 from qdqreport.rules.trt_parser_errors import PARSER_FAILURE_LOG
-from qdqreport.testing.trt_dumps import DUMPS, names_only, with_trt10_metadata
+from qdqreport.testing.trt_dumps import CALIBRATOR_LOG, DUMPS, names_only, with_trt10_metadata
 
 DATA = DUMPS
 MOBILENET = "tests_inputs_mobilenet.qat.onnx.engine.graph.json"

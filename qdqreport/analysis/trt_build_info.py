@@ -69,6 +69,15 @@ def looks_like_build_log(text: str) -> bool:
     return bool(_LOOKS_LIKE_LOG.search(text))
 
 
+def major_version(version: Any) -> int | None:
+    """TensorRT's major version from a version as recorded anywhere ("10.3.0", "8.6.1.6", 10), else None.
+
+    The one parser of it: the collector's build plans, the engine evidence, the fixes (trtexec syntax
+    of TensorRT 10 or 11) and the rules all read the major version through here."""
+    head = str(version or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
 def trtexec_version(code: str) -> str:
     """"100300" -> "10.3.0"; "8601" -> "8.6.1" (trtexec prints major, 2-digit minor, 2-digit patch for 10+)."""
     if len(code) >= 6:

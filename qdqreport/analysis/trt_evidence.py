@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from qdqreport.analysis.trt_build_info import BuildLog, BuildSettings, parse_build_log, parse_build_settings
+from qdqreport.analysis.trt_build_info import BuildLog, BuildSettings, major_version, parse_build_log, parse_build_settings
 from qdqreport.analysis.trt_layers import Engine, LayerTime, parse_layer_info, parse_profile
 
 if TYPE_CHECKING:
@@ -38,9 +38,9 @@ class EngineEvidence:
     def tensorrt_major(self) -> int | None:
         for version in (self.details.get("tensorrt"), self.settings and self.settings.tensorrt_version,
                         self.build_log and self.build_log.tensorrt_version):
-            head = str(version or "").split(".")[0]
-            if head.isdigit():
-                return int(head)
+            major = major_version(version)
+            if major is not None:
+                return major
         return None
 
 

@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from qdqreport.analysis.trt_build_info import major_version
+
 # TensorRT 10 weakly typed builds of the QDQ model: with and without OBEY_PRECISION_CONSTRAINTS.
 # The pair exists because the pitfall is real: the two engines can differ, and users cannot
 # tell which one their deployment used. Calibrators are never set: Q/DQ scales are the model's.
@@ -53,14 +55,9 @@ class BuildOutcome:
     keep_alive: tuple = ()  # logger and runtime must outlive the engine
 
 
-def tensorrt_major(version: str) -> int | None:
-    head = version.split(".", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
 def build_plans(version: str, fp32_path: str, qdq_path: str) -> tuple[list[BuildPlan], dict[str, str]]:
     """The engines to build for this TensorRT version, and the stages skipped with their reason."""
-    major = tensorrt_major(version)
+    major = major_version(version)
     if major is None or major < 10:
         reason = f"tensorrt {version} is older than 10; qdqreport builds engines with the TensorRT 10/11 API only"
         return [], {"trt_fp16": reason, "trt_int8": reason}

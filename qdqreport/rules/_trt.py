@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context, OutputSummary
 from qdqreport.analysis.trt_evidence import EngineEvidence
-from qdqreport.analysis.trt_layers import Engine, Layer
+from qdqreport.analysis.trt_layers import FLOAT_PRECISIONS, QUANTIZED_PRECISIONS, Engine, Layer
 from qdqreport.findings import Fix, Table
 from qdqreport.fixes import model_arg, tensorrt_major
 from qdqreport.rules._common import rounded
@@ -110,3 +110,41 @@ def headline(summary: OutputSummary) -> str:
 
 def share(part: int, whole: int) -> float:
     return rounded(part / whole if whole else 0.0, 3)
+
+
+# --- shared by QR004/QR102 and QR107 (rules never import each other) ----------------------------
+
+# Quantized types TensorRT 10 executes: INT8 and FP8 everywhere, INT4/FP4 for (block) weights.
+TRT_DTYPES = {"int8", "float8e4m3fn"}
+TRT_WEIGHT_ONLY_DTYPES = {"int4", "float4e2m1"}
+# defect -> (test on a qdq entry, severity, why TensorRT cannot honour it). QR004 and QR107
+# read this table and unpack three fields; where the damage shows is kept apart in DAMAGE_SHOWS_IN.
+DEFECTS: dict[str, tuple[Callable[[dict[str, Any]], bool], str, str]] = {
+    "non-finite or non-positive scale": (lambda e: not e["scale_finite_positive"], "error",
+                                         "a zero, negative, NaN or Inf scale yields NaN/Inf or zeros in every runtime"),
+    # TensorRT's ONNX parser asserts shiftIsAllZeros(zeroPoint) and has no UINT8 Q/DQ: the engine does not build.
+    "non-zero zero-point": (lambda e: e["zero_point_nonzero"], "error",
+                            "TensorRT supports symmetric quantization only (zero-point 0); its parser rejects the graph"),
+    "type TensorRT lacks": (lambda e: e["dtype"] not in TRT_DTYPES and not (
+        e["kind"] == "weight" and e["dtype"] in TRT_WEIGHT_ONLY_DTYPES), "error",
+        "TensorRT has no UINT8/INT16/INT32 quantized compute; its parser rejects such Q/DQ pairs"),
+    "non-constant scale": (lambda e: not e["scale_constant"], "warning",
+                           "TensorRT needs build-time constant scales to fuse Q/DQ into INT8 kernels"),
+    "Q/DQ pair scales differ": (lambda e: not e["pair_scales_match"], "warning",
+                                "TensorRT fuses a Q/DQ pair assuming one scale; ONNX Runtime applies each DQ's own "
+                                "scale, so the values are rescaled in the QDQ model itself"),
+}
+
+
+def lost_intents(ctx: Context, engine: Engine) -> tuple[list[tuple[dict[str, Any], list[Layer]]], int, int]:
+    """(quantized nodes whose layers all run float with those layers, nodes joined to a layer, quantized nodes)."""
+    intents = [n for n in (ctx.precision or {}).get("nodes", []) if n.get("precision") in QUANTIZED_PRECISIONS
+               and n.get("activation_quantized")]
+    flagged, joined = [], 0
+    for intent in intents:
+        layers, _ = layers_of_node(engine, intent["name"])
+        compute = [layer for layer in layers if layer.role not in ("reformat", "noop")]
+        joined += bool(compute)
+        if compute and all(layer.precision in FLOAT_PRECISIONS for layer in compute):
+            flagged.append((intent, compute))
+    return flagged, joined, len(intents)

@@ -8,6 +8,8 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, categorical,
+                                             preprocessing_difference)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
@@ -15,20 +17,8 @@ from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import calibration_rewrite, modelopt_command
 from qdqreport.rules._common import CLS_INPUT, diverging_outputs, input_stats, rounded, text_images
 
-# Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
-# mix-ups differ by 2x ([0,1] vs [-1,1]), ~4x (mean/std) or 255x (raw pixels).
-SCALE_BAND = 1.6
 # A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
 GROSS_FACTOR = 10.0
-# Channel means must be apart by 0.15 eval std before channel order is judged, and reversing
-# them must halve the gap: BGR/RGB swaps do that, dataset differences do not.
-MIN_CHANNEL_GAP = 0.08  # a text detector's crops (grey pages, some on colour photos) swap by ~0.13 std
-REVERSED_GAIN = 0.5
-# Preprocessing moves the black level (0 -> -1, 0 -> -2.1, 0 -> 0 but x255 ...); darker or brighter
-# *content* keeps it. A calibration min (or max) within 5% of the evaluation span of the evaluation's
-# is that signature: the data differ, not the preprocessing (QR006 reads the coverage gap).
-SAME_LEVEL = 0.05
-MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sampling noise
 # Without calibration stats: eval inputs using under 5% of the first Q range waste ~5 of 8 bits;
 # more than 1% of values clipped saturates bright or dark regions.
 RANGE_USED_MIN = 0.05
@@ -174,90 +164,36 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
                 yield _finding(ctx, entry["input"], diverged, measured, *diagnosis)
 
 
-def categorical(stats: dict[str, Any]) -> bool:
-    """Signed integer and bool inputs (token ids, attention masks, segment ids) hold categories or flags, not
-    intensities: their spread, offset and range say nothing about preprocessing, so only a constant input is
-    compared. Unsigned inputs (uint8/uint16 pixels fed straight to the model) are intensities and compared."""
-    return str(stats.get("dtype", "")).startswith(("int", "bool"))
-
-
-def _compare_categorical(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
-    """A calibration input frozen at one value where the evaluation varies (or the reverse): built differently,
-    e.g. an attention mask made with ones_like(input_ids), so the padding is attended during calibration."""
-    c, e = calib["overall"], evaluation["overall"]
-    frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
-    if frozen_c == frozen_e:
-        return None
-    table = Table("Input statistics", ("set", "min", "max", "mean"),
-                  tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean"))) for label, s in
-                        (("calibration", c), ("evaluation", e))))
-    label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"
-             if frozen_c else f"evaluation holds only {e['min']:g}, calibration {c['min']:g}..{c['max']:g}")
-    return (label, "x", 1.0, 0.7, (Text("Integer input: compared as categories, not magnitudes. A mask or id that "
-                                       "is constant in one set and varies in the other was built by different code "
-                                       "(padding, mask or segment construction)."), table))
-
-
 def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
-    if categorical(evaluation) or categorical(calib):
-        return _compare_categorical(calib, evaluation)
-    c, e = calib["overall"], evaluation["overall"]
-    ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
+    """(label, transform, factor, confidence, evidence) of the preprocessing difference analysis/preprocessing.py names."""
+    found = preprocessing_difference(calib, evaluation)
+    if found is None:
+        return None
+    if found.kind == "categorical":
+        c, e = calib["overall"], evaluation["overall"]
+        table = Table("Input statistics", ("set", "min", "max", "mean"),
+                      tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean"))) for label, s in
+                            (("calibration", c), ("evaluation", e))))
+        return (found.label, found.expr, found.factor, found.confidence,
+                (Text("Integer input: compared as categories, not magnitudes. A mask or id that "
+                      "is constant in one set and varies in the other was built by different code "
+                      "(padding, mask or segment construction)."), table))
     table = Table("Input statistics", ("set", "min", "max", "mean", "std", "channel means"),
                   tuple((label, *(rounded(s["overall"][k]) for k in ("min", "max", "mean", "std")),
                          ", ".join(f"{ch['mean']:.3g}" for ch in s.get("channels", []))) for label, s in
                         (("calibration", calib), ("evaluation", evaluation))))
-    if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
-        shift = c["mean"] - e["mean"] * ratio
-        label, expr = _affine_transform(ratio, shift)
-        if label.startswith("calibration lacks") and shares_level(c, e):
-            return None  # no known preprocessing step explains it, and the black/white level is kept: content differs
-        return (label, expr, ratio, 0.85, (_spread(ratio), table))
-    means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
-    if len(means) >= 2 and e["std"] > 0:
-        direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
-        flipped = np.mean([abs(a - b) for a, b in zip([m[0] for m in means][::-1], [m[1] for m in means])]) / e["std"]
-        if direct > MIN_CHANNEL_GAP and flipped < REVERSED_GAIN * direct:
-            axis = evaluation.get("channel_axis") or 1
-            return ("calibration channels reversed (BGR vs RGB)", f"np.flip(x, axis={axis})", 1.0, 0.7,
-                    (Metric("channel-mean gap, reversed / as is", rounded(flipped / direct, 3), threshold=f"< {REVERSED_GAIN}"),
-                     table))
-    if e["std"] > 0 and abs(c["mean"] - e["mean"]) > MEAN_SHIFT_STD * e["std"]:
-        delta = c["mean"] - e["mean"]
-        return (f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
-                (Metric("|Δmean| / evaluation std", rounded(abs(delta) / e["std"], 3), threshold=f"> {MEAN_SHIFT_STD}"), table))
-    return None
-
-
-def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
-    """True when this rule names a preprocessing difference between the two input statistics."""
-    return _compare(calib, evaluation) is not None
-
-
-def shares_level(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
-    """True when calibration and evaluation share their minimum or maximum (same black or white level)."""
-    span = evaluation["max"] - evaluation["min"]
-    return span > 0 and (abs(calib["min"] - evaluation["min"]) <= SAME_LEVEL * span
-                         or abs(calib["max"] - evaluation["max"]) <= SAME_LEVEL * span)
+    if found.kind == "spread":
+        return (found.label, found.expr, found.factor, found.confidence, (_spread(found.factor), table))
+    if found.kind == "channels":
+        return (found.label, found.expr, found.factor, found.confidence,
+                (Metric("channel-mean gap, reversed / as is", rounded(found.measure, 3), threshold=f"< {REVERSED_GAIN}"),
+                 table))
+    return (found.label, found.expr, found.factor, found.confidence,
+            (Metric("|Δmean| / evaluation std", rounded(found.measure, 3), threshold=f"> {MEAN_SHIFT_STD}"), table))
 
 
 def _spread(ratio: float) -> Metric:
     return Metric("calibration/evaluation spread", rounded(ratio, 3), "×", f"outside 1/{SCALE_BAND}..{SCALE_BAND}")
-
-
-def _affine_transform(ratio: float, shift: float) -> tuple[str, str]:
-    """Name the calib→eval mapping x_eval = (x_calib - shift) / ratio, snapping the common ones."""
-    if ratio <= 0:  # calibration frozen at one value: no scaling maps it onto the evaluation inputs
-        return f"calibration holds one value ({shift:.4g}) while the evaluation inputs vary", "x"
-    if 200 <= ratio <= 320 and abs(shift) < 0.2 * ratio:
-        return "calibration is ×255 (raw 0–255 pixels; evaluation in [0,1])", "x / 255"
-    if 200 <= 1 / ratio <= 320:
-        return "calibration is ÷255 (in [0,1]; evaluation uses 0–255 pixels)", "x * 255"
-    if 100 <= ratio <= 160:
-        return "calibration in raw 0–255 pixels, evaluation normalised to [-1,1]", "x / 127.5 - 1"
-    if 0.4 <= ratio <= 0.6 and abs(shift - 0.5) < 0.25:
-        return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
-    return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", f"(x - {shift:.4g}) / {ratio:.4g}"
 
 
 def _range_table(entry: dict[str, Any]) -> Table:

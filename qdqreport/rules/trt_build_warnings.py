@@ -10,16 +10,9 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_arg, trtexec_fixes
 from qdqreport.rules._common import diverging_outputs
 from qdqreport.rules._trt import ROWS_SHOWN, engines
-from qdqreport.testing.trt_dumps import imported_stage
+from qdqreport.testing.trt_dumps import CALIBRATOR_LOG, imported_stage
 
 # Real log lines, in the wording of TensorRT 8.x issues (NVIDIA/TensorRT #1837, #2462) and trtexec's banner.
-CALIBRATOR_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=cls_int8.onnx --int8 --fp16 --calib=calib.cache
-[11/20/2025-10:02:11] [I] Precision: FP32+FP16+INT8
-[11/20/2025-10:02:13] [W] [TRT] Calibrator won't be used in explicit precision mode. Use quantization aware training to generate network with Quantize/Dequantize nodes.
-[11/20/2025-10:02:40] [W] [TRT] No implementation of layer Reshape_118 obeys the requested constraints in strict mode. No conforming implementation was found i.e. requested layer computation precision and output precision types are ignored, using the fastest implementation.
-[11/20/2025-10:02:40] [W] [TRT] No implementation of layer PWN(Sigmoid_122) obeys the requested constraints in strict mode. No conforming implementation was found i.e. requested layer computation precision and output precision types are ignored, using the fastest implementation.
-&&&& PASSED TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=cls_int8.onnx --int8 --fp16 --calib=calib.cache
-"""
 CLEAN_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v100300] # trtexec --onnx=cls_int8.onnx --stronglyTyped
 [11/20/2025-10:02:11] [I] [TRT] Loaded engine size: 2 MiB
 &&&& PASSED TensorRT.trtexec [TensorRT v100300] # trtexec --onnx=cls_int8.onnx --stronglyTyped

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.analysis.trt_evidence import EngineEvidence
 from qdqreport.analysis.trt_layers import dtype_reformats
 from qdqreport.findings import Finding, Metric, Table, Text
@@ -13,11 +14,8 @@ from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import trtexec_fixes
 from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, diverging_outputs,
                                      rounded)
-from qdqreport.rules._trt import detailed, headline
-from qdqreport.testing.trt_dumps import MOBILENET_QAT, real_dump
-from qdqreport.rules.trt_build_warnings import CALIBRATOR_LOG
-from qdqreport.rules.trt_int8_intent_lost import lost_intents
-from qdqreport.rules.trt_unsupported_qdq import DEFECTS
+from qdqreport.rules._trt import DEFECTS, detailed, headline, lost_intents
+from qdqreport.testing.trt_dumps import CALIBRATOR_LOG, MOBILENET_QAT, real_dump
 
 from qdqreport.wording import plural, verb
 
@@ -105,8 +103,7 @@ def _major(ctx: Context, evidence: EngineEvidence | None) -> int | None:
     if evidence is not None and evidence.tensorrt_major is not None:
         return evidence.tensorrt_major
     stage = ctx.stage("trt_int8")
-    head = str((stage.details if stage else {}).get("tensorrt") or "").split(".")[0]
-    return int(head) if head.isdigit() else None
+    return major_version((stage.details if stage else {}).get("tensorrt"))
 
 
 def _causes(ctx: Context, evidence: EngineEvidence | None, major: int | None) -> list[tuple[float, str, str]]:

@@ -7,12 +7,11 @@ import re
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.trt_layers import FLOAT_PRECISIONS, QUANTIZED_PRECISIONS, Engine, Layer
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import trtexec_fixes
 from qdqreport.rules._common import diverging_outputs, node, precision_summary
-from qdqreport.rules._trt import ROWS_SHOWN, detailed, engines, layers_of_node
+from qdqreport.rules._trt import ROWS_SHOWN, detailed, engines, lost_intents
 from qdqreport.testing.trt_dumps import MOBILENET_QAT, imported_stage, real_dump, with_trt10_metadata
 
 from qdqreport.stage_names import stage_name
@@ -77,20 +76,6 @@ def trt_int8_intent_lost(ctx: Context) -> Iterator[Finding]:
         flagged, joined, total = lost_intents(ctx, engine)
         if flagged:
             yield _finding(ctx, stage_id, flagged, joined, total, engine.has_onnx_names, deployment_bad)
-
-
-def lost_intents(ctx: Context, engine: Engine) -> tuple[list[tuple[dict[str, Any], list[Layer]]], int, int]:
-    """(quantized nodes whose layers all run float with those layers, nodes joined to a layer, quantized nodes)."""
-    intents = [n for n in (ctx.precision or {}).get("nodes", []) if n.get("precision") in QUANTIZED_PRECISIONS
-               and n.get("activation_quantized")]
-    flagged, joined = [], 0
-    for intent in intents:
-        layers, _ = layers_of_node(engine, intent["name"])
-        compute = [layer for layer in layers if layer.role not in ("reformat", "noop")]
-        joined += bool(compute)
-        if compute and all(layer.precision in FLOAT_PRECISIONS for layer in compute):
-            flagged.append((intent, compute))
-    return flagged, joined, len(intents)
 
 
 def _finding(ctx: Context, stage_id: str, flagged: list, joined: int, total: int, exact: bool,

@@ -2,38 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES, TENSORRT
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import modelopt_command
+from qdqreport.rules._trt import DEFECTS
 from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, comparison_label,
                                      diverging_outputs, precision_summary, qdq_entry)
 
-# Quantized types TensorRT 10 executes: INT8 and FP8 everywhere, INT4/FP4 for (block) weights.
-TRT_DTYPES = {"int8", "float8e4m3fn"}
-TRT_WEIGHT_ONLY_DTYPES = {"int4", "float4e2m1"}
 EXAMPLES_SHOWN = 5  # example tensors per defect; the count says how many there are
 
-# defect -> (test on a qdq entry, severity, why TensorRT cannot honour it). Other rules import
-# this table and unpack three fields; where the damage shows is kept apart in DAMAGE_SHOWS_IN.
-DEFECTS: dict[str, tuple[Callable[[dict[str, Any]], bool], str, str]] = {
-    "non-finite or non-positive scale": (lambda e: not e["scale_finite_positive"], "error",
-                                         "a zero, negative, NaN or Inf scale yields NaN/Inf or zeros in every runtime"),
-    # TensorRT's ONNX parser asserts shiftIsAllZeros(zeroPoint) and has no UINT8 Q/DQ: the engine does not build.
-    "non-zero zero-point": (lambda e: e["zero_point_nonzero"], "error",
-                            "TensorRT supports symmetric quantization only (zero-point 0); its parser rejects the graph"),
-    "type TensorRT lacks": (lambda e: e["dtype"] not in TRT_DTYPES and not (
-        e["kind"] == "weight" and e["dtype"] in TRT_WEIGHT_ONLY_DTYPES), "error",
-        "TensorRT has no UINT8/INT16/INT32 quantized compute; its parser rejects such Q/DQ pairs"),
-    "non-constant scale": (lambda e: not e["scale_constant"], "warning",
-                           "TensorRT needs build-time constant scales to fuse Q/DQ into INT8 kernels"),
-    "Q/DQ pair scales differ": (lambda e: not e["pair_scales_match"], "warning",
-                                "TensorRT fuses a Q/DQ pair assuming one scale; ONNX Runtime applies each DQ's own "
-                                "scale, so the values are rescaled in the QDQ model itself"),
-}
 # "graph": ONNX Runtime computes the defect too, so the ORT QDQ model is already wrong;
 # "engine": ONNX Runtime executes it faithfully and only TensorRT refuses or changes it.
 DAMAGE_SHOWS_IN = {"non-finite or non-positive scale": "graph", "non-zero zero-point": "engine",

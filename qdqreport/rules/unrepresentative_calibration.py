@@ -11,6 +11,7 @@ import numpy as np
 from qdqreport.analysis.agreement import collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.preprocessing import categorical, preprocessing_mismatch, shares_level
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
@@ -242,8 +243,6 @@ def _input_table(ctx: Context, samples: list[int]) -> tuple[Table, ...]:
 def _outside_calibration(ctx: Context, collapsed: list[int], total: int) -> tuple[bool, str]:
     """Whether the collapsed samples' inputs leave the calibration range more often than the others'."""
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
-    from qdqreport.rules.calibration_input_mismatch import categorical
-
     for name in sorted(n for n in set(calib) & set(evaluation) if not categorical(evaluation[n])):
         low, high = calib[name]["overall"]["min"], calib[name]["overall"]["max"]
         margin = 0.01 * (high - low)
@@ -301,8 +300,6 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
 
 def _range_not_covered(ctx: Context) -> Iterator[Finding]:
     """Evaluation inputs beyond the calibration range, with the same black/white level: content, not preprocessing."""
-    from qdqreport.rules.calibration_input_mismatch import categorical, preprocessing_mismatch, shares_level
-
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     diverging = diverging_outputs(ctx, "quantization")
     # Integer inputs (token ids, masks) are categories: a value range says nothing about coverage there.
@@ -335,8 +332,6 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
 
 def _shorter_sequences(ctx: Context) -> Iterator[Finding]:
     """A 0/1 integer input (attention mask) with under half the evaluation's share of ones in calibration."""
-    from qdqreport.rules.calibration_input_mismatch import categorical
-
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     diverging = diverging_outputs(ctx, "quantization")
     for name in sorted(n for n in set(calib) & set(evaluation) if categorical(evaluation[n])):

@@ -50,3 +50,13 @@ def names_only(text: str) -> str:
     """The real dump as trtexec writes it at the default layer_names_only verbosity."""
     data = json.loads(text)
     return json.dumps({"Layers": [layer["Name"] for layer in data["Layers"]], "Bindings": data.get("Bindings", [])})
+
+
+# A trtexec build log (TensorRT 8.6 wording): a calibrator set on a Q/DQ model, precision constraints ignored.
+CALIBRATOR_LOG = """&&&& RUNNING TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=cls_int8.onnx --int8 --fp16 --calib=calib.cache
+[11/20/2025-10:02:11] [I] Precision: FP32+FP16+INT8
+[11/20/2025-10:02:13] [W] [TRT] Calibrator won't be used in explicit precision mode. Use quantization aware training to generate network with Quantize/Dequantize nodes.
+[11/20/2025-10:02:40] [W] [TRT] No implementation of layer Reshape_118 obeys the requested constraints in strict mode. No conforming implementation was found i.e. requested layer computation precision and output precision types are ignored, using the fastest implementation.
+[11/20/2025-10:02:40] [W] [TRT] No implementation of layer PWN(Sigmoid_122) obeys the requested constraints in strict mode. No conforming implementation was found i.e. requested layer computation precision and output precision types are ignored, using the fastest implementation.
+&&&& PASSED TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=cls_int8.onnx --int8 --fp16 --calib=calib.cache
+"""

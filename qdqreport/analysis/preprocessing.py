@@ -1,0 +1,113 @@
+"""Is the calibration data preprocessed unlike the evaluation inputs? The judgement behind QR003, from the
+per-input statistics collect writes (inputs/calib_stats.json, inputs/eval_stats.json).
+
+QR003 (rules/calibration_input_mismatch.py) names the difference and its fix; QR006
+(rules/unrepresentative_calibration.py) needs the same judgement to stay quiet where QR003 speaks,
+so both read it here (rules never import each other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
+# mix-ups differ by 2x ([0,1] vs [-1,1]), ~4x (mean/std) or 255x (raw pixels).
+SCALE_BAND = 1.6
+# Channel means must be apart by 0.15 eval std before channel order is judged, and reversing
+# them must halve the gap: BGR/RGB swaps do that, dataset differences do not.
+MIN_CHANNEL_GAP = 0.08  # a text detector's crops (grey pages, some on colour photos) swap by ~0.13 std
+REVERSED_GAIN = 0.5
+# Preprocessing moves the black level (0 -> -1, 0 -> -2.1, 0 -> 0 but x255 ...); darker or brighter
+# *content* keeps it. A calibration min (or max) within 5% of the evaluation span of the evaluation's
+# is that signature: the data differ, not the preprocessing (QR006 reads the coverage gap).
+SAME_LEVEL = 0.05
+MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sampling noise
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One preprocessing difference: what it is, the transform that undoes it on the calibration tensor x,
+    and the number that shows it."""
+
+    kind: str  # categorical | spread | channels | offset
+    label: str
+    expr: str
+    factor: float  # calibration/evaluation spread (1.0 unless kind is spread)
+    confidence: float
+    measure: float | None = None  # channels: reversed/as-is gap ratio; offset: |Δmean| / evaluation std
+
+
+def categorical(stats: dict[str, Any]) -> bool:
+    """Signed integer and bool inputs (token ids, attention masks, segment ids) hold categories or flags, not
+    intensities: their spread, offset and range say nothing about preprocessing, so only a constant input is
+    compared. Unsigned inputs (uint8/uint16 pixels fed straight to the model) are intensities and compared."""
+    return str(stats.get("dtype", "")).startswith(("int", "bool"))
+
+
+def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
+    """The preprocessing difference between one input's calibration and evaluation statistics, or None."""
+    if categorical(evaluation) or categorical(calib):
+        return _categorical_difference(calib, evaluation)
+    c, e = calib["overall"], evaluation["overall"]
+    ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
+    if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
+        shift = c["mean"] - e["mean"] * ratio
+        label, expr = affine_transform(ratio, shift)
+        if label.startswith("calibration lacks") and shares_level(c, e):
+            return None  # no known preprocessing step explains it, and the black/white level is kept: content differs
+        return Difference("spread", label, expr, ratio, 0.85)
+    means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
+    if len(means) >= 2 and e["std"] > 0:
+        direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
+        flipped = np.mean([abs(a - b) for a, b in zip([m[0] for m in means][::-1], [m[1] for m in means])]) / e["std"]
+        if direct > MIN_CHANNEL_GAP and flipped < REVERSED_GAIN * direct:
+            axis = evaluation.get("channel_axis") or 1
+            return Difference("channels", "calibration channels reversed (BGR vs RGB)", f"np.flip(x, axis={axis})", 1.0,
+                              0.7, flipped / direct)
+    if e["std"] > 0 and abs(c["mean"] - e["mean"]) > MEAN_SHIFT_STD * e["std"]:
+        delta = c["mean"] - e["mean"]
+        return Difference("offset", f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
+                          abs(delta) / e["std"])
+    return None
+
+
+def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
+    """A calibration input frozen at one value where the evaluation varies (or the reverse): built differently,
+    e.g. an attention mask made with ones_like(input_ids), so the padding is attended during calibration."""
+    c, e = calib["overall"], evaluation["overall"]
+    frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
+    if frozen_c == frozen_e:
+        return None
+    label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"
+             if frozen_c else f"evaluation holds only {e['min']:g}, calibration {c['min']:g}..{c['max']:g}")
+    return Difference("categorical", label, "x", 1.0, 0.7)
+
+
+def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
+    """True when QR003 names a preprocessing difference between the two input statistics."""
+    return preprocessing_difference(calib, evaluation) is not None
+
+
+def shares_level(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
+    """True when calibration and evaluation share their minimum or maximum (same black or white level)."""
+    span = evaluation["max"] - evaluation["min"]
+    return span > 0 and (abs(calib["min"] - evaluation["min"]) <= SAME_LEVEL * span
+                         or abs(calib["max"] - evaluation["max"]) <= SAME_LEVEL * span)
+
+
+def affine_transform(ratio: float, shift: float) -> tuple[str, str]:
+    """Name the calib→eval mapping x_eval = (x_calib - shift) / ratio, snapping the common ones."""
+    if ratio <= 0:  # calibration frozen at one value: no scaling maps it onto the evaluation inputs
+        return f"calibration holds one value ({shift:.4g}) while the evaluation inputs vary", "x"
+    if 200 <= ratio <= 320 and abs(shift) < 0.2 * ratio:
+        return "calibration is ×255 (raw 0–255 pixels; evaluation in [0,1])", "x / 255"
+    if 200 <= 1 / ratio <= 320:
+        return "calibration is ÷255 (in [0,1]; evaluation uses 0–255 pixels)", "x * 255"
+    if 100 <= ratio <= 160:
+        return "calibration in raw 0–255 pixels, evaluation normalised to [-1,1]", "x / 127.5 - 1"
+    if 0.4 <= ratio <= 0.6 and abs(shift - 0.5) < 0.25:
+        return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
+    return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", f"(x - {shift:.4g}) / {ratio:.4g}"

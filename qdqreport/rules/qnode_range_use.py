@@ -1,0 +1,85 @@
+"""QR204 (Q-node range use) from the per-layer tables: Q nodes that clip heavily or use little of the INT8 range."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.layers import HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, layer_tables, underused_quantizers
+from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.fixes import modelopt_command
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import clamp01
+from qdqreport.rules._layer_examples import layer_chain, qnode, quantization_run
+from qdqreport.wording import percent, percent_value, plural, verb
+
+LIST_LIMIT = 15
+
+
+def _clipping(b):
+    quantization_run(b, broken=False)
+    b.layers(layer_chain(), qnodes=[qnode("x_QuantizeLinear", "x", 0.0008, 1.0),
+                                    qnode("conv2d_57.tmp_0_QuantizeLinear", "conv2d_57.tmp_0", 0.083, 1.0)])
+
+
+def _underused(b):
+    quantization_run(b, broken=True)
+    b.layers(layer_chain(), qnodes=[qnode("x_QuantizeLinear", "x", 0.0, 0.0047, -209.9, 208.2)])
+
+
+def _healthy_qnodes(b):
+    quantization_run(b, broken=False)
+    b.layers(layer_chain(), qnodes=[qnode("x_QuantizeLinear", "x", 0.0008, 1.0), qnode("Clip@0_QuantizeLinear", "Clip@0", 0.0, 0.62)])
+
+
+@rule(id="QR204", slug="qnode-range-use", title="Q nodes that clip heavily or use little of the INT8 range",
+      examples=[Fires("8% of an activation saturates", _clipping),
+                Fires("the ×255 input quantizer spans 0.5% of its range", _underused),
+                Quiet("healthy activation quantizers", _healthy_qnodes)])
+def qnode_range_use(ctx: Context) -> Iterator[Finding]:
+    """Activation QuantizeLinear nodes that saturate more than 1% of the evaluation values, or whose
+    observed values span less than 10% of the representable range (measured in the QDQ model).
+
+    Why it matters: clipped values are lost (the scale is too small for the evaluation data); a
+    range used at 5% leaves about 13 of 256 levels for the values (the scale is too large, e.g.
+    calibration data on another scale or a few outliers).
+
+    Fix: calibrate on data like the evaluation data; for clipping use max calibration, for
+    under-use try entropy or percentile calibration, or exclude the node.
+    """
+    tables = layer_tables(ctx)
+    if tables is None:
+        return
+    clipping, under = clipping_quantizers(tables), underused_quantizers(tables)
+    if clipping:
+        worst = clipping[0]
+        yield Finding(
+            rule_id="QR204", title=f"{plural(len(clipping), 'Q node')} {verb(len(clipping), 'clips')} more than {HEAVY_CLIPPING:.0%} of {'its' if len(clipping) == 1 else 'their'} values",
+            severity="warning", confidence=0.85, score=clamp01(worst["clipped_share"] * 5),
+            subject="clipping:" + ";".join(q["q_node"] for q in clipping[:5]), stage=tables.comparison_id,
+            tags=("root_cause",), evidence=(Metric("worst clipped share", percent_value(worst["clipped_share"]), "%",
+                                                   threshold=f"> {HEAVY_CLIPPING:.0%}"), _qnode_table(clipping)),
+            summary=f"{worst['q_node']} saturates {percent(worst['clipped_share'])} of the values of {worst['tensor']}.",
+            fixes=(Fix("Re-calibrate with max calibration on representative data",
+                       modelopt_command(ctx, ["--calibration_method", "max"])),))
+    if under:
+        worst = under[0]
+        yield Finding(
+            rule_id="QR204", title=f"{plural(len(under), 'Q node')} {verb(len(under), 'uses')} less than {UNDER_USE:.0%} of the INT8 range",
+            severity="warning", confidence=0.8, score=clamp01(1.0 - worst["range_used"] / UNDER_USE) * 0.6,
+            subject="under-use:" + ";".join(q["q_node"] for q in under[:5]), stage=tables.comparison_id,
+            tags=("root_cause",), evidence=(Metric("smallest range used", percent_value(worst["range_used"]), "%",
+                                                   threshold=f"< {UNDER_USE:.0%}"), _qnode_table(under)),
+            summary=(f"{worst['q_node']} sees values in [{worst['observed_min']:.4g}, {worst['observed_max']:.4g}] but its "
+                     f"scale represents [{worst['representable_min']:.4g}, {worst['representable_max']:.4g}]: "
+                     f"{percent(worst['range_used'])} of the range."),
+            fixes=(Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
+                       modelopt_command(ctx, ["--calibration_method", "entropy"])),))
+
+
+def _qnode_table(rows: list[dict]) -> Table:
+    return Table("Q nodes", ("Q node", "tensor", "clipped", "range used", "representable", "observed"),
+                 tuple((q["q_node"], q["tensor"], percent(q["clipped_share"]), percent(q["range_used"]),
+                        f"[{q['representable_min']:.4g}, {q['representable_max']:.4g}]",
+                        f"[{(q['observed_min'] or 0):.4g}, {(q['observed_max'] or 0):.4g}]") for q in rows[:LIST_LIMIT]),
+                 note=f"{len(rows) - LIST_LIMIT} more" if len(rows) > LIST_LIMIT else "")

@@ -1,0 +1,118 @@
+"""QR203 (what-if proven fix) from the per-layer tables: the smallest exclusion set the what-if search measured."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from qdqreport.analysis.agreement import COLLAPSED
+from qdqreport.analysis.context import Context
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import clamp01, rounded
+from qdqreport.rules._layer_examples import layer_chain, quantization_run, whatif_trials
+from qdqreport.wording import plural
+
+
+def _proven(b):
+    rows, summary = whatif_trials(reached=True)
+    quantization_run(b, broken=True)
+    b.manifest["models"]["fp32"] = {"path": "/data/models/cls_fp32.onnx", "sha256": "0" * 64}
+    b.layers(layer_chain(born_at=2), whatif=rows, whatif_summary=summary)
+
+
+def _unreachable(b):
+    rows, summary = whatif_trials(reached=False)
+    quantization_run(b, broken=True)
+    b.layers(layer_chain(born_at=2), whatif=rows, whatif_summary=summary)
+
+
+def _no_search(b):
+    quantization_run(b, broken=False)
+    b.layers(layer_chain())
+
+
+@rule(id="QR203", slug="whatif-proven-fix", title="Measured: excluding these nodes restores the outputs",
+      examples=[Fires("8 nodes excluded restore cosine and top-1", _proven),
+                Fires("no exclusion among the suspects reaches the target", _unreachable),
+                Quiet("no what-if search in the bundle", _no_search)])
+def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
+    """The smallest exclusion set the what-if search found, with its measured effect.
+
+    Every number comes from ONNX Runtime runs of QDQ variants in which the excluded nodes read
+    float inputs, on the same samples as the rest of the report. Severity and score follow the
+    measured gain: an error when the baseline had collapsed (cosine or top-1 below 0.9) and the
+    exclusion reaches the target; the score is the share of the lost agreement recovered. When no
+    set of suspects reaches the target, an info finding says so: the damage is spread over the
+    graph (typically a calibration problem), not in a few nodes.
+
+    Why it matters: a hand search removes Q/DQ one node at a time; this one is measured and sized.
+
+    Fix: re-quantize with the printed ModelOpt command; its cost is the number of nodes that leave INT8.
+    """
+    summary = ctx.whatif_summary
+    if not summary or not summary.get("baseline") or not summary.get("chosen"):
+        return
+    base, chosen = summary["baseline"], summary["chosen"]
+    if base.get("cosine") is None or chosen.get("cosine") is None or not chosen.get("nodes"):
+        return
+    evidence = [Metric("output cosine before → after", f"{base['cosine']:.4f} → {chosen['cosine']:.4f}"),
+                *([Metric("top-1 agreement before → after", f"{base['top1']:.0%} → {chosen['top1']:.0%}")]
+                  if base.get("top1") is not None and chosen.get("top1") is not None else []),
+                Metric("nodes leaving INT8", chosen["cost_nodes"], f"of {summary.get('quantized_nodes')}"),
+                _trials_table(ctx), Text(f"Search stopped: {summary.get('stopped')}; {summary.get('trials')} ONNX Runtime "
+                                         f"trials in {summary.get('seconds')} s on {summary.get('samples')} samples.")]
+    if not chosen.get("reached"):
+        yield Finding(rule_id="QR203", title="No exclusion of the top suspects restores the outputs", severity="info",
+                      confidence=0.95, score=0.2, subject="whatif", tags=("measured", "root_cause"), evidence=tuple(evidence),
+                      fixes=(Fix("Check the calibration data first (QR003, QR204); exclusions cannot recover damage "
+                                 "spread over the whole graph"),),
+                      summary=(f"Excluding all {len(chosen['nodes'])} top suspects reaches only cosine "
+                               f"{chosen['cosine']:.4f}{_top1_text(chosen)} (target {summary['target_cosine']}); the "
+                               "error is spread over the graph, so look at calibration first."))
+        return
+    collapsed = base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED)
+    fixes = [Fix(f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
+                 modelopt_command(ctx, exclusion_args(chosen["nodes"])))]
+    op_type = summary.get("op_type") or {}
+    if op_type.get("reached"):
+        fixes.append(Fix(f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; measured cosine "
+                         f"{op_type['cosine']:.4f})", modelopt_command(ctx, exclusion_args(op_types=[op_type["op_type"]]))))
+    yield Finding(
+        rule_id="QR203", title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
+        severity="error" if collapsed else "warning", confidence=0.95, score=_recovered(base, chosen),
+        subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
+        summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} raises output cosine "
+                 f"from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)} "
+                 f"({chosen['cost_nodes']} node(s) leave INT8)."))
+
+
+def _top1_text(m: dict) -> str:
+    return f", top-1 {m['top1']:.0%}" if m.get("top1") is not None else ""
+
+
+def _gain_text(base: dict, chosen: dict) -> str:
+    if base.get("top1") is None or chosen.get("top1") is None:
+        return ""
+    return f" and top-1 agreement from {base['top1']:.0%} to {chosen['top1']:.0%}"
+
+
+def _recovered(base: dict, chosen: dict) -> float:
+    key = "top1" if base.get("top1") is not None and chosen.get("top1") is not None else "cosine"
+    lost = 1.0 - base[key]
+    return clamp01((chosen[key] - base[key]) / lost) if lost > 0 else 0.0
+
+
+def _trials_table(ctx: Context) -> Table:
+    comparison = ctx.comparison("quantization")
+    rows = ctx.layer_rows(comparison.id, "whatif") if comparison else []
+    return Table("What-if trials (each a real ONNX Runtime run)",
+                 ("trial", "kind", "excluded", "cosine", "top-1", "SQNR dB", "target met"),
+                 tuple((r["trial"], r["kind"], r["op_types"] or _names(r["excluded"]), rounded(r["cosine"]),
+                        rounded(r["top1_agree"]), rounded(r["sqnr_db"], 1), "yes" if r["reached"] else "no")
+                       for r in rows[:25]))
+
+
+def _names(joined: str) -> str:
+    names = [n for n in (joined or "").split(";") if n]
+    return "—" if not names else ", ".join(names[:4]) + (f" (+{len(names) - 4})" if len(names) > 4 else "")
