@@ -17,7 +17,8 @@ finding whose rule is expected; a healthy control must have no error-severity fi
 labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. Cases
 labelled "sealed": true (chosen once by select_sealed's fixed seed, before any rule was tuned on
 them) are scored and reported apart from the tuned part, so tuning can be judged on cases it never
-saw; the cases whose "added_for" is SECOND_PART (a later batch, all sealed) are a second part, reported
+saw; the cases whose "added_for" is SECOND_PART (a later batch, all sealed) are a second part, and those whose
+"added_for" is THIRD_PART (a batch made while the second part's results drove rule changes) a third, each reported
 apart too. Only the tuned part's rows are printed unless --show-sealed is given. With --markdown, whatever follows KEPT_MARKER in the existing file (hand-written, dated
 results such as a held-out test) is kept below the regenerated part.
 A developer tool (not in the wheel); needs only the core install (no ONNX, no ONNX Runtime).
@@ -54,6 +55,11 @@ AFTER_SEALING = "after sealing"
 # (so it was no longer held out), by an engineer who never ran the rules on them. Every case of the batch is
 # sealed (no draw): it is scored once before and once after the session's rule changes, reported apart.
 SECOND_PART = "sealed part 2 (2026-11-24)"
+# The third sealed part: a batch made on 2026-11-24 while the rules were being changed on the second part's results
+# (so the second part was no longer held out), by an engineer who never ran the rules or the scorer on it. Every case
+# of the batch is sealed (no draw): it is scored once, after the rule changes, and reported apart.
+THIRD_PART = "sealed part 3 (2026-11-24)"
+LATER_PARTS = (SECOND_PART, THIRD_PART)  # whole batches kept out of the first part's draw
 
 
 @dataclass(frozen=True)
@@ -70,10 +76,11 @@ class CaseScore:
     pending: str = ""  # a cause no rule can name yet: shown in the table, left out of the totals
     sealed: bool = False  # in the first sealed part (SEAL_SEED's draw): scored apart, not to be tuned on
     sealed_2: bool = False  # in the second sealed part (SECOND_PART's batch): scored apart, never tuned on
+    sealed_3: bool = False  # in the third sealed part (THIRD_PART's batch): scored apart, never tuned on
 
     @property
     def tuned(self) -> bool:
-        return not (self.sealed or self.sealed_2)
+        return not (self.sealed or self.sealed_2 or self.sealed_3)
 
     @property
     def top1(self) -> bool:
@@ -139,7 +146,8 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
                      rank=rank, errors=sum(f.severity == "error" for f in findings),
                      rule_failures=tuple(f"{r.rule_id}: {r.message}" for r in result.failures),
                      pending=label.get("pending", ""), sealed=bool(label.get("sealed")),
-                     sealed_2=label.get("added_for") == SECOND_PART)
+                     sealed_2=label.get("added_for") == SECOND_PART,
+                     sealed_3=label.get("added_for") == THIRD_PART)
 
 
 def score_corpus(corpus: Path) -> list[CaseScore]:
@@ -158,7 +166,7 @@ def select_sealed(labels: dict[str, dict], seed: int = SEAL_SEED) -> list[str]:
     on labels.json and the seed.
     """
     labels = {c: l for c, l in labels.items()
-              if AFTER_SEALING not in str(l.get("added_for", "")) and l.get("added_for") != SECOND_PART}
+              if AFTER_SEALING not in str(l.get("added_for", "")) and l.get("added_for") not in LATER_PARTS}
     rng = random.Random(seed)
     new = sorted(c for c, l in labels.items() if l.get("added_for") == NEW_BATCH)
     old = sorted(c for c in labels if c not in new)
@@ -248,9 +256,11 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
                     + (f" — pending: {labels[case]['pending']}" if labels[case].get("pending") else "")
                     for case in sorted(labels))
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
-    second = [s for s in scores if s.sealed_2]
-    parts = part_markdown(f"Second sealed part ({len(second)} cases, made after the rules, never tuned on)",
-                          second) if second else ""
+    second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
+    parts = part_markdown(f"Third sealed part ({len(third)} cases, made during the rule changes, never tuned on)",
+                          third) if third else ""
+    parts += part_markdown(f"Second sealed part ({len(second)} cases, made after the rules, never tuned on)",
+                           second) if second else ""
     parts += part_markdown(f"Sealed part ({len(sealed)} cases, set aside from tuning)", sealed) if sealed else ""
     return (f"# Corpus: does the first-ranked finding name the real cause?\n\n"
             f"Measured {today} with `{COMMAND}` on the bundles in `corpus/` "
@@ -284,8 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"corpus_score: error: {exc}", file=sys.stderr)
         return 2
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
-    second = [s for s in scores if s.sealed_2]
+    second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
     print(table_markdown(scores if args.show_sealed else tuned))
+    if third:
+        print(f"third sealed part ({len(third)} cases):\n{totals_markdown(totals(third))}")
     if second:
         print(f"second sealed part ({len(second)} cases):\n{totals_markdown(totals(second))}")
     if sealed:
