@@ -7,7 +7,7 @@ import pytest
 from qdqreport.engine import run_rules
 from qdqreport.findings import Finding, Fix, Text
 from qdqreport.rules import RuleSpec, discover
-from qdqreport.rules._common import CLS_OUTPUT, class_logits, classifier_run
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run
 from qdqreport.testing import BundleBuilder
 
 RULES = discover()

@@ -12,7 +12,7 @@ from qdqreport.engine import run_rules
 from qdqreport.findings import SEVERITIES, Finding
 from qdqreport.rules import RuleSpec, discover
 from qdqreport.fixes import exclusion_args, modelopt_command
-from qdqreport.rules._common import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, node
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, node
 from qdqreport.testing import BundleBuilder
 
 RULES = discover()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from qdqreport.rules._common import CLS_OUTPUT, class_logits, classifier_run, node, precision_summary
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run, node, precision_summary
 
 OPS = ("Conv", "BatchNormalization", "HardSigmoid", "Mul", "Add")
 

@@ -15,7 +15,8 @@ from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import calibration_rewrite, modelopt_command
-from qdqreport.rules._common import CLS_INPUT, diverging_outputs, input_stats, rounded, text_images
+from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
 # A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
 GROSS_FACTOR = 10.0

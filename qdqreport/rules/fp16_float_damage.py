@@ -13,7 +13,8 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.fixes import modelopt_command
-from qdqreport.rules._common import classifier_graph, diverging_outputs, rounded
+from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.testing.recipes import classifier_graph
 from qdqreport.rules._layer_examples import layer_chain
 
 from qdqreport.wording import plural, verb

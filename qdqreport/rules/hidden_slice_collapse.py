@@ -11,8 +11,8 @@ from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSED, COSINE_OK, collapses, cosine_of, diverges, signal_slices
 from qdqreport.fixes import exclusion_args, modelopt_command, trtexec_fixes
-from qdqreport.rules._common import (DET_OUTPUT, comparison_label, detector_run, judged_summaries, node,
-                                     ordered_comparisons, precision_summary, rounded)
+from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
+from qdqreport.testing.recipes import DET_OUTPUT, detector_run, node, precision_summary
 
 from qdqreport.wording import plural, verb
 WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept

@@ -10,7 +10,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_arg, modelopt_command, trtexec_fixes
-from qdqreport.rules._common import detector_run, stage_label
+from qdqreport.rules._common import stage_label
+from qdqreport.testing.recipes import detector_run
 
 # Pipeline order: the first stage listed with NaN/Inf is where they are born.
 STAGE_ORDER = ("reference", "ort_fp32", "ort_qdq", "trt_fp16", "trt_int8")

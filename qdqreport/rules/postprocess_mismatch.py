@@ -13,8 +13,8 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COSINE_OK, TOP1_OK, diverges
 from qdqreport.fixes import exclusion_args, modelopt_command
-from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_run, comparison_label, judged_summaries,
-                                     ordered_comparisons, rounded, stage_label)
+from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run
 
 # Decoded results "agree" when their mean per-sample agreement reaches this (the same bar as top-1).
 TASK_OK = 0.99

@@ -12,7 +12,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_file, modelopt_command, python_command, requantized_file
-from qdqreport.rules._common import CLS_INPUT, diverging_outputs, input_stats, rounded, text_images
+from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
 LOG_LINES_SHOWN = 5  # the warnings that mention the random data, not the whole log
 TESTS = {"structure": "lag-1 autocorrelation of neighbouring values: ~0 for noise, high for the evaluation inputs",

@@ -9,8 +9,8 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import exclusion_args, modelopt_command
-from qdqreport.rules._common import (CLS_OUTPUT, clamp01, class_logits, classifier_graph, classifier_run,
-                                     diverging_outputs, rounded)
+from qdqreport.rules._common import clamp01, diverging_outputs, rounded
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
 from qdqreport.rules._measured import rerank
 from qdqreport.wording import plural

@@ -11,8 +11,8 @@ from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import exclusion_args, modelopt_command, recollect_command, requantized_file, trtexec_fixes
-from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, comparison_label,
-                                     detector_run, judged_summaries, ordered_comparisons, rounded)
+from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run
 
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, percent_value, ratio

@@ -10,7 +10,8 @@ from qdqreport.bundle.layout import COMPARISON_PLAN  # which comparisons a stage
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_file, python_command, shell_quote, tensorrt_major
-from qdqreport.rules._common import CLS_OUTPUT, class_logits, classifier_run, stage_label
+from qdqreport.rules._common import stage_label
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run
 
 ERROR_LINES = 20  # the tail of a Python or TensorRT traceback holds the decisive part; the log the rest
 

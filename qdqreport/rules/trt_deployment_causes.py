@@ -12,8 +12,8 @@ from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import trtexec_fixes
-from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, diverging_outputs,
-                                     rounded)
+from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 from qdqreport.rules._trt import DEFECTS, detailed, headline, lost_intents
 from qdqreport.testing.trt_dumps import CALIBRATOR_LOG, MOBILENET_QAT, real_dump
 

@@ -10,7 +10,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import trtexec_fixes
-from qdqreport.rules._common import diverging_outputs, node, precision_summary
+from qdqreport.rules._common import diverging_outputs
+from qdqreport.testing.recipes import node, precision_summary
 from qdqreport.rules._trt import ROWS_SHOWN, detailed, engines, lost_intents
 from qdqreport.testing.trt_dumps import MOBILENET_QAT, imported_stage, real_dump, with_trt10_metadata
 

@@ -10,8 +10,9 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import modelopt_command
 from qdqreport.rules._trt import DEFECTS
-from qdqreport.rules._common import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, comparison_label,
-                                     diverging_outputs, precision_summary, qdq_entry)
+from qdqreport.rules._common import comparison_label, diverging_outputs
+from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, precision_summary,
+                                       qdq_entry)
 
 EXAMPLES_SHOWN = 5  # example tensors per defect; the count says how many there are
 

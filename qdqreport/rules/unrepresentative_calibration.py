@@ -16,8 +16,8 @@ from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
 from qdqreport.fixes import calibration_rewrite, modelopt_command
-from qdqreport.rules._common import (CLS_INPUT, CLS_OUTPUT, class_logits, classifier_run, diverging_outputs,
-                                     input_stats, rounded, text_images)
+from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.testing.recipes import CLS_INPUT, CLS_OUTPUT, class_logits, classifier_run, input_stats, text_images
 
 MEDIAN_OK = 0.98  # the typical sample is faithful: the quantization itself works
 SAMPLE_COLLAPSED = 0.9  # a sample below this cosine has changed its decision, not just its noise
