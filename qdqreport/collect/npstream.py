@@ -17,6 +17,7 @@ usual one-line error for files NumPy cannot read: the values, and the errors, ar
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import struct
@@ -59,13 +60,17 @@ class StoredArray:
         return whole.T if self.fortran else whole
 
     def _take_c(self, shape: tuple[int, ...], axis: int, start: int, count: int) -> np.ndarray:
-        out_shape = shape[:axis] + (count,) + shape[axis + 1:]
-        out = np.empty(out_shape, dtype=self.dtype)
-        inner = int(np.prod(shape[axis + 1:], dtype=np.int64)) * self.dtype.itemsize  # bytes of one row
-        outer = int(np.prod(shape[:axis], dtype=np.int64))
+        out = np.empty(shape[:axis] + (count,) + shape[axis + 1:], dtype=self.dtype)
+        inner = math.prod(shape[axis + 1:]) * self.dtype.itemsize  # bytes of one row (math.prod: np.prod's call cost
+        outer = math.prod(shape[:axis])                             # was most of a small sample's read, issue 12)
         block, stride = count * inner, shape[axis] * inner
-        view = memoryview(out.reshape(-1).view(np.uint8)) if out.size else memoryview(b"")
-        for index in range(outer if block else 0):
+        if not block:
+            return out
+        view = memoryview(out.reshape(-1).view(np.uint8))  # any dtype (a buffer of datetime64 cannot be cast)
+        if outer == 1:  # samples along the first axis with data (the usual case): one read
+            _pread_into(self.handle, view, self.offset + start * inner)
+            return out
+        for index in range(outer):
             _pread_into(self.handle, view[index * block:(index + 1) * block], self.offset + index * stride + start * inner)
         return out
 
@@ -139,9 +144,9 @@ def _parse(handle: IO[bytes], start: int, end: int) -> StoredArray | None:
 
 
 def _pread_into(handle: IO[bytes], view: memoryview, position: int) -> None:
-    done, fd = 0, handle.fileno()
-    while done < len(view):
-        got = os.preadv(fd, [view[done:]], position + done)
+    done, fd, size = 0, handle.fileno(), len(view)
+    while done < size:
+        got = os.preadv(fd, [view[done:] if done else view], position + done)
         if got <= 0:
             raise EOFError("the input file ended early (was it changed during the collect?)")
         done += got
