@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus_score import (AFTER_SEALING, NEW_BATCH, SECOND_PART, TOP1_TARGET, load_labels, misses_markdown,
-                          score_corpus, select_sealed, table_markdown, totals, totals_markdown)
+from corpus_score import (AFTER_SEALING, LATER_PARTS, NEW_BATCH, SECOND_PART, THIRD_PART, TOP1_TARGET, load_labels,
+                          misses_markdown, score_corpus, select_sealed, table_markdown, totals, totals_markdown)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 DOC = CORPUS.parent / "docs" / "CORPUS.md"
@@ -47,9 +47,9 @@ def test_corpus_covers_a_cnn_a_detector_and_a_transformer():
 
 
 def test_sealed_part_is_the_seeded_selection_and_covers_every_model_and_cause():
-    # the cases the first part was drawn from: not those added after sealing, nor the second sealed part's batch
+    # the cases the first part was drawn from: not those added after sealing, nor the later sealed parts' batches
     labels = {c: label for c, label in load_labels(CORPUS).items()
-              if AFTER_SEALING not in str(label.get("added_for", "")) and label.get("added_for") != SECOND_PART}
+              if AFTER_SEALING not in str(label.get("added_for", "")) and label.get("added_for") not in LATER_PARTS}
     sealed = sorted(case for case, label in labels.items() if label.get("sealed"))
     assert sealed == select_sealed(labels), "labels.json's sealed marks are not scripts/seal_corpus.py's selection"
     assert 3 * len(sealed) >= len(labels)
@@ -86,6 +86,33 @@ def test_docs_show_the_second_sealed_part_as_the_scorer_computes_it(scores):
     assert misses_markdown(second) in text and table_markdown(second) in text
 
 
+def test_third_sealed_part_is_one_whole_batch_with_a_new_family():
+    """The third sealed part is every case labelled THIRD_PART: none carries the first part's seeded mark, it holds
+    every cause 0-5 and a model family no earlier case has, with two healthy controls (onnxruntime and tensorrt)."""
+    labels = load_labels(CORPUS)
+    third = [c for c, label in labels.items() if label.get("added_for") == THIRD_PART]
+    assert len(third) >= 10 and not [c for c in third if labels[c].get("sealed")]
+    assert {labels[c]["cause"]["number"] for c in third} >= {0, 1, 2, 3, 4, 5}
+    earlier = {label["model"] for label in labels.values() if label.get("added_for") != THIRD_PART}
+    new = {labels[c]["model"] for c in third} - earlier
+    assert new, "the third part brings no new model family"
+    for model in new:
+        healthy = [labels[c] for c in third if labels[c]["model"] == model and labels[c]["healthy"]]
+        assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
+
+
+@pytest.mark.slow
+def test_docs_show_the_third_sealed_part_as_the_scorer_computes_it(scores):
+    """docs/CORPUS.md's third-part totals, wrong rankings and table are what the committed bundles score, once the
+    lead has scored the part (its one scoring run writes the section; before that the page has none)."""
+    third = [s for s in scores if s.sealed_3]
+    text = DOC.read_text(encoding="utf-8")
+    if "## Third sealed part (" not in text:
+        pytest.skip("the third sealed part is not scored yet: docs/CORPUS.md has no section for it")
+    assert totals_markdown(totals(third)) in text, "docs/CORPUS.md's third-part totals drifted: rerun corpus_score"
+    assert misses_markdown(third) in text and table_markdown(third) in text
+
+
 def test_manifests_record_no_machine_paths():
     """make_corpus.py collects from the repository root: models, inputs and -o are relative paths."""
     for case in load_labels(CORPUS):
@@ -104,6 +131,7 @@ def test_markdown_keeps_the_hand_written_part(tmp_path):
     main([str(CORPUS), "--markdown", str(report)])
     text = report.read_text(encoding="utf-8")
     assert "old table" not in text and "## Sealed part (" in text and "## Tuned part (" in text
+    assert "## Second sealed part (" in text and "## Third sealed part (" in text
     assert text.endswith(f"{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n")
 
 
