@@ -12,7 +12,7 @@ from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
 from qdqreport.findings import Text
 from qdqreport.rules import discover
-from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run, whatif_trials
+from qdqreport.testing.layer_examples import chain_precision, layer_chain, quantization_run, whatif_trials
 from qdqreport.testing import BundleBuilder
 
 ROOT = Path(__file__).resolve().parent.parent

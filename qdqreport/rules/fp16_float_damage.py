@@ -15,7 +15,7 @@ from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.fixes import modelopt_command
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.testing.recipes import classifier_graph
-from qdqreport.rules._layer_examples import layer_chain
+from qdqreport.testing.layer_examples import layer_chain
 
 from qdqreport.wording import plural, verb
 # The control must win back a real part of the damage, not rounding: at least a quarter of the

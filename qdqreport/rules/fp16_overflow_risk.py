@@ -10,7 +10,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import modelopt_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
-from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run
+from qdqreport.testing.layer_examples import chain_precision, layer_chain, quantization_run
 from qdqreport.wording import plural, verb
 
 LIST_LIMIT = 15

@@ -11,7 +11,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.fixes import exclusion_args, modelopt_command
 from qdqreport.rules._common import rounded
-from qdqreport.rules._layer_examples import chain_precision, layer_chain, quantization_run, whatif_trials
+from qdqreport.testing.layer_examples import chain_precision, layer_chain, quantization_run, whatif_trials
 from qdqreport.rules._measured import reranked
 
 from qdqreport.wording import plural, verb

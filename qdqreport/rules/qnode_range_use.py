@@ -10,7 +10,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import modelopt_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01
-from qdqreport.rules._layer_examples import layer_chain, qnode, quantization_run
+from qdqreport.testing.layer_examples import layer_chain, qnode, quantization_run
 from qdqreport.wording import percent, percent_value, plural, verb
 
 LIST_LIMIT = 15

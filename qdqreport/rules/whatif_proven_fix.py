@@ -10,7 +10,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion_args, modelopt_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01, rounded
-from qdqreport.rules._layer_examples import layer_chain, quantization_run, whatif_trials
+from qdqreport.testing.layer_examples import layer_chain, quantization_run, whatif_trials
 from qdqreport.wording import plural
 
 
