@@ -288,7 +288,9 @@ def prepare(wheels: Path, images: Path, families: set[str]) -> None:
         fold_batchnorm(WORK / "lay_fp32.onnx")
         np.savez(WORK / "lay_eval.npz", image=layout_pages(images, 12, 1))
         np.savez(WORK / "lay_calib.npz", image=layout_pages(images, 32, 2))
-        np.savez(WORK / "lay_calib_unit.npz", image=layout_pages(images, 32, 2, normalise=False))
+        unit = layout_pages(images, 32, 2, normalise=False)
+        np.savez(WORK / "lay_calib_unit.npz", image=unit)
+        np.savez(WORK / "lay_calib_x255.npz", image=unit * np.float32(255.0))
         np.savez(WORK / "lay_calib_photos.npz", image=photo_pages(images, 32, 3))
         rng = np.random.default_rng(20261124)
         np.savez(WORK / "lay_calib_random.npz", image=rng.standard_normal((32, 3, *LAY_SIZE), dtype=np.float32))
@@ -358,6 +360,7 @@ MEASURED = {
                      "symmetric controls (the HardSwish outputs' ranges are one-sided), the cause is TensorRT's",
     "lay_calib_unit": "harmless here (the input and the first 20 Convs stay float): 133 of 137 kept, 4 extra; worst "
                       "page 88%; max |d score| 0.94",
+    "lay_calib_x255": "severe: 0 of 137 kept, 2 extra; every page loses every region; max |d score| 0.99",
     "lay_calib_photos": "harmless here: 133 of 137 kept, 3 extra; worst page 89%; max |d score| 0.43",
     "lay_all_convs": "severe: 0 of 137 kept, 12 extra; every page loses every region; max |d score| 0.99",
     "lay_random_calib": "harmless here: 129 of 137 kept, 1 extra (as healthy); worst page 78%; max |d score| 0.64",
@@ -409,6 +412,9 @@ def lay_cases() -> list[Case]:
         Case("lay_calib_unit", "lay", 1, ("QR003",), "the healthy symmetric recipe calibrated on the same pages scaled "
              "to [0, 1] only: the ImageNet mean/std normalisation forgotten", "lay_unit.onnx", "lay_calib_unit.npz",
              make=[q("lay", "lay_calib_unit.npz", "lay_unit.onnx", True, conv, nodes=LAY_BODY)]),
+        Case("lay_calib_x255", "lay", 1, ("QR003",), "the healthy symmetric recipe calibrated on the same pages left "
+             "as 0..255 pixels (BGR, neither /255 nor the mean/std)", "lay_x255.onnx", "lay_calib_x255.npz",
+             make=[q("lay", "lay_calib_x255.npz", "lay_x255.onnx", True, conv, nodes=LAY_BODY)]),
         Case("lay_calib_photos", "lay", 2, ("QR006",), "the healthy symmetric recipe calibrated on 32 crops of "
              "scikit-image's photographs (astronaut, coffee, chelsea, rocket, camera, ...), preprocessed right but no "
              "document among them", "lay_photos.onnx", "lay_calib_photos.npz",
