@@ -151,3 +151,20 @@ def test_stored_outputs_of_odd_dtypes_are_not_judged_by_decisions(tmp_path, dtyp
     ctx = Context(bundle)
     [summary] = ctx.output_summaries(ctx.comparisons[0].id)
     assert summary.judgement is not None and summary.judgement.measure == "cosine" and summary.elements is None
+
+
+@pytest.mark.parametrize("flipped, level", [((3,), "degrade"), ((3, 6), COLLAPSE)])
+def test_one_changed_decision_is_never_a_collapse(tmp_path, flipped, level):
+    """8 samples of 10 class logits with clear winners: one flip is 12.5% of the decisions, yet an anecdote."""
+    rng = np.random.default_rng(5)
+    reference = [{"logits": rng.normal(0, 1, (1, 10)).astype(np.float32)} for _ in range(8)]
+    for sample in reference:
+        sample["logits"][0, 0] = 8.0  # class 0 wins by far: no near ties
+    candidate = [{"logits": s["logits"][:, ::-1].copy() if i in flipped else s["logits"] + 0.01}
+                 for i, s in enumerate(reference)]
+    from qdqreport.testing import BundleBuilder
+
+    ctx = BundleBuilder(tmp_path).class_outputs("logits").stage("ort_fp32", reference).stage("ort_qdq", candidate).context()
+    (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
+    assert summary.judgement.measure == "top-1 agreement"
+    assert summary.judgement.level == level

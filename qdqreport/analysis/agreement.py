@@ -19,7 +19,8 @@ How an output is judged depends on its kind (analysis/output_kinds.py):
 - a candidate with more NaN/Inf than its reference collapses, whatever else agrees.
 
 A cosine of 0.998 is therefore never a collapse; "collapse" means the decisions changed (or the
-numbers moved by a tenth and more where there are no decisions).
+numbers moved by a tenth and more where there are no decisions), and one changed decision alone is
+never a collapse, whatever share of a small evaluation set it is.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ SLICE_SIGNAL_OF_LARGEST = 1e-4
 # Relative L2 error of outputs too small for a cosine (fewer than 8 values, not probabilities).
 SMALL_REL_OK, SMALL_REL_COLLAPSED = 0.1, 0.5
 DEFAULT_THRESHOLD = 0.5  # the probability at which a decision is taken, unless the user sets one
+# A collapse takes at least two changed decisions: one alone is an anecdote (with 8 samples it is
+# already 12.5% of the top-1 decisions; a single near-tie flip is what healthy INT8 noise does).
+MIN_CHANGED_TO_COLLAPSE = 2
 
 # measure -> (agreement at or above which the stages agree, below which they collapse). Shares of
 # decisions: a healthy INT8 model keeps 97-99% of them; losing a tenth or more is a broken model.
@@ -142,6 +146,8 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
                          internal, meaningful)
     if decisions is not None and decisions.measure in DECISION_LEVELS:
         level = level_of(decisions.agreement, *DECISION_LEVELS[decisions.measure])
+        if level == COLLAPSE and decisions.changed < MIN_CHANGED_TO_COLLAPSE:
+            level = DEGRADE
         return Judgement(level, decisions.measure, decisions.agreement, decisions.short or decisions.detail,
                          internal, meaningful, tuple(decisions.per_sample), _decision_detail(decisions, summary.samples))
     if not meaningful:
