@@ -168,3 +168,13 @@ def test_one_changed_decision_is_never_a_collapse(tmp_path, flipped, level):
     (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
     assert summary.judgement.measure == "top-1 agreement"
     assert summary.judgement.level == level
+
+
+@pytest.mark.parametrize("case", ["cap_overquant", "cap_calib_pm1"])
+def test_integer_ctc_indices_are_judged_by_exact_matches_not_slices(case):
+    """ddddocr's captcha CRNN: the int64 CTC index output [1, 27] has slices of one value each; QR007 once
+    called 3-4 of them collapsed 'behind a whole-tensor cosine of 1.0000'."""
+    ctx = Context(Bundle(ROOT / "corpus" / case))
+    (summary,) = [s for s in ctx.output_summaries(ctx.comparison("quantization").id) if s.output == "ctc_index"]
+    assert summary.kind.kind == "index" and summary.judgement.measure == "exact matches"
+    assert not [f for f in run_rules(ctx).findings if f.rule_id == "QR007"]

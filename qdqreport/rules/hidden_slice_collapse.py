@@ -19,6 +19,7 @@ WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept
 SLICE_COLLAPSED = COLLAPSED  # a slice (e.g. all class scores of one class) below this is wrong, not noisy
 WORST_SHOWN = 10
 HEAD_PATTERNS = ("head", "final_matmul")
+NOT_MIXED_SCALE = ("index",)  # output kinds (analysis/output_kinds.py) that hold no fields of different scales
 
 
 def _yolo_head():
@@ -72,7 +73,8 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     pixels concatenated with scores in [0,1]) can show this, and only when the output does not
     agree as a whole: where the decisions were measured (detections kept, threshold flips) and
     agree, a collapsed slice of near-zero background scores changes nothing. Recurrent state is
-    internal and never judged here. It is an error when the output collapses, else a warning. Slices whose reference is ~0
+    internal and never judged here, and so are integer outputs (CTC indices, labels: no field
+    scales to share; their exact matches judge them). It is an error when the output collapses, else a warning. Slices whose reference is ~0
     (under 1% of the median slice's RMS, e.g. the empty border rows of a segmentation map)
     are not judged: their cosine is rounding noise.
 
@@ -87,6 +89,9 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
         for summary in judged_summaries(ctx, comparison.id):
             # A collapsed slice matters only when the output's decisions moved (analysis/agreement.py):
             # score rows of background anchors can lose their cosine while every detection is kept.
+            # Integer outputs (CTC indices, labels) share no scale between fields: their exact matches judge them.
+            if summary.kind is not None and summary.kind.kind in NOT_MIXED_SCALE:
+                continue
             if (summary.worst_slice_cosine is not None and summary.cosine_median >= WHOLE_LOOKS_FINE
                     and summary.worst_slice_cosine < SLICE_COLLAPSED and diverges(summary)):
                 yield _finding(ctx, comparison, summary)
