@@ -125,8 +125,11 @@ class Finding:
         return hashlib.sha1(f"{self.rule_id}\0{self.subject}".encode()).hexdigest()[:10]
 
     def rank_key(self) -> tuple:
-        """Deterministic ranking: severity, then score x confidence, then rule id and subject."""
-        return (SEVERITY_RANK[self.severity], -round(self.score * self.confidence, 6), self.rule_id, self.subject)
+        """Deterministic ranking: severity; within a severity, what explains before the symptom it explains (the
+        verdict already states the symptom: a list of causes that opens with "the outputs degrade" answers
+        nothing); then score x confidence, then rule id and subject."""
+        return (SEVERITY_RANK[self.severity], SYMPTOM_TAG in self.tags, -round(self.score * self.confidence, 6),
+                self.rule_id, self.subject)
 
 
 

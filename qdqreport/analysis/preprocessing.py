@@ -110,4 +110,6 @@ def affine_transform(ratio: float, shift: float) -> tuple[str, str]:
         return "calibration in raw 0–255 pixels, evaluation normalised to [-1,1]", "x / 127.5 - 1"
     if 0.4 <= ratio <= 0.6 and abs(shift - 0.5) < 0.25:
         return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
+    if 1.6 <= ratio <= 2.5 and abs(shift + 1.0) < 0.25:  # the same mix-up the other way round
+        return "calibration normalised to [-1,1], evaluation in [0,1]", "x * 0.5 + 0.5"
     return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", f"(x - {shift:.4g}) / {ratio:.4g}"

@@ -40,6 +40,15 @@ def _images(kind: str):
     return build
 
 
+def _pm1_calibration_of_a_unit_model(b):
+    # The model reads [0,1] (a captcha reader's grey strips); calibration went through (x - 0.5) / 0.5 by habit.
+    # x -> 2x - 1 keeps the white level (1 -> 1), so "same white level: content differs" must not hide it.
+    evaluation, other = text_images(48, seed=21), text_images(64, seed=22)
+    evaluation[:, :, 0, 0] = other[:, :, 0, 0] = 1.0  # white paper in both sets
+    b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
+    b.artifact("calib_stats", input_stats(CLS_INPUT, (other - 0.5) / 0.5, "data/calib.npy", per_sample=False))
+
+
 def _uint8_images(bgr: bool):
     # A model that takes uint8 pixels (the Normalize is inside the graph): still intensities, not categories.
     def build(b):
@@ -102,6 +111,7 @@ def _random_log(b):
       examples=[Fires("calibration saved as raw 0-255 pixels", _images("x255")),
                 Fires("calibration left in [0,1], evaluation in [-1,1]", _images("unit")),
                 Fires("calibration in BGR, evaluation in RGB", _images("bgr")),
+                Fires("calibration normalised to [-1,1], the model reads [0,1]", _pm1_calibration_of_a_unit_model),
                 Fires("uint8 pixels, calibration in BGR", _uint8_images(True)),
                 Quiet("uint8 pixels, same channel order", _uint8_images(False)),
                 Fires("first Q range 255x wider than the eval inputs", _range_use(2.0)),
