@@ -139,8 +139,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     Integer inputs (token ids, attention masks) are categories, not intensities: for them only
     a calibration input frozen at one value where the evaluation varies (an attention mask built
     as all ones, so the padding is attended) is reported; spreads and ranges are not compared.
-    Its effect on the calibrated ranges is indirect, so it is an error only when the outputs
-    collapse (cosine or top-1 under 0.9), a warning otherwise.
+    Severity follows the measured impact: an error when the outputs collapse (analysis/agreement.py),
+    a warning when they only degrade or agree; unmeasured (no quantization comparison), a gross
+    factor (10× or more) is an error.
 
     Why it matters: every activation range is calibrated from these tensors. Calibrate on
     0–255 pixels and evaluate on [0,1], and the input quantizer keeps one or two INT8 levels;
@@ -162,10 +163,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
             diagnosis = _compare(calib[name], evaluation)
             if diagnosis:
                 *head, evidence = diagnosis
-                # A frozen mask's effect on the ranges is indirect (padding positions join the statistics):
-                # it is called the cause of an error only when the outputs collapse, not when they are as
-                # noisy as a healthy quantization of the same model may be.
-                escalate = any(collapses(s) for s in diverging) if categorical(evaluation) else True
+                # Severity from impact (analysis/agreement.py): the cause of an error is the cause of a collapse;
+                # outputs that only degrade make it a warning, however large the factor.
+                escalate = any(collapses(s) for s in diverging)
                 yield _finding(ctx, name, diverged, measured, *head, evidence + _range_tables(ctx, name),
                                escalate=escalate)
     if not calib:
