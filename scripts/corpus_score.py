@@ -243,7 +243,16 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
     return "\n".join(lines or ["- none"]) + "\n"
 
 
-def part_markdown(title: str, scores: Sequence[CaseScore]) -> str:
+# A part whose rows nobody has read yet: the page shows its totals only, so that it stays a held-out measure
+# for the next round of rule work (`--show-sealed` prints its rows to whoever decides to spend it).
+STILL_SEALED = (THIRD_PART,)
+WITHHELD = ("Rows withheld: this part has been scored but not read, and stays sealed for the next round of rule "
+            "work; `--show-sealed` prints them (reading them spends the part).\n")
+
+
+def part_markdown(title: str, scores: Sequence[CaseScore], rows: bool = True) -> str:
+    if not rows:
+        return f"## {title}: totals\n\n{totals_markdown(totals(scores))}\n{WITHHELD}\n"
     return (f"## {title}: totals\n\n{totals_markdown(totals(scores))}\n"
             f"Wrong rankings:\n\n{misses_markdown(scores)}\n"
             f"## {title}: case by case\n\n{table_markdown(scores)}\n")
@@ -258,9 +267,9 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
     parts = part_markdown(f"Third sealed part ({len(third)} cases, made during the rule changes, never tuned on)",
-                          third) if third else ""
-    parts += part_markdown(f"Second sealed part ({len(second)} cases, made after the rules, never tuned on)",
-                           second) if second else ""
+                          third, rows=THIRD_PART not in STILL_SEALED) if third else ""
+    parts += part_markdown(f"Second sealed part ({len(second)} cases, scored before the rule changes, then read: "
+                           "no longer held out)", second) if second else ""
     parts += part_markdown(f"Sealed part ({len(sealed)} cases, set aside from tuning)", sealed) if sealed else ""
     return (f"# Corpus: does the first-ranked finding name the real cause?\n\n"
             f"Measured {today} with `{COMMAND}` on the bundles in `corpus/` "
