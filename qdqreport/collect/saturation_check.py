@@ -99,9 +99,13 @@ def write_saturation_check(writer: BundleWriter, manifest: dict[str, Any], check
         return
     control = check.control
     status = "failed" if control.error else "ok"
-    entry = write_stage(writer, UNFUSED_STAGE, status, control.outputs if status == "ok" else None, control.error,
+    # Stored like the stages it controls (--store-outputs): no more samples than ort_fp32 kept in the bundle.
+    fp32_entry = next((e for e in manifest["stages"] if e["id"] == "ort_fp32"), {})
+    stored = min(check.samples, int(fp32_entry.get("details", {}).get("outputs_stored", check.samples) or 0))
+    entry = write_stage(writer, UNFUSED_STAGE, status, control.outputs[:stored] if status == "ok" else None, control.error,
                         log="\n".join(control.log) + "\n", seconds=control.seconds, details=control.details)
     entry["runtime"], entry["precision"] = "onnxruntime", "qdq-unfused"
+    entry["details"]["outputs_stored"] = stored if status == "ok" else 0
     manifest["stages"].append(entry)
     if status == "ok" and fp32_outputs:
         first = [fp32_outputs[i] for i in range(min(check.samples, len(fp32_outputs)))]
