@@ -200,8 +200,12 @@ def write_fp16_check(writer: BundleWriter, manifest: dict[str, Any], check: Fp16
         return
     control = check.control
     status = "failed" if control.error else "ok"
-    details = {**control.details, "control_of": "ort_qdq", "float_part": "fp32"}
-    manifest["stages"].append(write_stage(writer, CONTROL_STAGE, status, control.outputs if status == "ok" else None,
+    # Stored like the stages it controls (--store-outputs): no more samples than ort_fp32 kept in the bundle.
+    fp32_entry = next((e for e in manifest["stages"] if e["id"] == "ort_fp32"), {})
+    stored = int(fp32_entry.get("details", {}).get("outputs_stored", len(control.outputs)) or 0)
+    details = {**control.details, "control_of": "ort_qdq", "float_part": "fp32",
+               "outputs_stored": min(stored, len(control.outputs)) if status == "ok" else 0}
+    manifest["stages"].append(write_stage(writer, CONTROL_STAGE, status, control.outputs[:stored] if status == "ok" else None,
                                           control.error, log="\n".join(control.log) + "\n", seconds=control.seconds,
                                           details=details))
     if status == "ok" and fp32_outputs:
