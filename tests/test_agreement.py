@@ -59,7 +59,7 @@ def test_stage_table_verdict_and_rules_agree_on_every_committed_bundle(path):
 def test_healthy_yolox_detector_is_judged_by_its_detections_and_gets_no_error():
     ctx, model = _model(ROOT / "corpus" / "yolo_healthy_ort_percentile", target=LABELS["yolo_healthy_ort_percentile"].get("target"))
     [row] = model.comparisons[0].outputs
-    assert row.kind == "detections" and row.level == AGREE
+    assert row.kind_name == "detections" and row.level == AGREE
     assert row.judged == "4 of 196 detections lost, 3 extra" and "18 near-tie change(s) not counted" in row.judged_detail
     # Class-score slices of background anchors lose their cosine; the detections do not change, so no QR007.
     assert not [f for f in model.findings if f.severity == "error"]
@@ -77,9 +77,9 @@ def test_vad_probability_is_judged_by_threshold_flips_and_its_state_is_internal(
     ctx, model = _model(ROOT / "corpus" / "vad_healthy_ort_sym", target="onnxruntime")
     rows = {row.output: row for row in model.comparisons[0].outputs}
     speech, state = rows["output"], rows["stateN"]
-    assert speech.kind == "probabilities" and not speech.cosine_meaningful  # one value: cosine is always 1
+    assert speech.kind_name == "probabilities" and not speech.cosine_meaningful  # one value: cosine is always 1
     assert speech.judged == "1 of 75 decisions flip at 0.5" and speech.level == AGREE
-    assert state.kind == "state" and state.internal
+    assert state.kind_name == "state" and state.internal
     assert "stateN" not in model.verdict.text and model.verdict.text.startswith("Outputs agree")
     assert not [f for f in model.findings if f.severity == "error"]
 
@@ -97,7 +97,7 @@ def test_vad_decision_threshold_is_the_users(tmp_path):
 def test_a_declared_kind_wins_over_the_inferred_one():
     ctx, model = _model(ROOT / "corpus" / "vad_healthy_ort_sym", judging=JudgingOptions({"stateN": "tensor"}))
     state = next(r for r in model.comparisons[0].outputs if r.output == "stateN")
-    assert state.kind == "tensor" and not state.internal and state.level == COLLAPSE
+    assert state.kind_name == "tensor" and not state.internal and state.level == COLLAPSE
     assert any(f.rule_id == "QR001" for f in model.findings)  # declared a plain tensor, its slices now count
 
 
@@ -125,7 +125,7 @@ def test_recogniser_samples_collapse_only_when_their_strings_do():
     # (2 of 384 indices differ); their strings are essentially kept, so no sample "collapses" (QR006 stays quiet).
     ctx, model = _model(ROOT / "corpus" / "rec_healthy_ort_percentile")
     rows = {row.output: row for row in model.comparisons[0].outputs}
-    assert rows["ctc_index"].kind == "index" and rows["ctc_index"].judged == "2 of 384 values differ"
+    assert rows["ctc_index"].kind_name == "index" and rows["ctc_index"].judged == "2 of 384 values differ"
     assert not [f for f in model.findings if f.rule_id == "QR006" and "samples collapse" in f.title]
     assert not [f for f in model.findings if f.severity == "error"]
 

@@ -62,7 +62,7 @@ def _output(row: OutputRow) -> dict[str, Any]:
             "top1_agreement": row.top1, "top5_agreement": row.top5,
             "nonfinite": {"reference": row.nonfinite_ref, "candidate": row.nonfinite_cand},
             # findings.json 1.2: how analysis/agreement.py judged the output (docs/findings.md).
-            "kind": row.kind, "judgement": {"level": row.level, "by": row.judged, "internal": row.internal,
+            "kind": row.kind_name, "judgement": {"level": row.level, "by": row.judged, "internal": row.internal,
                                             "cosine_meaningful": row.cosine_meaningful}}
 
 

@@ -7,7 +7,7 @@ nothing else (no bundle, no Context), so what a report says is decided and teste
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from qdqreport import __version__
@@ -51,30 +51,33 @@ class StageRow:
 
 
 @dataclass(frozen=True)
-class OutputRow:
-    """One output of one comparison: Context.output_summaries plus the per-sample series for plots."""
+class OutputRow(OutputSummary):
+    """One output of one comparison as the report shows it: the analysis's OutputSummary (judged,
+    analysis/agreement.py) plus the slice note and the per-sample series the plots draw."""
 
-    output: str
-    samples: int
-    cosine_median: float
-    cosine_min: float
-    worst_sample: int
-    sqnr_median: float
-    max_abs: float
-    rel_l2_median: float
-    top1: float | None
-    top5: float | None
-    nonfinite_ref: int
-    nonfinite_cand: int
-    slice_note: str
-    sample_cosines: tuple[float | None, ...]
-    sample_sqnr: tuple[float | None, ...]
-    kind: str = "tensor"  # analysis/output_kinds.py
-    level: str = "agree"  # agree | degrade | collapse (analysis/agreement.py)
-    judged: str = ""  # the number that decided, as the verdict quotes it
-    judged_detail: str = ""  # the full line of the decisions (near ties, stored samples), for the tables
-    internal: bool = False  # recurrent state: shown, never decisive
-    cosine_meaningful: bool = True  # False below 8 values per sample: the cosine is not shown
+    slice_note: str = ""
+    sample_cosines: tuple[float | None, ...] = ()  # empty below 8 values per sample: the cosine is not shown
+    sample_sqnr: tuple[float | None, ...] = ()
+
+    @property
+    def kind_name(self) -> str:
+        """What the output is, as a word (analysis/output_kinds.py)."""
+        return self.kind.kind if self.kind else "tensor"
+
+    @property
+    def judged(self) -> str:
+        """The number that decided the judgement, as the verdict quotes it."""
+        return self.judgement.headline if self.judgement else ""
+
+    @property
+    def judged_detail(self) -> str:
+        """The full line of the decisions (near ties, stored samples), for the tables."""
+        return (self.judgement.detail or self.judgement.headline) if self.judgement else ""
+
+    @property
+    def cosine_meaningful(self) -> bool:
+        """False below 8 values per sample: the cosine is not shown."""
+        return self.judgement is None or self.judgement.cosine_meaningful
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ def _agreement_sentence(comparisons: tuple[ComparisonView, ...], stages: tuple[S
         return "No stage outputs could be compared" + tail
     row, comp = max(candidates, key=lambda pair: _badness(pair[0], pair[1].id))
     where = f"{stage_name(comp.candidate)} vs {stage_name(comp.reference)}, output {row.output}"
-    if row.cosine_meaningful and row.kind in ("tensor", "embedding", "state"):
+    if row.cosine_meaningful and row.kind_name in ("tensor", "embedding", "state"):
         text = f"Outputs agree at every compared stage: worst median cosine {_short_cosine(row.cosine_median)} ({where})"
     else:
         text = f"Outputs agree at every compared stage; the least: {row.judged} ({where})"
@@ -302,26 +305,13 @@ def _worst_outputs(summaries: list[OutputSummary], limit: int) -> list[OutputSum
 
 def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[str, Any]]) -> OutputRow:
     return OutputRow(
-        output=summary.output, samples=summary.samples, cosine_median=summary.cosine_median,
-        cosine_min=summary.cosine_min, worst_sample=summary.worst_sample, sqnr_median=summary.sqnr_median,
-        max_abs=summary.max_abs, rel_l2_median=summary.rel_l2_median, top1=summary.top1, top5=summary.top5,
-        nonfinite_ref=summary.nonfinite_ref, nonfinite_cand=summary.nonfinite_cand,
+        **{f.name: getattr(summary, f.name) for f in fields(OutputSummary)},
         slice_note=_slice_note(summary, info.sliced.get(summary.output)),
         # Fewer than 8 values per sample: the cosine is 1 whatever happens, so it is neither plotted nor quoted.
         sample_cosines=tuple(_finite(r["cosine"]) for r in rows)
         if summary.judgement is None or summary.judgement.cosine_meaningful else (),
         sample_sqnr=tuple(_finite(r["sqnr_db"]) for r in rows),
-        **_judged_fields(summary),
     )
-
-
-def _judged_fields(summary: OutputSummary) -> dict[str, Any]:
-    judged = summary.judgement
-    if judged is None:
-        return {}
-    return {"kind": summary.kind.kind if summary.kind else "tensor", "level": judged.level, "judged": judged.headline,
-            "judged_detail": judged.detail or judged.headline,
-            "internal": judged.internal, "cosine_meaningful": judged.cosine_meaningful}
 
 
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
