@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from qdqreport.analysis.trt_build_info import looks_like_build_log, parse_build_log, parse_build_settings
-from qdqreport.analysis.trt_evidence import TRT_ARTIFACT_FILES
-from qdqreport.analysis.trt_layers import Engine, parse_layer_info, parse_profile
+from qdqreport.analysis.trt_build_info import looks_like_build_log
+from qdqreport.analysis.trt_evidence import TRT_ARTIFACTS
+from qdqreport.analysis.trt_layers import Engine
 from qdqreport.bundle.limits import current_limits, over_limit
 from qdqreport.errors import InputError
 
@@ -35,7 +35,7 @@ class ToolFile:
 
     @property
     def bundle_name(self) -> str:
-        return TRT_ARTIFACT_FILES[self.kind]
+        return TRT_ARTIFACTS[self.kind].file
 
 
 def read_tool_files(given: dict[str, str | None], stage: str) -> dict[str, ToolFile]:
@@ -64,9 +64,8 @@ def _read(path: Path, kind: str, option: str, wanted: str) -> ToolFile:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text ({option}); pass {wanted}, unedited") from None
-    parser: Callable[[str], Any] = _PARSERS[kind]
     try:
-        return ToolFile(kind, path, data, parser(text))
+        return ToolFile(kind, path, data, _parse(kind, text))
     except RecursionError:
         raise InputError(f"{path}: JSON nested too deeply to be {wanted}; pass the file the tool wrote, unedited") from None
     except json.JSONDecodeError as exc:
@@ -76,19 +75,13 @@ def _read(path: Path, kind: str, option: str, wanted: str) -> ToolFile:
         raise InputError(f"{path}: {exc}") from None
 
 
-def _build_log(text: str) -> Any:
-    if not looks_like_build_log(text):
+def _parse(kind: str, text: str) -> Any:
+    """The file parsed by the bundle's own parser of its kind (analysis/trt_evidence.py, TRT_ARTIFACTS)."""
+    artifact = TRT_ARTIFACTS[kind]
+    if kind == "build_log" and not looks_like_build_log(text):
         raise ValueError("does not look like a TensorRT build log (no [TRT], [I]/[W]/[E] or trtexec lines); "
                          "pass the console output of `trtexec --onnx=... > build.log 2>&1`")
-    return parse_build_log(text)
-
-
-_PARSERS: dict[str, Callable[[str], Any]] = {
-    "layer_info": lambda text: parse_layer_info(json.loads(text)),
-    "profile": lambda text: parse_profile(json.loads(text)),
-    "build_log": _build_log,
-    "build_settings": lambda text: parse_build_settings(json.loads(text)),
-}
+    return artifact.parse(json.loads(text) if artifact.json else text)
 
 
 def _check_engine_fits_stage(layer_info: ToolFile, stage: str) -> None:
