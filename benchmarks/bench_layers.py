@@ -45,6 +45,10 @@ MODELS = {
                ROOT / "benchmarks/models/minilm/eval.npz"),
     # The demo's x255-calibrated ModelOpt model: broken, so the what-if search has something to find.
     "cls": (ROOT / "qdqreport/demo/cls_fp32.onnx", ROOT / "qdqreport/demo/cls_int8_x255.onnx", ROOT / "qdqreport/demo/eval.npz"),
+    # The corpus families bench_collect.py prepares in build/bench/ (`--family det yolo rec` there first).
+    "det": (ROOT / "build/bench/det_fp32.onnx", ROOT / "build/bench/det_int8.onnx", ROOT / "build/bench/det_eval.npz"),
+    "yolo": (ROOT / "build/bench/yolo_fp32.onnx", ROOT / "build/bench/yolo_sym.onnx", ROOT / "build/bench/yolo_eval.npz"),
+    "rec": (ROOT / "build/bench/rec_fp32.onnx", ROOT / "build/bench/rec_sym.onnx", ROOT / "build/bench/rec_eval.npz"),
 }
 
 # Each child loads N feeds (cycling through the file's rows) and runs one tool.
