@@ -228,7 +228,9 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)
     options.save_inputs, options.redact = args.save_inputs, args.redact
     options.store_outputs = parse_store_outputs(args.store_outputs)
-    options.confirm = args.confirm
+    if args.confirm:  # the collector calls it back; it never imports confirm/ (docs/ARCHITECTURE.md)
+        from qdqreport.confirm.whatif_confirm import confirm_chosen
+        options.confirm = confirm_chosen
     options.target = args.target
     options.judging = judging_from(args)
     path = collect(options, Progress(quiet=args.quiet))

@@ -7,7 +7,7 @@ import os
 import platform
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from qdqreport.progress import Progress
 from qdqreport.redact import redact_bundle_folder
 
 MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
+# --per-layer --confirm: re-quantizes the what-if's chosen set and measures it, returning the `confirmed` record or
+# None. The CLI passes confirm/whatif_confirm.confirm_chosen (its arguments); the collector never imports confirm/.
+ConfirmStep = Callable[..., "dict[str, Any] | None"]
 
 
 @dataclass
@@ -71,7 +74,7 @@ class CollectOptions:
     batch_axes: dict[str, int | None] = field(default_factory=dict)  # --batch-axis NAME=AXIS (collect/batch_axis.py)
     allow_unquantized: bool = False  # accept a --qdq without Q/DQ nodes, swapped or identical models
     quantization: dict[str, Any] | None = None  # manifest `quantization`: who made --qdq and how (qdqreport confirm)
-    confirm: bool = False  # --per-layer --confirm: re-quantize the what-if's best set (confirm/whatif_confirm.py)
+    confirm: ConfirmStep | None = None  # --per-layer --confirm: re-quantize the what-if's best set (ConfirmStep)
     store_outputs: int | None = DEFAULT_STORED  # --store-outputs: samples per stage kept in the bundle (None: all)
     target: str = "tensorrt"  # --target: the deployment runtime, recorded as settings.target (analysis/target.py)
     judging: Any = None  # --output-kind/--decision-threshold (agreement.JudgingOptions), recorded in settings
@@ -93,7 +96,7 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     """Run the whole collection; return the bundle path. Raises QdqReportError on bad input."""
     progress = progress or Progress(quiet=True)
     check_target(options.target)  # API callers too: an unknown target is refused before any inference
-    if options.confirm and not (options.per_layer and options.whatif_budget > 0):
+    if options.confirm is not None and not (options.per_layer and options.whatif_budget > 0):
         raise InputError("--confirm re-quantizes the what-if's best set: it needs --per-layer and a --whatif-budget above 0")
     # The -o check and its lock come first: a refused -o costs no inference, and the lock is held to the commit.
     with BundleWriter(options.output, overwrite=options.force, protect=_input_paths(options)) as writer:
@@ -118,7 +121,7 @@ def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progr
 def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,
             stages: dict[str, OrtStage], run: "_OrtRun", progress: Progress) -> Path:
     layers = _per_layer(options, loaded, precision, progress) if options.per_layer else None
-    if options.confirm and layers is not None and layers.whatif_summary is not None:
+    if options.confirm is not None and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
     saturation = _saturation_check(options, loaded, precision, progress)
@@ -312,15 +315,14 @@ def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, An
 def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, layers: PerLayer,
                     fp32: OrtStage, progress: Progress) -> None:
     from qdqreport.collect.modelopt_log import parse_modelopt_log
-    from qdqreport.confirm.whatif_confirm import confirm_chosen
 
     if fp32.error or not precision:
         return
     progress.say("--confirm: re-quantizing with the what-if's best set excluded")
     log = parse_modelopt_log(loaded.modelopt_log) if loaded.modelopt_log else None
     calib = loaded.calib.samples if loaded.calib is not None else None
-    record = confirm_chosen(loaded.fp32.path, layers.whatif_summary, precision, log, calib, options.calib,
-                            loaded.eval.samples, fp32.outputs, _class_outputs(loaded, fp32.outputs), options.ort_provider)
+    record = options.confirm(loaded.fp32.path, layers.whatif_summary, precision, log, calib, options.calib,
+                             loaded.eval.samples, fp32.outputs, _class_outputs(loaded, fp32.outputs), options.ort_provider)
     if record is not None:
         layers.whatif_summary["confirmed"] = record
 
