@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from qdqreport.bundle.layout import COMPARISON_PLAN, output_key
+from qdqreport.bundle.layout import output_key
+from qdqreport.bundle.vocabulary import COMPARISON_PLAN
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.analysis.decode_step import DecodeFailed, Decoder, TaskResult
 from qdqreport.errors import InputError

@@ -15,38 +15,9 @@ import numpy as np
 from qdqreport import __version__
 from qdqreport.bundle.artifacts import check_array_key
 from qdqreport.bundle.reader import Bundle
+# ARTIFACT_PATHS (and STAGE_KINDS) are imported from here by collect/ until it reads bundle/vocabulary.py itself.
+from qdqreport.bundle.vocabulary import ARTIFACT_PATHS, STAGE_KINDS  # noqa: F401
 from qdqreport.bundle.writer import BundleWriter
-
-# What each stage is: (runtime, precision). Unknown stage ids are allowed by the schema.
-STAGE_KINDS = {
-    "reference": ("framework", "fp32"),
-    "ort_fp32": ("onnxruntime", "fp32"),
-    "ort_qdq": ("onnxruntime", "qdq"),
-    "trt_fp16": ("tensorrt", "fp16"),
-    "trt_int8": ("tensorrt", "int8"),
-    "trt_int8_noobey": ("tensorrt", "int8"),  # TensorRT 10: trt_int8's build without OBEY_PRECISION_CONSTRAINTS
-    "ort_qdq_fp32": ("onnxruntime", "qdq-fp32-float"),  # control: ort_qdq's model with its FP16 float part in FP32
-}
-
-# Which stage pairs are compared, and what a divergence between them means.
-COMPARISON_PLAN = (
-    ("reference", "ort_fp32", "export"),
-    ("ort_fp32", "ort_qdq", "quantization"),
-    ("ort_fp32", "trt_fp16", "fp16"),
-    ("ort_qdq", "trt_int8", "deployment"),
-)
-
-ARTIFACT_PATHS = {
-    "precision_summary": "quant/precision_summary.json",
-    "modelopt_log": "quant/modelopt_log.json",
-    "eval_stats": "inputs/eval_stats.json",
-    "calib_stats": "inputs/calib_stats.json",
-    "range_use": "inputs/range_use.json",
-    "layers_summary": "layers/summary.json",  # per-layer pass (collect --per-layer)
-    "whatif_summary": "layers/whatif.json",  # what-if search (collect --per-layer, --whatif-budget > 0)
-    "fp16_check": "quant/fp16_check.json",  # FP16 check (QDQ float part in FP16): collect/fp16_check.py
-    "fp16_ranges": "quant/fp16_ranges.csv",
-}
 
 
 def output_key(sample: int, name: str) -> str:

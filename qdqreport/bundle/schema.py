@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from qdqreport.bundle.paths import name_problem
+from qdqreport.bundle.vocabulary import PURPOSES
 from qdqreport.errors import BundleError, SchemaVersionError
 
 SCHEMA_NAME = "qdqreport.bundle"
@@ -30,8 +31,6 @@ MANIFEST = "manifest.json"
 READER_FOR_MAJOR = {1: "0.1"}
 
 STAGE_STATUSES = ("ok", "failed", "skipped")
-KNOWN_STAGES = ("reference", "ort_fp32", "ort_qdq", "trt_fp16", "trt_int8")
-PURPOSES = ("export", "quantization", "deployment", "fp16", "other")
 
 # Declared columns of every CSV table kind. A minor version may append columns; a reader
 # needs the declared ones to be present, in this order, at the start of the header.

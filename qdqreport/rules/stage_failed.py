@@ -6,7 +6,7 @@ from pathlib import PurePath
 from typing import Iterator
 
 from qdqreport.analysis.context import Context, StageInfo
-from qdqreport.bundle.layout import COMPARISON_PLAN  # which comparisons a stage would have fed
+from qdqreport.bundle.vocabulary import COMPARISON_PLAN  # which comparisons a stage would have fed
 from qdqreport.findings import Finding, Fix, Metric, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import model_file, python_command, shell_quote, tensorrt_major

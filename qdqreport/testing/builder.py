@@ -17,7 +17,8 @@ from qdqreport.analysis.decode_step import Decoder, normalise_result
 from qdqreport.analysis.saturation import CONTROL_KIND, UNFUSED_STAGE
 from qdqreport.analysis.task import AppResults, run_task, write_task
 from qdqreport.analysis.comparison_tables import write_comparison
-from qdqreport.bundle.layout import ARTIFACT_PATHS, COMPARISON_PLAN, base_manifest, write_stage
+from qdqreport.bundle.layout import base_manifest, write_stage
+from qdqreport.bundle.vocabulary import ARTIFACT_PATHS, COMPARISON_PLAN
 from qdqreport.bundle.reader import Bundle
 from qdqreport.bundle.writer import BundleWriter
 
