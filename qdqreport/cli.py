@@ -341,4 +341,38 @@ def rules_markdown(registry: dict) -> str:
              + inspect.cleandoc(evidence.__doc__ or "").split("\n", 2)[2] + "\n",
              "\n## The rules\n"]
     parts += [f"\n### {spec.id} `{spec.slug}`: {spec.title}\n\n{spec.doc}\n" for spec in registry.values()]
+    parts.append(WRITING_A_RULE)
     return "".join(parts)
+
+
+WRITING_A_RULE = """
+## Writing a rule
+
+A rule is one module of `qdqreport/rules/` (or of a plug-in distribution, named in the `qdqreport.rules`
+entry-point group: docs/ARCHITECTURE.md, "Plug-in rules"). `@rule` registers the function and binds to it
+the factory of its findings, `function.finding(...)`: every field of a finding but the rule id, which is
+always the rule's own. A finding that carries another id makes the rule fail (the report lists it under
+"Internal problems"), so no rule can report under another rule's id.
+
+```python
+from qdqreport.findings import Fix, Metric
+from qdqreport.rules import Fires, Quiet, rule
+
+
+@rule("QR900", "my-check", "What the rule detects", examples=[Fires("a bundle it fires on", build_bad),
+                                                             Quiet("a bundle it stays quiet on", build_good)])
+def my_check(ctx):
+    \"\"\"What it detects, in one line.
+
+    Why it matters: ...
+
+    Fix: ...
+    \"\"\"
+    if ...:  # read the bundle through ctx (analysis/context.py)
+        yield my_check.finding(title="...", severity="warning", confidence=0.8, score=0.5, subject="...",
+                               summary="...", evidence=(Metric("...", 0.5),), fixes=(Fix("...", "command"),))
+```
+
+The examples build small bundles with `qdqreport.testing.BundleBuilder`; `python -c "from
+qdqreport.testing.examples import main; main()"` runs every registered rule's examples.
+"""

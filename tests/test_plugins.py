@@ -76,3 +76,36 @@ def test_a_plugin_with_a_bad_rule_id_is_a_rule_failure_not_a_crash(tmp_path):
     failures = json.loads((tmp_path / "out" / "findings.json").read_text())["failures"]
     assert [f["rule_id"] for f in failures] == ["plugin:badid"]
     assert "ValueError: rule id 'R7' must look like QR001" in failures[0]["message"]
+
+
+FINDING_PLUGIN = '''
+from qdqreport.findings import Finding, Fix, Text
+from qdqreport.rules import rule
+
+
+@rule("QR991", "plugin-always-fires", "A plug-in rule that always fires")
+def always_fires(ctx):
+    """A plug-in rule that always fires."""
+    yield always_fires.finding(title="plug-in finding", severity="info", confidence=0.5, score=0.1,
+                               subject="plugin", summary="found by a plug-in", evidence=(Text("e"),),
+                               fixes=(Fix("nothing"),))
+
+
+@rule("QR992", "plugin-impostor", "A plug-in rule that reports under another rule's id")
+def impostor(ctx):
+    """A plug-in rule that builds Finding itself, with a built-in rule's id."""
+    return [Finding("QR001", "impostor", "error", 1.0, 1.0, "impostor", "not QR001's")]
+'''
+
+
+@pytest.mark.slow
+def test_a_plugin_finds_with_its_bound_factory_and_cannot_report_under_another_id(tmp_path):
+    site = tmp_path / "site"
+    _install(site, "findings = qdqreport_test_findings\n", {"qdqreport_test_findings": FINDING_PLUGIN})
+    done = _report(site, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    findings = json.loads((tmp_path / "out" / "findings.json").read_text())
+    assert [f["title"] for f in findings["findings"] if f["id"] == "QR991"] == ["plug-in finding"]
+    assert "impostor" not in [f["title"] for f in findings["findings"]]
+    [failure] = findings["failures"]
+    assert failure["rule_id"] == "QR992" and "WrongRuleIdError: rule QR992 emitted a finding of rule 'QR001'" in failure["message"]

@@ -133,8 +133,13 @@ CAUSE = Finding(
 NOTE = Finding("QR060", "Calibration range", "warning", 0.5, 0.4, "x", "Calibration used a 255x range.", tags=("root_cause",))
 
 
-def findings_rule(*findings: Finding, rule_id: str = "QR999") -> dict[str, RuleSpec]:
-    return {rule_id: RuleSpec(rule_id, "test-rule", "test rule", lambda ctx: list(findings), (), __name__)}
+def findings_rule(*findings: Finding) -> dict[str, RuleSpec]:
+    """One test rule per rule id of *findings*, returning its own (a rule's findings carry its id)."""
+    by_id: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_id.setdefault(finding.rule_id, []).append(finding)
+    return {rule_id: RuleSpec(rule_id, "test-rule", "test rule", lambda ctx, own=tuple(own): list(own), (), __name__)
+            for rule_id, own in by_id.items()}
 
 
 def broken_rule() -> dict[str, RuleSpec]:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
 from qdqreport.engine import run_rules
-from qdqreport.findings import SEVERITIES, Finding
-from qdqreport.rules import RuleSpec, discover
+import qdqreport.rules as rules_package
+from qdqreport.findings import SEVERITIES, Finding, Fix, Text
+from qdqreport.rules import FindingFactory, RuleSpec, WrongRuleIdError, discover, rule
 from qdqreport.fixes import exclusion_args, modelopt_command
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, node
 from qdqreport.testing import BundleBuilder
@@ -124,6 +127,74 @@ def test_a_rule_that_raises_becomes_a_rule_failure(tmp_path):
     assert [f.rule_id for f in result.failures] == ["QR999"]
     assert "KeyError" in result.failures[0].message and "test_rules.py" in result.failures[0].message
     assert "QR999" in result.rules_run and {"QR001", "QR009"} <= {f.rule_id for f in result.findings}
+
+
+# --- the finding factory bound to each rule ----------------------------------------------------
+
+# Every module of the rules package but __init__.py, where the factory itself builds Finding.
+RULE_MODULES = sorted(p for p in (Path(__file__).resolve().parent.parent / "qdqreport" / "rules").glob("*.py")
+                      if p.name != "__init__.py")
+
+
+def test_every_rule_carries_the_finding_factory_of_its_own_id():
+    for rule_id, spec in RULES.items():
+        factory = getattr(spec.function, "finding", None)
+        assert isinstance(factory, FindingFactory) and factory.rule_id == rule_id, rule_id
+
+
+@pytest.mark.parametrize("path", RULE_MODULES, ids=lambda p: p.name)
+def test_no_rule_module_builds_a_finding_naming_a_rule_id(path):
+    """The rules build findings with their own factory (`my_rule.finding(...)`): no module of the rules package
+    calls Finding(...) itself or passes a rule id (a `rule_id=` keyword or a "rule_id" key), so none can emit a
+    finding under another rule's id."""
+    offences = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if callee == "Finding":
+                offences.append(f"line {node.lineno}: Finding(...)")
+            offences += [f"line {node.lineno}: rule_id=" for k in node.keywords if k.arg == "rule_id"]
+        if isinstance(node, ast.Dict):
+            offences += [f"line {node.lineno}: 'rule_id' key" for k in node.keys
+                         if isinstance(k, ast.Constant) and k.value == "rule_id"]
+    assert not offences, f"{path.name}: {offences}"
+
+
+def test_the_factory_cannot_be_given_another_id():
+    factory = RULES["QR008"].function.finding
+    with pytest.raises(TypeError):
+        factory(rule_id="QR001", title="t", severity="info", confidence=1.0, score=0.1, subject="s", summary="x")
+    finding = factory(title="t", severity="info", confidence=1.0, score=0.1, subject="s", summary="x",
+                      evidence=[Text("e")], fixes=[Fix("f")], tags=["symptom"])
+    assert finding == Finding("QR008", "t", "info", 1.0, 0.1, "s", "x", (Text("e"),), (Fix("f"),), "", ("symptom",))
+
+
+def test_a_finding_of_another_rule_id_is_a_rule_failure(tmp_path):
+    """A rule (a plug-in, say) that builds Finding itself with the wrong id: the engine drops its findings and
+    records a failure naming both ids; the other rules' findings are kept."""
+    def impostor(ctx):
+        return [Finding("QR009", "not mine", "error", 1.0, 1.0, "s", "x")]
+
+    spec = RuleSpec("QR999", "impostor", "Impostor", impostor, (), __name__)
+    with pytest.raises(WrongRuleIdError):
+        spec.run(BundleBuilder(tmp_path / "a").context())
+    result = run_rules(_many_problems(BundleBuilder(tmp_path / "b")).context(), {**RULES, "QR999": spec})
+    assert [f.rule_id for f in result.failures] == ["QR999"]
+    assert "WrongRuleIdError" in result.failures[0].message and "'QR009'" in result.failures[0].message
+    assert "not mine" not in [f.title for f in result.findings] and "QR009" in {f.rule_id for f in result.findings}
+
+
+def test_a_decorated_rule_finds_with_its_own_id(tmp_path, monkeypatch):
+    """What a plug-in author writes: @rule binds `finding` to the function; the registry entry runs it."""
+    monkeypatch.setattr(rules_package, "REGISTRY", {})
+
+    @rule("QR990", "plugin-example", "A plug-in example")
+    def plugin_example(ctx):
+        """Always fires."""
+        yield plugin_example.finding(title="t", severity="info", confidence=1.0, score=0.1, subject="s", summary="x")
+
+    [finding] = rules_package.REGISTRY["QR990"].run(BundleBuilder(tmp_path).context())
+    assert finding.rule_id == "QR990"
 
 
 # --- fix command lines ------------------------------------------------------------------------

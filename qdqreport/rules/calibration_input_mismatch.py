@@ -255,8 +255,8 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
              confidence: float, evidence: tuple, escalate: bool = True) -> Finding:
     gross = factor <= 0 or max(factor, 1 / factor) >= GROSS_FACTOR  # 0: calibration frozen at one value
     rewrite, fixed = calibration_rewrite(ctx, name, expr)
-    return Finding(
-        rule_id="QR003", title=f"Calibration input {name}: {label}", subject=f"input {name}",
+    return calibration_input_mismatch.finding(
+        title=f"Calibration input {name}: {label}", subject=f"input {name}",
         # Without a quantization comparison the damage is unmeasured; with a healthy one it is small.
         severity="error" if escalate and (diverged or (gross and not measured)) else "warning", confidence=confidence,
         score=(0.9 if gross else 0.6) if diverged else (0.6 if gross else 0.4) if not measured else 0.15,

@@ -187,8 +187,8 @@ def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Findin
     gain = worst.control - worst.qdq
     severe = worst.qdq < COLLAPSED and gain >= 0.3
     pinpointed = bool(evidence.overflowing or evidence.flushed)
-    return Finding(
-        rule_id="QR011", title="The FP16 float part damages the QDQ model's outputs",
+    return fp16_float_damage.finding(
+        title="The FP16 float part damages the QDQ model's outputs",
         severity="error" if severe else "warning",
         # Measured by the control run; lower when no tensor or constant shows where FP16 fails.
         confidence=0.95 if pinpointed else 0.8, score=round(worst.recovered, 4),
@@ -199,8 +199,8 @@ def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Findin
 
 def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
     rows = _risky(evidence)
-    return Finding(
-        rule_id="QR011", title=f"{plural(len(rows), 'FP16 activation')} {verb(len(rows), 'exceeds')} 65504 in FP32: overflow where stored in FP16",
+    return fp16_float_damage.finding(
+        title=f"{plural(len(rows), 'FP16 activation')} {verb(len(rows), 'exceeds')} 65504 in FP32: overflow where stored in FP16",
         severity="warning", confidence=0.5, score=0.5, subject=";".join(r["tensor"] for r in rows[:5]),
         stage="quantization", tags=("root_cause",),
         summary=f"the QDQ graph declares {rows[0]['tensor']} FP16 but its FP32 values reach {_fp32_max(rows[0])} "

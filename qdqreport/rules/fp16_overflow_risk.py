@@ -55,8 +55,8 @@ def fp16_overflow_risk(ctx: Context) -> Iterator[Finding]:
     worst = found[0]
     rows = tuple((r["tensor"], r["node"], r["op_type"], rounded(r["ref_absmax"], 1), r.get("qdq_dtype") or "")
                  for r in found[:LIST_LIMIT])
-    yield Finding(
-        rule_id="QR202", title=f"{plural(len(found), 'FP16 activation')} {verb(len(found), 'exceeds')} the FP16 range in FP32",
+    yield fp16_overflow_risk.finding(
+        title=f"{plural(len(found), 'FP16 activation')} {verb(len(found), 'exceeds')} the FP16 range in FP32",
         severity="error", confidence=0.9, score=0.7, subject=";".join(r["tensor"] for r in found[:5]),
         stage=tables.comparison_id, tags=("root_cause",),
         summary=(f"{worst['tensor']} (node {worst['node']}) reaches |x| = {worst['ref_absmax']:.4g} in the FP32 model, "

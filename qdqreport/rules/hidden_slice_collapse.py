@@ -106,8 +106,8 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
                  modelopt_command(ctx, exclusion_args(heads) or ["--nodes_to_exclude", "<head node regex>"]))]
     if comparison.purpose == "deployment":
         fixes += trtexec_fixes(ctx)
-    return Finding(
-        rule_id="QR007", title=f"{plural(len(collapsed), 'slice')} of {summary.output} {verb(len(collapsed), 'collapses')} behind a whole-tensor cosine "
+    return hidden_slice_collapse.finding(
+        title=f"{plural(len(collapsed), 'slice')} of {summary.output} {verb(len(collapsed), 'collapses')} behind a whole-tensor cosine "
                                f"of {summary.cosine_median:.4f}", severity="error" if collapses(summary) else "warning", confidence=0.9, score=0.8,
         subject=f"{comparison.id}:{summary.output}", stage=comparison.id, tags=("root_cause",),
         summary=f"{comparison_label(comparison)}: output {summary.output} has a whole-tensor cosine of "

@@ -71,8 +71,8 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     position = tables.activations.index(first)
     severe = (first.get("cosine") or 0.0) < COLLAPSED
     severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.4)
-    yield Finding(
-        rule_id="QR200", title=f"QDQ first diverges from FP32 at {first['node']} ({first['op_type']})",
+    yield layer_first_divergence.finding(
+        title=f"QDQ first diverges from FP32 at {first['node']} ({first['op_type']})",
         severity=severity, confidence=0.9, score=score, subject=first["tensor"],
         stage=tables.comparison_id, tags=("localisation",),
         summary=(f"Tensor {first['tensor']} (node {first['node']}, {position + 1} of {len(tables.activations)} along "
@@ -118,8 +118,8 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     rows = tuple((r["node"], r["op_type"], r["tensor"], rounded(r["local_cosine"]), rounded(r["local_sqnr_db"], 1),
                   rounded(r["cosine"]), rounded(r["sqnr_db"], 1)) for r in births)
     severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.6 if severe else 0.4)
-    yield Finding(
-        rule_id="QR201", title=f"Error is born at {worst['node']} ({worst['op_type']})",
+    yield layer_error_born.finding(
+        title=f"Error is born at {worst['node']} ({worst['op_type']})",
         severity=severity, confidence=0.85, score=score,
         subject=";".join(nodes[:5]), stage=tables.comparison_id, tags=("root_cause",),
         summary=(f"Fed the FP32 model's inputs, {worst['node']} still produces cosine {worst['local_cosine']:.4f} "

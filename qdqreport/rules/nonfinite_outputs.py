@@ -64,8 +64,8 @@ def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
     first = affected[0]
     nan, inf, samples, total = (sum(v[i] for v in counts[first].values()) for i in range(4))
     rows = tuple((stage, output, *values) for stage in affected for output, values in sorted(counts[stage].items()))
-    yield Finding(
-        rule_id="QR005", title=f"{stage_label(first)} produces NaN/Inf outputs", severity="error", confidence=0.95,
+    yield nonfinite_outputs.finding(
+        title=f"{stage_label(first)} produces NaN/Inf outputs", severity="error", confidence=0.95,
         score=0.9, subject=first, stage=first, tags=("root_cause",),
         summary=f"{stage_label(first)} is the first stage with non-finite outputs: {nan} NaN and {inf} Inf values "
                 f"in {samples} of {total} samples" + (f"; also in {', '.join(map(stage_label, affected[1:]))}"

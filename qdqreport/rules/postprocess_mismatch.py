@@ -154,8 +154,8 @@ def _application_differs(ctx: Context, app: dict[str, Any]) -> Finding:
              f"difference: it is in the post-processing.{_raw_context(ctx, stage)} If the application ran another "
              "runtime than this stage, collect with --task-results-stage naming the matching one."),
     ]
-    return Finding(
-        rule_id="QR010", title="The application's post-processing differs from the baseline decode",
+    return postprocess_mismatch.finding(
+        title="The application's post-processing differs from the baseline decode",
         severity="error" if severe else "warning", confidence=0.9, score=0.9, subject=f"{APP} vs {stage}",
         stage=app["id"], tags=("root_cause",),
         summary=f"{app['disagreeing']} of {app['samples']} samples decode differently in the application ({source}) "
@@ -227,8 +227,8 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
              + (f" {outliers} other sample(s) decode differently only after a raw change beyond {MARGIN_FACTOR:g}x the "
                 "median: those are per-sample quantization errors, not counted here." if outliers else "")),
     ]
-    return Finding(
-        rule_id="QR010", title="The decode turns small output differences into different decisions",
+    return postprocess_mismatch.finding(
+        title="The decode turns small output differences into different decisions",
         severity="warning" if agreement < AMPLIFIED_WARNING else "info", confidence=0.75, score=0.6,
         subject=f"decode on {comparison.id}", stage=comparison.id, tags=("root_cause",),
         summary=f"{len(flipped)} of {len(rows)} samples decide differently on thin margins ({comparison_label(comparison)}, task "

@@ -53,8 +53,8 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     clipping, under = clipping_quantizers(tables), underused_quantizers(tables)
     if clipping:
         worst = clipping[0]
-        yield Finding(
-            rule_id="QR204", title=f"{plural(len(clipping), 'Q node')} {verb(len(clipping), 'clips')} more than {HEAVY_CLIPPING:.0%} of {'its' if len(clipping) == 1 else 'their'} values",
+        yield qnode_range_use.finding(
+            title=f"{plural(len(clipping), 'Q node')} {verb(len(clipping), 'clips')} more than {HEAVY_CLIPPING:.0%} of {'its' if len(clipping) == 1 else 'their'} values",
             severity="warning", confidence=0.85, score=clamp01(worst["clipped_share"] * 5),
             subject="clipping:" + ";".join(q["q_node"] for q in clipping[:5]), stage=tables.comparison_id,
             tags=("root_cause",), evidence=(Metric("worst clipped share", percent_value(worst["clipped_share"]), "%",
@@ -64,8 +64,8 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
                        modelopt_command(ctx, ["--calibration_method", "max"])),))
     if under:
         worst = under[0]
-        yield Finding(
-            rule_id="QR204", title=f"{plural(len(under), 'Q node')} {verb(len(under), 'uses')} less than {UNDER_USE:.0%} of the INT8 range",
+        yield qnode_range_use.finding(
+            title=f"{plural(len(under), 'Q node')} {verb(len(under), 'uses')} less than {UNDER_USE:.0%} of the INT8 range",
             severity="warning", confidence=0.8, score=clamp01(1.0 - worst["range_used"] / UNDER_USE) * 0.6,
             subject="under-use:" + ";".join(q["q_node"] for q in under[:5]), stage=tables.comparison_id,
             tags=("root_cause",), evidence=(Metric("smallest range used", percent_value(worst["range_used"]), "%",

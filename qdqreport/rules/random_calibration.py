@@ -116,8 +116,8 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
 def _from_log(ctx: Context, log: dict[str, Any], noise: list[NoiseVerdict]) -> Finding:
     diverged = bool(diverging_outputs(ctx, "quantization"))
     mentions = [w for w in log.get("warnings", []) if "random" in w.lower()][:LOG_LINES_SHOWN]
-    return Finding(
-        rule_id="QR009", title="ModelOpt calibrated on random data", severity="error", confidence=0.95,
+    return random_calibration.finding(
+        title="ModelOpt calibrated on random data", severity="error", confidence=0.95,
         # Random ranges damage every quantized tensor; once outputs diverge this explains nearly all of it.
         score=0.9 if diverged else 0.6, subject="modelopt calibration", stage="quantization", tags=("root_cause",),
         summary="ModelOpt was run without --calibration_data_path and calibrated every activation range on random "
@@ -137,8 +137,8 @@ def _from_stats(ctx: Context, noise: list[NoiseVerdict]) -> Finding:
     names = ", ".join(v.input for v in noise)
     # The structure test reads a direct property of noise; the uniformity test infers it from moments.
     confidence = 0.9 if tests == ["structure"] else 0.8
-    return Finding(
-        rule_id="QR009", title=f"Calibration data is random noise (input {names})",
+    return random_calibration.finding(
+        title=f"Calibration data is random noise (input {names})",
         severity="error" if diverged or not measured else "warning", confidence=confidence,
         score=0.9 if diverged else 0.6 if not measured else 0.2, subject="calibration data", stage="calibration",
         tags=("root_cause",),

@@ -98,8 +98,8 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     inherited = others > len(flagged)
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
-    yield rerank(ctx, Finding(
-        rule_id="QR002", title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
+    yield rerank(ctx, sensitive_op_quantized.finding(
+        title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info.
         severity="error" if collapsed else "warning" if diverged or not outputs_measured else "info",

@@ -100,8 +100,8 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
         evidence.append(Text(f"Later comparisons also diverge, each on its own: {later}."))
     fixes = [fix for c, outs in diverging for fix in _fixes(ctx, c, outs)]
     title = f"{_VERB.get(first.purpose, first.purpose)} {'collapses' if severe else 'degrades'} the outputs"
-    yield Finding(
-        rule_id="QR001", title=title, severity="error" if severe else "warning",
+    yield stage_divergence.finding(
+        title=title, severity="error" if severe else "warning",
         confidence=MEASURED_CONFIDENCE, score=SYMPTOM_SCORE, subject=first.id, stage=first.id,
         summary=f"{title} ({comparison_label(first)}): {_headline(worst)}", evidence=tuple(evidence),
         fixes=tuple(fixes), tags=("symptom",))

@@ -72,8 +72,8 @@ def _finding(ctx: Context, stage: StageInfo) -> Finding:
     evidence = [Metric("status", stage.status), Text("\n".join(error.splitlines()[-ERROR_LINES:]))]
     if log:
         evidence.append(Text(f"Full log in the bundle: {log}"))
-    return Finding(
-        rule_id="QR008", title=f"Stage {stage_label(stage.id)} failed", severity="error", confidence=1.0,
+    return stage_failed.finding(
+        title=f"Stage {stage_label(stage.id)} failed", severity="error", confidence=1.0,
         # A failure blocks measurement rather than explaining lost accuracy, unless it is itself the defect.
         score=0.3, subject=stage.id, stage=stage.id, tags=("collection",),
         summary=f"{stage_label(stage.id)} ({stage.runtime}) failed: {decisive[:200]}"

@@ -67,8 +67,8 @@ def trt_build_precision_warnings(ctx: Context) -> Iterator[Finding]:
         what = " and ".join(part for part, present in (("a calibrator was ignored", log.calibrator_ignored),
                                                         (f"{len(log.precision_ignored)} layers' requested precision was "
                                                          "ignored", log.precision_ignored)) if present)
-        yield Finding(
-            rule_id="QR104", title=f"The {stage_id} build log: {what}", severity="warning",
+        yield trt_build_precision_warnings.finding(
+            title=f"The {stage_id} build log: {what}", severity="warning",
             confidence=0.95, score=0.5 if deployment_bad and log.precision_ignored else 0.25,
             subject=f"{stage_id}:build-precision-warnings", stage=stage_id,
             summary=f"The build log of {stage_id} says {what} (TensorRT {log.tensorrt_version or 'version unknown'})",

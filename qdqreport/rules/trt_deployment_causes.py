@@ -85,8 +85,8 @@ def trt_deployment_causes(ctx: Context) -> Iterator[Finding]:
     worst = min(deployment, key=lambda s: s.cosine_median)
     rows = tuple((rank, cause, detail, rounded(weight, 2)) for rank, (weight, cause, detail) in enumerate(causes, 1))
     has_evidence = any(weight >= 0.5 for weight, _, _ in causes)
-    yield Finding(
-        rule_id="QR107", title="TensorRT-specific causes of the INT8 engine's divergence",
+    yield trt_deployment_causes.finding(
+        title="TensorRT-specific causes of the INT8 engine's divergence",
         severity="error" if collapses(worst) else "warning", confidence=0.8 if has_evidence else 0.5,
         score=0.7 if has_evidence else 0.4, subject="deployment-causes", stage="deployment",
         summary=(f"ORT QDQ matches ORT FP32 but TRT INT8 diverges from it ({headline(worst)}); "

@@ -84,8 +84,8 @@ def trt_fp16_overflow(ctx: Context) -> Iterator[Finding]:
     if fp16_engine is not None and fp16_engine.engine is not None and fp16_engine.engine.detailed:
         counts = fp16_engine.engine.precision_counts()
         evidence.append(Text("Engine layers by precision: " + ", ".join(f"{k} {v}" for k, v in counts.items())))
-    yield Finding(
-        rule_id="QR106", title="FP16 overflows in the TensorRT FP16 engine" if overflow else
+    yield trt_fp16_overflow.finding(
+        title="FP16 overflows in the TensorRT FP16 engine" if overflow else
         "The TensorRT FP16 engine loses precision", severity="error" if collapses(worst) or nonfinite > 0 else "warning",
         confidence=0.85 if overflow else 0.55, score=0.8 if overflow else 0.5, subject="fp16", stage="fp16",
         summary=(f"TRT FP16 diverges from ORT FP32 ({headline(worst)})"

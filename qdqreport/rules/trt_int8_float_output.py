@@ -61,8 +61,8 @@ def trt_int8_float_output(ctx: Context) -> Iterator[Finding]:
         summary = (f"{len(layers)} of {plural(int8_compute, 'INT8 compute layer')} of {stage_name(stage_id)} {verb(len(layers), 'writes')} FP16/FP32 outputs"
                    + (f"; {len(unfused)} of them had an output Q in the QDQ graph that TensorRT did not fuse" if unfused
                       else "; the next operations run in float, then get re-quantized"))
-        yield Finding(
-            rule_id="QR100", title=f"{plural(len(layers), 'INT8 layer')} of {stage_name(stage_id)} {verb(len(layers), 'writes')} float outputs", severity=severity,
+        yield trt_int8_float_output.finding(
+            title=f"{plural(len(layers), 'INT8 layer')} of {stage_name(stage_id)} {verb(len(layers), 'writes')} float outputs", severity=severity,
             confidence=0.9, score=0.4 if unfused else 0.15, subject=f"{stage_id}:int8-float-output", stage=stage_id,
             summary=summary,
             evidence=(Metric("INT8 compute layers with float output", len(layers), threshold="> 0"),

@@ -86,8 +86,8 @@ def _finding(ctx: Context, stage_id: str, flagged: list, joined: int, total: int
     join = ("exact: through the ONNX names in each layer's Metadata (TensorRT 10+)" if exact else
             "approximate: no Metadata in this layer info (TensorRT < 10), so node names were read from fused layer "
             "names; renamed or anonymous layers are missed")
-    return Finding(
-        rule_id="QR102", title=f"{plural(len(flagged), 'node')} quantized in the QDQ graph {verb(len(flagged), 'runs')} in float in {stage_name(stage_id)}",
+    return trt_int8_intent_lost.finding(
+        title=f"{plural(len(flagged), 'node')} quantized in the QDQ graph {verb(len(flagged), 'runs')} in float in {stage_name(stage_id)}",
         severity="error" if deployment_bad else "warning", confidence=0.9 if exact else 0.6,
         score=0.7 if deployment_bad else 0.4, subject=f"{stage_id}:int8-intent-lost", stage=stage_id,
         summary=(f"{len(flagged)} of {total} quantized QDQ-graph nodes run FP16/FP32 in {stage_id} "

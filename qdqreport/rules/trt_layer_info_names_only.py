@@ -41,8 +41,8 @@ def trt_layer_info_names_only(ctx: Context) -> Iterator[Finding]:
         if engine is None or engine.detailed:
             continue
         role = "fp32" if stage_id == "trt_fp16" else "qdq"
-        yield Finding(
-            rule_id="QR103", title=f"Layer info of {stage_id} has names only, no precisions", severity="info",
+        yield trt_layer_info_names_only.finding(
+            title=f"Layer info of {stage_id} has names only, no precisions", severity="info",
             confidence=1.0, score=0.2, subject=f"{stage_id}:names-only", stage=stage_id,
             summary=(f"The layer info of {stage_id} lists {len(engine.names)} layer names without types, formats or "
                      "precisions (exported without --profilingVerbosity=detailed); engine rules cannot check it"),

@@ -74,8 +74,8 @@ def trt_parser_errors(ctx: Context) -> Iterator[Finding]:
         if not ops and not errors:
             continue
         model = model_arg(ctx, "fp32" if stage_id == "trt_fp16" else "qdq")
-        yield Finding(
-            rule_id="QR105", title=f"TensorRT could not parse {', '.join(ops) or 'the model'} ({stage_id})",
+        yield trt_parser_errors.finding(
+            title=f"TensorRT could not parse {', '.join(ops) or 'the model'} ({stage_id})",
             severity="error" if failed else "warning", confidence=0.95, score=0.8 if failed else 0.4,
             subject=f"{stage_id}:parser", stage=stage_id,
             summary=(f"The TensorRT ONNX parser {'failed' if failed else 'reported errors'} for {stage_id}"

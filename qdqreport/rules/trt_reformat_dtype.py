@@ -59,8 +59,8 @@ def trt_reformat_dtype(ctx: Context) -> Iterator[Finding]:
         conversions = sorted({f"{layer.precision}→{layer.output_precision}" for layer in layers})
         title = (f"{plural(len(qdq), 'unfused Q/DQ Reformat layer')} in {stage_name(stage_id)}" if qdq
                  else f"{plural(len(layers), 'type-converting Reformat layer')} in {stage_name(stage_id)}")
-        yield Finding(
-            rule_id="QR101", title=title, severity="warning" if qdq else "info", confidence=0.9,
+        yield trt_reformat_dtype.finding(
+            title=title, severity="warning" if qdq else "info", confidence=0.9,
             score=0.3 if qdq else 0.1, subject=f"{stage_id}:reformat-dtype", stage=stage_id,
             summary=(f"{plural(len(layers), 'Reformat layer')} inside {stage_name(stage_id)} {verb(len(layers), 'converts')} data types ({', '.join(conversions)}); "
                      f"{len(qdq)} come from Q/DQ nodes TensorRT did not fuse"),

@@ -138,25 +138,28 @@ def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict
                                                      "scale max", "constant scale", "pair scales match"), rows,
                       note=f"{len(hits) - EXAMPLES_SHOWN} more not shown" if len(hits) > EXAMPLES_SHOWN else ""),
                 Text(_separation(where, damage)))
-    common = dict(rule_id="QR004", title=f"{len(hits)} Q/DQ pair(s): {defect}", subject=defect, stage="precision",
+    common = dict(title=f"{len(hits)} Q/DQ pair(s): {defect}", subject=defect, stage="precision",
                   evidence=evidence)
     summary = f"{len(hits)} of {total} Q/DQ pairs have a {defect}: {why}"
     # A defect the QDQ graph itself computes is a root cause: always for a broken scale, for
     # unequal pair scales when the ORT QDQ outputs diverge (then it is the error to fix first).
     if where == "graph" and (explains or severity == "error"):
-        return Finding(severity="error", confidence=0.9, score=0.85 if explains else 0.7, summary=summary,
-                       fixes=_fixes(ctx, defect, hits), tags=("root_cause",), **common)
+        return trt_unsupported_qdq.finding(
+            severity="error", confidence=0.9, score=0.85 if explains else 0.7, summary=summary,
+            fixes=_fixes(ctx, defect, hits), tags=("root_cause",), **common)
     if ctx.target != TENSORRT:
-        return Finding(severity="info", confidence=0.9, score=0.1, summary=f"{summary}. {_not_your_target(ctx)}",
-                       fixes=(Fix(f"Nothing to change for {TARGET_NAMES[ctx.target]}; before deploying with "
-                                  "TensorRT, re-quantize as below"),) + _fixes(ctx, defect, hits),
-                       tags=("deployment",), **common)
+        return trt_unsupported_qdq.finding(
+            severity="info", confidence=0.9, score=0.1, summary=f"{summary}. {_not_your_target(ctx)}",
+            fixes=(Fix(f"Nothing to change for {TARGET_NAMES[ctx.target]}; before deploying with "
+                       "TensorRT, re-quantize as below"),) + _fixes(ctx, defect, hits),
+            tags=("deployment",), **common)
     # Target TensorRT: what its parser rejects stays an error (no engine is built), the rest a warning,
     # an error too once a measured TRT INT8 stage diverges. The certainty is in the graph, read directly.
-    return Finding(severity="error" if severity == "error" or explains else "warning",
-                   confidence=0.9 if explains or severity == "error" else 0.7,
-                   score=0.85 if explains else 0.7 if severity == "error" else 0.3, summary=summary,
-                   fixes=_fixes(ctx, defect, hits), tags=("deployment",), **common)
+    return trt_unsupported_qdq.finding(
+        severity="error" if severity == "error" or explains else "warning",
+        confidence=0.9 if explains or severity == "error" else 0.7,
+        score=0.85 if explains else 0.7 if severity == "error" else 0.3, summary=summary,
+        fixes=_fixes(ctx, defect, hits), tags=("deployment",), **common)
 
 
 def _not_your_target(ctx: Context) -> str:

@@ -127,8 +127,8 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
 def _finding(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> Finding:
     cpu = evidence.details.get("cpu") or {}
     vnni = cpu.get("vnni")
-    return Finding(
-        rule_id="QR012", title="ONNX Runtime's U8S8 integer kernels saturate on this CPU (UINT8 activations x INT8 "
+    return u8s8_saturation.finding(
+        title="ONNX Runtime's U8S8 integer kernels saturate on this CPU (UINT8 activations x INT8 "
                                "weights without VNNI)",
         severity="error" if worst.qdq.level == COLLAPSE else "warning",
         # Measured by the control; lower when the CPU has VNNI (then the integer kernels differ some other way) or

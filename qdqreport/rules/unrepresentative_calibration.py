@@ -196,8 +196,8 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
             and ids & set(pattern.collapsed)
         measured = bool(decided and refuted)
         named = ", ".join(str(r["sample"]) for r in worst)
-        yield Finding(
-            rule_id="QR006", title=f"{len(collapsed)} of {len(rows)} samples collapse under quantization"
+        yield unrepresentative_calibration.finding(
+            title=f"{len(collapsed)} of {len(rows)} samples collapse under quantization"
                                    + (": calibration does not cover them" if measured else ""),
             severity="error" if share >= 0.1 else "warning",
             confidence=0.85 if measured else 0.8 if outside else 0.55,
@@ -295,8 +295,8 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
         return
     diverging = diverging_outputs(ctx, "quantization")
     evaluation = (ctx.eval_stats or {}).get("samples")
-    yield Finding(
-        rule_id="QR006", title=f"Calibrated on {count} sample(s)", severity="warning",
+    yield unrepresentative_calibration.finding(
+        title=f"Calibrated on {count} sample(s)", severity="warning",
         # The count is certain; that it causes the loss is likelier when outputs diverge, and
         # nothing else in the bundle separates it from plain INT8 noise, so confidence stays moderate.
         confidence=0.6 if diverging else 0.4, score=0.55 if diverging else 0.3, subject="calibration size",
@@ -324,8 +324,8 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
         if (not per_sample or len(beyond) / len(per_sample) < OUT_OF_RANGE_SHARE or uncovered < UNCOVERED_SPAN
                 or not shares_level(c, e) or preprocessing_mismatch(calib[name], evaluation[name])):
             continue  # a known preprocessing step explains the ranges: QR003's finding, not a coverage gap
-        yield Finding(
-            rule_id="QR006", title=f"Calibration covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}; "
+        yield unrepresentative_calibration.finding(
+            title=f"Calibration covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}; "
                                    f"{len(beyond)} of {len(per_sample)} evaluation samples go beyond it",
             severity="warning", confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
@@ -352,8 +352,8 @@ def _shorter_sequences(ctx: Context) -> Iterator[Finding]:
             continue
         shape = evaluation[name].get("shape") or [1]
         width = math.prod(int(d) for d in (shape[1:] if len(shape) > 1 else shape))  # one sequence, not the batch
-        yield Finding(
-            rule_id="QR006", title=f"Calibration sequences are shorter: input {name} holds {c['mean']:.1%} ones in "
+        yield unrepresentative_calibration.finding(
+            title=f"Calibration sequences are shorter: input {name} holds {c['mean']:.1%} ones in "
                                    f"calibration, {e['mean']:.1%} in evaluation",
             severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),

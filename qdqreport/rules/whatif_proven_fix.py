@@ -63,13 +63,14 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                 _trials_table(ctx), Text(f"Search stopped: {summary.get('stopped')}; {summary.get('trials')} ONNX Runtime "
                                          f"trials in {summary.get('seconds')} s on {summary.get('samples')} samples.")]
     if not chosen.get("reached"):
-        yield Finding(rule_id="QR203", title="No exclusion of the top suspects restores the outputs", severity="info",
-                      confidence=0.95, score=0.2, subject="whatif", tags=("measured", "root_cause"), evidence=tuple(evidence),
-                      fixes=(Fix("Check the calibration data first (QR003, QR204); exclusions cannot recover damage "
-                                 "spread over the whole graph"),),
-                      summary=(f"Excluding all {len(chosen['nodes'])} top suspects reaches only cosine "
-                               f"{chosen['cosine']:.4f}{_top1_text(chosen)} (target {summary['target_cosine']}); the "
-                               "error is spread over the graph, so look at calibration first."))
+        yield whatif_proven_fix.finding(
+            title="No exclusion of the top suspects restores the outputs", severity="info",
+            confidence=0.95, score=0.2, subject="whatif", tags=("measured", "root_cause"), evidence=tuple(evidence),
+            fixes=(Fix("Check the calibration data first (QR003, QR204); exclusions cannot recover damage "
+                       "spread over the whole graph"),),
+            summary=(f"Excluding all {len(chosen['nodes'])} top suspects reaches only cosine "
+                     f"{chosen['cosine']:.4f}{_top1_text(chosen)} (target {summary['target_cosine']}); the "
+                     "error is spread over the graph, so look at calibration first."))
         return
     collapsed = base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED)
     fixes = [Fix(f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
@@ -78,8 +79,8 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     if op_type.get("reached"):
         fixes.append(Fix(f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; measured cosine "
                          f"{op_type['cosine']:.4f})", modelopt_command(ctx, exclusion_args(op_types=[op_type["op_type"]]))))
-    yield Finding(
-        rule_id="QR203", title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
+    yield whatif_proven_fix.finding(
+        title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
         severity="error" if collapsed else "warning", confidence=0.95, score=_recovered(base, chosen),
         subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
         summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} raises output cosine "
