@@ -18,7 +18,8 @@ labelled "pending" (a cause no rule can name yet) is listed but left out of the 
 labelled "sealed": true (chosen once by select_sealed's fixed seed, before any rule was tuned on
 them) are scored and reported apart from the tuned part, so tuning can be judged on cases it never
 saw; the cases whose "added_for" is SECOND_PART (a later batch, all sealed) are a second part, and those whose
-"added_for" is THIRD_PART (a batch made while the second part's results drove rule changes) a third, each reported
+"added_for" is THIRD_PART (a batch made while the second part's results drove rule changes) a third, and those whose
+"added_for" is FOURTH_PART (a batch scored once before and once after a session's rule changes) a fourth, each reported
 apart too. Only the tuned part's rows are printed unless --show-sealed is given. With --markdown, whatever follows KEPT_MARKER in the existing file (hand-written, dated
 results such as a held-out test) is kept below the regenerated part.
 A developer tool (not in the wheel); needs only the core install (no ONNX, no ONNX Runtime).
@@ -59,7 +60,12 @@ SECOND_PART = "sealed part 2 (2026-11-24)"
 # (so the second part was no longer held out), by an engineer who never ran the rules or the scorer on it. Every case
 # of the batch is sealed (no draw): it is scored once, after the rule changes, and reported apart.
 THIRD_PART = "sealed part 3 (2026-11-24)"
-LATER_PARTS = (SECOND_PART, THIRD_PART)  # whole batches kept out of the first part's draw
+# The fourth sealed part: a batch made on 2026-11-24 (a new family, basic-pitch, and new variants of two others) by an
+# engineer who never ran the rules or a report on it. Every case of the batch is sealed (no draw): it was scored once
+# "before", on the rules of commit f1e77c0 (docs/CORPUS.md's kept part, totals only), and is scored once "after" the
+# session's rule changes, reported apart, its rows withheld (STILL_SEALED).
+FOURTH_PART = "sealed part 4 (2026-11-24)"
+LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART)  # whole batches kept out of the first part's draw
 
 
 @dataclass(frozen=True)
@@ -77,10 +83,11 @@ class CaseScore:
     sealed: bool = False  # in the first sealed part (SEAL_SEED's draw): scored apart, not to be tuned on
     sealed_2: bool = False  # in the second sealed part (SECOND_PART's batch): scored apart, never tuned on
     sealed_3: bool = False  # in the third sealed part (THIRD_PART's batch): scored apart, never tuned on
+    sealed_4: bool = False  # in the fourth sealed part (FOURTH_PART's batch): scored apart, never tuned on
 
     @property
     def tuned(self) -> bool:
-        return not (self.sealed or self.sealed_2 or self.sealed_3)
+        return not (self.sealed or self.sealed_2 or self.sealed_3 or self.sealed_4)
 
     @property
     def top1(self) -> bool:
@@ -147,7 +154,8 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
                      rule_failures=tuple(f"{r.rule_id}: {r.message}" for r in result.failures),
                      pending=label.get("pending", ""), sealed=bool(label.get("sealed")),
                      sealed_2=label.get("added_for") == SECOND_PART,
-                     sealed_3=label.get("added_for") == THIRD_PART)
+                     sealed_3=label.get("added_for") == THIRD_PART,
+                     sealed_4=label.get("added_for") == FOURTH_PART)
 
 
 def score_corpus(corpus: Path) -> list[CaseScore]:
@@ -245,7 +253,7 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
 
 # A part whose rows nobody has read yet: the page shows its totals only, so that it stays a held-out measure
 # for the next round of rule work (`--show-sealed` prints its rows to whoever decides to spend it).
-STILL_SEALED = (THIRD_PART,)
+STILL_SEALED = (THIRD_PART, FOURTH_PART)
 WITHHELD = ("Rows withheld: this part has been scored but not read, and stays sealed for the next round of rule "
             "work; `--show-sealed` prints them (reading them spends the part).\n")
 
@@ -266,7 +274,10 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
                     for case in sorted(labels))
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
-    parts = part_markdown(f"Third sealed part ({len(third)} cases, made during the rule changes, never tuned on)",
+    fourth = [s for s in scores if s.sealed_4]
+    parts = part_markdown(f"Fourth sealed part ({len(fourth)} cases, made before the rule changes, never tuned on)",
+                          fourth, rows=FOURTH_PART not in STILL_SEALED) if fourth else ""
+    parts += part_markdown(f"Third sealed part ({len(third)} cases, made during the rule changes, never tuned on)",
                           third, rows=THIRD_PART not in STILL_SEALED) if third else ""
     parts += part_markdown(f"Second sealed part ({len(second)} cases, scored before the rule changes, then read: "
                            "no longer held out)", second) if second else ""
@@ -304,7 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
+    fourth = [s for s in scores if s.sealed_4]
     print(table_markdown(scores if args.show_sealed else tuned))
+    if fourth:
+        print(f"fourth sealed part ({len(fourth)} cases):\n{totals_markdown(totals(fourth))}")
     if third:
         print(f"third sealed part ({len(third)} cases):\n{totals_markdown(totals(third))}")
     if second:
