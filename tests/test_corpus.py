@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from corpus_score import (AFTER_SEALING, LATER_PARTS, NEW_BATCH, SECOND_PART, THIRD_PART, TOP1_TARGET, load_labels,
-                          misses_markdown, score_corpus, select_sealed, table_markdown, totals, totals_markdown)
+from corpus_score import (AFTER_SEALING, FOURTH_PART, LATER_PARTS, NEW_BATCH, SECOND_PART, THIRD_PART, TOP1_TARGET,
+                          load_labels, misses_markdown, score_corpus, select_sealed, table_markdown, totals,
+                          totals_markdown)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 DOC = CORPUS.parent / "docs" / "CORPUS.md"
@@ -114,6 +115,36 @@ def test_docs_show_the_third_sealed_part_as_the_scorer_computes_it(scores):
     assert misses_markdown(third) not in text and table_markdown(third) not in text
 
 
+def test_fourth_sealed_part_is_one_whole_batch_with_a_new_family():
+    """The fourth sealed part is every case labelled FOURTH_PART: none carries the first part's seeded mark, it holds
+    every cause 0-5, a model family no earlier case has, and two healthy controls (one per target) for each of its
+    families, with the "before" totals on record in docs/CORPUS.md's kept part."""
+    labels = load_labels(CORPUS)
+    fourth = [c for c, label in labels.items() if label.get("added_for") == FOURTH_PART]
+    assert len(fourth) >= 16 and not [c for c in fourth if labels[c].get("sealed")]
+    assert {labels[c]["cause"]["number"] for c in fourth} >= {0, 1, 2, 3, 4, 5}
+    earlier = {label["model"] for label in labels.values() if label.get("added_for") != FOURTH_PART}
+    assert {labels[c]["model"] for c in fourth} - earlier, "the fourth part brings no new model family"
+    for model in {labels[c]["model"] for c in fourth}:
+        healthy = [labels[c] for c in fourth if labels[c]["model"] == model and labels[c]["healthy"]]
+        assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
+    assert "measured:" in " ".join(labels[c]["how"] for c in fourth)
+    text = DOC.read_text(encoding="utf-8")
+    assert "## Fourth sealed part — before" in text and "f1e77c0" in text
+
+
+@pytest.mark.slow
+def test_docs_show_the_fourth_sealed_part_as_the_scorer_computes_it(scores):
+    """Once the part's "after" run has written its section, docs/CORPUS.md's fourth-part totals are what the
+    committed bundles score; its rows stay off the page (corpus_score.STILL_SEALED)."""
+    fourth = [s for s in scores if s.sealed_4]
+    text = DOC.read_text(encoding="utf-8")
+    if "## Fourth sealed part (" not in text:
+        pytest.skip("the fourth sealed part's after-run has not written its section yet (only the kept 'before')")
+    assert totals_markdown(totals(fourth)) in text, "docs/CORPUS.md's fourth-part totals drifted: rerun corpus_score"
+    assert misses_markdown(fourth) not in text and table_markdown(fourth) not in text
+
+
 def test_manifests_record_no_machine_paths():
     """make_corpus.py collects from the repository root: models, inputs and -o are relative paths."""
     for case in load_labels(CORPUS):
@@ -133,6 +164,7 @@ def test_markdown_keeps_the_hand_written_part(tmp_path):
     text = report.read_text(encoding="utf-8")
     assert "old table" not in text and "## Sealed part (" in text and "## Tuned part (" in text
     assert "## Second sealed part (" in text and "## Third sealed part (" in text
+    assert "## Fourth sealed part (" in text
     assert text.endswith(f"{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n")
 
 
