@@ -102,6 +102,29 @@ def test_statistics_stream_without_growing_memory(fp32, eval_x):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("pipeline_bytes", [None, 0])  # the overlapped loop, and the sample-by-sample fallback
+def test_add_all_gives_the_same_numbers_as_add_one_by_one(fp32, samples, monkeypatch, pipeline_bytes):
+    """add_all overlaps the next sample's runs with this one's folding: the same runs and the same sums in the
+    same order as add(), so every row is equal, not close."""
+    from qdqreport.collect import layerwise
+
+    qdq = _injected()
+    one_by_one = LayerCollector(fp32, qdq)
+    for feed in samples:
+        one_by_one.add(feed)
+    if pipeline_bytes is not None:
+        monkeypatch.setattr(layerwise, "PIPELINE_BYTES", pipeline_bytes)
+    seen = []
+    overlapped = LayerCollector(fp32, qdq)
+    overlapped.add_all(samples, seen.append)
+    expected, got = one_by_one.result(), overlapped.result()
+    assert seen == list(range(len(samples)))
+    assert got.layer_rows == expected.layer_rows and got.qnode_rows == expected.qnode_rows
+    assert all(a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+               for a, b in zip(got.fp32_outputs, expected.fp32_outputs))
+
+
+@pytest.mark.slow
 def test_local_error_points_at_the_injected_node_and_accumulated_error_spreads(fp32, samples):
     result = collect_layers(fp32, _injected(), samples)
     rows = [r for r in result.layer_rows if r["kind"] == "activation"]

@@ -41,9 +41,7 @@ def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence
     progress.say("per-layer pass: aligning the graphs and building the marked and local sessions")
     start = time.perf_counter()
     collector = LayerCollector(fp32, qdq, options.provider)
-    for index, feed in enumerate(samples):
-        collector.add(feed)
-        progress.count("per-layer samples", index + 1, len(samples))
+    collector.add_all(samples, lambda index: progress.count("per-layer samples", index + 1, len(samples)))
     result = collector.result(time.perf_counter() - start)
     layers = PerLayer(result.layer_rows, result.qnode_rows, result.summary)
     if options.budget > 0 and precision:

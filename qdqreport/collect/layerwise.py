@@ -3,8 +3,8 @@
 Three sessions are built once: the FP32 model and the QDQ model with every aligned tensor marked
 as an output, and the local model (qdqreport.collect.local_model) that recomputes each aligned
 tensor from FP32 inputs. Per sample, the three runs' tensors are folded into running sums
-(qdqreport.analysis.metrics.Accumulator) and dropped before the next sample, so memory does not
-grow with the number of samples.
+(qdqreport.analysis.metrics.Accumulator) and dropped once folded, so memory does not grow with the
+number of samples (`add_all` runs the next sample while folding this one: two samples' tensors at most).
 
 Per aligned tensor: accumulated error (QDQ vs FP32), local error (local vs FP32) and the FP32
 range. Per activation QuantizeLinear: the share of values clipped at the integer limits and the
@@ -18,7 +18,7 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import onnx
@@ -33,6 +33,9 @@ from qdqreport.collect.streaming import accumulate, accumulate_many
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
+# add_all overlaps the next sample's runs with this one's folding while one sample's marked tensors (FP32 + QDQ)
+# stay below this: above it (a large model) the pass goes sample by sample and holds one sample's tensors.
+PIPELINE_BYTES = 128 * 2 ** 20
 
 
 @dataclass
@@ -93,13 +96,58 @@ class LayerCollector:
 
     def add(self, feed: Feed) -> None:
         """Run one sample through the three sessions and fold its tensors into the statistics."""
-        fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
-        qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_outputs, feed)))
-        self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
+        fp32, qdq = self._run_marked(feed)
         # The local run is the longest of the three; ONNX Runtime releases the GIL, so it runs in a
         # worker thread while the accumulated statistics are folded in here. (Running it beside the
         # QDQ run instead was slower on 2 cores: two sessions then compete for the same cores.)
         pending = self._pool.submit(self._run_local, feed, fp32) if self.local is not None else None
+        self._fold(fp32, qdq, pending.result if pending is not None else lambda: None)
+
+    def add_all(self, samples: Sequence[Feed], on_sample: Callable[[int], None] | None = None) -> None:
+        """`add` every sample, the next sample's three runs (in the worker thread) overlapping this one's folding.
+
+        The same runs and the same sums in the same order as `add` one by one: only *when* each run happens
+        changes. The folding is NumPy on one core while ONNX Runtime runs on the cores it is given, so the two
+        keep both cores of a small machine busy (issue 12). It holds two samples' tensors at once, so a model
+        whose marked tensors of one sample pass PIPELINE_BYTES goes sample by sample (`add`): memory before speed."""
+        count = len(samples)
+        if not count:
+            return
+        first = samples[0]
+        fp32, qdq = self._run_marked(first)
+        pipelined = _nbytes(fp32) + _nbytes(qdq) <= PIPELINE_BYTES
+        if not pipelined:
+            pending = self._pool.submit(self._run_local, first, fp32) if self.local is not None else None
+            self._fold(fp32, qdq, pending.result if pending is not None else lambda: None)
+            if on_sample is not None:
+                on_sample(0)
+            for index in range(1, count):
+                self.add(samples[index])
+                if on_sample is not None:
+                    on_sample(index)
+            return
+        current = self._pool.submit(lambda f=fp32, q=qdq: (f, q, self._run_local(first, f)))
+        for index in range(count):
+            fp32, qdq, local = current.result()
+            if index + 1 < count:
+                current = self._pool.submit(self._run_all, samples[index + 1])  # the feed is read here, in order
+            self._fold(fp32, qdq, lambda: local)
+            del fp32, qdq, local
+            if on_sample is not None:
+                on_sample(index)
+
+    def _run_marked(self, feed: Feed) -> tuple[Feed, Feed]:
+        fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
+        qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_outputs, feed)))
+        return fp32, qdq
+
+    def _run_all(self, feed: Feed) -> tuple[Feed, Feed, Feed | None]:
+        fp32, qdq = self._run_marked(feed)
+        return fp32, qdq, self._run_local(feed, fp32)
+
+    def _fold(self, fp32: Feed, qdq: Feed, local_result: Callable[[], Feed | None]) -> None:
+        """Fold one sample's tensors into the statistics; *local_result* gives the local run's (it may still run)."""
+        self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
         tensors = [t for t in self.alignment.tensors if fp32[t.name].size]
         refs = [np.asarray(fp32[t.name], dtype=np.float32).ravel() for t in tensors]
         ref_sq = accumulate_many([self.stats[t.name].accumulated for t in tensors], refs,
@@ -113,7 +161,7 @@ class LayerCollector:
             stats.ref_min, stats.ref_max = min(stats.ref_min, low), max(stats.ref_max, high)
         for quantizer in self.alignment.quantizers:
             _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input])
-        local = pending.result() if pending is not None else None
+        local = local_result()
         if local is not None:
             accumulate_many([self.stats[t.name].local for t in tensors], refs, [local[t.qdq_name] for t in tensors], ref_sq)
         self.samples += 1
@@ -191,11 +239,13 @@ def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     """The per-layer pass over *samples* (each sample's tensors are dropped once accumulated)."""
     start = time.perf_counter()
     collector = LayerCollector(fp32, qdq, provider)
-    for index, feed in enumerate(samples):
-        collector.add(feed)
-        if progress is not None:
-            progress.count("per-layer samples", index + 1, len(samples))
+    collector.add_all(samples, None if progress is None else
+                      lambda index: progress.count("per-layer samples", index + 1, len(samples)))
     return collector.result(time.perf_counter() - start)
+
+
+def _nbytes(values: Feed) -> int:
+    return sum(int(getattr(value, "nbytes", 0)) for value in values.values())
 
 
 def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes | str, list[str]]:

@@ -1,7 +1,7 @@
 """Streaming accumulation of error statistics: one sample's tensors folded into running sums.
 
 Speed matters (hundreds of tensors per sample, every sample), so tensors are folded with float32
-BLAS dots (see `accumulate`). The sums are those of qdqreport.analysis.metrics.Accumulator;
+dots in NumPy's einsum loop (see `accumulate`). The sums are those of qdqreport.analysis.metrics.Accumulator;
 `abs_sum` (mean |Δ|) is not tracked.
 """
 
@@ -14,9 +14,15 @@ import numpy as np
 
 from qdqreport.analysis.metrics import Accumulator
 
+try:  # what np.einsum calls without `optimize` (the same loop, the same sums), minus its Python wrapper
+    from numpy._core.multiarray import c_einsum as _einsum
+except ImportError:  # NumPy < 2
+    _einsum = np.einsum
+
+
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """Σ a·b with NumPy's own SIMD loop: BLAS dots wait on their threads beside ONNX Runtime's (issue 12)."""
-    return float(np.einsum("i,i->", a, b))
+    return float(_einsum("i,i->", a, b))
 
 
 def accumulate_many(accs: Sequence[Accumulator], refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
@@ -27,9 +33,10 @@ def accumulate_many(accs: Sequence[Accumulator], refs: Sequence[np.ndarray], can
     segment reductions was tried: 2x slower than these float32 BLAS dots, which are memory-bound.)
     """
     sums = []
-    for i, ref in enumerate(refs):
-        sums.append(_dot(ref, ref) if ref_sq is None else ref_sq[i])
-        accumulate(accs[i], ref, cands[i], sums[i])
+    with np.errstate(invalid="ignore", over="ignore"):  # once for all pairs (see accumulate)
+        for i, ref in enumerate(refs):
+            sums.append(_dot(ref, ref) if ref_sq is None else ref_sq[i])
+            _fold(accs[i], ref, cands[i], sums[i])
     return sums
 
 
@@ -42,16 +49,21 @@ def accumulate(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, r
     `abs_sum` (mean |Δ|) is not tracked. Tensors with NaN/Inf, or so large that a float32 sum
     overflows, go through the float64 path of Accumulator.add on their finite positions.
     """
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by the finite path below
+        _fold(acc, reference, candidate, ref_sq)
+
+
+def _fold(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq: float | None) -> None:
+    """accumulate() inside the caller's np.errstate (set once per sample by accumulate_many)."""
     ref = np.asarray(reference, dtype=np.float32).ravel()
     cand = np.asarray(candidate, dtype=np.float32).ravel()
     if ref.shape != cand.shape:
         return  # a reshaped counterpart (e.g. a renamed Softmax output) cannot be compared element-wise
     if not ref.size:
         return
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by the finite path below
-        diff = cand - ref
-        sums = (_dot(ref, ref) if ref_sq is None else ref_sq, _dot(cand, cand), _dot(diff, diff))
-    if not all(math.isfinite(v) for v in sums):
+    diff = cand - ref
+    sums = (_dot(ref, ref) if ref_sq is None else ref_sq, _dot(cand, cand), _dot(diff, diff))
+    if not (math.isfinite(sums[0]) and math.isfinite(sums[1]) and math.isfinite(sums[2])):
         _accumulate_finite(acc, ref, cand)
         return
     acc.count += ref.size
