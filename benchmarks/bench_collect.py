@@ -7,7 +7,8 @@
 Every tool runs as a fresh process on the same N samples (the first rows of the family's evaluation
 file, cycled to N, written once per N as an .npz before any timing); we record its wall time from
 process start to exit (Python start-up, imports, model loading and session creation included) and
-its peak RSS (wait4's ru_maxrss). Tools:
+its peak RSS (wait4's ru_maxrss) and CPU time (user + sys, wait4's rusage: on a shared machine the load inflates wall
+time, less so CPU time). Tools:
 
   floor      plain ONNX Runtime: load the FP32 and the QDQ model, one session each (default options),
              run every sample through both; nothing compared, nothing written
@@ -186,7 +187,8 @@ def _run_tool(tool: str, fp32: Path, qdq: Path, inputs: Path, bundle: Path, axes
     seconds = time.perf_counter() - start
     error = process.stderr.read().decode(errors="replace").strip()[-300:] if status else ""
     process.stderr.close()
-    return {"seconds": round(seconds, 3), "rss_gb": round(usage.ru_maxrss / 1024 ** 2, 3), "load": load,
+    return {"seconds": round(seconds, 3), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3),
+            "rss_gb": round(usage.ru_maxrss / 1024 ** 2, 3), "load": load,
             "exit": os.waitstatus_to_exitcode(status), "error": error}
 
 
@@ -269,8 +271,10 @@ def _table(family: str, result: dict) -> str:
             median = statistics.median(seconds)
             ratio = f" ({median / floor:.1f}x)" if floor and tool != "floor" else ""  # against the default floor
             failed = sum(1 for r in runs if r["exit"] != 0)
+            cpu = [r["cpu_seconds"] for r in runs if "cpu_seconds" in r]  # runs before 2026-11-24 16:40 lack it
             cells.append(f"{median:.1f} s{ratio} [{min(seconds):.1f}-{max(seconds):.1f}], "
-                         f"{statistics.median(r['rss_gb'] for r in runs):.2f} GB" + (f", {failed} failed" if failed else ""))
+                         + (f"cpu {statistics.median(cpu):.1f} s, " if cpu else "")
+                         + f"{statistics.median(r['rss_gb'] for r in runs):.2f} GB" + (f", {failed} failed" if failed else ""))
         loads = [r["load"] for tool, runs in tools.items() if tool != "date" for r in runs]
         when = f", {tools['date']}" if "date" in tools else ""
         lines.append(f"| {n} | " + " | ".join(cells) + f" |  <!-- load {min(loads):.1f}-{max(loads):.1f}{when} -->")
