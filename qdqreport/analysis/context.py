@@ -18,6 +18,8 @@ from qdqreport.analysis import agreement
 from qdqreport.analysis.agreement import Judgement, JudgingOptions
 from qdqreport.analysis.decisions import measure as measure_decisions
 from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops
+from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
+                                       table_records)
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
@@ -90,8 +92,8 @@ class Context:
         # The command line's output kinds and decision threshold, else what collect recorded, else inferred/0.5.
         self.judging = agreement.resolve_options(judging, self.manifest.get("settings"))
         self._stored: dict[str, list[dict[str, Any]]] = {}
-        self._tables: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self._grouped: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
+        self._tables: dict[tuple[str, str], list[Any]] = {}  # typed records (analysis/records.py)
+        self._grouped: dict[tuple[str, str], dict[str, list[Any]]] = {}
         self._summaries: dict[str, list[OutputSummary]] = {}
 
     # --- stages and comparisons ----------------------------------------------------------
@@ -117,21 +119,22 @@ class Context:
         """The comparison made for *purpose* (export, quantization, deployment, fp16)."""
         return next((c for c in self.comparisons if c.purpose == purpose), None)
 
-    def sample_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+    # Tables are read as typed, frozen records (analysis/records.py), built once per table.
+    def sample_rows(self, comparison_id: str) -> list[SampleRow]:
         return self._table(comparison_id, "samples")
 
-    def slice_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+    def slice_rows(self, comparison_id: str) -> list[SliceRow]:
         return self._table(comparison_id, "slices")
 
-    def tensor_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+    def tensor_rows(self, comparison_id: str) -> list[TensorRow]:
         """Per-tensor errors of the marked intermediate tensors (sensitive nodes), if collected."""
         return self._table(comparison_id, "tensors")
 
-    def layer_rows(self, comparison_id: str, kind: str = "layers") -> list[dict[str, Any]]:
+    def layer_rows(self, comparison_id: str, kind: str = "layers") -> list[LayerRow] | list[QNodeRow] | list[WhatIfRow]:
         """Per-layer tables of a comparison (collect --per-layer): kind "layers", "qnodes" or "whatif"."""
         return self._table(comparison_id, kind)
 
-    def sample_rows_of(self, comparison_id: str, output: str) -> list[dict[str, Any]]:
+    def sample_rows_of(self, comparison_id: str, output: str) -> list[SampleRow]:
         """The per-sample rows of one output (grouped once: bundles may hold thousands of outputs)."""
         return self._by_output(comparison_id, "samples").get(output, [])
 
@@ -173,12 +176,12 @@ class Context:
         tensors = ((self.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
         return tuple(t["name"] for t in tensors if isinstance(t, dict) and isinstance(t.get("name"), str))
 
-    def _by_output(self, comparison_id: str, kind: str) -> dict[str, list[dict[str, Any]]]:
+    def _by_output(self, comparison_id: str, kind: str) -> dict[str, list[Any]]:
         key = (comparison_id, kind)
         if key not in self._grouped:
-            grouped: dict[str, list[dict[str, Any]]] = {}
+            grouped: dict[str, list[Any]] = {}
             for row in self._table(comparison_id, kind):
-                grouped.setdefault(row["output"], []).append(row)
+                grouped.setdefault(row.output, []).append(row)
             self._grouped[key] = grouped
         return self._grouped[key]
 
@@ -238,7 +241,7 @@ class Context:
         """The task comparison of *purpose* (quantization, ..., postprocess for the application's results)."""
         return next((c for c in (self.task or {}).get("comparisons", []) if c["purpose"] == purpose), None)
 
-    def task_rows(self, comparison_id: str) -> list[dict[str, Any]]:
+    def task_rows(self, comparison_id: str) -> list[TaskRow]:
         """Per-sample rows (table kind 'task') of one task comparison."""
         key = (comparison_id, "task")
         if key not in self._tables:
@@ -261,11 +264,13 @@ class Context:
             samples.setdefault(index, {})[name] = value
         return [samples[i] for i in sorted(samples)]
 
-    def table(self, path: str | None, kind: str) -> list[dict[str, Any]]:
-        """Rows of the table at *path* (none when the bundle has no such file), checked by bundle/artifacts.py."""
+    def table(self, path: str | None, kind: str) -> list[Any]:
+        """Records (analysis/records.py) of the table at *path* (none when the bundle has no such file), its rows
+        checked by bundle/artifacts.py first. Fp16RangeRow for kind "fp16_ranges"."""
         if not self.bundle.has(path):
             return []
-        return check_rows(kind, TABLE_COLUMNS[kind], self.bundle.table(path, kind), self.bundle._where(path))
+        rows = check_rows(kind, TABLE_COLUMNS[kind], self.bundle.table(path, kind), self.bundle._where(path))
+        return table_records(kind, rows)
 
     def _artifact_json(self, kind: str) -> Any:
         path = self.manifest["artifacts"].get(kind)
@@ -273,7 +278,7 @@ class Context:
             return None
         return check_artifact(kind, self.bundle.json(path), self.bundle._where(path))
 
-    def _table(self, comparison_id: str, kind: str) -> list[dict[str, Any]]:
+    def _table(self, comparison_id: str, kind: str) -> list[Any]:
         key = (comparison_id, kind)
         if key not in self._tables:
             entry = next((c for c in self.manifest["comparisons"] if c["id"] == comparison_id), None)
