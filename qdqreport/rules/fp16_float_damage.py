@@ -180,7 +180,7 @@ def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
 
 
 def _risky(evidence: Fp16Evidence) -> list[dict[str, Any]]:
-    return [r for r in evidence.overflowing if r["kind"] == "activation"]
+    return [r for r in evidence.overflowing if r.kind == "activation"]
 
 
 def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Finding:
@@ -192,7 +192,7 @@ def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Findin
         severity="error" if severe else "warning",
         # Measured by the control run; lower when no tensor or constant shows where FP16 fails.
         confidence=0.95 if pinpointed else 0.8, score=round(worst.recovered, 4),
-        subject=";".join(r["tensor"] for r in (evidence.overflowing or evidence.flushed)[:5]) or "fp16 float part",
+        subject=";".join(r.tensor for r in (evidence.overflowing or evidence.flushed)[:5]) or "fp16 float part",
         stage="quantization", tags=("root_cause",),
         summary=_summary_text(worst, evidence), evidence=_evidence(evidence), fixes=_fixes(ctx, evidence))
 
@@ -201,10 +201,10 @@ def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
     rows = _risky(evidence)
     return fp16_float_damage.finding(
         title=f"{plural(len(rows), 'FP16 activation')} {verb(len(rows), 'exceeds')} 65504 in FP32: overflow where stored in FP16",
-        severity="warning", confidence=0.5, score=0.5, subject=";".join(r["tensor"] for r in rows[:5]),
+        severity="warning", confidence=0.5, score=0.5, subject=";".join(r.tensor for r in rows[:5]),
         stage="quantization", tags=("root_cause",),
-        summary=f"the QDQ graph declares {rows[0]['tensor']} FP16 but its FP32 values reach {_fp32_max(rows[0])} "
-                f"(in {rows[0]['overflow']} of {rows[0]['values']} values); this run's outputs "
+        summary=f"the QDQ graph declares {rows[0].tensor} FP16 but its FP32 values reach {_fp32_max(rows[0])} "
+                f"(in {rows[0].overflow} of {rows[0].values} values); this run's outputs "
                 + ("agree" if not diverging_outputs(ctx, "quantization") else "do not improve with the float part in FP32")
                 + ": this runtime evidently computed it in FP32; one that stores it in FP16 holds inf",
         evidence=(_damage_table(rows),
@@ -218,35 +218,35 @@ def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
 def _damage_table(rows: list[dict[str, Any]]) -> Table:
     return Table("Values FP16 cannot carry", ("tensor", "kind", "FP32 max |x|", "beyond 65504", "flushed to 0",
                                               "of values", "produced/read by", "read by"),
-                 tuple((r["tensor"], r["kind"], _fp32_cell(r), r["overflow"], r["underflow"],
-                        r["values"], f"{r['node']} ({r['op_type']})", r["consumers"]) for r in rows[:ROWS_SHOWN]))
+                 tuple((r.tensor, r.kind, _fp32_cell(r), r.overflow, r.underflow,
+                        r.values, f"{r.node} ({r.op_type})", r.consumers) for r in rows[:ROWS_SHOWN]))
 
 
 def _fp32_max(row: dict[str, Any], label: str = "") -> str:
     """A row's FP32 max |x| for a sentence. A damaged constant may have no FP32 original (a quantizer stored
     rewritten values under the name, e.g. BatchNormalization folded into Conv weights): its FP16 value is shown."""
-    if row["fp32_absmax"] is not None:
-        return f"{label}{row['fp32_absmax']:.3g}"
-    stored = row.get("qdq_absmax")
+    if row.fp32_absmax is not None:
+        return f"{label}{row.fp32_absmax:.3g}"
+    stored = row.qdq_absmax
     return ("no FP32 original, so the control keeps its FP16 value too"
             + (f"; stored max {stored:.3g}" if stored is not None else ""))
 
 
 def _fp32_cell(row: dict[str, Any]) -> Any:
-    return rounded(row["fp32_absmax"], 1) if row["fp32_absmax"] is not None else "no FP32 original"
+    return rounded(row.fp32_absmax, 1) if row.fp32_absmax is not None else "no FP32 original"
 
 
 def _summary_text(worst: OutputGain, evidence: Fp16Evidence) -> str:
     text = (f"with the float part in FP32 (Q/DQ untouched) output {worst.output} agrees at {worst.control:.2f} instead "
             f"of {worst.qdq:.2f}: the FP16 part, not INT8, accounts for {worst.recovered:.0%} of the loss")
-    constants = [r for r in evidence.overflowing if r["kind"] == "constant"]
-    activations = [r for r in evidence.overflowing if r["kind"] == "activation"]
+    constants = [r for r in evidence.overflowing if r.kind == "constant"]
+    activations = [r for r in evidence.overflowing if r.kind == "activation"]
     if constants:
-        text += f"; {plural(len(constants), 'FP16 constant')} overflowed to inf, e.g. {constants[0]['tensor']} " \
+        text += f"; {plural(len(constants), 'FP16 constant')} overflowed to inf, e.g. {constants[0].tensor} " \
                 f"({_fp32_max(constants[0], 'FP32 max ')})"
     if activations:
         text += f"; {plural(len(activations), 'FP16 activation')} {verb(len(activations), 'exceeds')} {FP16_MAX:g} in FP32, e.g. " \
-                f"{activations[0]['tensor']} ({_fp32_max(activations[0])})"
+                f"{activations[0].tensor} ({_fp32_max(activations[0])})"
     return text
 
 
@@ -276,8 +276,8 @@ def _fixes(ctx: Context, evidence: Fp16Evidence) -> tuple[Fix, ...]:
                                                                                            "fp32"]))]
     # A damaged constant is fixed by keeping its reader in FP32. An activation beyond 65504 is not: ModelOpt would
     # cast it back to FP16 for the next node, so for those the whole float part stays FP32 (the first fix).
-    op_types = sorted({r["op_type"] for r in evidence.overflowing + evidence.flushed if r["kind"] == "constant"
-                       and r["op_type"] and r["op_type"] not in ("QuantizeLinear", "DequantizeLinear")})
+    op_types = sorted({r.op_type for r in evidence.overflowing + evidence.flushed if r.kind == "constant"
+                       and r.op_type and r.op_type not in ("QuantizeLinear", "DequantizeLinear")})
     if op_types:
         fixes.append(Fix("Or keep only the op types that read the damaged values in FP32 (ModelOpt 0.47 excludes op "
                          "types from the FP16 conversion, not single nodes)",

@@ -53,15 +53,15 @@ def fp16_overflow_risk(ctx: Context) -> Iterator[Finding]:
     if not found:
         return
     worst = found[0]
-    rows = tuple((r["tensor"], r["node"], r["op_type"], rounded(r["ref_absmax"], 1), r.get("qdq_dtype") or "")
+    rows = tuple((r.tensor, r.node, r.op_type, rounded(r.ref_absmax, 1), r.qdq_dtype or "")
                  for r in found[:LIST_LIMIT])
     yield fp16_overflow_risk.finding(
         title=f"{plural(len(found), 'FP16 activation')} {verb(len(found), 'exceeds')} the FP16 range in FP32",
-        severity="error", confidence=0.9, score=0.7, subject=";".join(r["tensor"] for r in found[:5]),
+        severity="error", confidence=0.9, score=0.7, subject=";".join(r.tensor for r in found[:5]),
         stage=tables.comparison_id, tags=("root_cause",),
-        summary=(f"{worst['tensor']} (node {worst['node']}) reaches |x| = {worst['ref_absmax']:.4g} in the FP32 model, "
+        summary=(f"{worst.tensor} (node {worst.node}) reaches |x| = {worst.ref_absmax:.4g} in the FP32 model, "
                  f"beyond FP16's {FP16_MAX:.0f}, and the QDQ graph computes it in FP16."),
-        evidence=(Metric("largest |x| in FP32", rounded(worst["ref_absmax"], 1), threshold=f"> {FP16_MAX:.0f}"),
+        evidence=(Metric("largest |x| in FP32", rounded(worst.ref_absmax, 1), threshold=f"> {FP16_MAX:.0f}"),
                   Table("FP16 tensors whose FP32 values overflow FP16", ("tensor", "node", "op type", "FP32 |x| max",
                                                                           "dtype in QDQ"), rows,
                         note=f"{len(found) - LIST_LIMIT} more" if len(found) > LIST_LIMIT else "")),

@@ -98,8 +98,8 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
 
 
 def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -> Finding:
-    slices = signal_slices([s for s in ctx.slice_rows(comparison.id) if s["output"] == summary.output])
-    slices.sort(key=lambda s: (cosine_of(s), s["index"]))
+    slices = signal_slices([s for s in ctx.slice_rows(comparison.id) if s.output == summary.output])
+    slices.sort(key=lambda s: (cosine_of(s), s.index))
     collapsed = [s for s in slices if cosine_of(s) < SLICE_COLLAPSED]
     heads = _heads_feeding(ctx, summary.output)
     fixes = [Fix(f"Keep the head nodes feeding {summary.output} in FP16 so its fields get their own precision",
@@ -118,12 +118,12 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
                   Metric("worst slice cosine", rounded(summary.worst_slice_cosine), threshold=f"< {SLICE_COLLAPSED}"),
                   Table(f"Worst slices of {summary.output} (axis {summary.slice_axis})",
                         ("slice", "reference RMS", "cosine", "SQNR dB", "max |Δ|"),
-                        tuple((s["index"], rounded(s["ref_rms"]), rounded(s["cosine"]), rounded(s["sqnr_db"], 1),
-                               rounded(s["max_abs"])) for s in slices[:WORST_SHOWN]),
+                        tuple((s.index, rounded(s.ref_rms), rounded(s.cosine), rounded(s.sqnr_db, 1),
+                               rounded(s.max_abs)) for s in slices[:WORST_SHOWN]),
                         note=f"{len(slices) - WORST_SHOWN} better slices not shown" if len(slices) > WORST_SHOWN else ""),
                   Series(f"Cosine per slice of {summary.output}", "bar",
-                         tuple(str(s["index"]) for s in sorted(slices, key=lambda s: s["index"])),
-                         tuple(cosine_of(s) for s in sorted(slices, key=lambda s: s["index"])), "cosine",
+                         tuple(str(s.index) for s in sorted(slices, key=lambda s: s.index)),
+                         tuple(cosine_of(s) for s in sorted(slices, key=lambda s: s.index)), "cosine",
                          SLICE_COLLAPSED)),
         fixes=tuple(fixes))
 

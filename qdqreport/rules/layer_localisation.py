@@ -69,17 +69,17 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     if first is None:
         return
     position = tables.activations.index(first)
-    severe = (first.get("cosine") or 0.0) < COLLAPSED
+    severe = (first.cosine or 0.0) < COLLAPSED
     severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.4)
     yield layer_first_divergence.finding(
-        title=f"QDQ first diverges from FP32 at {first['node']} ({first['op_type']})",
-        severity=severity, confidence=0.9, score=score, subject=first["tensor"],
+        title=f"QDQ first diverges from FP32 at {first.node} ({first.op_type})",
+        severity=severity, confidence=0.9, score=score, subject=first.tensor,
         stage=tables.comparison_id, tags=("localisation",),
-        summary=(f"Tensor {first['tensor']} (node {first['node']}, {position + 1} of {len(tables.activations)} along "
+        summary=(f"Tensor {first.tensor} (node {first.node}, {position + 1} of {len(tables.activations)} along "
                  f"the graph) is the first with accumulated cosine below {DIVERGED_COSINE}: cosine "
-                 f"{first['cosine']:.4f}, SQNR {first['sqnr_db']:.1f} dB."),
-        evidence=(Metric("accumulated cosine", rounded(first["cosine"]), threshold=f"< {DIVERGED_COSINE}"),
-                  Metric("accumulated SQNR", rounded(first["sqnr_db"], 1), "dB"),
+                 f"{first.cosine:.4f}, SQNR {first.sqnr_db:.1f} dB."),
+        evidence=(Metric("accumulated cosine", rounded(first.cosine), threshold=f"< {DIVERGED_COSINE}"),
+                  Metric("accumulated SQNR", rounded(first.sqnr_db, 1), "dB"),
                   Metric("position along the graph", position + 1, f"of {len(tables.activations)}"),
                   _sqnr_series(tables), _around(tables, position), *measured),
         fixes=(Fix("Find the node that adds the error (QR201) and confirm its exclusion by measurement (QR203)"),))
@@ -113,20 +113,20 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     if not births:
         return
     worst = births[0]
-    nodes = list(dict.fromkeys(r["node"] for r in births))
-    severe = (worst.get("local_cosine") or 0.0) < COLLAPSED
-    rows = tuple((r["node"], r["op_type"], r["tensor"], rounded(r["local_cosine"]), rounded(r["local_sqnr_db"], 1),
-                  rounded(r["cosine"]), rounded(r["sqnr_db"], 1)) for r in births)
+    nodes = list(dict.fromkeys(r.node for r in births))
+    severe = (worst.local_cosine or 0.0) < COLLAPSED
+    rows = tuple((r.node, r.op_type, r.tensor, rounded(r.local_cosine), rounded(r.local_sqnr_db, 1),
+                  rounded(r.cosine), rounded(r.sqnr_db, 1)) for r in births)
     severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.6 if severe else 0.4)
     yield layer_error_born.finding(
-        title=f"Error is born at {worst['node']} ({worst['op_type']})",
+        title=f"Error is born at {worst.node} ({worst.op_type})",
         severity=severity, confidence=0.85, score=score,
         subject=";".join(nodes[:5]), stage=tables.comparison_id, tags=("root_cause",),
-        summary=(f"Fed the FP32 model's inputs, {worst['node']} still produces cosine {worst['local_cosine']:.4f} "
-                 f"(local SQNR {worst['local_sqnr_db']:.1f} dB); {plural(len(births), 'node')} {verb(len(births), 'adds')} error below cosine "
+        summary=(f"Fed the FP32 model's inputs, {worst.node} still produces cosine {worst.local_cosine:.4f} "
+                 f"(local SQNR {worst.local_sqnr_db:.1f} dB); {plural(len(births), 'node')} {verb(len(births), 'adds')} error below cosine "
                  f"{LOCAL_BAD_COSINE} on their own."),
-        evidence=(Metric("local cosine", rounded(worst["local_cosine"]), threshold=f"< {LOCAL_BAD_COSINE}"),
-                  Metric("local SQNR", rounded(worst["local_sqnr_db"], 1), "dB"),
+        evidence=(Metric("local cosine", rounded(worst.local_cosine), threshold=f"< {LOCAL_BAD_COSINE}"),
+                  Metric("local SQNR", rounded(worst.local_sqnr_db, 1), "dB"),
                   Table("Nodes that add error (local = fed FP32 inputs; accumulated = inside the QDQ model)",
                         ("node", "op type", "tensor", "local cosine", "local SQNR dB", "accumulated cosine",
                          "accumulated SQNR dB"), rows), *measured),
@@ -135,9 +135,9 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
 
 
 def _sqnr_series(tables) -> Series:
-    values = tuple(float(r["sqnr_db"]) if r.get("sqnr_db") is not None else 0.0 for r in tables.activations)
+    values = tuple(float(r.sqnr_db) if r.sqnr_db is not None else 0.0 for r in tables.activations)
     return Series("Accumulated SQNR along the graph (QDQ vs FP32)", "points",
-                  tuple(r["tensor"] for r in tables.activations), values, "SQNR (dB)")
+                  tuple(r.tensor for r in tables.activations), values, "SQNR (dB)")
 
 
 def _around(tables, position: int) -> Table:
@@ -145,5 +145,5 @@ def _around(tables, position: int) -> Table:
     rows = tables.activations[start:start + TABLE_ROWS]
     return Table("Tensors around the first divergence",
                  ("#", "tensor", "node", "op type", "cosine", "SQNR dB", "local SQNR dB"),
-                 tuple((start + i + 1, r["tensor"], r["node"], r["op_type"], rounded(r["cosine"]),
-                        rounded(r["sqnr_db"], 1), rounded(r.get("local_sqnr_db"), 1)) for i, r in enumerate(rows)))
+                 tuple((start + i + 1, r.tensor, r.node, r.op_type, rounded(r.cosine),
+                        rounded(r.sqnr_db, 1), rounded(r.local_sqnr_db, 1)) for i, r in enumerate(rows)))

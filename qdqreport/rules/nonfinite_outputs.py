@@ -80,12 +80,12 @@ def _counts_by_stage(ctx: Context) -> dict[str, dict[str, list[int]]]:
     """stage -> output -> [NaN, Inf, samples affected, samples]; a stage seen twice keeps its larger counts."""
     counts: dict[str, dict[str, list[int]]] = {}
     for comparison in ctx.comparisons:
-        outputs = sorted({r["output"] for r in ctx.sample_rows(comparison.id)})
+        outputs = sorted({r.output for r in ctx.sample_rows(comparison.id)})
         for stage, side in ((comparison.reference, "ref"), (comparison.candidate, "cand")):
             for output in outputs:
                 mine = ctx.sample_rows_of(comparison.id, output)
-                value = [sum(r[f"{side}_nan"] for r in mine), sum(r[f"{side}_inf"] for r in mine),
-                         sum(1 for r in mine if r[f"{side}_nan"] + r[f"{side}_inf"]), len(mine)]
+                value = [sum(getattr(r, f"{side}_nan") for r in mine), sum(getattr(r, f"{side}_inf") for r in mine),
+                         sum(1 for r in mine if getattr(r, f"{side}_nan") + getattr(r, f"{side}_inf")), len(mine)]
                 if value[2] and value > counts.get(stage, {}).get(output, [0] * 4):
                     counts.setdefault(stage, {})[output] = value
     return counts

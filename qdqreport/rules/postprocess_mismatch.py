@@ -133,8 +133,8 @@ def postprocess_mismatch(ctx: Context) -> Iterator[Finding]:
 # --- (a) the application decodes differently ---------------------------------------------------
 def _application_differs(ctx: Context, app: dict[str, Any]) -> Finding:
     stage = app["reference"]
-    rows = [r for r in ctx.task_rows(app["id"]) if r["agreement"] < 1.0]
-    fields = Counter(f for r in rows for f in r["differing"].split(";") if f)
+    rows = [r for r in ctx.task_rows(app["id"]) if r.agreement < 1.0]
+    fields = Counter(f for r in rows for f in r.differing.split(";") if f)
     ours, theirs = ctx.task_results(stage), ctx.task_results(APP)
     agreement = app["agreement"]
     severe = agreement < TASK_COLLAPSED
@@ -148,7 +148,7 @@ def _application_differs(ctx: Context, app: dict[str, Any]) -> Finding:
               ("field", "samples differing", f"{decode}", "application"), field_rows),
         *_never_reached(ours, theirs, fields),
         Table("Samples decoded differently", ("sample", "fields", f"{decode}", "application"),
-              tuple((r["sample"], r["differing"].replace(";", ", "), r["reference"], r["candidate"])
+              tuple((r.sample, r.differing.replace(";", ", "), r.reference, r.candidate)
                     for r in rows[:ROWS_SHOWN]), note=_cut_note(len(rows))),
         Text(f"Both sides decoded the same raw outputs ({stage_label(stage)}), so quantization cannot explain the "
              f"difference: it is in the post-processing.{_raw_context(ctx, stage)} If the application ran another "
@@ -189,17 +189,17 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
     if not summaries or any(diverges(s) for s in summaries):
         return None  # raw outputs diverge: a quantization (or export/build) cause, QR001 and its peers
     rows = ctx.task_rows(task["id"])
-    noise = [r["raw_rel_l2"] for r in rows if r["raw_rel_l2"] is not None]
+    noise = [r.raw_rel_l2 for r in rows if r.raw_rel_l2 is not None]
     if not noise:
         return None  # no float outputs to measure a margin on
     typical = statistics.median(noise)
-    flipped = [r for r in rows if r["agreement"] < 1.0 and r["flip_rel_l2"] is not None
-               and r["flip_rel_l2"] <= MARGIN_FACTOR * typical]
+    flipped = [r for r in rows if r.agreement < 1.0 and r.flip_rel_l2 is not None
+               and r.flip_rel_l2 <= MARGIN_FACTOR * typical]
     raw_changes = _raw_top1_changes(ctx, comparison)
     if len(flipped) <= raw_changes:
         return None  # no more thin-margin decisions change than raw top-1 classes: nothing is amplified
-    outliers = sum(r["agreement"] < 1.0 for r in rows) - len(flipped)
-    margins = [r["flip_rel_l2"] for r in flipped]
+    outliers = sum(r.agreement < 1.0 for r in rows) - len(flipped)
+    margins = [r.flip_rel_l2 for r in flipped]
     worst_cos = min(s.cosine_median for s in summaries)
     top1 = [s.top1 for s in summaries if s.top1 is not None]
     decode = _decode_name(ctx)
@@ -216,8 +216,8 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
         Table(f"Samples decoded differently ({comparison_label(comparison)})",
               ("sample", "fields", stage_label(comparison.reference), stage_label(comparison.candidate),
                "raw rel. L2", "flips at rel. L2"),
-              tuple((r["sample"], r["differing"].replace(";", ", "), r["reference"], r["candidate"],
-                     rounded(r["raw_rel_l2"], 6), rounded(r["flip_rel_l2"], 6)) for r in flipped[:ROWS_SHOWN]),
+              tuple((r.sample, r.differing.replace(";", ", "), r.reference, r.candidate,
+                     rounded(r.raw_rel_l2, 6), rounded(r.flip_rel_l2, 6)) for r in flipped[:ROWS_SHOWN]),
               note=_cut_note(len(flipped))),
         Text(f"The raw outputs agree (cosine {worst_cos:.4f}{', top-1 ' + format(min(top1), '.0%') if top1 else ''}), "
              f"so this is not a quantization defect: {len(flipped)} decision(s) change where only {raw_changes} raw "
@@ -243,8 +243,8 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
 
 def _raw_top1_changes(ctx: Context, comparison: ComparisonInfo) -> int:
     """Samples on which some class output's top-1 differs between the two stages."""
-    changed = {r["sample"] for r in ctx.sample_rows(comparison.id)
-               if r["output"] in comparison.class_outputs and r["top1_agree"] is not None and r["top1_agree"] < 1.0}
+    changed = {r.sample for r in ctx.sample_rows(comparison.id)
+               if r.output in comparison.class_outputs and r.top1_agree is not None and r.top1_agree < 1.0}
     return len(changed)
 
 

@@ -55,31 +55,31 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
         worst = clipping[0]
         yield qnode_range_use.finding(
             title=f"{plural(len(clipping), 'Q node')} {verb(len(clipping), 'clips')} more than {HEAVY_CLIPPING:.0%} of {'its' if len(clipping) == 1 else 'their'} values",
-            severity="warning", confidence=0.85, score=clamp01(worst["clipped_share"] * 5),
-            subject="clipping:" + ";".join(q["q_node"] for q in clipping[:5]), stage=tables.comparison_id,
-            tags=("root_cause",), evidence=(Metric("worst clipped share", percent_value(worst["clipped_share"]), "%",
+            severity="warning", confidence=0.85, score=clamp01(worst.clipped_share * 5),
+            subject="clipping:" + ";".join(q.q_node for q in clipping[:5]), stage=tables.comparison_id,
+            tags=("root_cause",), evidence=(Metric("worst clipped share", percent_value(worst.clipped_share), "%",
                                                    threshold=f"> {HEAVY_CLIPPING:.0%}"), _qnode_table(clipping)),
-            summary=f"{worst['q_node']} saturates {percent(worst['clipped_share'])} of the values of {worst['tensor']}.",
+            summary=f"{worst.q_node} saturates {percent(worst.clipped_share)} of the values of {worst.tensor}.",
             fixes=(Fix("Re-calibrate with max calibration on representative data",
                        modelopt_command(ctx, ["--calibration_method", "max"])),))
     if under:
         worst = under[0]
         yield qnode_range_use.finding(
             title=f"{plural(len(under), 'Q node')} {verb(len(under), 'uses')} less than {UNDER_USE:.0%} of the INT8 range",
-            severity="warning", confidence=0.8, score=clamp01(1.0 - worst["range_used"] / UNDER_USE) * 0.6,
-            subject="under-use:" + ";".join(q["q_node"] for q in under[:5]), stage=tables.comparison_id,
-            tags=("root_cause",), evidence=(Metric("smallest range used", percent_value(worst["range_used"]), "%",
+            severity="warning", confidence=0.8, score=clamp01(1.0 - worst.range_used / UNDER_USE) * 0.6,
+            subject="under-use:" + ";".join(q.q_node for q in under[:5]), stage=tables.comparison_id,
+            tags=("root_cause",), evidence=(Metric("smallest range used", percent_value(worst.range_used), "%",
                                                    threshold=f"< {UNDER_USE:.0%}"), _qnode_table(under)),
-            summary=(f"{worst['q_node']} sees values in [{worst['observed_min']:.4g}, {worst['observed_max']:.4g}] but its "
-                     f"scale represents [{worst['representable_min']:.4g}, {worst['representable_max']:.4g}]: "
-                     f"{percent(worst['range_used'])} of the range."),
+            summary=(f"{worst.q_node} sees values in [{worst.observed_min:.4g}, {worst.observed_max:.4g}] but its "
+                     f"scale represents [{worst.representable_min:.4g}, {worst.representable_max:.4g}]: "
+                     f"{percent(worst.range_used)} of the range."),
             fixes=(Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
                        modelopt_command(ctx, ["--calibration_method", "entropy"])),))
 
 
 def _qnode_table(rows: list[dict]) -> Table:
     return Table("Q nodes", ("Q node", "tensor", "clipped", "range used", "representable", "observed"),
-                 tuple((q["q_node"], q["tensor"], percent(q["clipped_share"]), percent(q["range_used"]),
-                        f"[{q['representable_min']:.4g}, {q['representable_max']:.4g}]",
-                        f"[{(q['observed_min'] or 0):.4g}, {(q['observed_max'] or 0):.4g}]") for q in rows[:LIST_LIMIT]),
+                 tuple((q.q_node, q.tensor, percent(q.clipped_share), percent(q.range_used),
+                        f"[{q.representable_min:.4g}, {q.representable_max:.4g}]",
+                        f"[{(q.observed_min or 0):.4g}, {(q.observed_max or 0):.4g}]") for q in rows[:LIST_LIMIT]),
                  note=f"{len(rows) - LIST_LIMIT} more" if len(rows) > LIST_LIMIT else "")

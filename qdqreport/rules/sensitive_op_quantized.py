@@ -84,9 +84,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     if not flagged:
         return
     comparison = ctx.comparison("quantization")
-    errors = {r["tensor"]: r for r in (ctx.tensor_rows(comparison.id) if comparison else [])}
+    errors = {r.tensor: r for r in (ctx.tensor_rows(comparison.id) if comparison else [])}
     measured = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors]
-    worst = min((r["cosine"] for r in measured if r["cosine"] is not None), default=None)
+    worst = min((r.cosine for r in measured if r.cosine is not None), default=None)
     diverging = diverging_outputs(ctx, "quantization")
     diverged, collapsed = bool(diverging), any(collapses(s) for s in diverging)
     outputs_measured = comparison is not None and bool(ctx.output_summaries(comparison.id))
@@ -136,8 +136,8 @@ def _in_int8(sensitive: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> boo
 
 
 def _errors(row: dict[str, Any] | None) -> tuple[Any, Any, Any]:
-    return (None, None, None) if row is None else (rounded(row["cosine"]), rounded(row["sqnr_db"], 1),
-                                                    rounded(row["max_abs"]))
+    return (None, None, None) if row is None else (rounded(row.cosine), rounded(row.sqnr_db, 1),
+                                                    rounded(row.max_abs))
 
 
 def _exclusions(ctx: Context, flagged: list[dict[str, Any]]) -> list[str]:

@@ -177,7 +177,7 @@ def _judged_cells(s: OutputSummary) -> tuple[str | None, str | None]:
 def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> Series:
     rows = ctx.sample_rows_of(comparison.id, s.output)
     return Series(f"Per-sample cosine of {s.output} ({comparison_label(comparison)})", "points",
-                  tuple(str(r["sample"]) for r in rows),
+                  tuple(str(r.sample) for r in rows),
                   tuple(cosine_of(r) for r in rows),
                   y_label="cosine", threshold=COSINE_OK)
 

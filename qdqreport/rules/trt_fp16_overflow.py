@@ -65,8 +65,8 @@ def trt_fp16_overflow(ctx: Context) -> Iterator[Finding]:
     outputs = diverging_outputs(ctx, "fp16")
     if not outputs:
         return
-    rows = {r["tensor"]: r for c in ctx.comparisons for r in ctx.tensor_rows(c.id) if r.get("ref_absmax") is not None}
-    beyond = sorted((r for r in rows.values() if r["ref_absmax"] > FP16_MAX), key=lambda r: -r["ref_absmax"])
+    rows = {r.tensor: r for c in ctx.comparisons for r in ctx.tensor_rows(c.id) if r.ref_absmax is not None}
+    beyond = sorted((r for r in rows.values() if r.ref_absmax > FP16_MAX), key=lambda r: -r.ref_absmax)
     nonfinite = sum(s.nonfinite_cand for s in outputs) - sum(s.nonfinite_ref for s in outputs)
     overflow = bool(beyond) or nonfinite > 0
     worst = min(outputs, key=lambda s: s.cosine_median)
@@ -75,7 +75,7 @@ def trt_fp16_overflow(ctx: Context) -> Iterator[Finding]:
                 Metric("tensors beyond the FP16 range", len(beyond), threshold=f"|x| > {FP16_MAX:g}")]
     if beyond:
         evidence.append(Table("FP32 activation ranges beyond FP16", ("tensor", "node", "op type", "FP32 max |x|"),
-                              tuple((r["tensor"], r["node"], r["op_type"], rounded(r["ref_absmax"], 1))
+                              tuple((r.tensor, r.node, r.op_type, rounded(r.ref_absmax, 1))
                                     for r in beyond[:ROWS_SHOWN])))
     elif not rows:
         evidence.append(Text("The bundle has no FP32 activation ranges (tensors table); collect with --trt-mark-all "
@@ -89,10 +89,10 @@ def trt_fp16_overflow(ctx: Context) -> Iterator[Finding]:
         "The TensorRT FP16 engine loses precision", severity="error" if collapses(worst) or nonfinite > 0 else "warning",
         confidence=0.85 if overflow else 0.55, score=0.8 if overflow else 0.5, subject="fp16", stage="fp16",
         summary=(f"TRT FP16 diverges from ORT FP32 ({headline(worst)})"
-                 + (f"; {len(beyond)} FP32 activations exceed {FP16_MAX:g}, e.g. {beyond[0]['tensor']} "
-                    f"({beyond[0]['ref_absmax']:.3g})" if beyond else "")
+                 + (f"; {len(beyond)} FP32 activations exceed {FP16_MAX:g}, e.g. {beyond[0].tensor} "
+                    f"({beyond[0].ref_absmax:.3g})" if beyond else "")
                  + (f"; {nonfinite} NaN/Inf values in the engine outputs" if nonfinite > 0 else "")),
-        evidence=tuple(evidence), fixes=_fixes(ctx, [r["node"] for r in beyond]), tags=("root_cause", "engine"))
+        evidence=tuple(evidence), fixes=_fixes(ctx, [r.node for r in beyond]), tags=("root_cause", "engine"))
 
 
 def _fixes(ctx: Context, nodes: list[str]) -> tuple[Fix, ...]:

@@ -163,14 +163,14 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
         return
     by_output: dict[str, list[dict[str, Any]]] = {}
     for row in ctx.sample_rows(comparison.id):
-        by_output.setdefault(row["output"], []).append(row)
+        by_output.setdefault(row.output, []).append(row)
     summaries = {s.output: s for s in ctx.output_summaries(comparison.id)}
     for output, rows in sorted(by_output.items()):
         summary = summaries.get(output)
         if summary is not None and summary.internal:  # recurrent state is judged through the outputs it feeds
             continue
         cosines = [cosine_of(r) for r in rows]
-        sqnrs = [r["sqnr_db"] if r["sqnr_db"] is not None and not math.isnan(r["sqnr_db"]) else -math.inf for r in rows]
+        sqnrs = [r.sqnr_db if r.sqnr_db is not None and not math.isnan(r.sqnr_db) else -math.inf for r in rows]
         # Where the output is judged by decisions (analysis/agreement.py), a sample collapses when its own
         # decisions do (a CTC string, its detections); its cosine alone says how far its numbers moved.
         by_decisions = collapsed_samples(summary) if summary is not None else None
@@ -179,23 +179,23 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
         # far under the others' at cosine 0.98 is noise on a small output (and, over many outputs, one
         # always does), not a changed decision.
         collapsed = [r for r, c in zip(rows, cosines)
-                     if (r["sample"] in by_decisions if r["sample"] < measured else c < COLLAPSED)]
+                     if (r.sample in by_decisions if r.sample < measured else c < COLLAPSED)]
         share = len(collapsed) / len(rows)
         if statistics.median(cosines) < MEDIAN_OK or not collapsed or not MIN_SHARE <= share <= MAX_SHARE:
             continue
-        ids = {r["sample"] for r in collapsed}
-        kept = [q for r, q in zip(rows, sqnrs) if r["sample"] not in ids]
-        if kept and min(kept) - max(q for r, q in zip(rows, sqnrs) if r["sample"] in ids) < SEPARATION_DB:
+        ids = {r.sample for r in collapsed}
+        kept = [q for r, q in zip(rows, sqnrs) if r.sample not in ids]
+        if kept and min(kept) - max(q for r, q in zip(rows, sqnrs) if r.sample in ids) < SEPARATION_DB:
             continue
-        outside, note = _outside_calibration(ctx, [r["sample"] for r in collapsed], len(rows))
-        worst = sorted(collapsed, key=lambda r: (cosine_of(r), r["sample"]))[:WORST_SHOWN]
+        outside, note = _outside_calibration(ctx, [r.sample for r in collapsed], len(rows))
+        worst = sorted(collapsed, key=lambda r: (cosine_of(r), r.sample))[:WORST_SHOWN]
         # Measured evidence first (analysis/evidence.py): the samples' own decisions confirm the collapse, and a
         # what-if that refutes the layer exclusions leaves calibration coverage as the cause: rank it first.
         pattern, refuted = evidence.few_samples_collapse(ctx), evidence.refutes_layers(ctx)
         decided = pattern is not None and pattern.output == output and pattern.measure != "cosine" \
             and ids & set(pattern.collapsed)
         measured = bool(decided and refuted)
-        named = ", ".join(str(r["sample"]) for r in worst)
+        named = ", ".join(str(r.sample) for r in worst)
         yield unrepresentative_calibration.finding(
             title=f"{len(collapsed)} of {len(rows)} samples collapse under quantization"
                                    + (": calibration does not cover them" if measured else ""),
@@ -207,21 +207,21 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
                     + (f"; {note}" if note else "")
                     + ("; the calibration set does not cover inputs like these" if measured else ""),
             evidence=(Metric("collapsed samples", len(collapsed), threshold=f"cosine < {COLLAPSED}"),
-                      Series(f"Per-sample cosine of {output}", "points", tuple(str(r["sample"]) for r in rows),
+                      Series(f"Per-sample cosine of {output}", "points", tuple(str(r.sample) for r in rows),
                              tuple(cosines), "cosine", COLLAPSED),
                       Table("Worst samples", ("sample", "cosine", "SQNR dB", "max |Δ|", "top-1 agree",
                                               *(["decisions agree"] if decided else [])),
-                            tuple((r["sample"], rounded(r["cosine"]), rounded(r["sqnr_db"], 1), rounded(r["max_abs"]),
-                                   r["top1_agree"], *([_decision_share(ctx, output, r["sample"])] if decided else []))
+                            tuple((r.sample, rounded(r.cosine), rounded(r.sqnr_db, 1), rounded(r.max_abs),
+                                   r.top1_agree, *([_decision_share(ctx, output, r.sample)] if decided else []))
                                   for r in worst)),
-                      *_input_table(ctx, [r["sample"] for r in worst]),
+                      *_input_table(ctx, [r.sample for r in worst]),
                       *([Text(note)] if note else []),
                       *([Text(f"Measured by their own decisions ({pattern.measure}): {len(pattern.collapsed)} of "
                               f"{pattern.total} samples collapse (sample {', '.join(map(str, pattern.collapsed))}) "
                               "while the median sample is faithful.")] if decided else []),
                       *([Text(f"Measured: {refuted.line}. No layer exclusion is the fix; calibration data like these "
                               "samples is.")] if measured else [])),
-            fixes=_fixes(ctx, [r["sample"] for r in worst], _input_name(ctx)), tags=("root_cause",))
+            fixes=_fixes(ctx, [r.sample for r in worst], _input_name(ctx)), tags=("root_cause",))
 
 
 def _decision_share(ctx: Context, output: str, sample: int) -> Any:

@@ -109,8 +109,8 @@ def _trials_table(ctx: Context) -> Table:
     rows = ctx.layer_rows(comparison.id, "whatif") if comparison else []
     return Table("What-if trials (each a real ONNX Runtime run)",
                  ("trial", "kind", "excluded", "cosine", "top-1", "SQNR dB", "target met"),
-                 tuple((r["trial"], r["kind"], r["op_types"] or _names(r["excluded"]), rounded(r["cosine"]),
-                        rounded(r["top1_agree"]), rounded(r["sqnr_db"], 1), "yes" if r["reached"] else "no")
+                 tuple((r.trial, r.kind, r.op_types or _names(r.excluded), rounded(r.cosine),
+                        rounded(r.top1_agree), rounded(r.sqnr_db, 1), "yes" if r.reached else "no")
                        for r in rows[:25]))
 
 
