@@ -34,8 +34,9 @@ from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
 # add_all overlaps the next sample's runs with this one's folding while one sample's marked tensors (FP32 + QDQ)
-# stay below this: above it (a large model) the pass goes sample by sample and holds one sample's tensors.
-PIPELINE_BYTES = 128 * 2 ** 20
+# stay below this (the overlap holds about 1.5x that more); above it (PP-OCRv4 rec: 230 MB, the synthetic 102 MB
+# model: 103 MB) the pass goes sample by sample and holds one sample's tensors.
+PIPELINE_BYTES = 96 * 2 ** 20
 
 
 @dataclass
@@ -119,6 +120,7 @@ class LayerCollector:
         if not pipelined:
             pending = self._pool.submit(self._run_local, first, fp32) if self.local is not None else None
             self._fold(fp32, qdq, pending.result if pending is not None else lambda: None)
+            del fp32, qdq, pending  # not held through the loop (a large model's sample is hundreds of MB)
             if on_sample is not None:
                 on_sample(0)
             for index in range(1, count):
