@@ -1,8 +1,9 @@
 """`collect --per-layer`: the per-layer pass and the what-if search, and where their results go in the bundle.
 
 Off by default: it builds three ONNX Runtime sessions with every aligned tensor marked as an
-output (about 1.5-2x the plain inference time of both models; see docs/BENCHMARKS.md) and the
-what-if search then spends up to --whatif-budget seconds re-running modified QDQ models.
+output and folds every tensor of every sample (with the default stages, 4-8x the plain inference
+time of both models at N = 128 on a quiet machine; see docs/BENCHMARKS.md) and the what-if search
+then spends up to --whatif-budget seconds re-running modified QDQ models.
 """
 
 from __future__ import annotations
