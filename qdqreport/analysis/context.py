@@ -17,7 +17,7 @@ from qdqreport.analysis.target import resolve_target
 from qdqreport.analysis import agreement
 from qdqreport.analysis.agreement import Judgement, JudgingOptions
 from qdqreport.analysis.decisions import measure as measure_decisions
-from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops
+from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops, score_gate
 from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
                                        table_records)
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
@@ -156,10 +156,25 @@ class Context:
                           producer_op=self._producers.get(summary.output),
                           class_output=bool(info) and summary.output in info.class_outputs,
                           input_names=self._input_names)
-        decisions = measure_decisions(kind, reference, candidate, self.judging.threshold) if reference else None
+        gate = self._score_gate(info, summary.output, kind) if info else None
+        if gate is not None:
+            kind = dataclasses.replace(kind, gated_by=gate[0], reason=f"{kind.reason}, judged where {gate[0]} decides")
+        decisions = (measure_decisions(kind, reference, candidate, self.judging.threshold, gate and gate[1:])
+                     if reference else None)
         first = next((r for r in reference if r is not None), None)
         summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None)
         return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
+
+    def _score_gate(self, info: ComparisonInfo, output: str, kind: OutputKind) -> tuple[str, list, list] | None:
+        """(gate name, its reference values, its candidate values) for an inferred index output with a score gate."""
+        if kind.kind != "index" or kind.declared:
+            return None
+        stored = self._stored_outputs(info.reference)
+        name = score_gate(output, stored)
+        if name is None:
+            return None
+        return (name, [_numeric(s.get(name)) for s in stored],
+                [_numeric(s.get(name)) for s in self._stored_outputs(info.candidate)])
 
     def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""

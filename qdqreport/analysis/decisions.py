@@ -37,12 +37,16 @@ class Decisions:
 
 
 def measure(kind: OutputKind, reference: Sequence[np.ndarray], candidate: Sequence[np.ndarray],
-            threshold: float) -> Decisions | None:
-    """Decision agreement of *candidate* with *reference* for an output of *kind*; None when not decidable."""
+            threshold: float, gate: tuple[Sequence[np.ndarray], Sequence[np.ndarray]] | None = None) -> Decisions | None:
+    """Decision agreement of *candidate* with *reference* for an output of *kind*; None when not decidable.
+
+    *gate*: the reference and candidate values of kind.gated_by (per-position scores of an index output)."""
     pairs = [(np.asarray(r), np.asarray(c)) for r, c in zip(reference, candidate)
              if r is not None and c is not None and np.shape(r) == np.shape(c)]
     if not pairs:
         return None
+    if kind.kind == "index" and gate is not None:
+        return _gated_index(kind, reference, candidate, gate, threshold)
     judge = _MEASURES.get(kind.kind)
     return judge(kind, pairs, threshold) if judge else None
 
@@ -113,6 +117,24 @@ def _index(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
     per_sample = tuple(float(np.mean(r == c)) if r.size else 1.0 for r, c in pairs)
     text = f"{total - same:,} of {total:,} values differ"
     return Decisions("exact matches", same / max(1, total), total - same, total, len(pairs), per_sample, text, text)
+
+
+def _gated_index(kind: OutputKind, reference: Sequence, candidate: Sequence, gate: tuple, threshold: float
+                 ) -> Decisions | None:
+    """Labels compared only where the gate's score keeps the position (>= threshold) in either stage."""
+    rows = [(np.asarray(r), np.asarray(c), np.asarray(gr), np.asarray(gc))
+            for r, c, gr, gc in zip(reference, candidate, *gate)
+            if r is not None and c is not None and gr is not None and gc is not None]
+    rows = [row for row in rows if row[0].shape == row[1].shape == row[2].shape == row[3].shape]
+    if not rows:
+        return None
+    kept = [(gr >= threshold) | (gc >= threshold) for _, _, gr, gc in rows]
+    differ = [int(np.sum((r != c) & k)) for (r, c, _, _), k in zip(rows, kept)]
+    total, changed = sum(int(k.sum()) for k in kept), sum(differ)
+    per_sample = tuple(1.0 - d / max(1, int(k.sum())) for d, k in zip(differ, kept))
+    text = f"{changed:,} of {total:,} labels differ where {kind.gated_by} ≥ {threshold:g}"
+    return Decisions("exact matches", 1.0 - changed / max(1, total), changed, total, len(rows), per_sample,
+                     text + f" (labels of positions scored below {threshold:g} decide nothing: not compared)", text)
 
 
 def _detections(kind: OutputKind, pairs: list, threshold: float) -> Decisions | None:

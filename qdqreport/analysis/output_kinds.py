@@ -11,12 +11,19 @@ values. The kind decides the measure in analysis/agreement.py:
 | map            | a dense [.., H, W] probability map (segmentation)   | IoU of the binarised maps            |
 | detections     | boxes and scores along one axis (YOLO-style head)   | detections kept/lost, box error      |
 | embedding      | a feature vector compared by similarity             | cosine                               |
-| index          | integer outputs (argmax, CTC indices)               | exact matches                        |
+| index          | integer outputs (argmax, CTC indices)               | exact matches (only where a paired score decides) |
 | state          | recurrent state fed back as an input (internal)     | shown, never the headline            |
 | scalar         | fewer than SMALL values, not probabilities          | relative error                       |
 | tensor         | anything else                                      | cosine, per slice when mixed-scale   |
 
 Inference never guesses a decision threshold; it is one number for the report (default 0.5).
+
+A detector that exports its class decision as two outputs of one shape (PicoDet, NanoDet, end-to-end
+YOLO exports: `score = max(cls)`, `label = argmax(cls)`) has a label for every anchor, kept or not.
+The label of an anchor scored 0.001 decides nothing, and on background anchors it is noise that
+changes under any perturbation (40% of a healthy PicoDet's labels differ, none of its kept ones).
+So an index output with such a *score gate* (score_gate below) is judged only where the score keeps
+the anchor in the reference or the candidate.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ class OutputKind:
     fields_axis: int | None = None  # detections: the axis holding 4 box fields then scores
     score_fields: tuple[int, ...] = ()  # detections: the score fields (reference values within [0, 1])
     objectness: bool = False  # detections: the first score is an objectness that multiplies the class scores
+    gated_by: str | None = None  # index: the output of per-position scores that says which labels are decisions
 
     @property
     def internal(self) -> bool:
@@ -106,6 +114,27 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     if _is_embedding(name, arrays[0].shape, producer_op):
         return OutputKind("embedding", "a feature vector per sample")
     return OutputKind("tensor", "no task semantics recognised")
+
+
+def score_gate(name: str, samples: Sequence[Mapping[str, Any]]) -> str | None:
+    """The output whose scores gate index output *name*: same shape in every sample, float values in [0, 1].
+
+    *samples* are the reference stage's stored outputs (output name -> array). With several candidates,
+    the one named like a score wins; when that does not settle it, there is no gate (no guessing).
+    """
+    arrays = [np.asarray(s[name]) for s in samples if s.get(name) is not None]
+    if not arrays:
+        return None
+    candidates = [other for other in samples[0] if other != name and _gates(other, arrays, samples)]
+    if len(candidates) > 1:
+        candidates = [c for c in candidates if re.search(r"score|conf|prob", c, re.I)]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _gates(other: str, arrays: Sequence[np.ndarray], samples: Sequence[Mapping[str, Any]]) -> bool:
+    scores = [np.asarray(s[other]) for s in samples if s.get(other) is not None]
+    return (len(scores) == len(arrays) and all(g.shape == a.shape and g.dtype.kind == "f" for g, a in zip(scores, arrays))
+            and _within_unit(scores))
 
 
 def _with_layout(kind: OutputKind, samples: Sequence[np.ndarray]) -> OutputKind:
