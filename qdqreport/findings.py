@@ -36,7 +36,8 @@ patterns), the rules it confirms keep their rank and the rules it refutes drop b
 supports, with the measurement quoted in their evidence.
 
 Findings tagged `root_cause` explain a measured divergence; `symptom` locates it (QR001: the first
-stage pair whose outputs do not agree); `deployment` is what the chosen target will reject or change
+stage pair whose outputs do not agree), and so does `localisation` (QR200: the first tensor along the
+graph that diverges), so within a severity both come after the causes they locate; `deployment` is what the chosen target will reject or change
 (own report section, never the cause of a divergence ONNX Runtime itself shows). So when a divergence
 was measured and a root cause or a measured fix of error or warning severity explains it, no
 deployment finding is ranked before that explanation; otherwise a deployment finding keeps its rank by
@@ -47,6 +48,7 @@ number that decided it, and names the most severe other finding.
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 DEPLOYMENT_TAG = "deployment"  # what only the deployment target rejects or changes: its own report section
 SYMPTOM_TAG = "symptom"  # locates a measured divergence without explaining it (QR001)
+LOCALISATION_TAG = "localisation"  # where along the graph the divergence first shows (QR200): it locates, too
 ROOT_CAUSE_TAG = "root_cause"
 FIX_TAG = "fix"  # a measured fix (QR203: excluding these nodes restores the outputs)
 
@@ -128,7 +130,8 @@ class Finding:
         """Deterministic ranking: severity; within a severity, what explains before the symptom it explains (the
         verdict already states the symptom: a list of causes that opens with "the outputs degrade" answers
         nothing); then score x confidence, then rule id and subject."""
-        return (SEVERITY_RANK[self.severity], SYMPTOM_TAG in self.tags, -round(self.score * self.confidence, 6),
+        return (SEVERITY_RANK[self.severity], bool({SYMPTOM_TAG, LOCALISATION_TAG} & set(self.tags)),
+                -round(self.score * self.confidence, 6),
                 self.rule_id, self.subject)
 
 

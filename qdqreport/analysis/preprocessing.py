@@ -25,6 +25,10 @@ REVERSED_GAIN = 0.5
 # is that signature: the data differ, not the preprocessing (QR006 reads the coverage gap).
 SAME_LEVEL = 0.05
 MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sampling noise
+# An inverted input (x -> lo + hi - x: light text on dark where the model reads dark on light) mirrors the
+# evaluation statistics about one pivot: the calibration mean, min and max each sum with the evaluation's
+# mean, max and min to the same number. Within 5% of the evaluation span counts as the same number.
+MIRROR_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class Difference:
     """One preprocessing difference: what it is, the transform that undoes it on the calibration tensor x,
     and the number that shows it."""
 
-    kind: str  # categorical | spread | channels | offset
+    kind: str  # categorical | spread | channels | inverted | offset
     label: str
     expr: str
     factor: float  # calibration/evaluation spread (1.0 unless kind is spread)
@@ -69,9 +73,37 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
                               0.7, flipped / direct)
     if e["std"] > 0 and abs(c["mean"] - e["mean"]) > MEAN_SHIFT_STD * e["std"]:
         delta = c["mean"] - e["mean"]
+        pivot = mirror_pivot(c, e)
+        if pivot is not None:
+            return Difference("inverted", "calibration inverted (light and dark swapped)", f"{pivot:.4g} - x", 1.0,
+                              0.8, abs(delta) / e["std"])
+        if shares_level(c, e):
+            return None  # the same black or white level with other content (photos for documents): QR006's finding
         return Difference("offset", f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
                           abs(delta) / e["std"])
     return None
+
+
+def mirror_pivot(calib: dict[str, float], evaluation: dict[str, float]) -> float | None:
+    """lo + hi when the calibration statistics mirror the evaluation's (x -> lo + hi - x), else None."""
+    span = evaluation["max"] - evaluation["min"]
+    if span <= 0:
+        return None
+    sums = (calib["mean"] + evaluation["mean"], calib["min"] + evaluation["max"], calib["max"] + evaluation["min"])
+    return round(float(np.median(sums)), 6) if max(sums) - min(sums) <= MIRROR_TOLERANCE * span else None
+
+
+def content_differs(calib: dict[str, Any], evaluation: dict[str, Any]) -> float | None:
+    """|Δmean| / evaluation std when the calibration inputs hold other content than the evaluation inputs: means
+    apart by more than MEAN_SHIFT_STD evaluation stds, spreads alike and the same black or white level (no
+    preprocessing step names the difference). None otherwise."""
+    if categorical(evaluation) or categorical(calib) or preprocessing_mismatch(calib, evaluation):
+        return None
+    c, e = calib["overall"], evaluation["overall"]
+    if e["std"] <= 0 or not shares_level(c, e):
+        return None
+    shift = abs(c["mean"] - e["mean"]) / e["std"]
+    return shift if shift > MEAN_SHIFT_STD else None
 
 
 def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:

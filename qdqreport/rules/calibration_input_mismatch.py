@@ -32,12 +32,20 @@ def _images(kind: str):
         evaluation = (images - 0.5) / 0.5  # PaddleOCR: normalise to [-1, 1]
         other = text_images(64, seed=22)  # calibration crops are other crops of the same kind
         calib = {"x255": other * 255.0, "unit": other, "bgr": np.flip((other - .5) / .5, axis=1), "same": (other - .5) / .5,
-                 "dark": (other * 0.3 - .5) / .5}
+                 "dark": (other * 0.3 - .5) / .5, "inverted": (0.5 - other) / .5, "photos": _photos(64, seed=22)}
         b.manifest["inputs"]["calib"] = {"source": "data/calib.npy", "kind": "npy", "samples": 64,
                                          "tensors": [{"name": CLS_INPUT, "shape": [-1, 3, 48, 192], "dtype": "float32"}]}
         b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
         b.artifact("calib_stats", input_stats(CLS_INPUT, calib[kind], "data/calib.npy", per_sample=False))
     return build
+
+
+def _photos(count: int, seed: int) -> np.ndarray:
+    """Photographs instead of documents, preprocessed right ([-1, 1]): mostly mid-tones, black and white kept."""
+    rng = np.random.default_rng(seed)
+    scenes = rng.beta(1.5, 3.0, (count, 3, 1, 1)) + 0.25 * rng.standard_normal((count, 3, 48, 192))
+    scenes[:, :, 0, 0], scenes[:, :, 0, 1] = 0.0, 1.0  # the darkest and brightest pixels of a photo
+    return (np.clip(scenes, 0.0, 1.0) - 0.5) / 0.5
 
 
 def _pm1_calibration_of_a_unit_model(b):
@@ -116,7 +124,9 @@ def _random_log(b):
                 Quiet("uint8 pixels, same channel order", _uint8_images(False)),
                 Fires("first Q range 255x wider than the eval inputs", _range_use(2.0)),
                 Fires("[0,1]-calibrated input fed 0-255 pixels", _range_use(1 / 127, 0.0, 255.0, clipped=0.97)),
+                Fires("calibration inverted (light text on dark)", _images("inverted")),
                 Quiet("other images, same preprocessing", _images("same")),
+                Quiet("photographs for documents, same preprocessing (other content, QR006)", _images("photos")),
                 Quiet("darker images, same preprocessing (a coverage gap, QR006)", _images("dark")),
                 Fires("attention mask all ones in calibration (padding attended)", _tokens("mask1")),
                 Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127)),
@@ -127,11 +137,14 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
 
     With calibration statistics it compares spreads (×255, ÷255, missing [-1,1] or mean/std
-    normalisation), channel means (reversed channel order) and means (offset). Without them it
-    reads how evaluation inputs fill the first QuantizeLinear's range. A spread no known
-    preprocessing step explains, with the same minimum or maximum as the evaluation inputs
-    (black stays black), is darker or brighter content, not preprocessing: this rule stays
-    quiet and QR006 reports the coverage gap. That shared level is the separating evidence.
+    normalisation), channel means (reversed channel order) and means (inverted, offset). Without
+    them it reads how evaluation inputs fill the first QuantizeLinear's range. A spread or a mean
+    offset no known preprocessing step explains, with the same minimum or maximum as the evaluation
+    inputs (black stays black), is other content (darker, brighter, photographs for documents), not
+    preprocessing: this rule stays quiet and QR006 reports it. That shared level is the separating
+    evidence. An inverted input (1 - x) keeps both levels too, but mirrors the statistics: the
+    calibration's mean, minimum and maximum each add up with the evaluation's mean, maximum and
+    minimum to one number (within 5% of the span); that is a step to undo, named here.
     Calibration tensors that are synthetic noise (analysis/calibration_data.py), and any model
     whose ModelOpt log says it calibrated on random data, are QR009's: no rescale fixes noise,
     so this rule stays quiet on them.

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.preprocessing import preprocessing_mismatch
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
@@ -63,7 +65,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     measured outputs agree (the node is INT8, harmlessly here, whatever its own tensor's cosine).
     When many other nodes are INT8 as well, the node's tensor error may be inherited from
     upstream: the confidence is then 0.65, not 0.85, and the finding names the experiment that
-    separates the two (exclude the nodes, collect again).
+    separates the two (exclude the nodes, collect again). When the calibration inputs differ from
+    the evaluation inputs (noise, or a preprocessing step analysis/preprocessing.py names), every
+    range is off and the nodes' error is expected from that: the confidence is at most 0.45 and
+    the finding says to fix the calibration first (QR003 and QR009 then rank above it).
 
     A softmax, sigmoid or layer-norm counts only when its inputs are INT8; its output feeding a
     QuantizeLinear (the next MatMul quantized) is not the node running in INT8.
@@ -96,6 +101,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     # cause stays moderate and the finding names the experiment that separates the two.
     others = max(0, ((ctx.precision or {}).get("counts") or {}).get("quantized_nodes", 0) - len(flagged))
     inherited = others > len(flagged)
+    # Calibration inputs unlike the evaluation inputs (QR003's preprocessing step, QR009's noise) put every range off:
+    # the sensitive nodes' tensor error is then expected, and no longer evidence that they are the cause.
+    upstream = _calibration_differs(ctx)
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     yield rerank(ctx, sensitive_op_quantized.finding(
@@ -104,7 +112,8 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
         # measured outputs absorb (they agree) is harmless here, so it is shown as info.
         severity="error" if collapsed else "warning" if diverged or not outputs_measured else "info",
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
-        confidence=(0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
+        confidence=min((0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
+                       UPSTREAM_CONFIDENCE if upstream else 1.0),
         # Tensor cosine 0.9 on a softmax or head already flips decisions: count it as the whole damage.
         score=max(clamp01((1 - worst) * 10) if worst is not None else 0.2, 0.5 if diverged else 0.0),
         summary=f"{names} run in INT8" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None
@@ -117,12 +126,27 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                   *([Text(f"{others} other nodes are INT8 too, so part of this tensor error may be inherited from "
                           "upstream. Separating evidence: re-quantize with these nodes excluded (the fix below) and "
                           "collect again; if the outputs still diverge, the damage is born upstream (per-layer "
-                          "localisation shows where).")] if inherited and (bad_tensor or diverged) else [])),
+                          "localisation shows where).")] if inherited and (bad_tensor or diverged) else []),
+                  *([Text(f"The calibration inputs differ from the evaluation inputs ({upstream}): every calibrated range "
+                          "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
+                          "collect again before excluding nodes.")] if upstream else [])),
         fixes=(Fix("Re-quantize keeping these nodes in FP16", modelopt_command(ctx, _exclusions(ctx, flagged))),),
         stage=comparison.id if comparison else "", tags=("root_cause",)))
 
 
 HEAD_PATTERNS = ("final_matmul", "head")
+UPSTREAM_CONFIDENCE = 0.45  # the confidence of a node finding whose error a calibration-input mismatch explains
+
+
+def _calibration_differs(ctx: Context) -> str:
+    """What makes the calibration inputs unlike the evaluation inputs ("" when nothing does): noise, or a
+    preprocessing step the statistics name (analysis/calibration_data.py, analysis/preprocessing.py)."""
+    noise = noise_inputs(ctx.calib_stats, ctx.eval_stats)
+    if noise or log_says_random(ctx.modelopt_log):
+        return "calibrated on random noise"
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    named = [n for n in sorted(set(calib) & set(evaluation)) if preprocessing_mismatch(calib[n], evaluation[n])]
+    return f"input {named[0]} is preprocessed differently" if named else ""
 
 
 def _in_int8(sensitive: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> bool:

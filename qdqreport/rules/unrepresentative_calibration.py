@@ -11,7 +11,7 @@ import numpy as np
 from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.preprocessing import categorical, preprocessing_mismatch, shares_level
+from qdqreport.analysis.preprocessing import MEAN_SHIFT_STD, categorical, content_differs, preprocessing_mismatch, shares_level
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
@@ -88,6 +88,16 @@ def _dark_calibration(b):
                                           per_sample=False))
 
 
+def _photo_calibration(b):
+    # Photographs (mid-tones, black and white present) calibrate a model evaluated on white pages of text.
+    _uncertain_samples_noisy(b)
+    rng = np.random.default_rng(46)
+    photos = np.clip(rng.beta(1.5, 3.0, (64, 3, 1, 1)) + 0.25 * rng.standard_normal((64, 3, 48, 192)), 0.0, 1.0)
+    photos[:, :, 0, 0], photos[:, :, 0, 1] = 0.0, 1.0
+    b.artifact("eval_stats", input_stats(CLS_INPUT, (text_images(40, seed=44) - 0.5) / 0.5, "eval.npy"))
+    b.artifact("calib_stats", input_stats(CLS_INPUT, (photos - 0.5) / 0.5, "calib.npy", per_sample=False))
+
+
 def _masks(lengths: list[int], width: int = 128) -> np.ndarray:
     """Attention masks [N, width] with the given numbers of real tokens."""
     return np.array([[1] * n + [0] * (width - n) for n in lengths], dtype=np.int64)
@@ -112,6 +122,7 @@ def _same_length_calibration(b):
       examples=[Fires("3 bright crops of 40 flip their class", _bright_samples_collapse(False)),
                 Fires("calibrated on 4 crops", _four_calibration_crops),
                 Fires("calibrated on dark images only", _dark_calibration),
+                Fires("calibrated on photographs, evaluated on documents", _photo_calibration),
                 Fires("calibration texts of 5-8 tokens, evaluation 12-28", _three_word_calibration),
                 Quiet("calibration sequences as long as the evaluation's", _same_length_calibration),
                 Quiet("a third of the samples collapse: a global problem", _bright_samples_collapse(True)),
@@ -142,6 +153,11 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     the unmodified model already meets the target on the median sample), it says the calibration
     set does not cover them and ranks first (score 0.8, over the refuted layer findings' 0.2).
 
+    Calibration inputs whose mean lies more than one evaluation standard deviation from the
+    evaluation mean, with a similar spread and the same minimum or maximum (so no preprocessing
+    step maps one onto the other: analysis/preprocessing.content_differs), hold other content
+    (photographs calibrating a document model): a warning, scored as a risk when the outputs agree.
+
     Integer inputs (token ids, attention masks) are categories: their value ranges are not
     compared. For a 0/1 input (an attention mask) the share of ones is the share of positions
     holding real tokens: when calibration's is under half the evaluation's, the calibration
@@ -158,6 +174,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     comparison = ctx.comparison("quantization")
     yield from _too_few_samples(ctx)
     yield from _range_not_covered(ctx)
+    yield from _other_content(ctx)
     yield from _shorter_sequences(ctx)
     if comparison is None:
         return
@@ -340,6 +357,41 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                       Text("Separating evidence: both sets keep the same minimum or maximum, so the preprocessing "
                            "agrees (a forgotten ×255 or normalisation would move it, QR003); the content differs.")),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
+
+
+def _other_content(ctx: Context) -> Iterator[Finding]:
+    """Calibration inputs whose mean sits far from the evaluation's at the same black/white level: other content."""
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    diverging = diverging_outputs(ctx, "quantization")
+    for name in sorted(set(calib) & set(evaluation)):
+        shift = content_differs(calib[name], evaluation[name])
+        if shift is None or _range_gap(calib[name], evaluation[name]):
+            continue  # a range the calibration misses is _range_not_covered's finding
+        c, e = calib[name]["overall"], evaluation[name]["overall"]
+        yield Finding(
+            rule_id="QR006", title=f"Calibration inputs unlike the evaluation inputs: input {name} mean {c['mean']:.3g} "
+                                   f"against {e['mean']:.3g}",
+            severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
+            subject=f"content {name}", stage="calibration", tags=("root_cause",),
+            summary=f"The calibration mean of input {name} is {shift:.2g} evaluation standard deviations from the "
+                    "evaluation mean, with the same black or white level and a similar spread: the calibration set holds "
+                    "other content than the inputs the model is evaluated on (other scenes, another domain), so its "
+                    "activation ranges fit that content",
+            evidence=(Metric("|Δmean| / evaluation std", rounded(shift, 3), threshold=f"> {MEAN_SHIFT_STD}"),
+                      Table("Input statistics", ("set", "min", "max", "mean", "std"),
+                            tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean", "std")))
+                                  for label, s in (("calibration", c), ("evaluation", e)))),
+                      Text("Separating evidence: the sets share their minimum or maximum and their spread, so no "
+                           "preprocessing step (×255, normalisation, channel order, inversion: QR003) maps one onto "
+                           "the other; the content differs. If the outputs stay as faithful as a healthy quantization, "
+                           "this is a risk for inputs like the calibration set's rather than today's cause.")),
+            fixes=_fixes(ctx, [], name))
+
+
+def _range_gap(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
+    c, e = calib["overall"], evaluation["overall"]
+    uncovered = (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
+    return uncovered >= UNCOVERED_SPAN
 
 
 def _shorter_sequences(ctx: Context) -> Iterator[Finding]:
