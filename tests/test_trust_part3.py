@@ -77,3 +77,11 @@ def test_the_first_divergence_ranks_after_the_node_where_the_error_is_born():
     _, findings = _ranked("ori_all_convs")
     ids = [f.rule_id for f in findings]
     assert ids[0] == "QR201" and ids.index("QR200") > ids.index("QR201")
+
+
+def test_a_ctc_recogniser_max_probability_is_no_gate():
+    # PP-OCRv4 exports ctc_index (argmax per time step) beside ctc_prob (its max probability): the string is read
+    # from every step, confident or not, so all 384 indices stay compared.
+    ctx, _ = _ranked("rec_healthy_ort_percentile")
+    index = next(s for s in ctx.output_summaries(ctx.comparison("quantization").id) if s.output == "ctc_index")
+    assert index.kind.gated_by is None and index.judgement.headline == "2 of 384 values differ"

@@ -170,7 +170,7 @@ class Context:
         if kind.kind != "index" or kind.declared:
             return None
         stored = self._stored_outputs(info.reference)
-        name = score_gate(output, stored)
+        name = score_gate(output, stored, self.judging.threshold)
         if name is None:
             return None
         return (name, [_numeric(s.get(name)) for s in stored],

@@ -23,7 +23,9 @@ YOLO exports: `score = max(cls)`, `label = argmax(cls)`) has a label for every a
 The label of an anchor scored 0.001 decides nothing, and on background anchors it is noise that
 changes under any perturbation (40% of a healthy PicoDet's labels differ, none of its kept ones).
 So an index output with such a *score gate* (score_gate below) is judged only where the score keeps
-the anchor in the reference or the candidate.
+the anchor in the reference or the candidate. A gate filters: a detector keeps a few anchors of
+thousands. Where the score keeps most positions (a CTC recogniser's max probability per time step
+beside its argmax), every index is a decision (the string is read from all of them) and there is no gate.
 """
 
 from __future__ import annotations
@@ -116,8 +118,12 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     return OutputKind("tensor", "no task semantics recognised")
 
 
-def score_gate(name: str, samples: Sequence[Mapping[str, Any]]) -> str | None:
-    """The output whose scores gate index output *name*: same shape in every sample, float values in [0, 1].
+GATE_MAX_KEPT = 0.5  # a score that keeps more than half of the positions at the threshold is not a filter
+
+
+def score_gate(name: str, samples: Sequence[Mapping[str, Any]], threshold: float) -> str | None:
+    """The output whose scores gate index output *name*: same shape in every sample, float values in [0, 1],
+    keeping at most GATE_MAX_KEPT of the positions at *threshold* (a detector's few kept anchors).
 
     *samples* are the reference stage's stored outputs (output name -> array). With several candidates,
     the one named like a score wins; when that does not settle it, there is no gate (no guessing).
@@ -125,16 +131,16 @@ def score_gate(name: str, samples: Sequence[Mapping[str, Any]]) -> str | None:
     arrays = [np.asarray(s[name]) for s in samples if s.get(name) is not None]
     if not arrays:
         return None
-    candidates = [other for other in samples[0] if other != name and _gates(other, arrays, samples)]
+    candidates = [other for other in samples[0] if other != name and _gates(other, arrays, samples, threshold)]
     if len(candidates) > 1:
         candidates = [c for c in candidates if re.search(r"score|conf|prob", c, re.I)]
     return candidates[0] if len(candidates) == 1 else None
 
 
-def _gates(other: str, arrays: Sequence[np.ndarray], samples: Sequence[Mapping[str, Any]]) -> bool:
+def _gates(other: str, arrays: Sequence[np.ndarray], samples: Sequence[Mapping[str, Any]], threshold: float) -> bool:
     scores = [np.asarray(s[other]) for s in samples if s.get(other) is not None]
     return (len(scores) == len(arrays) and all(g.shape == a.shape and g.dtype.kind == "f" for g, a in zip(scores, arrays))
-            and _within_unit(scores))
+            and _within_unit(scores) and float(np.mean([np.mean(g >= threshold) for g in scores])) <= GATE_MAX_KEPT)
 
 
 def _with_layout(kind: OutputKind, samples: Sequence[np.ndarray]) -> OutputKind:
