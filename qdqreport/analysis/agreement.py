@@ -77,7 +77,8 @@ def levels_table() -> list[tuple[str, str, str]]:
                "threshold decisions": "threshold decisions kept (probabilities; share of values not flipped)",
                "map IoU": "IoU of the maps binarised at the threshold (dense probability maps)",
                "detections": "1 − (lost + extra + moved) / reference detections (detector heads)",
-               "exact matches": "exact matches (integer outputs such as CTC indices; share of values)"}
+               "exact matches": "exact matches (integer outputs such as CTC indices; share of values; a detector's "
+                                "labels only where its score output keeps the detection)"}
     rows = [(meaning.get(measure, measure), f"≥ {agree:g}", f"< {collapse:g}")
             for measure, (agree, collapse) in DECISION_LEVELS.items()]
     return rows + [
