@@ -368,9 +368,9 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
         if shift is None or _range_gap(calib[name], evaluation[name]):
             continue  # a range the calibration misses is _range_not_covered's finding
         c, e = calib[name]["overall"], evaluation[name]["overall"]
-        yield Finding(
-            rule_id="QR006", title=f"Calibration inputs unlike the evaluation inputs: input {name} mean {c['mean']:.3g} "
-                                   f"against {e['mean']:.3g}",
+        yield unrepresentative_calibration.finding(
+            title=f"Calibration inputs unlike the evaluation inputs: input {name} mean {c['mean']:.3g} "
+                  f"against {e['mean']:.3g}",
             severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
             subject=f"content {name}", stage="calibration", tags=("root_cause",),
             summary=f"The calibration mean of input {name} is {shift:.2g} evaluation standard deviations from the "
