@@ -64,6 +64,25 @@ def quantization_run(b, broken: bool) -> None:
         b.stage("ort_qdq", classifier_run(logits, noise=0.01, seed=23))
 
 
+def born_at_bn(b) -> None:
+    """The ×255-calibrated classifier with a BatchNormalization (node 5) that adds -1 dB on FP32 inputs."""
+    quantization_run(b, broken=True)
+    b.artifact("precision_summary", chain_precision()).layers(layer_chain(born_at=5))
+
+
+def healthy_chain(b) -> None:
+    """Every tensor within INT8 noise, every node adding INT8-level noise."""
+    quantization_run(b, broken=False)
+    b.artifact("precision_summary", chain_precision()).layers(layer_chain())
+
+
+def accumulated_only(b) -> None:
+    """born_at_bn's tables with accumulated error only (the local graph failed: no local_* columns)."""
+    rows = [{k: v for k, v in r.items() if not k.startswith("local_")} for r in layer_chain(born_at=5)]
+    quantization_run(b, broken=True)
+    b.layers(rows)
+
+
 def qnode(name: str, tensor: str, clipped: float, used: float, low: float = -0.927, high: float = 0.920) -> dict[str, Any]:
     return {"q_node": name, "tensor": tensor, "kind": "activation", "dtype": "int8", "values": 442368,
             "clipped_share": clipped, "range_used": used, "representable_min": low, "representable_max": high,

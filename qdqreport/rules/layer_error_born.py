@@ -1,0 +1,75 @@
+"""QR201 (layer error born) from the per-layer tables: the nodes that add large error even when fed FP32 inputs."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from qdqreport.analysis.agreement import COLLAPSED
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.layers import LOCAL_BAD_COSINE, error_births, layer_tables
+from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import rounded
+from qdqreport.rules._measured import reranked
+from qdqreport.testing.layer_examples import (accumulated_only, born_at_bn, chain_precision, healthy_chain, layer_chain,
+                                              quantization_run, whatif_trials)
+from qdqreport.wording import plural, verb
+
+
+def _born_at_bn_refuted(b):
+    # The what-if excluded the 12 suspects and stayed far from the target: QR201 stays, as a warning.
+    rows, summary = whatif_trials(reached=False)
+    summary = {**summary, "chosen": {**summary["chosen"], "cosine": 0.73, "top1": 0.53}}
+    quantization_run(b, broken=True)
+    b.artifact("precision_summary", chain_precision()).layers(layer_chain(born_at=5), whatif=rows,
+                                                               whatif_summary=summary)
+
+
+@rule(id="QR201", slug="layer-error-born", title="A node adds large error even when fed FP32 inputs",
+      examples=[Fires("a BatchNormalization adds -1 dB on FP32 inputs", born_at_bn),
+                Fires("the same, refuted by the what-if: a warning that quotes it", _born_at_bn_refuted),
+                Quiet("every node adds INT8-level noise", healthy_chain),
+                Quiet("local error not measured", accumulated_only)])
+def layer_error_born(ctx: Context) -> Iterator[Finding]:
+    """Nodes whose LOCAL error is high: run as quantized in the QDQ graph (input Q/DQ, weight Q/DQ,
+    FP16 precision) on the FP32 model's own input values, their output still has cosine below 0.99.
+
+    Why it matters: accumulated error mixes what a node inherits with what it adds. A node with
+    high local error is where the error is born: its input scale, weight quantization or precision
+    cannot represent what it computes. Nodes after it only inherit the damage.
+
+    Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
+    exclusions, the finding drops to a warning scored under the calibration findings, with a line
+    saying which measurement refuted it ("excluding the 12 suspects from INT8 changed the output
+    cosine from X to Y"); when the what-if confirms them, it keeps its severity and score.
+
+    Fix: exclude the node from quantization (ModelOpt --nodes_to_exclude, command below; QR203
+    says whether the exclusion was measured to restore the outputs), or fix its calibration range.
+    """
+    tables = layer_tables(ctx)
+    if tables is None or not tables.has_local:
+        return
+    births = error_births(tables)
+    if not births:
+        return
+    worst = births[0]
+    nodes = list(dict.fromkeys(r.node for r in births))
+    severe = (worst.local_cosine or 0.0) < COLLAPSED
+    rows = tuple((r.node, r.op_type, r.tensor, rounded(r.local_cosine), rounded(r.local_sqnr_db, 1),
+                  rounded(r.cosine), rounded(r.sqnr_db, 1)) for r in births)
+    severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.6 if severe else 0.4)
+    yield layer_error_born.finding(
+        title=f"Error is born at {worst.node} ({worst.op_type})",
+        severity=severity, confidence=0.85, score=score,
+        subject=";".join(nodes[:5]), stage=tables.comparison_id, tags=("root_cause",),
+        summary=(f"Fed the FP32 model's inputs, {worst.node} still produces cosine {worst.local_cosine:.4f} "
+                 f"(local SQNR {worst.local_sqnr_db:.1f} dB); {plural(len(births), 'node')} {verb(len(births), 'adds')} error below cosine "
+                 f"{LOCAL_BAD_COSINE} on their own."),
+        evidence=(Metric("local cosine", rounded(worst.local_cosine), threshold=f"< {LOCAL_BAD_COSINE}"),
+                  Metric("local SQNR", rounded(worst.local_sqnr_db, 1), "dB"),
+                  Table("Nodes that add error (local = fed FP32 inputs; accumulated = inside the QDQ model)",
+                        ("node", "op type", "tensor", "local cosine", "local SQNR dB", "accumulated cosine",
+                         "accumulated SQNR dB"), rows), *measured),
+        fixes=(Fix(f"Keep {'this node' if len(nodes) == 1 else 'these nodes'} out of INT8 (unmeasured until QR203 "
+                   "confirms it)", modelopt_command(ctx, exclusion_args(nodes[:5]))),))
