@@ -29,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -481,8 +482,10 @@ MODELS = {"cls": "PaddleOCR text-direction classifier (MobileNetV3)", "det": "PP
           "minilm": "MiniLM-L6 sentence encoder (all-MiniLM-L6-v2, transformer)"}
 
 
-def write_labels(selected: list[Case], models: dict[str, str] | None = None, added_for: str = "") -> None:
-    """Label *selected* in corpus/labels.json; a case's "sealed" mark (scripts/seal_corpus.py) and "target" are kept."""
+def write_labels(selected: list[Case], models: dict[str, str] | None = None, added_for: str = "",
+                 onnxruntime_cases: Collection[str] = ()) -> None:
+    """Label *selected* in corpus/labels.json; a case's "sealed" mark (scripts/seal_corpus.py) and "target" are kept,
+    and the cases in *onnxruntime_cases* (ORT-made healthy controls) get "target": "onnxruntime"."""
     CORPUS.mkdir(exist_ok=True)
     path = CORPUS / "labels.json"
     labels = json.loads(path.read_text()) if path.exists() else {}
@@ -494,6 +497,8 @@ def write_labels(selected: list[Case], models: dict[str, str] | None = None, add
                            **({"pending": case.pending} if case.pending else {}),
                            **({"added_for": case.added_for or added_for} if case.added_for or added_for else {}),
                            **kept}
+        if case.id in onnxruntime_cases:
+            labels[case.id]["target"] = "onnxruntime"
     path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

@@ -39,7 +39,6 @@ Models and data go to build/corpus-work/.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -50,7 +49,7 @@ from PIL import Image, ImageDraw, ImageFont
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_corpus_part2 as part2  # noqa: E402
-from make_corpus import CORPUS, WORK, Case, write_labels  # noqa: E402
+from make_corpus import WORK, Case, write_labels  # noqa: E402
 from make_corpus_part2 import box_iou, ori_preprocess, ori_rgb, q  # noqa: E402
 
 THIRD_PART = "sealed part 3 (2026-11-24)"  # scripts/corpus_score.py's THIRD_PART
@@ -506,13 +505,7 @@ def main() -> int:
 
 
 def write_part3_labels(selected: list[Case]) -> None:
-    write_labels(selected, models=MODELS, added_for=THIRD_PART)
-    path = CORPUS / "labels.json"
-    labels = json.loads(path.read_text(encoding="utf-8"))
-    for case in selected:
-        if case.id in TARGET_ORT:
-            labels[case.id]["target"] = "onnxruntime"
-    path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_labels(selected, models=MODELS, added_for=THIRD_PART, onnxruntime_cases=TARGET_ORT)
 
 
 if __name__ == "__main__":

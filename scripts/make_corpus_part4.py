@@ -41,7 +41,6 @@ build/corpus-work/.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -51,7 +50,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_corpus_part2 as part2  # noqa: E402
-from make_corpus import CORPUS, WORK, Case, collect, write_labels  # noqa: E402
+from make_corpus import WORK, Case, collect, write_labels  # noqa: E402
 
 FOURTH_PART = "sealed part 4 (2026-11-24)"  # scripts/corpus_score.py's FOURTH_PART
 MODELS = {"bp": "basic-pitch audio-to-MIDI transcriber (constant-Q front end, CNN, note/onset/contour sigmoid maps)",
@@ -475,13 +474,7 @@ def main() -> int:
 
 
 def write_part4_labels(selected: list[Case]) -> None:
-    write_labels(selected, models=MODELS, added_for=FOURTH_PART)
-    path = CORPUS / "labels.json"
-    labels = json.loads(path.read_text(encoding="utf-8"))
-    for case in selected:
-        if case.id in TARGET_ORT:
-            labels[case.id]["target"] = "onnxruntime"
-    path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_labels(selected, models=MODELS, added_for=FOURTH_PART, onnxruntime_cases=TARGET_ORT)
 
 
 if __name__ == "__main__":
