@@ -337,8 +337,7 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
         per_sample = evaluation[name].get("per_sample") or []
         margin = 0.01 * (c["max"] - c["min"])
         beyond = [i for i, s in enumerate(per_sample) if s["min"] < c["min"] - margin or s["max"] > c["max"] + margin]
-        uncovered = (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
-        if (not per_sample or len(beyond) / len(per_sample) < OUT_OF_RANGE_SHARE or uncovered < UNCOVERED_SPAN
+        if (not per_sample or len(beyond) / len(per_sample) < OUT_OF_RANGE_SHARE or _uncovered(c, e) < UNCOVERED_SPAN
                 or not shares_level(c, e) or preprocessing_mismatch(calib[name], evaluation[name])):
             continue  # a known preprocessing step explains the ranges: QR003's finding, not a coverage gap
         yield unrepresentative_calibration.finding(
@@ -365,9 +364,9 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
     diverging = diverging_outputs(ctx, "quantization")
     for name in sorted(set(calib) & set(evaluation)):
         shift = content_differs(calib[name], evaluation[name])
-        if shift is None or _range_gap(calib[name], evaluation[name]):
-            continue  # a range the calibration misses is _range_not_covered's finding
         c, e = calib[name]["overall"], evaluation[name]["overall"]
+        if shift is None or _uncovered(c, e) >= UNCOVERED_SPAN:
+            continue  # a range the calibration misses is _range_not_covered's finding
         yield unrepresentative_calibration.finding(
             title=f"Calibration inputs unlike the evaluation inputs: input {name} mean {c['mean']:.3g} "
                   f"against {e['mean']:.3g}",
@@ -388,10 +387,9 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
             fixes=_fixes(ctx, [], name))
 
 
-def _range_gap(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
-    c, e = calib["overall"], evaluation["overall"]
-    uncovered = (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
-    return uncovered >= UNCOVERED_SPAN
+def _uncovered(c: dict[str, float], e: dict[str, float]) -> float:
+    """The share of the evaluation span [e.min, e.max] that the calibration range [c.min, c.max] misses."""
+    return (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
 
 
 def _shorter_sequences(ctx: Context) -> Iterator[Finding]:
