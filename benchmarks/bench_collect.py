@@ -55,6 +55,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from make_big_model import make, smooth_images  # benchmarks/ is on sys.path: the scripts run from there
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "build" / "corpus-work"
@@ -118,8 +119,6 @@ def main() -> int:
         if family == "det":
             _prepare_det(args.det_model)
         elif family == "big" and not all(p.exists() for p in FAMILIES["big"]):
-            from make_big_model import make
-
             make(BENCH)
         elif family in CORPUS_RECIPES:
             _prepare_corpus_family(family, args.wheels, args.images or args.wheels / "skimage" / "data")
@@ -205,7 +204,7 @@ def _prepare_det(model: Path | None) -> None:
     BENCH.mkdir(parents=True, exist_ok=True)
     onnx.save(onnx.load(str(model)), str(fp32))
     name = onnx.load(str(fp32), load_external_data=False).graph.input[0].name
-    images = _smooth_images(64, 160)
+    images = smooth_images(64, 160)
     np.savez(data, **{name: images})
 
     class Reader(CalibrationDataReader):
@@ -236,15 +235,6 @@ def _prepare_corpus_family(family: str, wheels: Path, images: Path) -> None:
     corpus.prepare(wheels, images, {family})
     ops, nodes = CORPUS_RECIPES[family]
     corpus.ort_static(family, f"{family}_calib.npz", f"{family}_sym.onnx", True, ops, "minmax", nodes)
-
-
-def _smooth_images(count: int, size: int) -> np.ndarray:
-    """Low-frequency random RGB images in [0, 1], ImageNet-normalised, NCHW float32."""
-    rng = np.random.default_rng(0)
-    coarse = rng.random((count, 3, 10, 10))
-    images = np.kron(coarse, np.ones((1, 1, size // 10, size // 10)))
-    mean, std = np.array([0.485, 0.456, 0.406])[:, None, None], np.array([0.229, 0.224, 0.225])[:, None, None]
-    return ((images - mean) / std).astype(np.float32)
 
 
 def _machine() -> str:

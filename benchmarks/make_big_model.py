@@ -87,7 +87,7 @@ def make(out: Path, size: int = 160) -> None:
     out.mkdir(parents=True, exist_ok=True)
     fp32, qdq = out / "big_fp32.onnx", out / "big_int8.onnx"
     build(fp32, size)
-    images = _smooth_images(64, size)
+    images = smooth_images(64, size)
     np.savez(out / "big_eval.npz", images=images)
 
     class Reader(CalibrationDataReader):
@@ -103,7 +103,8 @@ def make(out: Path, size: int = 160) -> None:
                     extra_options={"ActivationSymmetric": True, "WeightSymmetric": True})
 
 
-def _smooth_images(count: int, size: int) -> np.ndarray:
+def smooth_images(count: int, size: int) -> np.ndarray:
+    """Low-frequency random RGB images in [0, 1], ImageNet-normalised, NCHW float32 (also bench_collect's det inputs)."""
     rng = np.random.default_rng(0)
     coarse = rng.random((count, 3, 10, 10))
     images = np.kron(coarse, np.ones((1, 1, size // 10, size // 10)))
