@@ -306,7 +306,10 @@ def test_read_only_output_folders_give_one_line_and_write_nothing(shared_tmp: Pa
     # First as ourselves into writable folders: the same code runs, so every lazy import is done
     # before we drop to nobody (who may not read the Python installation under /root).
     assert main(collect_args(shared_tmp / "warm")) == 0
-    assert main(["report", str(SAMPLE), "-o", str(shared_tmp / "report")]) == 0
+    # nobody reads the bundle from a folder it may enter: a checkout under a 0700 folder (a fresh clone in
+    # `mktemp -d`) would make the report fail on reading the bundle, before the write this test is about.
+    bundle = Path(shutil.copytree(SAMPLE, shared_tmp / "bundle"))
+    assert main(["report", str(bundle), "-o", str(shared_tmp / "report")]) == 0
     capsys.readouterr()
     read_only = shared_tmp / "ro"
     read_only.mkdir()
@@ -318,7 +321,7 @@ def test_read_only_output_folders_give_one_line_and_write_nothing(shared_tmp: Pa
         assert not os.access(read_only, os.W_OK, effective_ids=True)
         collect_code = main(collect_args(read_only / "b"))
         collect_line = one_error_line(capsys)
-        report_code = main(["report", str(SAMPLE), "-o", str(read_only / "report")])
+        report_code = main(["report", str(bundle), "-o", str(read_only / "report")])
         report_line = one_error_line(capsys)
     assert collect_code == 2 and f"{read_only / 'b'}: cannot write: Permission denied" in collect_line
     assert report_code == 2 and f"{read_only / 'report'}: cannot write: Permission denied" in report_line

@@ -61,11 +61,13 @@ def _bytecode_cache() -> BytecodeCache | None:
         return None
 
 
+# auto_reload=False: the templates ship with the package and do not change during a run, so a template loaded once
+# is not stat-ed again on every render (a second report in one process, or one run as another user, reads no file).
 @lru_cache(maxsize=None)
 def html_env() -> Environment:
     """Autoescaping on: every node name and error text in the HTML is escaped unless marked safe."""
     env = Environment(loader=_loader(), autoescape=True, undefined=StrictUndefined, bytecode_cache=_bytecode_cache(),
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False)
     env.filters.update(FILTERS)
     return env
 
@@ -74,6 +76,6 @@ def html_env() -> Environment:
 def markdown_env() -> Environment:
     """No autoescaping (the output is Markdown): templates pass user strings through the `md` filter."""
     env = Environment(loader=_loader(), autoescape=False, undefined=StrictUndefined, bytecode_cache=_bytecode_cache(),
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, auto_reload=False)
     env.filters.update(MARKDOWN_FILTERS)
     return env
