@@ -31,6 +31,13 @@ def test_kinds_of_real_outputs(case, output, inputs, kind):
     assert infer_kind(output, _reference(case, output), input_names=inputs).kind == kind
 
 
+def test_tensorflow_output_names_are_not_recurrent_state():
+    # tf2onnx names every output of a Keras model "StatefulPartitionedCall:N": a word containing "state" is no state.
+    maps = _reference("det_healthy_neck_entropy", "sigmoid_0.tmp_0")
+    assert infer_kind("StatefulPartitionedCall:1", maps, input_names=("input_2",)).kind == "map"
+    assert infer_kind("stateN", maps, input_names=("input", "state")).kind == "state"
+
+
 def test_yolox_head_has_an_objectness_before_its_class_score():
     kind = infer_kind("output", _reference("yolo_healthy_ort_percentile", "output"))
     assert kind.fields_axis == 2 and kind.score_fields == (4, 5) and kind.objectness

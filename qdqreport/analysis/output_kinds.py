@@ -43,7 +43,9 @@ SMALL = 8
 BOX_FIELDS = 4
 MAX_DETECTION_FIELDS = 1024
 # Names recurrent models give the state they return (LSTM/GRU h/c, KV caches, "stateN").
-_STATE_NAME = re.compile(r"state|hidden|cache|present|past_key|(^|[_./])[hc]_?n($|[_./])", re.I)
+# "state" as a word ("stateN", "state_out", "hidden_states"), not inside another one: TensorFlow exports name every
+# output "StatefulPartitionedCall:N", and those are the model's outputs, not a state it takes back.
+_STATE_NAME = re.compile(r"state(?!(?-i:[a-rt-z]))|hidden|cache|present|past_key|(^|[_./])[hc]_?n($|[_./])", re.I)
 _STATE_SUFFIXES = {"n", "out", "new", "next"}
 _EMBEDDING_NAME = re.compile(r"embed|feature|pool|vector|sentence", re.I)
 _LOGITS_NAME = re.compile(r"logit|class|cls|label|score", re.I)
