@@ -38,6 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from corpus_inputs import _crop, cls_sets, det_preprocess, det_rgb  # noqa: E402
+import label_targets  # noqa: E402  (the recipe's deployment target of each case)
 
 WORK = ROOT / "build" / "corpus-work"
 CORPUS = ROOT / "corpus"
@@ -485,7 +486,8 @@ MODELS = {"cls": "PaddleOCR text-direction classifier (MobileNetV3)", "det": "PP
 def write_labels(selected: list[Case], models: dict[str, str] | None = None, added_for: str = "",
                  onnxruntime_cases: Collection[str] = ()) -> None:
     """Label *selected* in corpus/labels.json; a case's "sealed" mark (scripts/seal_corpus.py) and "target" are kept,
-    and the cases in *onnxruntime_cases* (ORT-made healthy controls) get "target": "onnxruntime"."""
+    and the cases in *onnxruntime_cases* (ORT-made healthy controls) get "target": "onnxruntime"; then every case
+    whose bundle holds int32 bias DequantizeLinear nodes gets its recipe's target (scripts/label_targets.py)."""
     CORPUS.mkdir(exist_ok=True)
     path = CORPUS / "labels.json"
     labels = json.loads(path.read_text()) if path.exists() else {}
@@ -499,6 +501,7 @@ def write_labels(selected: list[Case], models: dict[str, str] | None = None, add
                            **kept}
         if case.id in onnxruntime_cases:
             labels[case.id]["target"] = "onnxruntime"
+    label_targets.apply(labels, CORPUS)  # the recipe's target, read from each collected bundle (label_targets.py)
     path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

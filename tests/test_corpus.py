@@ -191,3 +191,17 @@ def test_scorer_counts_a_miss(scores):
 
     wrong = score_case(CORPUS, case.case, {**load_labels(CORPUS)[case.case], "expected_rules": ["QR999"]})
     assert wrong.rank is None and not wrong.top3
+
+
+def test_every_case_is_judged_for_the_runtime_its_recipe_was_made_for():
+    """scripts/label_targets.py's rule holds on every label: a QDQ model with int32 bias DequantizeLinear nodes
+    (onnxruntime's quantize_static recipe) is judged --target onnxruntime, unless its cause is what TensorRT will not
+    honour (5), which is judged for TensorRT; and the rule has cases of both kinds to hold on."""
+    import label_targets
+
+    labels = load_labels(CORPUS)
+    assert label_targets.apply(json.loads(json.dumps(labels)), CORPUS) == 0, "run python scripts/label_targets.py"
+    with_bias = {c for c in labels if label_targets.has_int32_bias(CORPUS / c)}
+    assert {labels[c].get("target", "tensorrt") for c in with_bias} == {"onnxruntime", "tensorrt"}
+    assert all(labels[c].get("target", "tensorrt") == "tensorrt" for c in with_bias
+               if labels[c]["cause"]["number"] == label_targets.TENSORRT_CAUSE)
