@@ -38,7 +38,9 @@ supports, with the measurement quoted in their evidence.
 Findings tagged `root_cause` explain a measured divergence; `symptom` locates it (QR001: the first
 stage pair whose outputs do not agree), and so does `localisation` (QR200: the first tensor along the
 graph that diverges), so within a severity both come after the causes they locate; `deployment` is what the chosen target will reject or change
-(own report section, never the cause of a divergence ONNX Runtime itself shows). So when a divergence
+(own report section, never the cause of a divergence ONNX Runtime itself shows), so within a severity it comes
+after the causes and before a bare symptom (under `--target onnxruntime` TensorRT's objections are info notes, listed
+after any info finding about the model itself). So when a divergence
 was measured and a root cause or a measured fix of error or warning severity explains it, no
 deployment finding is ranked before that explanation; otherwise a deployment finding keeps its rank by
 severity (a TensorRT parser error is then the first thing to fix). The verdict leads
@@ -129,8 +131,11 @@ class Finding:
     def rank_key(self) -> tuple:
         """Deterministic ranking: severity; within a severity, what explains before the symptom it explains (the
         verdict already states the symptom: a list of causes that opens with "the outputs degrade" answers
-        nothing); then score x confidence, then rule id and subject."""
-        return (SEVERITY_RANK[self.severity], bool({SYMPTOM_TAG, LOCALISATION_TAG} & set(self.tags)),
+        nothing), and a cause before what only the deployment runtime would reject or change (a finding about the
+        measured model before a note about the runtime; a rejection still comes before a bare symptom, which
+        explains nothing); then score x confidence, then rule id and subject."""
+        tags = set(self.tags)
+        return (SEVERITY_RANK[self.severity], bool({SYMPTOM_TAG, LOCALISATION_TAG} & tags), DEPLOYMENT_TAG in tags,
                 -round(self.score * self.confidence, 6),
                 self.rule_id, self.subject)
 

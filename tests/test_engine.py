@@ -71,6 +71,21 @@ def test_a_deployment_finding_never_outranks_the_explanation_of_a_measured_diver
         == ["QR004", "QR001", "QR002"]
 
 
+def test_within_a_severity_a_deployment_note_comes_after_the_causes_and_before_a_bare_symptom():
+    from dataclasses import replace
+
+    from qdqreport.findings import rank_findings
+
+    # Under --target onnxruntime, TensorRT's objections are info notes: an info finding about the measured model
+    # (here a weak sensitive-node hint, scored lower) still comes first (cap_head_int8 ranked the note first).
+    note = replace(_tagged("QR004", "info", "deployment"), score=0.1)
+    hint = replace(_tagged("QR002", "info", "root_cause"), score=0.01)
+    assert [f.rule_id for f in rank_findings([note, hint])] == ["QR002", "QR004"]
+    # A rejection of the same severity as a symptom still comes before it: the symptom explains nothing.
+    assert [f.rule_id for f in rank_findings([_tagged("QR001", "error", "symptom"),
+                                              _tagged("QR004", "error", "deployment")])] == ["QR004", "QR001"]
+
+
 def test_findings_json_order_on_a_real_bundle_where_only_tensorrt_objects():
     # cls_ort_uint8 (unsealed): ONNX Runtime's uint8 recipe degrades the outputs a little, nothing explains it,
     # and TensorRT would not honour its zero-points: the deployment error comes first.
