@@ -108,7 +108,7 @@ def cases() -> list[Case]:
         Case("cls_head_int8", "cls", 4, ("QR002",), "onnxruntime quantize_static, symmetric signed INT8, only the "
              "final MatMul (the classifier head) quantized", "cls_ort_head.onnx", "cls_calib.npy",
              make=[(ort, "cls_fp32.onnx", "cls_calib.npy", "cls_ort_head.onnx", True, ["MatMul"])]),
-        Case("cls_ort_uint8", "cls", 5, ("QR004",), "onnxruntime quantize_static defaults: asymmetric UINT8 activations "
+        Case("cls_ort_uint8", "cls", 5, ("QR004", "QR012"), "onnxruntime quantize_static defaults: asymmetric UINT8 activations "
              "(Conv only, so the head is not a second cause)", "cls_ort_u8.onnx", "cls_calib.npy",
              make=[(ort, "cls_fp32.onnx", "cls_calib.npy", "cls_ort_u8.onnx", False, ["Conv"])]),
         Case("cls_pair_scales_differ", "cls", 5, ("QR004",), "the healthy ModelOpt model edited by hand: three "
@@ -160,7 +160,7 @@ def cases() -> list[Case]:
              "the same model with its float part in FP32 (collect's control, and ModelOpt --high_precision_dtype fp32 "
              "or --op_types_to_exclude_fp16 BatchNormalization) keeps the map at cosine 0.72",
              "det_int8.onnx", "det_calib.npy", make=[(mo, "det_fp32.onnx", "det_calib.npy", "det_int8.onnx", [])]),
-        Case("det_ort_uint8", "det", 5, ("QR004",), "neck INT8 with onnxruntime's defaults: asymmetric UINT8 activations",
+        Case("det_ort_uint8", "det", 5, ("QR004", "QR012"), "neck INT8 with onnxruntime's defaults: asymmetric UINT8 activations",
              "det_neck_u8.onnx", "det_calib.npy", make=[(ort, "det_fp32.onnx", "det_calib.npy", "det_neck_u8.onnx", False, NECK)]),
         # No other model at hand overflows FP16 (classifier, recogniser and MiniLM stay far below 65504): l2net is the
         # smallest honest one that does, an activation this time (det_fp16_default's overflow is a constant).
@@ -237,7 +237,7 @@ def minilm_cases() -> list[Case]:
         Case("lm_last_matmul_int8", "minilm", 4, ("QR002",), "the healthy onnxruntime recipe plus the last MatMul "
              "before the pooling (layer 5's FFN down-projection)", "lm_ort_last.onnx", calib,
              make=[(ort, fp32, calib, "lm_ort_last.onnx", True, LM_WEIGHTS_LAST)]),
-        Case("lm_ort_uint8", "minilm", 5, ("QR004",), "the healthy onnxruntime node selection with quantize_static's "
+        Case("lm_ort_uint8", "minilm", 5, ("QR004", "QR012"), "the healthy onnxruntime node selection with quantize_static's "
              "defaults: asymmetric UINT8 activations", "lm_ort_u8.onnx", calib,
              make=[(ort, fp32, calib, "lm_ort_u8.onnx", False, LM_WEIGHTS)]),
     ]

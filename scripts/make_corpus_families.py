@@ -67,7 +67,7 @@ def family_cases(model: str, conv_ops: list[str], x255: tuple[str, str], head: t
         Case(f"{model}_healthy_ort_percentile", model, 0, (), "the same with percentile calibration (99.999%)",
              f"{model}_sym_pct.onnx", calib,
              make=[q(model, calib, f"{model}_sym_pct.onnx", SYM, conv_ops, "percentile")]),
-        Case(f"{model}_ort_uint8", model, 5, ("QR004",), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
+        Case(f"{model}_ort_uint8", model, 5, ("QR004", "QR012"), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
              f"activations ({ops})", f"{model}_u8.onnx", calib,
              make=[q(model, calib, f"{model}_u8.onnx", DEFAULT, conv_ops)]),
         Case(f"{model}_calib_scale", model, 1, ("QR003",), f"the healthy symmetric recipe calibrated on {x255[1]}",

@@ -302,7 +302,7 @@ def cap_cases() -> list[Case]:
              "per-channel weights, Convs only, extra_options QuantizeBias=False: biases stay float (no int32 bias "
              "DequantizeLinear), every zero-point 0: a model TensorRT takes as it is (target tensorrt)",
              "cap_sym_nobias.onnx", c, make=[q("cap", c, "cap_sym_nobias.onnx", True, conv, quantize_bias=False)]),
-        Case("cap_ort_uint8", "cap", 5, ("QR004",), "onnxruntime quantize_static defaults: asymmetric UINT8 "
+        Case("cap_ort_uint8", "cap", 5, ("QR004", "QR012"), "onnxruntime quantize_static defaults: asymmetric UINT8 "
              "activations (Convs only)", "cap_u8.onnx", c, make=[q("cap", c, "cap_u8.onnx", False, conv)]),
         Case("cap_calib_pm1", "cap", 1, ("QR003",), "the healthy symmetric recipe calibrated on captchas normalised "
              "to [-1, 1] ((x/255 - 0.5)/0.5, PaddleOCR's habit; ddddocr feeds x/255 in [0, 1])",
@@ -348,7 +348,7 @@ def ori_cases() -> list[Case]:
              "weights, the last 8 Convs only: no bias is quantized (the Convs have none) and every zero-point is 0, "
              "a model TensorRT takes as it is (target tensorrt)", "ori_last8.onnx", c,
              make=[q("ori", c, "ori_last8.onnx", True, tail, nodes=ORI_TAIL8)]),
-        Case("ori_ort_uint8", "ori", 5, ("QR004",), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
+        Case("ori_ort_uint8", "ori", 5, ("QR004", "QR012"), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
              f"activations ({what})", "ori_u8.onnx", c, make=[q("ori", c, "ori_u8.onnx", False, tail, nodes=ORI_TAIL)]),
         Case("ori_calib_unit", "ori", 1, ("QR003",), "the healthy symmetric recipe calibrated on crops scaled to "
              "[0, 1] only: the ImageNet mean/std normalisation forgotten", "ori_unit.onnx", "ori_calib_unit.npz",

@@ -406,7 +406,7 @@ def lay_cases() -> list[Case]:
              f"DequantizeLinear), every zero-point 0: a model TensorRT takes as it is (target tensorrt)",
              "lay_sym_nobias.onnx", c, make=[q("lay", c, "lay_sym_nobias.onnx", True, conv, nodes=LAY_BODY,
                                                quantize_bias=False)]),
-        Case("lay_ort_uint8", "lay", 5, ("QR004",), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
+        Case("lay_ort_uint8", "lay", 5, ("QR004", "QR012"), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
              f"activations ({what})", "lay_u8.onnx", c, make=[q("lay", c, "lay_u8.onnx", False, conv, nodes=LAY_BODY)]),
         Case("lay_calib_unit", "lay", 1, ("QR003",), "the healthy symmetric recipe calibrated on the same pages scaled "
              "to [0, 1] only: the ImageNet mean/std normalisation forgotten", "lay_unit.onnx", "lay_calib_unit.npz",

@@ -221,7 +221,7 @@ def bp_cases() -> list[Case]:
              f"weights, {what}, extra_options QuantizeBias=False: biases stay float (no int32 bias DequantizeLinear), "
              f"every zero-point 0: a model TensorRT takes as it is (target tensorrt)", "bp_sym_nobias.onnx", c,
              make=[q("bp", c, "bp_sym_nobias.onnx", conv, BP_BODY, quantize_bias=False)]),
-        Case("bp_ort_uint8", "bp", 5, ("QR004",), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
+        Case("bp_ort_uint8", "bp", 5, ("QR004", "QR012"), f"onnxruntime quantize_static defaults: asymmetric UINT8 "
              f"activations ({what})", "bp_u8.onnx", c,
              make=[q("bp", c, "bp_u8.onnx", conv, BP_BODY, activation="uint8", symmetric=False)]),
         Case("bp_random_calib", "bp", 2, ("QR009",), "the healthy symmetric recipe calibrated on standard-normal "
