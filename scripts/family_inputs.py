@@ -83,17 +83,19 @@ def speech_like(seconds: float, seed: int) -> np.ndarray:
     return (0.3 * voiced * envelope + 0.01 * rng.standard_normal(t.size)).astype(np.float32)
 
 
-def vad_feeds(fp32: Path, seeds: tuple[int, ...], seconds: float, scale: float = 1.0) -> dict[str, np.ndarray]:
+def vad_feeds(fp32: Path, seeds: tuple[int, ...], seconds: float, scale: float = 1.0,
+              audio_of=None) -> dict[str, np.ndarray]:
     """A streaming VAD's feeds over synthetic audio: chunk+context, the FP32 model's own state; samples stacked.
 
-    *scale* multiplies the audio the model sees (32768: int16 PCM values fed without dividing by 32768).
+    *scale* multiplies the audio the model sees (32768: int16 PCM values fed without dividing by 32768);
+    *audio_of(seconds, seed)* makes each seed's audio (default speech_like).
     """
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
     inputs, states = [], []
     for seed in seeds:
-        audio = speech_like(seconds, seed) * scale
+        audio = (audio_of or speech_like)(seconds, seed) * scale
         state, context = np.zeros((2, 1, 128), np.float32), np.zeros(CONTEXT, np.float32)
         for start in range(0, audio.size - CHUNK + 1, CHUNK):
             chunk = audio[start:start + CHUNK]
