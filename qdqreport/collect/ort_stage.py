@@ -1,5 +1,13 @@
 """ONNX Runtime stages, run through Polygraphy's OnnxrtRunner (the runner Polygraphy users know).
 
+The runner creates and activates the session; each sample is run by that session's own
+`run(None, feed)`, the call OnnxrtRunner.infer makes, named by the session's outputs as infer names
+them, so the outputs are the ones `runner.infer(feed)` returns. What is left out is infer's Python
+around that call: for every input of every sample it asks whether the array is a PyTorch tensor,
+which looks for the torch package on sys.path each time (importlib.util.find_spec) and, where torch
+is installed, imports it on the first call. On a 0.2 ms model that came to more than the inference
+(0.3 ms per call; issue 12, docs/BENCHMARKS.md). The stage details say so (`inference`).
+
 A stage that cannot start or that raises on a sample is recorded as failed with its error;
 the other stages go on, and the bundle is still written.
 
@@ -24,6 +32,8 @@ import numpy as np
 from qdqreport.errors import InputError
 
 Feed = dict[str, np.ndarray]
+# How each sample runs (stage details `inference`): the runner's session, as OnnxrtRunner.infer calls it.
+INFERENCE = "OnnxrtRunner.sess.run(None, feed), as OnnxrtRunner.infer calls it, without its per-call PyTorch check"
 
 
 @dataclass
@@ -36,6 +46,7 @@ class OrtStage:
     log: list[str] = field(default_factory=list)
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    _names: tuple[str, ...] = ()  # the session's output names, in its order (what infer names its outputs by)
 
     @property
     def active(self) -> bool:
@@ -49,8 +60,9 @@ class OrtStage:
         try:
             # Every feed was checked against both models before any run (inputs.check_feed); Polygraphy's own
             # check would refuse an input whose model declares no shape at all, which ONNX Runtime accepts.
-            outputs = self.runner.infer(feed, check_inputs=False)
-            result = {name: np.asarray(value) for name, value in outputs.items()}  # ORT returns fresh arrays: no copy
+            # OnnxrtRunner.infer's call (the module docstring): feeds are NumPy arrays, which it passes as they are.
+            values = self.runner.sess.run(None, feed)
+            result = {name: np.asarray(value) for name, value in zip(self._names, values)}  # fresh arrays: no copy
         except Exception as exc:
             self.fail(f"sample {index}: {type(exc).__name__}: {_first_line(exc)}")
             return None
@@ -94,8 +106,9 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
         stage.fail(f"session creation failed: {type(exc).__name__}: {_first_line(exc)}")
         return stage
     stage.runner = runner
+    stage._names = tuple(node.name for node in runner.sess.get_outputs())
     stage.details = {"providers": list(runner.sess.get_providers()), "runner": "polygraphy.OnnxrtRunner",
-                     **thread_details()}
+                     "inference": INFERENCE, **thread_details()}
     stage.log.append(f"INFO session created with providers {stage.details['providers']}")
     return stage
 
