@@ -62,6 +62,29 @@ def structure_summary(values: list[float | None]) -> dict[str, Any]:
     return {**summary, "mean": float(np.mean(measured)), "min": float(min(measured)), "max": float(max(measured))}
 
 
+def channel_correlation(values: np.ndarray, channel_axis: int = 1) -> float | None:
+    """The lowest Pearson correlation between two channels of one sample (values: batch-first, channels on
+    *channel_axis*), each channel taken over all its values.
+
+    A colour photo's R, G and B correlate at ~0.8-0.99, never exactly 1; an image loaded in greyscale and
+    repeated into three channels correlates at 1.0 however each channel was then normalised (an affine map per
+    channel keeps a correlation). None for fewer than 2 or more than 4 channels (not colour) or a constant one."""
+    if values.ndim < 3 or not 2 <= values.shape[channel_axis] <= 4:
+        return None
+    flat = np.moveaxis(values, channel_axis, 0).reshape(values.shape[channel_axis], -1)
+    centred = flat - flat.mean(axis=1, keepdims=True)
+    norms = np.sqrt(np.einsum("ij,ij->i", centred, centred))
+    if not np.all(norms > 0) or not np.all(np.isfinite(norms)):
+        return None
+    correlation = (centred @ centred.T) / np.outer(norms, norms)
+    return float(np.clip(correlation[np.triu_indices(len(flat), 1)].min(), -1.0, 1.0))
+
+
+def correlation_summary(values: list[float | None]) -> dict[str, Any]:
+    """The per-sample lowest channel correlations summarised, as structure_summary does for the structure."""
+    return {**structure_summary(values), "measure": "min_channel_correlation", "axis": 1}
+
+
 @dataclass(frozen=True)
 class NoiseVerdict:
     """The judgement for one model input: noise or not, which test decided, and the numbers it read."""

@@ -29,6 +29,13 @@ MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sa
 # evaluation statistics about one pivot: the calibration mean, min and max each sum with the evaluation's
 # mean, max and min to the same number. Within 5% of the evaluation span counts as the same number.
 MIRROR_TOLERANCE = 0.05
+# A greyscale calibration set (images loaded as grey, then repeated into three channels) has channels that are
+# affine copies of one another in every sample: correlation 1 within float rounding, whatever per-channel
+# normalisation followed. Colour JPEGs of grey pages reach 0.99999 (corpus layout pages), never 1 - 1e-6.
+GREY_CORRELATION = 1 - 1e-6
+# ... and the evaluation must have colour: some evaluation sample's channels correlate below this (crops of
+# greyscale text lines correlate at 1.0 in both sets, and nothing is then said).
+COLOUR_EVAL = 0.99
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,9 @@ class Difference:
     expr: str
     factor: float  # calibration/evaluation spread (1.0 unless kind is spread)
     confidence: float
-    measure: float | None = None  # channels: reversed/as-is gap ratio; offset: |Δmean| / evaluation std
+    measure: float | None = None  # channels: reversed/as-is gap ratio; offset: |Δmean| / evaluation std;
+    # greyscale: the evaluation's lowest channel correlation
+    advice: str = ""  # the fix in words, where no transform of x undoes the difference
 
 
 def categorical(stats: dict[str, Any]) -> bool:
@@ -60,9 +69,14 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         shift = c["mean"] - e["mean"] * ratio
         label, expr = affine_transform(ratio, shift)
-        if label.startswith("calibration lacks") and shares_level(c, e):
+        unexplained = label.startswith("calibration lacks")  # no known preprocessing step gives this factor
+        if unexplained and lost_colour(calib, evaluation) is not None:
+            return _greyscale(calib, evaluation)  # greyscale narrows the spread: that is the step, not a rescale
+        if unexplained and shares_level(c, e):
             return None  # no known preprocessing step explains it, and the black/white level is kept: content differs
         return Difference("spread", label, expr, ratio, 0.85)
+    if lost_colour(calib, evaluation) is not None:
+        return _greyscale(calib, evaluation)
     means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
     if len(means) >= 2 and e["std"] > 0:
         direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
@@ -82,6 +96,27 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
         return Difference("offset", f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
                           abs(delta) / e["std"])
     return None
+
+
+def _greyscale(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference:
+    if len(calib.get("channels") or ()) != 3:  # two or four channels: stereo audio, RGBA, ... copies all the same
+        return Difference("greyscale", "calibration channels are copies of one another (evaluation channels differ)",
+                          "x", 1.0, 0.6, lost_colour(calib, evaluation),
+                          advice="Build the calibration tensors from sources with distinct channels, as the "
+                                 "evaluation pipeline does (not one channel repeated)")
+    return Difference("greyscale", "calibration is greyscale (its colour channels are copies of one grey image; "
+                      "evaluation in colour)", "x", 1.0, 0.75, lost_colour(calib, evaluation),
+                      advice="Load the calibration images in colour, as the evaluation pipeline does (OpenCV: "
+                             "cv2.IMREAD_COLOR, not IMREAD_GRAYSCALE; PIL: .convert('RGB') of the colour file)")
+
+
+def lost_colour(calib: dict[str, Any], evaluation: dict[str, Any]) -> float | None:
+    """The evaluation's lowest channel correlation when every calibration sample is greyscale (channels correlate at
+    1 within rounding) and some evaluation sample has colour; else None (or when the bundle has no such measure)."""
+    c, e = calib.get("channel_correlation") or {}, evaluation.get("channel_correlation") or {}
+    if c.get("min") is None or e.get("min") is None or not c.get("samples"):
+        return None
+    return float(e["min"]) if c["min"] >= GREY_CORRELATION and e["min"] < COLOUR_EVAL else None
 
 
 def mirror_pivot(calib: dict[str, float], evaluation: dict[str, float]) -> float | None:

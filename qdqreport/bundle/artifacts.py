@@ -167,7 +167,8 @@ _NAMES = ListOf(Str())
 # NaN/Inf: inputs that hold them (the report shows it); never null, never a negative spread.
 _STATS = Obj({"min": Float(), "max": Float(), "mean": Float(), "std": Num(0, finite=False), "absmax": Num(0, finite=False),
               "index": Count(True)}, required=("min", "max", "mean", "std"))
-# Optional (bundles before issue 10 lack it): per-sample lag-1 autocorrelation along the last axis, summarised.
+# Optional (bundles before issue 10 lack it): per-sample lag-1 autocorrelation along the last axis, summarised;
+# the same shape for the per-sample lowest correlation between colour channels (bundles before 2026-11-24 lack it).
 _STRUCTURE = Obj({"measure": Str(), "axis": Num(-64, 64, integer=True), "samples": Count(),
                   "mean": Num(-1, 1, nullable=True), "min": Num(-1, 1, nullable=True), "max": Num(-1, 1, nullable=True)},
                  required=("measure", "samples", "mean"))
@@ -175,7 +176,8 @@ _INPUT_STATS = Obj({
     "input": Str(), "source": Str(TEXT_MAX), "samples": Count(True),
     "inputs": Obj(values=Obj({"dtype": Str(), "shape": ListOf(Num(-1, COUNT_MAX, integer=True, nullable=True)),
                               "channel_axis": Num(-64, 64, integer=True, nullable=True), "overall": _STATS,
-                              "channels": ListOf(_STATS), "per_sample": ListOf(_STATS), "structure": _STRUCTURE},
+                              "channels": ListOf(_STATS), "per_sample": ListOf(_STATS), "structure": _STRUCTURE,
+                              "channel_correlation": _STRUCTURE},
                              required=("overall",))),  # never null: rules iterate it (fuzz seed 31, case 29652)
 })
 _NODE = Obj({"name": Str(), "op_type": Str(), "index": Count(),  # never null: the report sorts by it (seed 31, case 24631) "precision": Str(), "feeds_graph_output": Bool(True),

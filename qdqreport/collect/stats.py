@@ -14,7 +14,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from qdqreport.analysis.calibration_data import lag1_autocorrelation, structure_summary
+from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, lag1_autocorrelation,
+                                                 structure_summary)
 
 Feed = dict[str, np.ndarray]
 _PASS_THROUGH = ("Cast", "Identity")
@@ -42,7 +43,7 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
 
 def _input_entry(samples: Sequence[Feed], name: str, axis: int | None, per_sample: bool) -> dict[str, Any] | None:
     first = np.asarray(samples[0][name])
-    overall, channels, rows, structure = _Moments(), None, [], []
+    overall, channels, rows, structure, colour = _Moments(), None, [], [], []
     channel_axis = None
     for sample in samples:
         array = np.asarray(sample[name])
@@ -59,12 +60,16 @@ def _input_entry(samples: Sequence[Feed], name: str, axis: int | None, per_sampl
         if per_sample:
             rows.append(_moments(values))
         structure.append(lag1_autocorrelation(values))
+        if channels:
+            colour.append(channel_correlation(values, channel_axis))
     entry = {"shape": list(first.shape), "dtype": str(first.dtype), "channel_axis": channel_axis,
              "overall": {**overall.row(0), "absmax": overall.absmax()},
              "channels": [{"index": i, **channels.row(i)} for i in range(channels.rows)] if channels else []}
     if per_sample:
         entry["per_sample"] = rows
     entry["structure"] = structure_summary(structure)
+    if colour and any(c is not None for c in colour):
+        entry["channel_correlation"] = correlation_summary(colour)  # a greyscale set reads 1.0 (QR003)
     return entry
 
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, categorical,
-                                             preprocessing_difference)
+from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND,
+                                             Difference, categorical, preprocessing_difference)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
@@ -46,6 +46,28 @@ def _photos(count: int, seed: int) -> np.ndarray:
     scenes = rng.beta(1.5, 3.0, (count, 3, 1, 1)) + 0.25 * rng.standard_normal((count, 3, 48, 192))
     scenes[:, :, 0, 0], scenes[:, :, 0, 1] = 0.0, 1.0  # the darkest and brightest pixels of a photo
     return (np.clip(scenes, 0.0, 1.0) - 0.5) / 0.5
+
+
+def _smooth_colour(count: int, seed: int) -> np.ndarray:
+    """Colour pictures in [0,1] with structure (neighbouring pixels alike, as in photos, unlike noise): 6x16 blocks
+    of a brightness shared by the channels plus a smaller colour of their own, each block enlarged 8x12."""
+    rng = np.random.default_rng(seed)
+    blocks = 0.7 * rng.random((count, 1, 6, 16)) + 0.3 * rng.random((count, 3, 6, 16))
+    return np.kron(blocks, np.ones((1, 1, 8, 12)))
+
+
+def _greyscale(evaluation_in_colour: bool):
+    """Colour photographs normalised per channel (ImageNet mean/std); calibration: the same kind of photographs
+    loaded in greyscale, repeated into three channels, then normalised the same way (the colour is lost)."""
+    def build(b):
+        mean, std = np.array([0.485, 0.456, 0.406]).reshape(1, 3, 1, 1), np.array([0.229, 0.224, 0.225]).reshape(1, 3, 1, 1)
+        photos, other = _smooth_colour(48, seed=31), _smooth_colour(64, seed=32)
+        grey = np.repeat(other.mean(axis=1, keepdims=True), 3, axis=1)
+        evaluation = photos if evaluation_in_colour else np.repeat(photos.mean(axis=1, keepdims=True), 3, axis=1)
+        b.artifact("eval_stats", input_stats(CLS_INPUT, ((evaluation - mean) / std).astype(np.float32), "eval.npy"))
+        b.artifact("calib_stats", input_stats(CLS_INPUT, ((grey - mean) / std).astype(np.float32), "data/calib.npy",
+                                              per_sample=False))
+    return build
 
 
 def _pm1_calibration_of_a_unit_model(b):
@@ -125,6 +147,8 @@ def _random_log(b):
                 Fires("first Q range 255x wider than the eval inputs", _range_use(2.0)),
                 Fires("[0,1]-calibrated input fed 0-255 pixels", _range_use(1 / 127, 0.0, 255.0, clipped=0.97)),
                 Fires("calibration inverted (light text on dark)", _images("inverted")),
+                Fires("calibration images loaded in greyscale, evaluation in colour", _greyscale(True)),
+                Quiet("greyscale images in both sets (nothing lost)", _greyscale(False)),
                 Quiet("other images, same preprocessing", _images("same")),
                 Quiet("photographs for documents, same preprocessing (other content, QR006)", _images("photos")),
                 Quiet("darker images, same preprocessing (a coverage gap, QR006)", _images("dark")),
@@ -137,7 +161,11 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
 
     With calibration statistics it compares spreads (×255, ÷255, missing [-1,1] or mean/std
-    normalisation), channel means (reversed channel order) and means (inverted, offset). Without
+    normalisation), channel means (reversed channel order), means (inverted, offset) and, where the collector
+    measured it, each sample's lowest correlation between colour channels: a calibration set whose channels
+    are copies of one grey image in every sample (correlation 1 within rounding, whatever per-channel
+    normalisation followed) was loaded in greyscale, while evaluation samples correlate below 0.99 (colour).
+    Without
     them it reads how evaluation inputs fill the first QuantizeLinear's range. A spread or a mean
     offset no known preprocessing step explains, with the same minimum or maximum as the evaluation
     inputs (black stays black), is other content (darker, brighter, photographs for documents), not
@@ -175,12 +203,12 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
         if name in calib and name not in noise:
             diagnosis = _compare(calib[name], evaluation)
             if diagnosis:
-                *head, evidence = diagnosis
+                *head, evidence, advice = diagnosis
                 # Severity from impact (analysis/agreement.py): the cause of an error is the cause of a collapse;
                 # outputs that only degrade make it a warning, however large the factor.
                 escalate = any(collapses(s) for s in diverging)
                 yield _finding(ctx, name, diverged, measured, *head, evidence + _range_tables(ctx, name),
-                               escalate=escalate)
+                               escalate=escalate, advice=advice)
     if not calib:
         for entry in ctx.range_use or []:
             diagnosis = _from_range_use(entry)
@@ -189,10 +217,14 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
 
 
 def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
-    """(label, transform, factor, confidence, evidence) of the preprocessing difference analysis/preprocessing.py names."""
+    """(label, transform, factor, confidence, evidence, advice) of the difference analysis/preprocessing.py names."""
     found = preprocessing_difference(calib, evaluation)
     if found is None:
         return None
+    return (*_described(found, calib, evaluation), found.advice)
+
+
+def _described(found: Difference, calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple:
     if found.kind == "categorical":
         c, e = calib["overall"], evaluation["overall"]
         table = Table("Input statistics", ("set", "min", "max", "mean"),
@@ -212,6 +244,15 @@ def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
         return (found.label, found.expr, found.factor, found.confidence,
                 (Metric("channel-mean gap, reversed / as is", rounded(found.measure, 3), threshold=f"< {REVERSED_GAIN}"),
                  table))
+    if found.kind == "greyscale":
+        correlation = Table("Lowest correlation between colour channels, per sample",
+                            ("set", "samples", "min", "mean", "max"),
+                            tuple((label, s["channel_correlation"]["samples"],
+                                   *(rounded(s["channel_correlation"][k], 6) for k in ("min", "mean", "max")))
+                                  for label, s in (("calibration", calib), ("evaluation", evaluation))))
+        return (found.label, found.expr, found.factor, found.confidence,
+                (Metric("calibration channel correlation, lowest sample", rounded(calib["channel_correlation"]["min"], 6),
+                        threshold=f">= {GREY_CORRELATION} (greyscale)"), correlation))
     return (found.label, found.expr, found.factor, found.confidence,
             (Metric("|Δmean| / evaluation std", rounded(found.measure, 3), threshold=f"> {MEAN_SHIFT_STD}"), table))
 
@@ -265,7 +306,7 @@ def _from_range_use(entry: dict[str, Any]) -> tuple | None:
 
 
 def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str, expr: str, factor: float,
-             confidence: float, evidence: tuple, escalate: bool = True) -> Finding:
+             confidence: float, evidence: tuple, escalate: bool = True, advice: str = "") -> Finding:
     gross = factor <= 0 or max(factor, 1 / factor) >= GROSS_FACTOR  # 0: calibration frozen at one value
     rewrite, fixed = calibration_rewrite(ctx, name, expr)
     return calibration_input_mismatch.finding(
@@ -278,5 +319,5 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                 f"every calibrated range inherits the mismatch",
         evidence=evidence,
         fixes=(Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}", rewrite) if expr != "x"
-               else Fix("Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
+               else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
                Fix("Re-quantize with the corrected calibration data", modelopt_command(ctx, calibration=fixed))))

@@ -11,6 +11,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from qdqreport.analysis.calibration_data import channel_correlation, correlation_summary
+
 CLS_INPUT = "x"
 CLS_OUTPUT = "save_infer_model/scale_0.tmp_1"
 DET_OUTPUT = "output0"
@@ -66,6 +68,9 @@ def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = Tr
              "overall": {**stats(batch), "absmax": float(np.abs(batch).max())},
              "channels": [{"index": c, **stats(batch[:, c])} for c in range(batch.shape[1])],
              "per_sample": [stats(sample) for sample in batch] if per_sample else []}
+    # As the collector measures it (collect/stats.py): each sample's lowest correlation between colour channels.
+    entry["channel_correlation"] = correlation_summary([channel_correlation(sample[None].astype(np.float64))
+                                                        for sample in batch])
     return {"format": 1, "source": source, "samples": int(batch.shape[0]), "inputs": {name: entry}}
 
 
