@@ -32,6 +32,10 @@ from qdqreport.collect.npfile import UNREADABLE, read_arrays
 
 _SPOOL_CHUNK = 1 << 22  # bytes per read while decompressing a member into its temporary file
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # a zip local file header, up to the file name's length and the extra's
+# An .npy header: magic and version, then the length of the rest in 2 (version 1.0) or 4 (2.0) bytes.
+_LENGTHS = {b"\x93NUMPY\x01\x00": 2, b"\x93NUMPY\x02\x00": 4}
+_HEADERS: dict[bytes, tuple[tuple[int, ...], bool, np.dtype]] = {}  # whole header bytes -> NumPy's parse of them
+_HEADERS_KEPT = 4096
 
 
 class StoredArray:
@@ -126,7 +130,19 @@ def _spool(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> IO[bytes]:
 
 
 def _parse(handle: IO[bytes], start: int, end: int) -> StoredArray | None:
-    """The array whose .npy bytes span start..end of *handle*; None when it is not a plain one."""
+    """The array whose .npy bytes span start..end of *handle*; None when it is not a plain one.
+
+    NumPy parses each distinct header once (a literal_eval): the members of a stage's outputs file, one
+    per output per sample, repeat a few headers thousands of times (issue 12)."""
+    handle.seek(start)
+    magic = handle.read(8)
+    if magic in _LENGTHS:
+        length = handle.read(_LENGTHS[magic])
+        header = magic + length + handle.read(int.from_bytes(length, "little"))
+        parsed = _HEADERS.get(header)
+        if parsed is not None:
+            shape, fortran, dtype = parsed
+            return _stored(handle, start + len(header), end, shape, fortran, dtype)
     handle.seek(start)
     version = np.lib.format.read_magic(handle)
     if version == (1, 0):
@@ -135,10 +151,19 @@ def _parse(handle: IO[bytes], start: int, end: int) -> StoredArray | None:
         shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
     else:
         return None
+    offset = handle.tell()
+    if len(_HEADERS) < _HEADERS_KEPT:
+        handle.seek(start)
+        _HEADERS[handle.read(offset - start)] = (shape, fortran, dtype)
+        handle.seek(offset)
+    return _stored(handle, offset, end, shape, fortran, dtype)
+
+
+def _stored(handle: IO[bytes], offset: int, end: int, shape: tuple[int, ...], fortran: bool,
+            dtype: np.dtype) -> StoredArray | None:
     if dtype.hasobject or dtype.itemsize == 0:
         return None
-    offset = handle.tell()
-    if offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > end:
+    if offset + math.prod(shape) * dtype.itemsize > end:
         return None  # truncated: NumPy names it
     return StoredArray(handle, offset, tuple(int(d) for d in shape), dtype, bool(fortran))
 

@@ -6,11 +6,14 @@ than the inference it followed, issue 12), so no list of all outputs is held. Re
 (`np.load` reads stored members like compressed ones). `--store-outputs` chooses what the bundle
 keeps: `all`, `first:N` (the default, first:DEFAULT_STORED) or `none`; samples the bundle does not
 keep go to a scratch file removed after the collect, so later steps (the FP16 check, --postprocess,
-TensorRT stages) still read every sample, one at a time.
+TensorRT stages) still read every sample, one at a time. Samples are read back with positioned reads
+of the stored members (collect/npstream.py, as the evaluation inputs are): the same bytes as
+`np.load`'s, without opening a zip member and parsing its header on every read.
 """
 
 from __future__ import annotations
 
+import io
 import tempfile
 import zipfile
 from pathlib import Path
@@ -19,6 +22,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from qdqreport.bundle.layout import output_key
+from qdqreport.collect.npstream import StoredArray, open_arrays
 from qdqreport.errors import InputError
 
 DEFAULT_STORED = 128  # samples per stage kept in the bundle by default: a detector's 128 samples are ~50 MB
@@ -45,14 +49,31 @@ class NpzStream:
         self.path = path
         self.members = 0
         self._zip = zipfile.ZipFile(path, "w", compression=compression, allowZip64=True)
+        self._headers: dict[tuple[np.dtype, tuple[int, ...]], bytes] = {}  # .npy header by (dtype, shape)
 
     def add(self, key: str, array: np.ndarray) -> None:
         array = np.asarray(array)
         if array.dtype == object:
             raise ValueError(f"array {key!r} has dtype object; bundles store numeric arrays only")
         with self._zip.open(f"{key}.npy", "w", force_zip64=True) as member:
-            np.lib.format.write_array(member, array, allow_pickle=False)
+            if array.dtype.isbuiltin == 1 and array.flags.c_contiguous:
+                # The bytes np.lib.format.write_array writes: its header for this dtype and shape (made by it, once
+                # per pair: a stage's samples share them), then the data in C order, in one write instead of its
+                # chunks (the member's bytes do not depend on how they are split).
+                member.write(self._header(array))
+                member.write(array.reshape(-1).view(np.uint8).data)
+            else:
+                np.lib.format.write_array(member, array, allow_pickle=False)
         self.members += 1
+
+    def _header(self, array: np.ndarray) -> bytes:
+        key = (array.dtype, array.shape)
+        header = self._headers.get(key)
+        if header is None:
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array, allow_pickle=False)
+            header = self._headers[key] = buffer.getvalue()[:buffer.tell() - array.nbytes]
+        return header
 
     def close(self) -> None:
         if self._zip is not None:
@@ -68,7 +89,7 @@ class OutputStore(Sequence[Feed]):
     def __init__(self, bundle_path: Path, keep: int | None, scratch: Path) -> None:
         self.bundle_path, self.keep, self.scratch_path = bundle_path, keep, scratch
         self._streams: dict[str, NpzStream] = {}
-        self._files: dict[str, np.lib.npyio.NpzFile] = {}
+        self._files: dict[str, dict[str, StoredArray | np.ndarray]] = {}  # file -> key -> its array, left on disk
         self._keys_of: dict[str, dict[str, list[str]]] = {}  # file -> sample prefix -> its keys
         self._count = 0
 
@@ -104,26 +125,34 @@ class OutputStore(Sequence[Feed]):
             raise IndexError(index)
         where = "bundle" if self.keep is None or index < self.keep else "scratch"
         source, prefix = self._file(where), output_key(index, "")
-        return {key[len(prefix):]: source[key] for key in self._keys_of[where].get(prefix, [])}
+        return {key[len(prefix):]: _read(source[key]) for key in self._keys_of[where].get(prefix, [])}
 
     def __iter__(self) -> Iterator[Feed]:
         return (self[i] for i in range(self._count))
 
-    def _file(self, where: str) -> np.lib.npyio.NpzFile:
+    def _file(self, where: str) -> dict[str, StoredArray | np.ndarray]:
         if where not in self._files:
             self._streams[where].close()
-            self._files[where] = np.load(self._streams[where].path, allow_pickle=False)
+            path = self._streams[where].path
+            arrays = open_arrays(path, "a file this collect wrote; please report this")  # members we wrote: parsed
+            self._files[where] = arrays if isinstance(arrays, dict) else {}
             keys: dict[str, list[str]] = {}
-            for key in self._files[where].files:
+            for key in self._files[where]:
                 keys.setdefault(key.split("/", 1)[0] + "/", []).append(key)
             self._keys_of[where] = keys
         return self._files[where]
 
     def close(self) -> None:
         self.finish()
-        for file in self._files.values():
-            file.close()
+        for arrays in self._files.values():
+            for handle in {id(a.handle): a.handle for a in arrays.values() if isinstance(a, StoredArray)}.values():
+                handle.close()
         self._files.clear()
+
+
+def _read(array: StoredArray | np.ndarray) -> np.ndarray:
+    """A fresh copy of a stored array, as np.load gives one on every access."""
+    return array.read() if isinstance(array, StoredArray) else np.array(array)
 
 
 def scratch_folder() -> tempfile.TemporaryDirectory:
