@@ -19,9 +19,10 @@ labelled "sealed": true (chosen once by select_sealed's fixed seed, before any r
 them) are scored and reported apart from the tuned part, so tuning can be judged on cases it never
 saw; the cases whose "added_for" is SECOND_PART (a later batch, all sealed) are a second part, and those whose
 "added_for" is THIRD_PART (a batch made while the second part's results drove rule changes) a third, and those whose
-"added_for" is FOURTH_PART (a batch scored once before and once after a session's rule changes) a fourth, each reported
-apart too. Only the tuned part's rows are printed unless --show-sealed is given. With --markdown, whatever follows KEPT_MARKER in the existing file (hand-written, dated
-results such as a held-out test) is kept below the regenerated part.
+"added_for" is FOURTH_PART (a batch scored once before and once after a session's rule changes) a fourth, and those
+whose "added_for" is FIFTH_PART (the same, a session later) a fifth, each reported apart too. Only the tuned part's
+rows are printed unless --show-sealed is given. With --markdown, whatever follows KEPT_MARKER in the existing file
+(hand-written, dated results such as a held-out test) is kept below the regenerated part.
 A developer tool (not in the wheel); needs only the core install (no ONNX, no ONNX Runtime).
 """
 
@@ -65,7 +66,13 @@ THIRD_PART = "sealed part 3 (2026-11-24)"
 # "before", on the rules of commit f1e77c0 (docs/CORPUS.md's kept part, totals only), and is scored once "after" the
 # session's rule changes, reported apart, its rows withheld (STILL_SEALED).
 FOURTH_PART = "sealed part 4 (2026-11-24)"
-LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART)  # whole batches kept out of the first part's draw
+# The fifth sealed part: a batch made on 2026-11-24 (session 21; a new family, MTCNN's ONet face stage, and new variants
+# of the VAD and the captcha reader) by an engineer who never ran the rules or a report on it. Every case of the batch
+# is sealed (no draw): it was scored once "before" the session's rule changes, on the rules of commit 9d28983
+# (docs/CORPUS.md's kept part, totals only), and is scored "after" them, reported apart, its rows withheld
+# (STILL_SEALED).
+FIFTH_PART = "sealed part 5 (2026-11-24)"
+LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART)  # whole batches kept out of the first part's draw
 
 
 @dataclass(frozen=True)
@@ -84,10 +91,11 @@ class CaseScore:
     sealed_2: bool = False  # in the second sealed part (SECOND_PART's batch): scored apart, never tuned on
     sealed_3: bool = False  # in the third sealed part (THIRD_PART's batch): scored apart, never tuned on
     sealed_4: bool = False  # in the fourth sealed part (FOURTH_PART's batch): scored apart, never tuned on
+    sealed_5: bool = False  # in the fifth sealed part (FIFTH_PART's batch): scored apart, never tuned on
 
     @property
     def tuned(self) -> bool:
-        return not (self.sealed or self.sealed_2 or self.sealed_3 or self.sealed_4)
+        return not (self.sealed or self.sealed_2 or self.sealed_3 or self.sealed_4 or self.sealed_5)
 
     @property
     def top1(self) -> bool:
@@ -155,7 +163,8 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
                      pending=label.get("pending", ""), sealed=bool(label.get("sealed")),
                      sealed_2=label.get("added_for") == SECOND_PART,
                      sealed_3=label.get("added_for") == THIRD_PART,
-                     sealed_4=label.get("added_for") == FOURTH_PART)
+                     sealed_4=label.get("added_for") == FOURTH_PART,
+                     sealed_5=label.get("added_for") == FIFTH_PART)
 
 
 def score_corpus(corpus: Path) -> list[CaseScore]:
@@ -253,8 +262,9 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
 
 # A part whose rows nobody has read yet: the page shows its totals only, so that it stays a held-out measure
 # for the next round of rule work (`--show-sealed` prints its rows to whoever decides to spend it).
-# The third part was read on 2026-11-24 (session 20) after its one sealed score; the fourth is still held out.
-STILL_SEALED: tuple[str, ...] = (FOURTH_PART,)
+# The third part was read on 2026-11-24 (session 20) after its one sealed score; the fourth and fifth are still held
+# out.
+STILL_SEALED: tuple[str, ...] = (FOURTH_PART, FIFTH_PART)
 WITHHELD = ("Rows withheld: this part has been scored but not read, and stays sealed for the next round of rule "
             "work; `--show-sealed` prints them (reading them spends the part).\n")
 
@@ -275,8 +285,12 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
                     for case in sorted(labels))
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
-    fourth = [s for s in scores if s.sealed_4]
-    parts = part_markdown(f"Fourth sealed part ({len(fourth)} cases, made before the rule changes of 2026-11-24 "
+    fourth, fifth = [s for s in scores if s.sealed_4], [s for s in scores if s.sealed_5]
+    parts = part_markdown(f"Fifth sealed part ({len(fifth)} cases, made before the rule changes of 2026-11-24 "
+                          "(session 21) and scored before them at 9d28983: first-ranked 8/14, within three 10/14, "
+                          "healthy controls with an error 2/3; these totals are after them; never tuned on)",
+                          fifth, rows=FIFTH_PART not in STILL_SEALED) if fifth else ""
+    parts += part_markdown(f"Fourth sealed part ({len(fourth)} cases, made before the rule changes of 2026-11-24 "
                           "(session 20) and scored before them at f1e77c0: first-ranked 6/12, within three 9/12, healthy "
                           "controls with an error 0/7; these totals are after them; never tuned on)",
                           fourth, rows=FOURTH_PART not in STILL_SEALED) if fourth else ""
@@ -319,8 +333,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
-    fourth = [s for s in scores if s.sealed_4]
+    fourth, fifth = [s for s in scores if s.sealed_4], [s for s in scores if s.sealed_5]
     print(table_markdown(scores if args.show_sealed else tuned))
+    if fifth:
+        print(f"fifth sealed part ({len(fifth)} cases):\n{totals_markdown(totals(fifth))}")
     if fourth:
         print(f"fourth sealed part ({len(fourth)} cases):\n{totals_markdown(totals(fourth))}")
     if third:
