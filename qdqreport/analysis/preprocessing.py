@@ -36,6 +36,12 @@ GREY_CORRELATION = 1 - 1e-6
 # ... and the evaluation must have colour: some evaluation sample's channels correlate below this (crops of
 # greyscale text lines correlate at 1.0 in both sets, and nothing is then said).
 COLOUR_EVAL = 0.99
+# Signals that swing about zero (audio, centred features) have no black level to keep: a calibration set
+# recorded quieter (or louder) keeps their centre instead. Both means within 0.1 std of zero, values on both
+# sides, and a factor under 100x (40 dB): recordings differ by tens of dB; a units step (int16 PCM, 32768x)
+# by more.
+CENTRED_MEAN_STD = 0.1
+LEVEL_FACTOR_MAX = 100.0
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,9 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
         unexplained = label.startswith("calibration lacks")  # no known preprocessing step gives this factor
         if unexplained and lost_colour(calib, evaluation) is not None:
             return _greyscale(calib, evaluation)  # greyscale narrows the spread: that is the step, not a rescale
-        if unexplained and shares_level(c, e):
-            return None  # no known preprocessing step explains it, and the black/white level is kept: content differs
+        if unexplained and (shares_level(c, e) or same_centre(c, e)):
+            return None  # no known preprocessing step explains it, and the black/white level (or the zero a signal
+            # swings about) is kept: content differs, quieter or darker (QR006's)
         return Difference("spread", label, expr, ratio, 0.85)
     if lost_colour(calib, evaluation) is not None:
         return _greyscale(calib, evaluation)
@@ -156,6 +163,17 @@ def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -
 def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
     """True when QR003 names a preprocessing difference between the two input statistics."""
     return preprocessing_difference(calib, evaluation) is not None
+
+
+def same_centre(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
+    """True when both sets swing about zero (mean within CENTRED_MEAN_STD std of it, values on both sides) and
+    their spreads differ by less than LEVEL_FACTOR_MAX: a level difference (quieter recordings), not a step."""
+    def centred(s: dict[str, float]) -> bool:
+        return s["std"] > 0 and abs(s["mean"]) <= CENTRED_MEAN_STD * s["std"] and s["min"] < 0 < s["max"]
+    if not (centred(calib) and centred(evaluation)):
+        return False
+    factor = calib["std"] / evaluation["std"]
+    return 1 / LEVEL_FACTOR_MAX < factor < LEVEL_FACTOR_MAX
 
 
 def shares_level(calib: dict[str, float], evaluation: dict[str, float]) -> bool:

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
+from qdqreport.analysis.calibration_data import lag1_autocorrelation, log_says_random, noise_inputs, structure_summary
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND,
                                              Difference, categorical, preprocessing_difference)
@@ -16,7 +16,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import calibration_rewrite, modelopt_command
 from qdqreport.rules._common import diverging_outputs, rounded
-from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
+from qdqreport.testing.recipes import CLS_INPUT, audio_chunks, input_stats, text_images
 
 # A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
 GROSS_FACTOR = 10.0
@@ -46,6 +46,18 @@ def _photos(count: int, seed: int) -> np.ndarray:
     scenes = rng.beta(1.5, 3.0, (count, 3, 1, 1)) + 0.25 * rng.standard_normal((count, 3, 48, 192))
     scenes[:, :, 0, 0], scenes[:, :, 0, 1] = 0.0, 1.0  # the darkest and brightest pixels of a photo
     return (np.clip(scenes, 0.0, 1.0) - 0.5) / 0.5
+
+
+def _audio(factor: float):
+    """[N,1,576] chunks of tones about zero; calibration the same kind of audio times *factor*."""
+    def build(b):
+        for kind, count, seed, level in (("eval", 40, 47, 0.1), ("calib", 64, 48, 0.1 * factor)):
+            audio = audio_chunks(count, seed, level)
+            stats = input_stats(CLS_INPUT, audio, f"{kind}.npy", per_sample=kind == "eval")
+            # As the collector records it: tones are smooth (neighbouring samples alike), not noise (QR009).
+            stats["inputs"][CLS_INPUT]["structure"] = structure_summary([lag1_autocorrelation(a) for a in audio])
+            b.artifact(f"{kind}_stats", stats)
+    return build
 
 
 def _smooth_colour(count: int, seed: int) -> np.ndarray:
@@ -152,6 +164,8 @@ def _random_log(b):
                 Quiet("other images, same preprocessing", _images("same")),
                 Quiet("photographs for documents, same preprocessing (other content, QR006)", _images("photos")),
                 Quiet("darker images, same preprocessing (a coverage gap, QR006)", _images("dark")),
+                Quiet("audio recorded 20x quieter (a level, QR006; no units step is 20x)", _audio(1 / 20)),
+                Fires("audio left in int16 PCM units (32768x)", _audio(32768.0)),
                 Fires("attention mask all ones in calibration (padding attended)", _tokens("mask1")),
                 Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127)),
                 Quiet("token inputs: shorter calibration texts are not a preprocessing step", _tokens("short")),
@@ -170,7 +184,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     offset no known preprocessing step explains, with the same minimum or maximum as the evaluation
     inputs (black stays black), is other content (darker, brighter, photographs for documents), not
     preprocessing: this rule stays quiet and QR006 reports it. That shared level is the separating
-    evidence. An inverted input (1 - x) keeps both levels too, but mirrors the statistics: the
+    evidence. Signals that swing about zero (audio) have no black level: for them the kept centre and a
+    factor under 100× (40 dB, quieter or louder recordings; int16 PCM units are 32768×) separate a level
+    from a units step. An inverted input (1 - x) keeps both levels too, but mirrors the statistics: the
     calibration's mean, minimum and maximum each add up with the evaluation's mean, maximum and
     minimum to one number (within 5% of the span); that is a step to undo, named here.
     Calibration tensors that are synthetic noise (analysis/calibration_data.py), and any model

@@ -11,13 +11,15 @@ import numpy as np
 from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.preprocessing import MEAN_SHIFT_STD, categorical, content_differs, preprocessing_mismatch, shares_level
+from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, categorical, content_differs, preprocessing_mismatch,
+                                             same_centre, shares_level)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
 from qdqreport.fixes import calibration_rewrite, modelopt_command
 from qdqreport.rules._common import diverging_outputs, rounded
-from qdqreport.testing.recipes import CLS_INPUT, CLS_OUTPUT, class_logits, classifier_run, input_stats, text_images
+from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
+                                      text_images)
 
 MEDIAN_OK = 0.98  # the typical sample is faithful: the quantization itself works
 MIN_SHARE, MAX_SHARE = 0.01, 0.25  # "a few": more than a quarter is a global problem, not coverage
@@ -88,6 +90,15 @@ def _dark_calibration(b):
                                           per_sample=False))
 
 
+def _quiet_recordings(quiet: float):
+    def build(b):
+        # A voice detector's audio, calibrated on recordings 1/quiet as loud: both swing about zero, no black level.
+        _uncertain_samples_noisy(b)
+        b.artifact("eval_stats", input_stats(CLS_INPUT, audio_chunks(40, 47, 0.1), "eval.npy"))
+        b.artifact("calib_stats", input_stats(CLS_INPUT, audio_chunks(64, 48, 0.1 / quiet), "calib.npy", per_sample=False))
+    return build
+
+
 def _photo_calibration(b):
     # Photographs (mid-tones, black and white present) calibrate a model evaluated on white pages of text.
     _uncertain_samples_noisy(b)
@@ -124,6 +135,8 @@ def _same_length_calibration(b):
                 Fires("calibrated on dark images only", _dark_calibration),
                 Fires("calibrated on photographs, evaluated on documents", _photo_calibration),
                 Fires("calibration texts of 5-8 tokens, evaluation 12-28", _three_word_calibration),
+                Fires("audio calibrated on recordings 20x (26 dB) quieter", _quiet_recordings(20.0)),
+                Quiet("audio calibrated at the evaluation's level", _quiet_recordings(1.0)),
                 Quiet("calibration sequences as long as the evaluation's", _same_length_calibration),
                 Quiet("a third of the samples collapse: a global problem", _bright_samples_collapse(True)),
                 Quiet("near-tie samples degrade in a continuum", _uncertain_samples_noisy),
@@ -135,7 +148,9 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     of the evaluation samples reach beyond the calibration's value range, which misses at least
     a quarter of the evaluation span, while both sets share
     their minimum or maximum (darker or brighter content, not a preprocessing step: QR003
-    reports those, and the shared level is what separates the two).
+    reports those, and the shared level is what separates the two), or, for signals that swing
+    about zero (audio), both stay centred on zero and differ in level by less than 100× (quieter
+    recordings; a units step such as int16 PCM, 32768×, is QR003's).
 
     Where the output is judged by its decisions (analysis/agreement.py: a CTC string, a sample's
     detections, its top-1 classes), a sample collapses when its own decisions collapse; its
@@ -327,6 +342,16 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
         fixes=_fixes(ctx, [], _input_name(ctx)))
 
 
+def _separating_evidence(calib: dict[str, float], evaluation: dict[str, float]) -> str:
+    if shares_level(calib, evaluation):
+        return ("Separating evidence: both sets keep the same minimum or maximum, so the preprocessing agrees (a "
+                "forgotten ×255 or normalisation would move it, QR003); the content differs.")
+    factor = evaluation["std"] / calib["std"]
+    return (f"Separating evidence: both sets swing about zero and differ in level by {factor:.3g}× "
+            f"({20 * np.log10(factor):+.0f} dB), less than any units step (int16 PCM is 32768×): "
+            f"{'quieter' if factor > 1 else 'louder'} data, not a preprocessing error; the content differs.")
+
+
 def _range_not_covered(ctx: Context) -> Iterator[Finding]:
     """Evaluation inputs beyond the calibration range, with the same black/white level: content, not preprocessing."""
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
@@ -338,7 +363,7 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
         margin = 0.01 * (c["max"] - c["min"])
         beyond = [i for i, s in enumerate(per_sample) if s["min"] < c["min"] - margin or s["max"] > c["max"] + margin]
         if (not per_sample or len(beyond) / len(per_sample) < OUT_OF_RANGE_SHARE or _uncovered(c, e) < UNCOVERED_SPAN
-                or not shares_level(c, e) or preprocessing_mismatch(calib[name], evaluation[name])):
+                or not (shares_level(c, e) or same_centre(c, e)) or preprocessing_mismatch(calib[name], evaluation[name])):
             continue  # a known preprocessing step explains the ranges: QR003's finding, not a coverage gap
         yield unrepresentative_calibration.finding(
             title=f"Calibration covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}; "
@@ -347,14 +372,13 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
             summary=f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
                     f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
-                    "(e.g. only dark or only bright images), so the ranges of the missing part clip",
+                    "(e.g. only dark or only bright images, only quiet recordings), so the ranges of the missing part clip",
             evidence=(Metric("evaluation samples beyond the calibration range", len(beyond),
                              threshold=f">= {OUT_OF_RANGE_SHARE:.0%} of {len(per_sample)}"),
                       Table("Input ranges", ("set", "min", "max", "mean", "std"),
                             tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean", "std")))
                                   for label, s in (("calibration", c), ("evaluation", e)))),
-                      Text("Separating evidence: both sets keep the same minimum or maximum, so the preprocessing "
-                           "agrees (a forgotten ×255 or normalisation would move it, QR003); the content differs.")),
+                      Text(_separating_evidence(c, e))),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
 
 

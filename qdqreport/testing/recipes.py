@@ -59,6 +59,15 @@ def text_images(samples: int, seed: int = 0) -> np.ndarray:
     return np.where(strokes, rng.uniform(0.0, 0.2, (samples, 3, 48, 192)), paper).astype(np.float32)
 
 
+def audio_chunks(count: int, seed: int, level: float) -> np.ndarray:
+    """[N,1,576] audio-like chunks swinging about zero: three tones, each chunk at its own loudness up to *level*."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(576) / 16000.0
+    tones = sum(np.sin(2 * np.pi * rng.uniform(100, 900, (count, 1, 1)) * t + rng.uniform(0, 6.3, (count, 1, 1)))
+                for _ in range(3))
+    return (level * rng.uniform(0.3, 1.0, (count, 1, 1)) * tones).astype(np.float32)
+
+
 def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = True) -> dict[str, Any]:
     """An eval_stats/calib_stats document computed from a real NCHW batch."""
     def stats(values: np.ndarray) -> dict[str, float]:

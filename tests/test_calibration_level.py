@@ -1,0 +1,35 @@
+"""Audio calibrated at another level is other content (QR006), audio left in other units is preprocessing (QR003).
+
+Real bundles of the corpus voice detector (Silero VAD v5, quantize_static): `vad_calib_quiet` calibrated on the same
+speech 26 dB quieter, `vad_calib_scale` on int16 PCM values (not divided by 32768); both in read parts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.preprocessing import preprocessing_difference, same_centre
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def _findings(case: str):
+    return run_rules(Context(Bundle(CORPUS / case))).findings
+
+
+def test_quieter_calibration_audio_is_a_coverage_gap_not_a_missing_normalisation():
+    ctx = Context(Bundle(CORPUS / "vad_calib_quiet"))
+    calib, evaluation = ctx.calib_stats["inputs"]["input"], ctx.eval_stats["inputs"]["input"]
+    assert same_centre(calib["overall"], evaluation["overall"])
+    assert preprocessing_difference(calib, evaluation) is None
+    findings = run_rules(ctx).findings
+    assert findings[0].rule_id == "QR006" and "dB" in " ".join(getattr(e, "text", "") for e in findings[0].evidence)
+    assert not [f for f in findings if f.rule_id == "QR003"]
+
+
+def test_int16_calibration_audio_is_still_a_preprocessing_step():
+    findings = _findings("vad_calib_scale")
+    assert findings[0].rule_id == "QR003" and not [f for f in findings if f.rule_id == "QR006"]
