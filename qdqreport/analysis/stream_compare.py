@@ -38,14 +38,21 @@ class _SliceSums:
         for name in ("rms_sq", "count", "ref_sq", "cand_sq", "dot", "diff_sq", "max_abs"):
             setattr(self, name, np.zeros(self.size))
 
-    def add(self, ref: np.ndarray, cand: np.ndarray) -> None:
-        """*ref*, *cand*: float64 [slices, values] of one sample."""
-        self.rms_sq += (np.nan_to_num(ref, posinf=0, neginf=0) ** 2).sum(axis=1)
-        self.rms_count += ref.shape[1]
-        finite = np.isfinite(ref) & np.isfinite(cand)
-        ref, cand = np.where(finite, ref, 0.0), np.where(finite, cand, 0.0)
-        diff = cand - ref
-        self.count += finite.sum(axis=1)
+    def add(self, ref: np.ndarray, cand: np.ndarray, all_finite: bool = False) -> None:
+        """*ref*, *cand*: float64 [slices, values] of one sample; *all_finite*: both hold finite values only
+        (then nothing is zeroed, and the sums are those of the same values in the same layout)."""
+        if all_finite:
+            self.rms_sq += (ref ** 2).sum(axis=1)
+            self.rms_count += ref.shape[1]
+            diff = cand - ref
+            self.count += ref.shape[1]
+        else:
+            self.rms_sq += (np.nan_to_num(ref, posinf=0, neginf=0) ** 2).sum(axis=1)
+            self.rms_count += ref.shape[1]
+            finite = np.isfinite(ref) & np.isfinite(cand)
+            ref, cand = np.where(finite, ref, 0.0), np.where(finite, cand, 0.0)
+            diff = cand - ref
+            self.count += finite.sum(axis=1)
         self.ref_sq += np.einsum("ij,ij->i", ref, ref)
         self.cand_sq += np.einsum("ij,ij->i", cand, cand)
         self.dot += np.einsum("ij,ij->i", ref, cand)
@@ -119,20 +126,22 @@ class StageComparer:
         if self.detect and state.probabilities:
             state.probabilities = _is_probability(ref)
             state.is_class = state.probabilities or name in self.class_outputs  # no top-k for a non-class map
-        row = {"output": name, "sample": self.samples, **error_stats(ref, cand).as_row()}
+        ref64, cand64 = ref.astype(np.float64), cand.astype(np.float64)
+        stats = error_stats(ref64, cand64)  # converts nothing more: float64 already
+        row = {"output": name, "sample": self.samples, **stats.as_row()}
         if state.is_class and ref.ndim >= 1 and ref.shape[-1] >= 2:
             row["top1_agree"] = topk_agreement(ref, cand, 1)
             if ref.shape[-1] > 5:
                 row["top5_agree"] = topk_agreement(ref, cand, 5)
         state.rows.append(row)
-        ref64, cand64 = ref.astype(np.float64), cand.astype(np.float64)
+        all_finite = not (stats.ref_nan or stats.ref_inf or stats.cand_nan or stats.cand_inf)
         for axis in list(state.axes):
             if ref.ndim != len(state.shape) or ref.shape[axis] != state.shape[axis]:
                 del state.axes[axis]  # a varying axis length has no fixed slices to compare
                 continue
             size = state.shape[axis]
             state.axes[axis].add(np.moveaxis(ref64, axis, 0).reshape(size, -1),
-                                 np.moveaxis(cand64, axis, 0).reshape(size, -1))
+                                 np.moveaxis(cand64, axis, 0).reshape(size, -1), all_finite)
 
     def classes(self) -> frozenset[str]:
         """The class outputs: given, or (detect_probabilities) probability vectors in every sample."""
