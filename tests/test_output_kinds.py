@@ -62,3 +62,16 @@ def test_bad_declarations_are_one_line_errors():
         parse_declarations(["output=boxes"])
     with pytest.raises(ValueError, match="NAME=KIND"):
         parse_declarations(["output"])
+
+
+def test_values_a_linear_layer_writes_out_are_not_probabilities_whatever_their_range():
+    # Landmark coordinates (fractions of a face crop) or box offsets out of a Gemm can all fall in [0, 1]; thresholding
+    # them at 0.5 would count a nose at x = 0.5 as a flipped decision. Real [0, 1] values (DBNet's map) stand in.
+    maps = _reference("det_healthy_neck_entropy", "sigmoid_0.tmp_0")
+    assert infer_kind("sigmoid_0.tmp_0", maps, producer_op="Sigmoid").kind == "map"
+    assert infer_kind("landmarks", maps, producer_op="Gemm").kind == "tensor"
+    assert infer_kind("landmarks", [m.reshape(-1)[:4] for m in maps], producer_op="Gemm").kind == "scalar"
+    assert infer_kind("face_prob", [m.reshape(-1)[:4] for m in maps], producer_op="Gemm").kind == "probabilities"
+    # A shape op between (Reshape, Concat) or no precision summary says nothing about the values: read as before.
+    assert infer_kind("landmarks", maps, producer_op="Reshape").kind == "map"
+    assert infer_kind("landmarks", maps).kind == "map"

@@ -16,6 +16,10 @@ values. The kind decides the measure in analysis/agreement.py:
 | scalar         | fewer than SMALL values, not probabilities          | relative error                       |
 | tensor         | anything else                                      | cosine, per slice when mixed-scale   |
 
+Values in [0, 1] are probabilities (or a map) only when no linear layer wrote them straight out: a Gemm's landmark
+coordinates or box offsets can fall in [0, 1] too, and thresholding them would count a nose at x = 0.5 as a flipped
+decision; they are judged as tensors (or scalars), unless named like a probability.
+
 Inference never guesses a decision threshold; it is one number for the report (default 0.5).
 
 A detector that exports its class decision as two outputs of one shape (PicoDet, NanoDet, end-to-end
@@ -47,6 +51,9 @@ MAX_DETECTION_FIELDS = 1024
 # output "StatefulPartitionedCall:N", and those are the model's outputs, not a state it takes back.
 _STATE_NAME = re.compile(r"state(?!(?-i:[a-rt-z]))|hidden|cache|present|past_key|(^|[_./])[hc]_?n($|[_./])", re.I)
 _STATE_SUFFIXES = {"n", "out", "new", "next"}
+_LINEAR_OPS = {"Gemm", "MatMul", "Conv", "ConvTranspose", "Add", "Sub", "Mul", "Div", "BatchNormalization", "Einsum",
+               "InstanceNormalization", "LayerNormalization", "PRelu", "LeakyRelu"}
+_PROBABILITY_NAME = re.compile(r"prob|score|conf|sigmoid|softmax", re.I)
 _EMBEDDING_NAME = re.compile(r"embed|feature|pool|vector|sentence", re.I)
 _LOGITS_NAME = re.compile(r"logit|class|cls|label|score", re.I)
 MAX_CLASSES = 100_000  # a last axis longer than this is not a class axis
@@ -96,7 +103,7 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     if not arrays:
         return OutputKind("tensor", "no stored outputs to read")
     size = int(arrays[0].size)
-    in_unit = _within_unit(arrays)
+    in_unit = _within_unit(arrays) and not _regressed(name, producer_op)
     if in_unit and _sums_to_one(arrays):
         return OutputKind("class_scores", "rows sum to 1 (softmax)")
     if size < SMALL:
@@ -118,6 +125,13 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     if _is_embedding(name, arrays[0].shape, producer_op):
         return OutputKind("embedding", "a feature vector per sample")
     return OutputKind("tensor", "no task semantics recognised")
+
+
+def _regressed(name: str, producer_op: str | None) -> bool:
+    """Values a linear layer writes straight out (a Gemm's landmark coordinates, a Conv's box offsets) are
+    regressed numbers, whatever range they happen to fall in: a probability comes out of a squashing op (Sigmoid,
+    Softmax, ...) or is named like one. An unknown producer, or a shape op between (Reshape, Concat), says nothing."""
+    return producer_op in _LINEAR_OPS and not _PROBABILITY_NAME.search(name)
 
 
 GATE_MAX_KEPT = 0.5  # a score that keeps more than half of the positions at the threshold is not a filter
