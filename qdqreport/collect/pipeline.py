@@ -7,38 +7,35 @@ import os
 import platform
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.analysis.comparison_tables import write_compared, write_comparison
-from qdqreport.analysis.decode_step import Decoder
 from qdqreport.analysis.stream_compare import StageComparer
 from qdqreport.analysis.target import check_target
-from qdqreport.analysis.task import AppResults, TaskRun, run_task, write_task
 from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.batch_axis import batch_axes, check_overrides
 from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference, sample_batch
-from qdqreport.collect.fp16_check import Fp16Check, needs_fp16_check, run_fp16_check, write_fp16_check
-from qdqreport.collect.layers_stage import PerLayer, run_per_layer, write_per_layer
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
-from qdqreport.collect.postprocess import load_decoder
 from qdqreport.collect.saturation_check import SaturationCheck, run_saturation_check, u8s8_nodes, write_saturation_check
-from qdqreport.collect.save_inputs import write_saved_inputs
 from qdqreport.collect.tensor_pass import run_tensor_pass
-from qdqreport.collect.task_results import load_task_results
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)
-from qdqreport.collect.whatif import WhatIfOptions
 from qdqreport.errors import InputError
 from qdqreport.progress import Progress
-from qdqreport.redact import redact_bundle_folder
+
+if TYPE_CHECKING:  # imported where used: a default collect runs none of them (start-up, issue 12)
+    from qdqreport.analysis.decode_step import Decoder
+    from qdqreport.analysis.task import AppResults, TaskRun
+    from qdqreport.collect.fp16_check import Fp16Check
+    from qdqreport.collect.layers_stage import PerLayer
 
 MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
 # --per-layer --confirm: re-quantizes the what-if's chosen set and measures it, returning the `confirmed` record or
@@ -133,16 +130,29 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     manifest["comparisons"] = _comparisons(writer, loaded, stages, run) + _trt_comparisons(
         writer, loaded, stages, trt_results)
     manifest["artifacts"] = _artifacts(writer, loaded, precision)
-    write_per_layer(writer, manifest, layers)
     fp32 = stages["ort_fp32"]
-    write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
-                     _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
+    if layers is not None:
+        from qdqreport.collect.layers_stage import write_per_layer
+
+        write_per_layer(writer, manifest, layers)
+    if fp16 is not None:
+        from qdqreport.collect.fp16_check import write_fp16_check
+
+        write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
+                         _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
     write_saturation_check(writer, manifest, saturation, [] if fp32.error else fp32.outputs,
                            _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
-    write_task(writer, manifest, task)
+    if task is not None:
+        from qdqreport.analysis.task import write_task
+
+        write_task(writer, manifest, task)
     if options.save_inputs:
+        from qdqreport.collect.save_inputs import write_saved_inputs
+
         write_saved_inputs(writer, manifest, loaded.eval.samples)
     if options.redact:  # last: every file is staged, none is hashed yet
+        from qdqreport.redact import redact_bundle_folder
+
         redact_bundle_folder(writer.root, manifest, [options.fp32, options.qdq, options.inputs, options.calib,
                                                      options.reference, options.modelopt_log, options.postprocess,
                                                      options.task_results, options.output])
@@ -191,8 +201,15 @@ def _load_task_inputs(options: CollectOptions, samples: int) -> tuple[Decoder | 
                          "the application's results are compared with")
     if options.task_results:
         _check_task_stage(options)
-    decoder = load_decoder(options.postprocess) if options.postprocess else None
-    app = load_task_results(options.task_results, options.task_results_stage) if options.task_results else None
+    decoder, app = None, None
+    if options.postprocess:
+        from qdqreport.collect.postprocess import load_decoder
+
+        decoder = load_decoder(options.postprocess)
+    if options.task_results:
+        from qdqreport.collect.task_results import load_task_results
+
+        app = load_task_results(options.task_results, options.task_results_stage)
     if app is not None and options.max_samples is not None:  # cut like the inputs: the first N samples
         app = replace(app, results=app.results[:options.max_samples])
     if app is not None and len(app.results) != samples:
@@ -316,6 +333,9 @@ def _stage_source(model: LoadedModel) -> bytes | str:
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
+    from qdqreport.collect.layers_stage import run_per_layer
+    from qdqreport.collect.whatif import WhatIfOptions
+
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider)
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress)
 
@@ -336,6 +356,8 @@ def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[st
 
 
 def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress) -> TaskRun:
+    from qdqreport.analysis.task import run_task
+
     progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
@@ -344,6 +366,8 @@ def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtSta
 
 
 def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) -> Fp16Check | None:
+    from qdqreport.collect.fp16_check import needs_fp16_check, run_fp16_check
+
     if not options.fp16_check or not needs_fp16_check(loaded.qdq.proto):
         return None
     return run_fp16_check(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider, progress)
