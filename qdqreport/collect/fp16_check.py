@@ -19,6 +19,7 @@ skips it.
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -61,12 +62,17 @@ class _Range:
             return
         magnitude = np.abs(value)
         top = float(magnitude.max())
-        if not np.isfinite(top):  # NaN/Inf already in FP32 are not FP16's doing: leave them out
+        if not math.isfinite(top):  # NaN/Inf already in FP32 are not FP16's doing: leave them out
             magnitude = magnitude[np.isfinite(magnitude)]
             top = float(magnitude.max()) if magnitude.size else 0.0
         self.absmax = max(self.absmax, top)
-        self.overflow += int(np.count_nonzero(magnitude > FP16_MAX))
-        self.underflow += int(np.count_nonzero(magnitude <= FP16_FLUSH) - np.count_nonzero(magnitude == 0))
+        # Counted only where there can be any (the same counts; hundreds of tensors per sample, issue 12):
+        # none beyond FP16's range when the largest is not, no zero when nothing is at or below the flush.
+        if top > FP16_MAX:
+            self.overflow += int(np.count_nonzero(magnitude > FP16_MAX))
+        small = int(np.count_nonzero(magnitude <= FP16_FLUSH))
+        if small:
+            self.underflow += small - int(np.count_nonzero(magnitude == 0))
 
 
 @dataclass
