@@ -37,6 +37,7 @@ import json
 import random
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,7 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-from make_corpus import CORPUS, WORK, Case, collect, write_labels  # noqa: E402
+from make_corpus import WORK, Case, collect, write_labels  # noqa: E402
 
 SECOND_PART = "sealed part 2 (2026-11-24)"  # scripts/corpus_score.py's SECOND_PART
 MODELS = {"cap": "ddddocr captcha reader (CRNN: Convs, LSTM, CTC over 8210 characters)",
@@ -577,15 +578,36 @@ def measure(case: Case) -> str:
             f"QDQ on {int((b.argmax(1) == truth).sum())})")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def part_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The command line every part script takes (parts 2, 4 and 5)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", help="case ids to regenerate (default: all)")
     parser.add_argument("--reuse-models", action="store_true", help="keep models and inputs in build/corpus-work")
     parser.add_argument("--no-collect", action="store_true", help="only make the models")
     parser.add_argument("--measure", action="store_true", help="print what each QDQ model does to the decisions")
     parser.add_argument("--wheels", type=Path, default=Path("/tmp/ex"))
     parser.add_argument("--images", type=Path, default=Path("/tmp/ex/skimage/data"))
-    args = parser.parse_args()
+    return parser
+
+
+def make_measure_collect(selected: list[Case], args: argparse.Namespace, make_step: Callable[..., None],
+                         measure_case: Callable[[Case], str]) -> None:
+    """Make each case's QDQ model (one make_step call per step, unless --reuse-models finds it), print its
+    measured effect (--measure), and collect its bundle (unless --no-collect)."""
+    for case in selected:
+        if not (args.reuse_models and (WORK / case.qdq).exists()):
+            print(f"making {case.id}", flush=True)
+            for _kind, *step in case.make:
+                make_step(*step)
+        if args.measure:
+            print(f"measured {case.id}: {measure_case(case)}", flush=True)
+        if not args.no_collect:
+            print(f"collecting {case.id}", flush=True)
+            collect(case)
+
+
+def main() -> int:
+    args = part_arguments(__doc__).parse_args()
     selected = [c for c in cases() if not args.only or c.id in args.only]
     sys.path.insert(0, str(ROOT))
     load_charset(args.wheels)
@@ -593,25 +615,9 @@ def main() -> int:
     if not (args.reuse_models and all((WORK / f"{f}_eval.npz").exists() or (WORK / f"{f}_eval.npy").exists()
                                        for f in families)):
         prepare(args.wheels, args.images, families)
-    for case in selected:
-        if not (args.reuse_models and (WORK / case.qdq).exists()):
-            print(f"making {case.id}", flush=True)
-            for kind, *step in case.make:
-                ort_static(*step)
-        if args.measure:
-            print(f"measured {case.id}: {measure(case)}", flush=True)
-        if not args.no_collect:
-            print(f"collecting {case.id}", flush=True)
-            collect(case)
+    make_measure_collect(selected, args, ort_static, measure)
     if not args.no_collect:
-        write_labels(selected, models=MODELS, added_for=SECOND_PART)
-        path = CORPUS / "labels.json"
-        labels = json.loads(path.read_text(encoding="utf-8"))
-        for case in selected:
-            if case.id in TARGET_ORT:
-                labels[case.id]["target"] = "onnxruntime"
-        path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+        write_labels(selected, models=MODELS, added_for=SECOND_PART, onnxruntime_cases=TARGET_ORT)
     return 0
 
 

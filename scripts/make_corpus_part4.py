@@ -40,7 +40,6 @@ build/corpus-work/.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 from pathlib import Path
@@ -50,7 +49,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_corpus_part2 as part2  # noqa: E402
-from make_corpus import WORK, Case, collect, write_labels  # noqa: E402
+from make_corpus import WORK, Case, write_labels  # noqa: E402
 
 FOURTH_PART = "sealed part 4 (2026-11-24)"  # scripts/corpus_score.py's FOURTH_PART
 MODELS = {"bp": "basic-pitch audio-to-MIDI transcriber (constant-Q front end, CNN, note/onset/contour sigmoid maps)",
@@ -444,30 +443,14 @@ def main() -> int:
                 if "--only" in sys.argv else [])
         write_part4_labels([c for c in cases() if not only or c.id in only])
         return 0
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="*", help="case ids to regenerate (default: all)")
-    parser.add_argument("--reuse-models", action="store_true", help="keep models and inputs in build/corpus-work")
-    parser.add_argument("--no-collect", action="store_true", help="only make the models")
-    parser.add_argument("--measure", action="store_true", help="print what each QDQ model does to the decisions")
-    parser.add_argument("--wheels", type=Path, default=Path("/tmp/ex"))
-    parser.add_argument("--images", type=Path, default=Path("/tmp/ex/skimage/data"))
-    args = parser.parse_args()
+    args = part2.part_arguments(__doc__).parse_args()
     selected = [c for c in cases() if not args.only or c.id in args.only]
     sys.path.insert(0, str(ROOT))
     families = {c.model for c in selected}
     derived = {"bp": "bp_calib_random.npz", "ori": "ori_calib_blank.npz", "yolo": "yolo_calib_one.npz"}
     if not (args.reuse_models and all((WORK / derived[f]).exists() for f in families)):
         prepare(args.wheels, args.images, families)
-    for case in selected:
-        if not (args.reuse_models and (WORK / case.qdq).exists()):
-            print(f"making {case.id}", flush=True)
-            for kind, *step in case.make:
-                ort_static(*step)
-        if args.measure:
-            print(f"measured {case.id}: {measure(case)}", flush=True)
-        if not args.no_collect:
-            print(f"collecting {case.id}", flush=True)
-            collect(case)
+    part2.make_measure_collect(selected, args, ort_static, measure)
     if not args.no_collect:
         write_part4_labels(selected)
     return 0

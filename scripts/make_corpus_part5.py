@@ -44,7 +44,6 @@ Quantizer: onnxruntime quantize_static (QDQ), per-channel weights. Models and da
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 from pathlib import Path
@@ -55,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_corpus_part2 as part2  # noqa: E402
 from family_inputs import SR as VAD_SR, speech_like, vad_feeds  # noqa: E402
-from make_corpus import WORK, Case, collect, write_labels  # noqa: E402
+from make_corpus import WORK, Case, write_labels  # noqa: E402
 from make_corpus_families import MODELS as FAMILY_MODELS, feeds  # noqa: E402
 
 FIFTH_PART = "sealed part 5 (2026-11-24)"  # scripts/corpus_score.py's FIFTH_PART
@@ -389,14 +388,7 @@ def main() -> int:
                 if "--only" in sys.argv else [])
         write_part5_labels([c for c in cases() if not only or c.id in only])
         return 0
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="*", help="case ids to regenerate (default: all)")
-    parser.add_argument("--reuse-models", action="store_true", help="keep models and inputs in build/corpus-work")
-    parser.add_argument("--no-collect", action="store_true", help="only make the models")
-    parser.add_argument("--measure", action="store_true", help="print what each QDQ model does to the decisions")
-    parser.add_argument("--wheels", type=Path, default=Path("/tmp/ex"))
-    parser.add_argument("--images", type=Path, default=Path("/tmp/ex/skimage/data"))
-    args = parser.parse_args()
+    args = part2.part_arguments(__doc__).parse_args()
     selected = [c for c in cases() if not args.only or c.id in args.only]
     sys.path.insert(0, str(ROOT))
     if any(c.model == "cap" for c in selected):
@@ -405,16 +397,7 @@ def main() -> int:
     for family in sorted({c.model for c in selected}):
         if not (args.reuse_models and (WORK / derived[family]).exists()):
             prepare(args.wheels, args.images, {family})
-    for case in selected:
-        if not (args.reuse_models and (WORK / case.qdq).exists()):
-            print(f"making {case.id}", flush=True)
-            for kind, *step in case.make:
-                ort_static(*step)
-        if args.measure:
-            print(f"measured {case.id}: {measure(case)}", flush=True)
-        if not args.no_collect:
-            print(f"collecting {case.id}", flush=True)
-            collect(case)
+    part2.make_measure_collect(selected, args, ort_static, measure)
     if not args.no_collect:
         write_part5_labels(selected)
     return 0
