@@ -114,8 +114,9 @@ def load_reference(source: str, output_names: Sequence[str], sample_count: int, 
     return samples
 
 
-def check_feed(feed: Mapping[str, np.ndarray], specs: Sequence[TensorSpec], where: str) -> None:
-    """Names, ranks, fixed dims and dtypes must match the model exactly; values must be finite."""
+def check_feed(feed: Mapping[str, np.ndarray], specs: Sequence[TensorSpec], where: str, values: bool = True) -> None:
+    """Names, ranks, fixed dims and dtypes must match the model exactly; values must be finite (not looked at
+    again with *values* False: the same feed checked against the other model of the pair)."""
     expected = {spec.name: spec for spec in specs}
     for name in feed:
         if name not in expected:
@@ -124,15 +125,16 @@ def check_feed(feed: Mapping[str, np.ndarray], specs: Sequence[TensorSpec], wher
     for spec in specs:
         if spec.name not in feed:
             raise InputError(f"{where}: missing input {spec.name!r}; the model needs {', '.join(s.describe() for s in specs)}")
-        _check_array(np.asarray(feed[spec.name]), spec, where)
+        _check_array(np.asarray(feed[spec.name]), spec, where, values)
 
 
-def _check_array(array: np.ndarray, spec: TensorSpec, where: str) -> None:
+def _check_array(array: np.ndarray, spec: TensorSpec, where: str, values: bool = True) -> None:
     if array.dtype != spec.dtype:
         raise InputError(f"{where}: input {spec.name!r} is {array.dtype} but the model expects {spec.dtype}; "
                          f"convert it with .astype(np.{spec.dtype})")
     if not spec.ranked:
-        _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
+        if values:
+            _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
         return
     if array.ndim != len(spec.shape):
         raise InputError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
@@ -141,7 +143,8 @@ def _check_array(array: np.ndarray, spec: TensorSpec, where: str) -> None:
         if isinstance(want, int) and want > 0 and got != want:
             raise InputError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
                              f"{spec.describe()} (dim {axis} must be {want})")
-    _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
+    if values:
+        _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
 
 
 def _refuse_nonfinite(array: np.ndarray, where: str) -> None:

@@ -182,8 +182,8 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
     check_overrides(options.batch_axes, fp32.inputs, fp32.outputs, str(fp32.path))
     axes = batch_axes(fp32.inputs, options.batch_axes, "an input of --fp32")
     eval_set = load_inputs(options.inputs, fp32.inputs, "--inputs", limit=options.max_samples, axes=axes)
-    for index, feed in enumerate(eval_set.samples):
-        check_feed(feed, qdq.inputs, f"{options.inputs} sample {index} (for --qdq {qdq.path})")
+    for index, feed in enumerate(eval_set.samples):  # values: load_inputs found every one finite
+        check_feed(feed, qdq.inputs, f"{options.inputs} sample {index} (for --qdq {qdq.path})", values=False)
     calib = load_inputs(options.calib, fp32.inputs, "--calib", axes=axes) if options.calib else None
     reference = None
     if options.reference:
@@ -366,10 +366,12 @@ def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtSta
 
 
 def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) -> Fp16Check | None:
-    from qdqreport.collect.fp16_check import needs_fp16_check, run_fp16_check
+    from qdqreport.collect.fp32_float import has_half_float  # fp16_check.needs_fp16_check, without importing the check
 
-    if not options.fp16_check or not needs_fp16_check(loaded.qdq.proto):
+    if not options.fp16_check or not has_half_float(loaded.qdq.proto):
         return None
+    from qdqreport.collect.fp16_check import run_fp16_check
+
     return run_fp16_check(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider, progress)
 
 
