@@ -29,48 +29,64 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
 
     Folded sample by sample (Chan's pairwise update of mean and squared deviations), so memory does
     not grow with the samples: concatenating them in float64 cost 8 bytes per input value (issue 12)."""
-    names = list(samples[0])
-    inputs = {}
-    for name in names:
-        first = np.asarray(samples[0][name])
-        if not np.issubdtype(first.dtype, np.number):
-            continue
-        entry = _input_entry(samples, name, (batch_axes or {}).get(name, 0), per_sample)
-        if entry is not None:
-            inputs[name] = entry
-    return {"format": 1, "source": source, "samples": len(samples), "inputs": inputs}
+    names = [name for name, value in samples[0].items() if np.issubdtype(np.asarray(value).dtype, np.number)]
+    folds = {name: _InputFold((batch_axes or {}).get(name, 0), per_sample) for name in names}
+    for sample in samples:  # each sample read once for all its inputs (a sample read is a file read)
+        for name, fold in folds.items():
+            fold.add(sample[name])
+    entries = {name: fold.entry() for name, fold in folds.items()}
+    return {"format": 1, "source": source, "samples": len(samples),
+            "inputs": {name: entry for name, entry in entries.items() if entry is not None}}
 
 
-def _input_entry(samples: Sequence[Feed], name: str, axis: int | None, per_sample: bool) -> dict[str, Any] | None:
-    first = np.asarray(samples[0][name])
-    overall, channels, rows, structure, colour = _Moments(), None, [], [], []
-    channel_axis = None
-    for sample in samples:
-        array = np.asarray(sample[name])
+class _InputFold:
+    """One input's statistics, folded sample by sample."""
+
+    def __init__(self, axis: int | None, per_sample: bool) -> None:
+        self.axis, self.per_sample = axis, per_sample
+        self.first: np.ndarray | None = None
+        self.empty = False
+        self.overall, self.channels, self.rows, self.structure, self.colour = _Moments(), None, [], [], []
+        self.channel_axis = None
+
+    def add(self, array: np.ndarray) -> None:
+        array = np.asarray(array)
+        if self.first is None:
+            self.first = array
+        if self.empty:
+            return
         if array.size == 0:
-            return None  # no values to describe (an empty sequence)
-        values = _batch_first(array.astype(np.float64), axis)
-        if channels is None:
+            self.empty = True  # no values to describe (an empty sequence)
+            return
+        values = _batch_first(array.astype(np.float64), self.axis)
+        if self.channels is None:
             # Channels are only known for the usual layout, batch first: N, C, ...
-            channel_axis = 1 if axis == 0 and values.ndim >= 3 and values.shape[1] <= 64 else None
-            channels = _Moments() if channel_axis is not None else False
-        overall.add(values.reshape(1, -1))
-        if channels:
-            channels.add(np.moveaxis(values, channel_axis, 0).reshape(values.shape[channel_axis], -1))
-        if per_sample:
-            rows.append(_moments(values))
-        structure.append(lag1_autocorrelation(values))
-        if channels:
-            colour.append(channel_correlation(values, channel_axis))
-    entry = {"shape": list(first.shape), "dtype": str(first.dtype), "channel_axis": channel_axis,
-             "overall": {**overall.row(0), "absmax": overall.absmax()},
-             "channels": [{"index": i, **channels.row(i)} for i in range(channels.rows)] if channels else []}
-    if per_sample:
-        entry["per_sample"] = rows
-    entry["structure"] = structure_summary(structure)
-    if colour and any(c is not None for c in colour):
-        entry["channel_correlation"] = correlation_summary(colour)  # a greyscale set reads 1.0 (QR003)
-    return entry
+            self.channel_axis = 1 if self.axis == 0 and values.ndim >= 3 and values.shape[1] <= 64 else None
+            self.channels = _Moments() if self.channel_axis is not None else False
+        low, high = self.overall.add(values.reshape(1, -1))
+        if self.channels:
+            self.channels.add(np.moveaxis(values, self.channel_axis, 0).reshape(values.shape[self.channel_axis], -1))
+        if self.per_sample:
+            # The block's min and max are the sample's when the block is a view of it in the same order (exact either
+            # way but for the sign of a zero, which follows the order).
+            self.rows.append(_moments(values, (float(low[0]), float(high[0])) if values.flags.c_contiguous else None))
+        self.structure.append(lag1_autocorrelation(values))
+        if self.channels:
+            self.colour.append(channel_correlation(values, self.channel_axis))
+
+    def entry(self) -> dict[str, Any] | None:
+        if self.empty or self.first is None:
+            return None
+        first, channels = self.first, self.channels
+        entry = {"shape": list(first.shape), "dtype": str(first.dtype), "channel_axis": self.channel_axis,
+                 "overall": {**self.overall.row(0), "absmax": self.overall.absmax()},
+                 "channels": [{"index": i, **channels.row(i)} for i in range(channels.rows)] if channels else []}
+        if self.per_sample:
+            entry["per_sample"] = self.rows
+        entry["structure"] = structure_summary(self.structure)
+        if self.colour and any(c is not None for c in self.colour):
+            entry["channel_correlation"] = correlation_summary(self.colour)  # a greyscale set reads 1.0 (QR003)
+        return entry
 
 
 class _Moments:
@@ -80,20 +96,22 @@ class _Moments:
         self.rows = 0
         self.count = self.mean = self.m2 = self.low = self.high = None
 
-    def add(self, block: np.ndarray) -> None:
+    def add(self, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Fold [rows, values] in; returns the block's own per-row min and max."""
         count = block.shape[1]
         mean = block.mean(axis=1)
         m2 = ((block - mean[:, None]) ** 2).sum(axis=1)
         low, high = block.min(axis=1), block.max(axis=1)
         if self.count is None:
             self.rows, self.count, self.mean, self.m2, self.low, self.high = len(block), count, mean, m2, low, high
-            return
+            return low, high
         total = self.count + count
         delta = mean - self.mean
         self.mean = self.mean + delta * (count / total)
         self.m2 = self.m2 + m2 + delta ** 2 * (self.count * count / total)
         self.count = total
         self.low, self.high = np.minimum(self.low, low), np.maximum(self.high, high)
+        return low, high
 
     def row(self, index: int) -> dict[str, float]:
         return {"min": float(self.low[index]), "max": float(self.high[index]), "mean": float(self.mean[index]),
@@ -107,11 +125,12 @@ def _batch_first(array: np.ndarray, axis: int | None) -> np.ndarray:
     """*array* with its batch axis first; an input with none (a scalar) gets a new leading axis."""
     if axis is None or array.ndim <= axis:
         return array[np.newaxis]
-    return np.moveaxis(array, axis, 0)
+    return array if axis == 0 else np.moveaxis(array, axis, 0)
 
 
-def _moments(values: np.ndarray) -> dict[str, float]:
-    return {"min": float(values.min()), "max": float(values.max()), "mean": float(values.mean()), "std": float(values.std())}
+def _moments(values: np.ndarray, extremes: tuple[float, float] | None = None) -> dict[str, float]:
+    low, high = extremes if extremes is not None else (float(values.min()), float(values.max()))
+    return {"min": low, "max": high, "mean": float(values.mean()), "std": float(values.std())}
 
 
 def range_use(qdq: onnx.ModelProto, samples: Sequence[Feed]) -> list[dict[str, Any]]:
