@@ -72,7 +72,10 @@ FOURTH_PART = "sealed part 4 (2026-11-24)"
 # (docs/CORPUS.md's kept part, totals only), and is scored "after" them, reported apart, its rows withheld
 # (STILL_SEALED).
 FIFTH_PART = "sealed part 5 (2026-11-24)"
-LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART)  # whole batches kept out of the first part's draw
+# A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
+# Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
+DEV_PART = "development part (2026-11-24, session 21): read"
+LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, DEV_PART)  # whole batches kept out of the first draw
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
         return OutputKind("state", "recurrent state (named like a state the model takes back as input)")
     if arrays and all(a.dtype.kind in "iub" for a in arrays):
         return OutputKind("index", "integer values (indices or labels)")
-    if class_output:
+    if class_output and not _few_regressed(name, arrays, producer_op):
         return OutputKind("class_scores", "one score per class (the collector found class scores)")
     if not arrays:
         return OutputKind("tensor", "no stored outputs to read")
@@ -132,6 +132,15 @@ def _regressed(name: str, producer_op: str | None) -> bool:
     regressed numbers, whatever range they happen to fall in: a probability comes out of a squashing op (Sigmoid,
     Softmax, ...) or is named like one. An unknown producer, or a shape op between (Reshape, Concat), says nothing."""
     return producer_op in _LINEAR_OPS and not _PROBABILITY_NAME.search(name)
+
+
+def _few_regressed(name: str, arrays: Sequence[np.ndarray], producer_op: str | None) -> bool:
+    """A handful of values (fewer than SMALL) that a linear layer writes straight out, with no softmax and no name of
+    logits: the collector guesses class logits for any 2-D Gemm/MatMul output, but so few numbers out of a linear
+    layer are as often regressed ones (quality scores, box offsets, coordinates), whose argmax decides nothing; they
+    are judged by their relative error instead (which also bounds how far logits moved), unless declared."""
+    return (bool(arrays) and int(arrays[0].size) < SMALL and producer_op in ("Gemm", "MatMul")
+            and not _LOGITS_NAME.search(name))
 
 
 GATE_MAX_KEPT = 0.5  # a score that keeps more than half of the positions at the threshold is not a filter
@@ -243,4 +252,14 @@ def producer_ops(precision: Mapping[str, Any] | None) -> dict[str, str]:
         for output in node.get("outputs") or []:
             if isinstance(output, str) and isinstance(node.get("op_type"), str):
                 ops[output] = node["op_type"]
+    # A quantized graph output is written by its DequantizeLinear, not by the layer that computed it: onnxruntime's
+    # quantize_static renames the layer's output to "<output>_QuantizeLinear_Input" and lets the Q/DQ pair end on
+    # the output's own name. The output's producer is the layer before the pair.
+    for pair in (precision or {}).get("qdq", []) if isinstance(precision, Mapping) else []:
+        tensor = pair.get("tensor") if isinstance(pair, Mapping) else None
+        if isinstance(tensor, str) and tensor.endswith(_QDQ_INPUT) and not pair.get("consumers") and tensor in ops:
+            ops.setdefault(tensor[:-len(_QDQ_INPUT)], ops[tensor])
     return ops
+
+
+_QDQ_INPUT = "_QuantizeLinear_Input"

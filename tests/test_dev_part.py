@@ -1,0 +1,39 @@
+"""The development part of the corpus (scripts/make_corpus_dev.py): a new family, DNSMOS, played as a new user would
+play it; each test names what the user saw and fails on the code before the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.output_kinds import producer_ops
+from qdqreport.bundle.reader import Bundle
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+DNS = ("dns_healthy_ort_sym", "dns_healthy_ort_percentile", "dns_healthy_trt_nobias", "dns_calib_pcm",
+       "dns_random_calib", "dns_stft_int8", "dns_overquant", "dns_ort_uint8")
+
+
+def _context(case: str) -> Context:
+    label = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))[case]
+    return Context(Bundle(CORPUS / case), target=label.get("target"))
+
+
+def test_a_quantized_graph_output_is_produced_by_the_layer_before_its_qdq_pair():
+    """onnxruntime's quantize_static ends DNSMOS's output Identity:0 with a Q/DQ pair: its producer is the Gemm."""
+    ctx = _context("dns_healthy_ort_sym")
+    assert producer_ops(ctx.precision)["Identity:0"] == "Gemm"
+
+
+@pytest.mark.parametrize("case", DNS)
+def test_three_regressed_quality_scores_are_not_judged_by_their_argmax(case):
+    """DNSMOS's [N, 3] SIG/BAK/OVRL scores come straight out of a Gemm: the report called them class scores and
+    judged "top-1 decisions" (the argmax of three quality scores decides nothing); they are judged by relative error."""
+    ctx = _context(case)
+    comparison = ctx.comparison("quantization")
+    summary = next(s for s in ctx.output_summaries(comparison.id) if s.output == "Identity:0")
+    assert summary.kind.kind == "scalar"
+    assert summary.judgement.measure == "relative error" and "top-1" not in summary.judgement.headline
