@@ -37,3 +37,16 @@ def test_three_regressed_quality_scores_are_not_judged_by_their_argmax(case):
     summary = next(s for s in ctx.output_summaries(comparison.id) if s.output == "Identity:0")
     assert summary.kind.kind == "scalar"
     assert summary.judgement.measure == "relative error" and "top-1" not in summary.judgement.headline
+
+
+def test_int16_pcm_calibration_is_named_as_the_missing_divide_not_a_mean_std_normalisation():
+    """Calibrated on int16 PCM sample values while the model takes audio in [-1, 1]: the report said "calibration
+    lacks the mean/std normalisation (spread 3.46e+04×)" with the fix x -> (x - -0.6672) / 3.459e+04; the step that is
+    missing is the audio reader's / 32768."""
+    from qdqreport.engine import run_rules
+    from qdqreport.rules import discover
+
+    ctx = _context("dns_calib_pcm")
+    findings = [f for f in run_rules(ctx, discover()).findings if f.rule_id == "QR003"]
+    assert findings and "int16 PCM" in findings[0].title and "mean/std" not in findings[0].title
+    assert any("x / 32768" in fix.action and "(x / 32768)" in fix.command for fix in findings[0].fixes)

@@ -41,6 +41,7 @@ COLOUR_EVAL = 0.99
 # sides, and a factor under 100x (40 dB): recordings differ by tens of dB; a units step (int16 PCM, 32768x)
 # by more.
 CENTRED_MEAN_STD = 0.1
+PCM16 = 32768.0  # int16 PCM full scale: a wav read as integers where the model takes floats in [-1, 1]
 LEVEL_FACTOR_MAX = 100.0
 
 
@@ -193,6 +194,9 @@ def affine_transform(ratio: float, shift: float) -> tuple[str, str]:
         return "calibration is ÷255 (in [0,1]; evaluation uses 0–255 pixels)", "x * 255"
     if 100 <= ratio <= 160:
         return "calibration in raw 0–255 pixels, evaluation normalised to [-1,1]", "x / 127.5 - 1"
+    if PCM16 * 200 / 255 <= ratio <= PCM16 * 320 / 255 and abs(shift) < 0.2 * ratio:  # the ×255 window, at 2^15
+        return ("calibration is int16 PCM sample values (×32768; evaluation audio in [-1,1]: the / 32768 of the "
+                "audio reader is missing)", "x / 32768")
     if 0.4 <= ratio <= 0.6 and abs(shift - 0.5) < 0.25:
         return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
     if 1.6 <= ratio <= 2.5 and abs(shift + 1.0) < 0.25:  # the same mix-up the other way round
