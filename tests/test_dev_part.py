@@ -50,3 +50,17 @@ def test_int16_pcm_calibration_is_named_as_the_missing_divide_not_a_mean_std_nor
     findings = [f for f in run_rules(ctx, discover()).findings if f.rule_id == "QR003"]
     assert findings and "int16 PCM" in findings[0].title and "mean/std" not in findings[0].title
     assert any("x / 32768" in fix.action and "(x / 32768)" in fix.command for fix in findings[0].fixes)
+
+
+def test_no_line_of_the_report_quotes_the_argmax_of_regressed_scores(tmp_path):
+    """With the scores judged by relative error, the verdict still ended ", top-1 agreement 100%" and the stage
+    table's top-1 column said 100%: the collector measured top-1 on the output it took for class scores."""
+    from qdqreport.cli import main
+
+    ctx = _context("dns_healthy_ort_sym")
+    summary = ctx.output_summaries(ctx.comparison("quantization").id)[0]
+    assert summary.top1 is None
+    assert main(["report", str(CORPUS / "dns_healthy_ort_sym"), "--target", "onnxruntime", "-o", str(tmp_path)]) == 0
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "top-1" not in text.splitlines()[0] and "| Identity:0 | agree | relative error" in text
+    assert not any(line.startswith("| Identity:0 |") and "100%" in line for line in text.splitlines())

@@ -162,7 +162,11 @@ class Context:
         decisions = (measure_decisions(kind, reference, candidate, self.judging.threshold, gate and gate[1:])
                      if reference else None)
         first = next((r for r in reference if r is not None), None)
-        summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None)
+        # The collector measures top-1 on every output it took for class scores; where the kind says otherwise
+        # (declared, or a handful of regressed values) an argmax decides nothing, and no line may quote it.
+        top1 = summary.top1 if kind.kind == "class_scores" else None
+        summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None,
+                                      top1=top1)
         return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
 
     def _score_gate(self, info: ComparisonInfo, output: str, kind: OutputKind) -> tuple[str, list, list] | None:
