@@ -64,3 +64,29 @@ def test_no_line_of_the_report_quotes_the_argmax_of_regressed_scores(tmp_path):
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "top-1" not in text.splitlines()[0] and "| Identity:0 | agree | relative error" in text
     assert not any(line.startswith("| Identity:0 |") and "100%" in line for line in text.splitlines())
+
+
+def test_a_yolov8_head_whose_first_class_is_rare_has_no_objectness():
+    """NudeNet 3.4.2's 320n.onnx (a YOLOv8n: 4 box fields then 18 class probabilities, no objectness), FP32 outputs
+    of 8 real pictures (scikit-image's LFW faces set on its photographs; every 5th anchor, float16:
+    tests/data/nudenet_yolov8_heads.npz). Its first class is rarer than the others, so the old test (the first field
+    sparse, the others' mean twice as large) called it an objectness and multiplied every score by it: no score
+    reached 0.5, and a quantized model that lost 42% of NudeNet's detections read as "0 of 0 detections lost"."""
+    import numpy as np
+
+    from qdqreport.analysis.decisions import measure as measure_decisions
+    from qdqreport.analysis.output_kinds import infer_kind
+
+    heads = np.load(Path(__file__).parent / "data" / "nudenet_yolov8_heads.npz")["output0"].astype(np.float32)
+    samples = [h[None] for h in heads]
+    kind = infer_kind("output0", samples)
+    assert kind.kind == "detections" and kind.fields_axis == 1 and not kind.objectness
+    assert measure_decisions(kind, samples, samples, 0.5).total > 0  # FP32 detections at score 0.5 to lose
+    yolox = infer_kind("output", [np.asarray(a) for a in _reference_outputs("yolo_healthy_ort_percentile", "output")])
+    assert yolox.objectness  # YOLOX: one sparse objectness before its dense class score
+
+
+def _reference_outputs(case: str, output: str) -> list:
+    from qdqreport.bundle.layout import load_stage_outputs
+
+    return [sample[output] for sample in load_stage_outputs(Bundle(CORPUS / case), "ort_fp32")]

@@ -235,8 +235,15 @@ def _has_objectness(fields: np.ndarray, scores: tuple[int, ...]) -> bool:
     if len(scores) < 2:
         return False
     first = float(fields[:, scores[0]].mean())
-    rest = float(fields[:, list(scores[1:])].mean())
-    return first < 0.05 and rest > 2 * first
+    typical = float(np.median([fields[:, f].mean() for f in scores[1:]]))
+    # YOLOX's class scores are conditional on an object (trained on positive anchors only): dense over background,
+    # beside one sparse objectness. YOLOv8's class scores are joint: each is sparse like an objectness would be, and
+    # the first is merely a class rarer than the rest (a mean of the others, lifted by one common class, called it
+    # an objectness and multiplied every score by it). So: the first field sparse, the typical other field dense.
+    return first < SPARSE_SCORE <= typical
+
+
+SPARSE_SCORE = 0.05  # a score field whose mean over anchors is below this is ~0 on background anchors
 
 
 def _is_embedding(name: str, shape: tuple[int, ...], producer_op: str | None) -> bool:
