@@ -265,9 +265,9 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
 
 # A part whose rows nobody has read yet: the page shows its totals only, so that it stays a held-out measure
 # for the next round of rule work (`--show-sealed` prints its rows to whoever decides to spend it).
-# The third part was read on 2026-11-24 (session 20) after its one sealed score; the fourth and fifth are still held
-# out.
-STILL_SEALED: tuple[str, ...] = (FOURTH_PART, FIFTH_PART)
+# The third part was read on 2026-11-24 (session 20) after its one sealed score, the fifth on 2026-11-24 (session 21)
+# after its before and after scores; the fourth is still held out.
+STILL_SEALED: tuple[str, ...] = (FOURTH_PART,)
 WITHHELD = ("Rows withheld: this part has been scored but not read, and stays sealed for the next round of rule "
             "work; `--show-sealed` prints them (reading them spends the part).\n")
 
@@ -289,9 +289,10 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
     fourth, fifth = [s for s in scores if s.sealed_4], [s for s in scores if s.sealed_5]
-    parts = part_markdown(f"Fifth sealed part ({len(fifth)} cases, made before the rule changes of 2026-11-24 "
-                          "(session 21) and scored before them at 9d28983: first-ranked 8/14, within three 10/14, "
-                          "healthy controls with an error 2/3; these totals are after them; never tuned on)",
+    parts = part_markdown(f"Fifth sealed part ({len(fifth)} cases; scored while sealed before the rule changes of "
+                          "2026-11-24 (session 21), at 9d28983, and after them, at a8f0e46: both times first-ranked "
+                          "8/14, within three 10/14, healthy controls with an error 2/3; then read and tuned on: no "
+                          "longer held out)",
                           fifth, rows=FIFTH_PART not in STILL_SEALED) if fifth else ""
     parts += part_markdown(f"Fourth sealed part ({len(fourth)} cases, made before the rule changes of 2026-11-24 "
                           "(session 20) and scored before them at f1e77c0: first-ranked 6/12, within three 9/12, healthy "

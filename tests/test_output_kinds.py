@@ -75,3 +75,26 @@ def test_values_a_linear_layer_writes_out_are_not_probabilities_whatever_their_r
     # A shape op between (Reshape, Concat) or no precision summary says nothing about the values: read as before.
     assert infer_kind("landmarks", maps, producer_op="Reshape").kind == "map"
     assert infer_kind("landmarks", maps).kind == "map"
+
+
+def test_landmarks_a_gemm_writes_out_are_not_class_logits_even_when_the_collector_guessed_so():
+    # The fifth corpus part's MTCNN ONet (read after its sealed scores): dense_6 holds 5 landmarks as 10 fractions of the
+    # face crop, out of a Gemm; the collector took the 2-D Gemm output for class logits, and its argmax (which
+    # coordinate is largest) "changed" on 3 of 24 faces, an error on a healthy model. Logits are unbounded and go
+    # negative; coordinates in [0, 1] out of a linear layer are judged by cosine.
+    landmarks = _reference("mtc_healthy_ort_sym", "dense_6")
+    assert all(0.0 <= a.min() and a.max() <= 1.0 for a in landmarks)
+    kind = infer_kind("dense_6", landmarks, producer_op="Gemm", class_output=True)
+    assert kind.kind == "tensor"
+    # Logits out of the same kind of layer stay class scores (the classifier head of the corpus captcha model's kin).
+    assert infer_kind("dense_6", [a * 8.0 - 4.0 for a in landmarks], producer_op="Gemm",
+                      class_output=True).kind == "class_scores"
+
+
+def test_the_healthy_face_stage_gets_no_error():
+    from qdqreport.analysis.context import Context
+    from qdqreport.engine import run_rules
+
+    for case in ("mtc_healthy_ort_sym", "mtc_healthy_trt_nobias", "mtc_healthy_ort_percentile"):
+        findings = run_rules(Context(Bundle(CORPUS / case))).findings
+        assert not [f for f in findings if f.severity == "error" and "deployment" not in f.tags], case

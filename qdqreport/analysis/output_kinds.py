@@ -98,12 +98,15 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
         return OutputKind("state", "recurrent state (named like a state the model takes back as input)")
     if arrays and all(a.dtype.kind in "iub" for a in arrays):
         return OutputKind("index", "integer values (indices or labels)")
-    if class_output and not _few_regressed(name, arrays, producer_op):
+    # Values in [0, 1] that a linear layer writes out are coordinates or fractions (landmarks), not probabilities,
+    # and not class logits either: logits are unbounded and go negative (the collector's guess for a 2-D Gemm output).
+    unit_regressed = bool(arrays) and _within_unit(arrays) and _regressed(name, producer_op)
+    if class_output and not (_few_regressed(name, arrays, producer_op) or unit_regressed):
         return OutputKind("class_scores", "one score per class (the collector found class scores)")
     if not arrays:
         return OutputKind("tensor", "no stored outputs to read")
     size = int(arrays[0].size)
-    in_unit = _within_unit(arrays) and not _regressed(name, producer_op)
+    in_unit = _within_unit(arrays) and not unit_regressed
     if in_unit and _sums_to_one(arrays):
         return OutputKind("class_scores", "rows sum to 1 (softmax)")
     if size < SMALL:
@@ -117,6 +120,9 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
         return OutputKind("map", "a dense map of values in [0, 1]" + (f" after {producer_op}" if producer_op else ""))
     if in_unit:
         return OutputKind("probabilities", "values in [0, 1]" + (f" after {producer_op}" if producer_op else ""))
+    if unit_regressed:
+        return OutputKind("tensor", f"values in [0, 1] a {producer_op} writes out (coordinates or fractions, not "
+                                    "probabilities): judged by cosine")
     layout = _detection_layout(arrays)
     if layout is not None:
         return layout
