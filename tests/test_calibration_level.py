@@ -16,8 +16,8 @@ from qdqreport.engine import run_rules
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
-def _findings(case: str):
-    return run_rules(Context(Bundle(CORPUS / case))).findings
+def _findings(case: str, target: str | None = None):
+    return run_rules(Context(Bundle(CORPUS / case), target=target)).findings
 
 
 def test_quieter_calibration_audio_is_a_coverage_gap_not_a_missing_normalisation():
@@ -33,3 +33,18 @@ def test_quieter_calibration_audio_is_a_coverage_gap_not_a_missing_normalisation
 def test_int16_calibration_audio_is_still_a_preprocessing_step():
     findings = _findings("vad_calib_scale")
     assert findings[0].rule_id == "QR003" and not [f for f in findings if f.rule_id == "QR006"]
+
+
+def test_music_calibrating_a_speech_detector_is_named_by_its_smoothness():
+    # vad_calib_music (fifth part, read): synthesised music for the speech the detector is evaluated on. No range,
+    # level or preprocessing step separates them; their neighbour correlation does (0.97 against 0.13).
+    findings = _findings("vad_calib_music", target="onnxruntime")  # its label's target (ORT's recipe)
+    assert findings[0].rule_id == "QR006" and "smoother" in findings[0].title
+
+
+def test_the_smoothness_test_stays_quiet_on_healthy_controls_of_every_family():
+    labels = __import__("json").loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
+    healthy = [c for c, label in labels.items() if label["healthy"] and "part 4" not in label.get("added_for", "")]
+    assert len(healthy) >= 20
+    for case in healthy:
+        assert not [f for f in _findings(case) if f.subject.startswith("structure ")], case

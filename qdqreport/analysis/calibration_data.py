@@ -124,6 +124,25 @@ def calibration_is_noise(calib_stats: dict[str, Any] | None, eval_stats: dict[st
     return log_says_random(modelopt_log) or bool(noise_inputs(calib_stats, eval_stats))
 
 
+# Structure that is real but other: neighbouring values correlate in both sets, yet the calibration's mean lag-1
+# autocorrelation sits this far from the evaluation's (an absolute difference on a -1..1 scale). Two samples of one
+# source differ by a few hundredths (the corpus controls: 0.934 against 0.937); music against speech, or audio at
+# another sample rate, by 0.75-0.85.
+STRUCTURE_GAP = 0.5
+
+
+def structure_differs(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple[float, float] | None:
+    """(calibration, evaluation) mean lag-1 autocorrelations when both sets hold real, structured signals whose
+    smoothness differs by STRUCTURE_GAP or more (other content, another sample rate or resize); None otherwise, or
+    when the calibration looks like noise (QR009's) or either set lacks the measure."""
+    c, e = (calib.get("structure") or {}).get("mean"), (evaluation.get("structure") or {}).get("mean")
+    if c is None or e is None or not (_intensity(calib) and _intensity(evaluation)):
+        return None
+    if max(c, e) < STRUCTURED_EVAL or c < NOISE_MEAN:
+        return None  # neither set is smooth, or the calibration is noise: nothing to compare, or QR009's cause
+    return (float(c), float(e)) if abs(c - e) >= STRUCTURE_GAP else None
+
+
 def log_says_random(modelopt_log: dict[str, Any] | None) -> bool:
     """ModelOpt's parsed log (collect/modelopt_log.py) recorded its RandomDataProvider: no calibration data given."""
     return isinstance(modelopt_log, dict) and bool(modelopt_log.get("random_calibration"))

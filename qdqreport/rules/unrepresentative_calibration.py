@@ -11,6 +11,8 @@ import numpy as np
 from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.calibration_data import (STRUCTURE_GAP, lag1_autocorrelation, structure_differs,
+                                                 structure_summary)
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, categorical, content_differs, preprocessing_mismatch,
                                              same_centre, shares_level)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
@@ -99,6 +101,21 @@ def _quiet_recordings(quiet: float):
     return build
 
 
+def _smoothness(calib_noise: float):
+    def build(b):
+        # Evaluation: tones under broadband noise (speech in a room: neighbour correlation ~0.2); calibration: the
+        # same tones with *calib_noise* of that noise (0.0: pure tones, as music or audio at another sample rate).
+        _uncertain_samples_noisy(b)
+        rng = np.random.default_rng(49)
+        for kind, count, noise in (("eval", 40, 1.0), ("calib", 64, calib_noise)):
+            tones = audio_chunks(count, 50 if kind == "eval" else 51, 0.1)
+            audio = (tones + noise * 0.1 * rng.standard_normal(tones.shape)).astype(np.float32)
+            stats = input_stats(CLS_INPUT, audio, f"{kind}.npy", per_sample=kind == "eval")
+            stats["inputs"][CLS_INPUT]["structure"] = structure_summary([lag1_autocorrelation(a) for a in audio])
+            b.artifact(f"{kind}_stats", stats)
+    return build
+
+
 def _photo_calibration(b):
     # Photographs (mid-tones, black and white present) calibrate a model evaluated on white pages of text.
     _uncertain_samples_noisy(b)
@@ -136,6 +153,9 @@ def _same_length_calibration(b):
                 Fires("calibrated on photographs, evaluated on documents", _photo_calibration),
                 Fires("calibration texts of 5-8 tokens, evaluation 12-28", _three_word_calibration),
                 Fires("audio calibrated on recordings 20x (26 dB) quieter", _quiet_recordings(20.0)),
+                Fires("calibration audio far smoother than the evaluation's (pure tones for noisy speech)",
+                      _smoothness(0.0)),
+                Quiet("calibration audio as rough as the evaluation's", _smoothness(1.0)),
                 Quiet("audio calibrated at the evaluation's level", _quiet_recordings(1.0)),
                 Quiet("calibration sequences as long as the evaluation's", _same_length_calibration),
                 Quiet("a third of the samples collapse: a global problem", _bright_samples_collapse(True)),
@@ -168,6 +188,10 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     the unmodified model already meets the target on the median sample), it says the calibration
     set does not cover them and ranks first (score 0.8, over the refuted layer findings' 0.2).
 
+    Calibration signals whose smoothness differs from the evaluation's (mean lag-1 autocorrelation apart by 0.5
+    or more, both real signals, no range or preprocessing step telling them apart) hold other frequency content:
+    music calibrating a speech model, or audio at another sample rate, images at another size (a warning).
+
     Calibration inputs whose mean lies more than one evaluation standard deviation from the
     evaluation mean, with a similar spread and the same minimum or maximum (so no preprocessing
     step maps one onto the other: analysis/preprocessing.content_differs), hold other content
@@ -190,6 +214,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     yield from _too_few_samples(ctx)
     yield from _range_not_covered(ctx)
     yield from _other_content(ctx)
+    yield from _other_structure(ctx)
     yield from _shorter_sequences(ctx)
     if comparison is None:
         return
@@ -408,6 +433,35 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
                            "preprocessing step (×255, normalisation, channel order, inversion: QR003) maps one onto "
                            "the other; the content differs. If the outputs stay as faithful as a healthy quantization, "
                            "this is a risk for inputs like the calibration set's rather than today's cause.")),
+            fixes=_fixes(ctx, [], name))
+
+
+def _other_structure(ctx: Context) -> Iterator[Finding]:
+    """Calibration signals much smoother (or rougher) than the evaluation's, where no range, level or preprocessing
+    step tells them apart: other content (music for speech) or another sample rate (analysis/calibration_data.py)."""
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    diverging = diverging_outputs(ctx, "quantization")
+    for name in sorted(set(calib) & set(evaluation)):
+        smoothness = structure_differs(calib[name], evaluation[name])
+        if (smoothness is None or preprocessing_mismatch(calib[name], evaluation[name])
+                or content_differs(calib[name], evaluation[name]) is not None):
+            continue  # QR003 names a step, or _other_content already says the content differs
+        c_lag, e_lag = smoothness
+        yield unrepresentative_calibration.finding(
+            title=f"Calibration inputs unlike the evaluation inputs: input {name} is "
+                  f"{'smoother' if c_lag > e_lag else 'rougher'} (neighbour correlation {c_lag:.2f} against {e_lag:.2f})",
+            severity="warning", confidence=0.55 if diverging else 0.4, score=0.5 if diverging else 0.3,
+            subject=f"structure {name}", stage="calibration", tags=("root_cause",),
+            summary=f"Neighbouring values of input {name} correlate at {c_lag:.2f} on average in the calibration set and "
+                    f"at {e_lag:.2f} in the evaluation set: the calibration signals have other frequency content "
+                    "(other scenes or sounds, music for speech, or a sample rate or image size the evaluation "
+                    "pipeline converts and the calibration reader did not), so its activation ranges fit that content",
+            evidence=(Metric("mean lag-1 autocorrelation, calibration − evaluation", rounded(c_lag - e_lag, 3),
+                             threshold=f"|Δ| >= {STRUCTURE_GAP}"),
+                      Text("Separating evidence: both sets are real signals (neighbouring values correlate; noise would "
+                           "not, QR009), and no range, level or preprocessing step (QR003) tells them apart; their "
+                           "smoothness does. Check the calibration reader's sample rate or resize against the "
+                           "evaluation pipeline's, then the content.")),
             fixes=_fixes(ctx, [], name))
 
 
