@@ -67,3 +67,17 @@ def test_the_measure_survives_per_channel_normalisation_and_ignores_non_colour_i
     assert channel_correlation(rng.random((1, 1, 8, 8))) is None  # one channel: nothing to lose
     assert channel_correlation(rng.random((1, 16, 8, 8))) is None  # feature planes are not colour
     assert channel_correlation(np.zeros((1, 3, 8, 8))) is None  # a constant channel has no correlation
+
+
+def test_binarised_calibration_captchas_are_named_a_preprocessing_step():
+    # cap_calib_binary (fifth part, read): the captcha reader calibrated on its captchas thresholded at 0.5. Every
+    # calibration value sits at 0 or 1, so the variance reaches its Bhatia-Davis bound; the evaluation's is a quarter.
+    from qdqreport.analysis.preprocessing import TWO_LEVEL, two_level_share
+
+    ctx = Context(Bundle(CORPUS / "cap_calib_binary"), target="onnxruntime")
+    calib, evaluation = (s["inputs"]["input1"]["overall"] for s in (ctx.calib_stats, ctx.eval_stats))
+    assert two_level_share(calib) >= TWO_LEVEL > two_level_share(evaluation)
+    first = run_rules(ctx).findings[0]
+    assert first.rule_id == "QR003" and "binarised" in first.title and "thresholding" in first.fixes[0].action
+    healthy = Context(Bundle(CORPUS / "cap_healthy_ort_sym"), target="onnxruntime")
+    assert not [f for f in run_rules(healthy).findings if f.rule_id == "QR003"]

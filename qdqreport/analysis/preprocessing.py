@@ -29,6 +29,11 @@ MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sa
 # evaluation statistics about one pivot: the calibration mean, min and max each sum with the evaluation's
 # mean, max and min to the same number. Within 5% of the evaluation span counts as the same number.
 MIRROR_TOLERANCE = 0.05
+# A variable inside [min, max] with mean m has variance at most (max - m)(m - min) (Bhatia-Davis), reached only
+# when every value sits at the minimum or the maximum: a binarised (thresholded) set. Real images and audio fill the
+# levels between (the corpus evaluation sets: 0.25 for captchas; token masks are categories, compared elsewhere).
+TWO_LEVEL = 0.99
+GREY_LEVELS = 0.9
 # A greyscale calibration set (images loaded as grey, then repeated into three channels) has channels that are
 # affine copies of one another in every sample: correlation 1 within float rounding, whatever per-channel
 # normalisation followed. Colour JPEGs of grey pages reach 0.99999 (corpus layout pages), never 1 - 1e-6.
@@ -72,6 +77,12 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     if categorical(evaluation) or categorical(calib):
         return _categorical_difference(calib, evaluation)
     c, e = calib["overall"], evaluation["overall"]
+    if two_level_share(c) >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS:
+        return Difference("binarised", "calibration is binarised (every value at its minimum or maximum; evaluation "
+                          "has the levels between)", "x", 1.0, 0.75, two_level_share(c),
+                          advice="Remove the thresholding (binarisation) from the calibration reader, as the evaluation "
+                                 "pipeline has none (or add it to the deployment pipeline if the model is meant to "
+                                 "read binary images)")
     ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         shift = c["mean"] - e["mean"] * ratio
@@ -116,6 +127,12 @@ def _greyscale(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference:
                       "evaluation in colour)", "x", 1.0, 0.75, lost_colour(calib, evaluation),
                       advice="Load the calibration images in colour, as the evaluation pipeline does (OpenCV: "
                              "cv2.IMREAD_COLOR, not IMREAD_GRAYSCALE; PIL: .convert('RGB') of the colour file)")
+
+
+def two_level_share(moments: dict[str, float]) -> float:
+    """Variance over its Bhatia-Davis bound (max - mean)(mean - min): 1 when every value is at an extreme."""
+    bound = (moments["max"] - moments["mean"]) * (moments["mean"] - moments["min"])
+    return float(moments["std"] ** 2 / bound) if bound > 0 else 0.0
 
 
 def lost_colour(calib: dict[str, Any], evaluation: dict[str, Any]) -> float | None:

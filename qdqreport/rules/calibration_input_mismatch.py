@@ -8,7 +8,7 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import lag1_autocorrelation, log_says_random, noise_inputs, structure_summary
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND,
+from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
                                              Difference, categorical, preprocessing_difference)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
@@ -46,6 +46,17 @@ def _photos(count: int, seed: int) -> np.ndarray:
     scenes = rng.beta(1.5, 3.0, (count, 3, 1, 1)) + 0.25 * rng.standard_normal((count, 3, 48, 192))
     scenes[:, :, 0, 0], scenes[:, :, 0, 1] = 0.0, 1.0  # the darkest and brightest pixels of a photo
     return (np.clip(scenes, 0.0, 1.0) - 0.5) / 0.5
+
+
+def _binarised(evaluation_grey: bool):
+    """Text crops in [0,1]; calibration thresholded at 0.5 (a binarisation the evaluation pipeline lacks)."""
+    def build(b):
+        evaluation, other = text_images(48, seed=27), text_images(64, seed=28)
+        evaluation = evaluation if evaluation_grey else (evaluation > 0.5).astype(np.float32)
+        b.artifact("eval_stats", input_stats(CLS_INPUT, evaluation, "eval.npy"))
+        b.artifact("calib_stats", input_stats(CLS_INPUT, (other > 0.5).astype(np.float32), "data/calib.npy",
+                                              per_sample=False))
+    return build
 
 
 def _audio(factor: float):
@@ -160,6 +171,8 @@ def _random_log(b):
                 Fires("[0,1]-calibrated input fed 0-255 pixels", _range_use(1 / 127, 0.0, 255.0, clipped=0.97)),
                 Fires("calibration inverted (light text on dark)", _images("inverted")),
                 Fires("calibration images loaded in greyscale, evaluation in colour", _greyscale(True)),
+                Fires("calibration crops binarised at 0.5, evaluation grey", _binarised(True)),
+                Quiet("binarised crops in both sets", _binarised(False)),
                 Quiet("greyscale images in both sets (nothing lost)", _greyscale(False)),
                 Quiet("other images, same preprocessing", _images("same")),
                 Quiet("photographs for documents, same preprocessing (other content, QR006)", _images("photos")),
@@ -179,6 +192,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     measured it, each sample's lowest correlation between colour channels: a calibration set whose channels
     are copies of one grey image in every sample (correlation 1 within rounding, whatever per-channel
     normalisation followed) was loaded in greyscale, while evaluation samples correlate below 0.99 (colour).
+    A calibration set whose variance reaches its Bhatia-Davis bound, (max - mean)(mean - min), has every
+    value at its minimum or maximum: binarised (thresholded), where the evaluation inputs fill the levels between.
     Without
     them it reads how evaluation inputs fill the first QuantizeLinear's range. A spread or a mean
     offset no known preprocessing step explains, with the same minimum or maximum as the evaluation
@@ -260,6 +275,10 @@ def _described(found: Difference, calib: dict[str, Any], evaluation: dict[str, A
         return (found.label, found.expr, found.factor, found.confidence,
                 (Metric("channel-mean gap, reversed / as is", rounded(found.measure, 3), threshold=f"< {REVERSED_GAIN}"),
                  table))
+    if found.kind == "binarised":
+        return (found.label, found.expr, found.factor, found.confidence,
+                (Metric("calibration variance / its two-level bound", rounded(found.measure, 3),
+                        threshold=f">= {TWO_LEVEL} (all values at min or max)"), table))
     if found.kind == "greyscale":
         correlation = Table("Lowest correlation between colour channels, per sample",
                             ("set", "samples", "min", "mean", "max"),
