@@ -303,10 +303,7 @@ def measure(case: Case) -> str:
 
 
 def main() -> int:
-    if "--labels-only" in sys.argv:
-        only = ([a for a in sys.argv[sys.argv.index("--only") + 1:] if not a.startswith("-")]
-                if "--only" in sys.argv else [])
-        write_dev_labels([c for c in cases() if not only or c.id in only])
+    if part2.labels_only(cases, write_dev_labels):
         return 0
     args = part2.part_arguments(__doc__).parse_args()  # --wheels: the folder speechmos is unzipped into
     selected = [c for c in cases() if not args.only or c.id in args.only]

@@ -590,6 +590,16 @@ def part_arguments(doc: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def labels_only(all_cases: Callable[[], list[Case]], write: Callable[[list[Case]], None]) -> bool:
+    """--labels-only: rewrite the labels of the cases --only selects (all without it), without making or collecting
+    anything; True when it did (the part script then exits)."""
+    if "--labels-only" not in sys.argv:
+        return False
+    only = [a for a in sys.argv[sys.argv.index("--only") + 1:] if not a.startswith("-")] if "--only" in sys.argv else []
+    write([c for c in all_cases() if not only or c.id in only])
+    return True
+
+
 def make_measure_collect(selected: list[Case], args: argparse.Namespace, make_step: Callable[..., None],
                          measure_case: Callable[[Case], str]) -> None:
     """Make each case's QDQ model (one make_step call per step, unless --reuse-models finds it), print its

@@ -493,9 +493,7 @@ def main() -> int:
     """make_corpus_part2.main's loop (prepare, make, --measure, collect, label) run on this batch: its module-level
     steps are pointed at this script's for the run. --labels-only (this script's own) rewrites the selected cases'
     labels without making or collecting anything."""
-    if "--labels-only" in sys.argv:
-        only = [a for a in sys.argv[sys.argv.index("--only") + 1:] if not a.startswith("-")] if "--only" in sys.argv else []
-        write_part3_labels([c for c in cases() if not only or c.id in only])
+    if part2.labels_only(cases, write_part3_labels):
         return 0
     for name, value in {"cases": cases, "prepare": prepare, "ort_static": quantize, "measure": measure,
                         "MODELS": MODELS, "SECOND_PART": THIRD_PART, "TARGET_ORT": TARGET_ORT,

@@ -438,10 +438,7 @@ def measure(case: Case) -> str:
 
 
 def main() -> int:
-    if "--labels-only" in sys.argv:  # rewrite the selected cases' labels without making or collecting anything
-        only = ([a for a in sys.argv[sys.argv.index("--only") + 1:] if not a.startswith("-")]
-                if "--only" in sys.argv else [])
-        write_part4_labels([c for c in cases() if not only or c.id in only])
+    if part2.labels_only(cases, write_part4_labels):
         return 0
     args = part2.part_arguments(__doc__).parse_args()
     selected = [c for c in cases() if not args.only or c.id in args.only]

@@ -44,7 +44,6 @@ Quantizer: onnxruntime quantize_static (QDQ), per-channel weights. Models and da
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -207,7 +206,7 @@ def mtc_cases() -> list[Case]:
         Case("mtc_calib_four_faces", "mtc", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on 4 "
              f"face crops only (the first 4 of the 32 calibration faces; no non-face)", "mtc_four.onnx",
              "mtc_calib_four.npz", make=[q("mtc", "mtc_calib_four.npz", "mtc_four.onnx", w, MTC_REST)]),
-        Case("mtc_overquant", "mtc", 3, ("QR002",), f"the healthy symmetric recipe with every PRelu, MaxPool, "
+        Case("mtc_overquant", "mtc", 3, ("QR002",), "the healthy symmetric recipe with every PRelu, MaxPool, "
              f"Transpose, Flatten and the Softmax forced into INT8 too (the first Conv still float)",
              "mtc_all_ops.onnx", c, make=[q("mtc", c, "mtc_all_ops.onnx", MTC_OPS_ALL, MTC_EVERYTHING)]),
         Case("mtc_first_conv_int8", "mtc", 4, ("QR002",), "onnxruntime quantize_static, symmetric INT8, MinMax, "
@@ -383,10 +382,7 @@ def measure(case: Case) -> str:
 
 
 def main() -> int:
-    if "--labels-only" in sys.argv:  # rewrite the selected cases' labels without making or collecting anything
-        only = ([a for a in sys.argv[sys.argv.index("--only") + 1:] if not a.startswith("-")]
-                if "--only" in sys.argv else [])
-        write_part5_labels([c for c in cases() if not only or c.id in only])
+    if part2.labels_only(cases, write_part5_labels):
         return 0
     args = part2.part_arguments(__doc__).parse_args()
     selected = [c for c in cases() if not args.only or c.id in args.only]
