@@ -207,7 +207,7 @@ def mtc_cases() -> list[Case]:
              f"face crops only (the first 4 of the 32 calibration faces; no non-face)", "mtc_four.onnx",
              "mtc_calib_four.npz", make=[q("mtc", "mtc_calib_four.npz", "mtc_four.onnx", w, MTC_REST)]),
         Case("mtc_overquant", "mtc", 3, ("QR002",), "the healthy symmetric recipe with every PRelu, MaxPool, "
-             f"Transpose, Flatten and the Softmax forced into INT8 too (the first Conv still float)",
+             "Transpose, Flatten and the Softmax forced into INT8 too (the first Conv still float)",
              "mtc_all_ops.onnx", c, make=[q("mtc", c, "mtc_all_ops.onnx", MTC_OPS_ALL, MTC_EVERYTHING)]),
         Case("mtc_first_conv_int8", "mtc", 4, ("QR002",), "onnxruntime quantize_static, symmetric INT8, MinMax, "
              "per-channel weights, every Conv and Gemm (quantize_static's own selection for these op types): the "
