@@ -11,10 +11,21 @@ from __future__ import annotations
 from dataclasses import replace
 
 from qdqreport.analysis import evidence
+from qdqreport.analysis.agreement import collapses
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Text
+from qdqreport.rules._common import diverging_outputs
 
 REFUTED_SCORE = 0.2  # under every calibration finding's score (QR006's 0.3 and up)
+
+
+def impact_allows_error(ctx: Context) -> bool:
+    """An inner tensor's collapse is an error only when an output collapses too (severity from impact, issue 10):
+    when the outputs only degrade, the finding says where to look, as a warning. Unmeasured (no quantization
+    comparison), the tensor's own judgement stands."""
+    if ctx.comparison("quantization") is None:
+        return True
+    return any(collapses(s) for s in diverging_outputs(ctx, "quantization"))
 
 
 def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tuple[Text, ...]]:

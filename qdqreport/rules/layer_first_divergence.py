@@ -10,7 +10,7 @@ from qdqreport.analysis.layers import DIVERGED_COSINE, first_divergence, layer_t
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
-from qdqreport.rules._measured import reranked
+from qdqreport.rules._measured import impact_allows_error, reranked
 from qdqreport.testing.layer_examples import accumulated_only, born_at_bn, healthy_chain
 
 TABLE_ROWS = 12
@@ -28,6 +28,9 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     graph, so Polygraphy's mark-all comparison shows every tensor after the first bad one failing;
     the first divergence is where to look, and everything after it inherits the damage.
 
+    Severity from impact: an error only when the tensor collapses (cosine under 0.9) and an output of
+    the quantization comparison collapses too; when the outputs only degrade or agree, a warning.
+
     Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
     exclusions (excluding every suspect wins back less than half the loss, or the unmodified QDQ
     model already meets the target on the median sample), the finding drops to a warning scored
@@ -41,7 +44,7 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     if first is None:
         return
     position = tables.activations.index(first)
-    severe = (first.cosine or 0.0) < COLLAPSED
+    severe = (first.cosine or 0.0) < COLLAPSED and impact_allows_error(ctx)
     severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.4)
     yield layer_first_divergence.finding(
         title=f"QDQ first diverges from FP32 at {first.node} ({first.op_type})",
