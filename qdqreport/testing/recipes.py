@@ -11,7 +11,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from qdqreport.analysis.calibration_data import channel_correlation, correlation_summary
+from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, lag1_autocorrelation,
+                                                 structure_summary)
 
 CLS_INPUT = "x"
 CLS_OUTPUT = "save_infer_model/scale_0.tmp_1"
@@ -77,9 +78,11 @@ def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = Tr
              "overall": {**stats(batch), "absmax": float(np.abs(batch).max())},
              "channels": [{"index": c, **stats(batch[:, c])} for c in range(batch.shape[1])],
              "per_sample": [stats(sample) for sample in batch] if per_sample else []}
-    # As the collector measures it (collect/stats.py): each sample's lowest correlation between colour channels.
-    entry["channel_correlation"] = correlation_summary([channel_correlation(sample[None].astype(np.float64))
-                                                        for sample in batch])
+    # As the collector measures them (collect/stats.py): each sample's smoothness (neighbour correlation along the
+    # last axis) and its lowest correlation between colour channels.
+    samples = [sample[None].astype(np.float64) for sample in batch]
+    entry["structure"] = structure_summary([lag1_autocorrelation(sample) for sample in samples])
+    entry["channel_correlation"] = correlation_summary([channel_correlation(sample) for sample in samples])
     return {"format": 1, "source": source, "samples": int(batch.shape[0]), "inputs": {name: entry}}
 
 
