@@ -100,13 +100,14 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
         return OutputKind("index", "integer values (indices or labels)")
     # Values in [0, 1] that a linear layer writes out are coordinates or fractions (landmarks), not probabilities,
     # and not class logits either: logits are unbounded and go negative (the collector's guess for a 2-D Gemm output).
-    unit_regressed = bool(arrays) and _within_unit(arrays) and _regressed(name, producer_op)
+    within = bool(arrays) and _within_unit(arrays)
+    unit_regressed = within and _regressed(name, producer_op)
     if class_output and not (_few_regressed(name, arrays, producer_op) or unit_regressed):
         return OutputKind("class_scores", "one score per class (the collector found class scores)")
     if not arrays:
         return OutputKind("tensor", "no stored outputs to read")
     size = int(arrays[0].size)
-    in_unit = _within_unit(arrays) and not unit_regressed
+    in_unit = within and not unit_regressed
     if in_unit and _sums_to_one(arrays):
         return OutputKind("class_scores", "rows sum to 1 (softmax)")
     if size < SMALL:

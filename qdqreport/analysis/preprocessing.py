@@ -77,25 +77,27 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     if categorical(evaluation) or categorical(calib):
         return _categorical_difference(calib, evaluation)
     c, e = calib["overall"], evaluation["overall"]
-    if two_level_share(c) >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS:
+    two_level = two_level_share(c)
+    if two_level >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS:
         return Difference("binarised", "calibration is binarised (every value at its minimum or maximum; evaluation "
-                          "has the levels between)", "x", 1.0, 0.75, two_level_share(c),
+                          "has the levels between)", "x", 1.0, 0.75, two_level,
                           advice="Remove the thresholding (binarisation) from the calibration reader, as the evaluation "
                                  "pipeline has none (or add it to the deployment pipeline if the model is meant to "
                                  "read binary images)")
+    colour = lost_colour(calib, evaluation)
     ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         shift = c["mean"] - e["mean"] * ratio
         label, expr = affine_transform(ratio, shift)
         unexplained = label.startswith("calibration lacks")  # no known preprocessing step gives this factor
-        if unexplained and lost_colour(calib, evaluation) is not None:
-            return _greyscale(calib, evaluation)  # greyscale narrows the spread: that is the step, not a rescale
+        if unexplained and colour is not None:
+            return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
         if unexplained and (shares_level(c, e) or same_centre(c, e)):
             return None  # no known preprocessing step explains it, and the black/white level (or the zero a signal
             # swings about) is kept: content differs, quieter or darker (QR006's)
         return Difference("spread", label, expr, ratio, 0.85)
-    if lost_colour(calib, evaluation) is not None:
-        return _greyscale(calib, evaluation)
+    if colour is not None:
+        return _greyscale(calib, colour)
     means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
     if len(means) >= 2 and e["std"] > 0:
         direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
@@ -117,14 +119,15 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     return None
 
 
-def _greyscale(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference:
+def _greyscale(calib: dict[str, Any], eval_correlation: float) -> Difference:
+    """The greyscale difference, measured by the evaluation's lowest channel correlation (lost_colour's)."""
     if len(calib.get("channels") or ()) != 3:  # two or four channels: stereo audio, RGBA, ... copies all the same
         return Difference("greyscale", "calibration channels are copies of one another (evaluation channels differ)",
-                          "x", 1.0, 0.6, lost_colour(calib, evaluation),
+                          "x", 1.0, 0.6, eval_correlation,
                           advice="Build the calibration tensors from sources with distinct channels, as the "
                                  "evaluation pipeline does (not one channel repeated)")
     return Difference("greyscale", "calibration is greyscale (its colour channels are copies of one grey image; "
-                      "evaluation in colour)", "x", 1.0, 0.75, lost_colour(calib, evaluation),
+                      "evaluation in colour)", "x", 1.0, 0.75, eval_correlation,
                       advice="Load the calibration images in colour, as the evaluation pipeline does (OpenCV: "
                              "cv2.IMREAD_COLOR, not IMREAD_GRAYSCALE; PIL: .convert('RGB') of the colour file)")
 
