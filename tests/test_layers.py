@@ -124,6 +124,17 @@ def test_add_all_gives_the_same_numbers_as_add_one_by_one(fp32, samples, monkeyp
                for a, b in zip(got.fp32_outputs, expected.fp32_outputs))
 
 
+def test_without_kept_outputs_the_rows_are_the_same_and_nothing_is_held_per_sample(fp32, samples):
+    """keep_outputs=False (per-layer without the what-if search): the same rows, no FP32 outputs kept per sample."""
+    qdq = _injected()
+    kept, dropped = LayerCollector(fp32, qdq), LayerCollector(fp32, qdq, keep_outputs=False)
+    kept.add_all(samples)
+    dropped.add_all(samples)
+    expected, got = kept.result(), dropped.result()
+    assert got.layer_rows == expected.layer_rows and got.qnode_rows == expected.qnode_rows
+    assert got.fp32_outputs == [] and len(expected.fp32_outputs) == len(samples)
+
+
 @pytest.mark.slow
 def test_local_error_points_at_the_injected_node_and_accumulated_error_spreads(fp32, samples):
     result = collect_layers(fp32, _injected(), samples)

@@ -41,11 +41,13 @@ def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence
 
     progress.say("per-layer pass: aligning the graphs and building the marked and local sessions")
     start = time.perf_counter()
-    collector = LayerCollector(fp32, qdq, options.provider)
+    search = options.budget > 0 and bool(precision)
+    # The FP32 graph outputs of every sample are kept only for the what-if search (memory flat in N without it).
+    collector = LayerCollector(fp32, qdq, options.provider, keep_outputs=search)
     collector.add_all(samples, lambda index: progress.count("per-layer samples", index + 1, len(samples)))
     result = collector.result(time.perf_counter() - start)
     layers = PerLayer(result.layer_rows, result.qnode_rows, result.summary)
-    if options.budget > 0 and precision:
+    if search:
         progress.say(f"what-if search (budget {options.budget:g} s)")
         classes = class_score_outputs(fp32) | {name for name in result.fp32_outputs[0]
                                                if looks_like_probabilities(result.fp32_outputs, name)}

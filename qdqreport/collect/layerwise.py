@@ -29,7 +29,7 @@ from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
 from qdqreport.collect.models import session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
-from qdqreport.collect.streaming import accumulate, accumulate_many
+from qdqreport.collect.streaming import accumulate, fold_pair
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
@@ -68,7 +68,9 @@ class LayerResult:
 class LayerCollector:
     """Sessions and accumulators of one per-layer pass; `add(feed)` per sample, `result()` at the end."""
 
-    def __init__(self, fp32: onnx.ModelProto, qdq: onnx.ModelProto, provider: str = "cpu"):
+    def __init__(self, fp32: onnx.ModelProto, qdq: onnx.ModelProto, provider: str = "cpu", keep_outputs: bool = True):
+        """*keep_outputs*: keep every sample's FP32 graph outputs for `result().fp32_outputs` (the what-if search
+        compares against them); without it the pass holds nothing per sample and its memory is flat in N."""
         # The stages' session settings (threads, no spinning): the local graph runs in a worker thread beside
         # the statistics, and spinning pool threads would take its cores.
         self.f_index, self.q_index = GraphIndex(fp32), GraphIndex(qdq)
@@ -92,6 +94,11 @@ class LayerCollector:
         self.stats = {t.name: _TensorStats() for t in tensors}
         self.qstats = {q.q_node: _QuantizerStats() for q in self.alignment.quantizers}
         self.fp32_outputs: list[Feed] = []
+        self.keep_outputs = keep_outputs
+        self._quantizers_of: dict[str, list[QuantizerInfo]] = {}
+        for quantizer in self.alignment.quantizers:
+            self._quantizers_of.setdefault(quantizer.input, []).append(quantizer)
+        self._limits: dict[tuple[str, int], tuple[Any, Any, Any, Any]] = {}
         self.samples = 0
         self._pool = ThreadPoolExecutor(max_workers=1)
 
@@ -102,7 +109,7 @@ class LayerCollector:
         # worker thread while the accumulated statistics are folded in here. (Running it beside the
         # QDQ run instead was slower on 2 cores: two sessions then compete for the same cores.)
         pending = self._pool.submit(self._run_local, feed, fp32) if self.local is not None else None
-        self._fold(fp32, qdq, pending.result if pending is not None else lambda: None)
+        self._fold(fp32, qdq, pending.result if pending is not None else lambda: None, local_ready=pending is None)
 
     def add_all(self, samples: Sequence[Feed], on_sample: Callable[[int], None] | None = None) -> None:
         """`add` every sample, the next sample's three runs (in the worker thread) overlapping this one's folding.
@@ -119,7 +126,7 @@ class LayerCollector:
         pipelined = _nbytes(fp32) + _nbytes(qdq) <= PIPELINE_BYTES
         if not pipelined:
             pending = self._pool.submit(self._run_local, first, fp32) if self.local is not None else None
-            self._fold(fp32, qdq, pending.result if pending is not None else lambda: None)
+            self._fold(fp32, qdq, pending.result if pending is not None else lambda: None, local_ready=pending is None)
             del fp32, qdq, pending  # not held through the loop (a large model's sample is hundreds of MB)
             if on_sample is not None:
                 on_sample(0)
@@ -133,7 +140,7 @@ class LayerCollector:
             fp32, qdq, local = current.result()
             if index + 1 < count:
                 current = self._pool.submit(self._run_all, samples[index + 1])  # the feed is read here, in order
-            self._fold(fp32, qdq, lambda: local)
+            self._fold(fp32, qdq, lambda: local, local_ready=True)
             del fp32, qdq, local
             if on_sample is not None:
                 on_sample(index)
@@ -147,25 +154,47 @@ class LayerCollector:
         fp32, qdq = self._run_marked(feed)
         return fp32, qdq, self._run_local(feed, fp32)
 
-    def _fold(self, fp32: Feed, qdq: Feed, local_result: Callable[[], Feed | None]) -> None:
-        """Fold one sample's tensors into the statistics; *local_result* gives the local run's (it may still run)."""
-        self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
-        tensors = [t for t in self.alignment.tensors if fp32[t.name].size]
-        refs = [np.asarray(fp32[t.name], dtype=np.float32).ravel() for t in tensors]
-        ref_sq = accumulate_many([self.stats[t.name].accumulated for t in tensors], refs,
-                                 [qdq[t.qdq_name] for t in tensors])
-        for tensor, ref in zip(tensors, refs):
-            stats = self.stats[tensor.name]
-            low, high = float(ref.min()), float(ref.max())
-            if not (math.isfinite(low) and math.isfinite(high)):  # the range of the finite values (masks hold -inf)
-                finite = ref[np.isfinite(ref)]
-                low, high = (float(finite.min()), float(finite.max())) if finite.size else (math.inf, -math.inf)
-            stats.ref_min, stats.ref_max = min(stats.ref_min, low), max(stats.ref_max, high)
-        for quantizer in self.alignment.quantizers:
-            _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input])
-        local = local_result()
-        if local is not None:
-            accumulate_many([self.stats[t.name].local for t in tensors], refs, [local[t.qdq_name] for t in tensors], ref_sq)
+    def _fold(self, fp32: Feed, qdq: Feed, local_result: Callable[[], Feed | None], local_ready: bool = False) -> None:
+        """Fold one sample's tensors into the statistics; *local_result* gives the local run's (it may still run).
+
+        Tensor by tensor (issue 12): its FP32 range and Σref², its QDQ comparison, the Q nodes that read it and,
+        when the local run is *local_ready*, its local comparison, while its values are still in the CPU's caches
+        (one sweep over the sample instead of four). Each statistic gets the same operations on the same values
+        as before, so the sums are bit for bit the same; only the order between different tensors changed."""
+        if self.keep_outputs:
+            self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
+        local = local_result() if local_ready else None
+        observed: set[str] = set()
+        kept: list[tuple[_TensorStats, np.ndarray, float, str]] = []
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by the finite path of streaming
+            for tensor in self.alignment.tensors:
+                value = fp32[tensor.name]
+                if not value.size:
+                    continue
+                stats = self.stats[tensor.name]
+                ref = np.asarray(value, dtype=np.float32).ravel()
+                ref_sq = fold_pair(stats.accumulated, ref, qdq[tensor.qdq_name])
+                low, high = float(ref.min()), float(ref.max())
+                if not (math.isfinite(low) and math.isfinite(high)):  # the range of the finite values (masks hold -inf)
+                    finite = ref[np.isfinite(ref)]
+                    low, high = (float(finite.min()), float(finite.max())) if finite.size else (math.inf, -math.inf)
+                stats.ref_min, stats.ref_max = min(stats.ref_min, low), max(stats.ref_max, high)
+                for quantizer in self._quantizers_of.get(tensor.qdq_name, ()):
+                    if quantizer.q_node not in observed:
+                        observed.add(quantizer.q_node)
+                        _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
+                if local is not None:
+                    fold_pair(stats.local, ref, local[tensor.qdq_name], ref_sq)
+                elif not local_ready:
+                    kept.append((stats, ref, ref_sq, tensor.qdq_name))
+            for quantizer in self.alignment.quantizers:  # Q nodes reading a tensor that is not aligned
+                if quantizer.q_node not in observed:
+                    _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
+            if not local_ready:
+                local = local_result()
+                if local is not None:
+                    for stats, ref, ref_sq, qdq_name in kept:
+                        fold_pair(stats.local, ref, local[qdq_name], ref_sq)
         self.samples += 1
 
     def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
@@ -268,22 +297,32 @@ def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes | str, 
     return session_source(model, owned=True), outputs
 
 
-def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray) -> None:
-    """Count values beyond the integer limits (after rounding) and track the observed range."""
+def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray,
+             limits: dict[tuple[str, int], tuple[Any, Any, Any, Any]] | None = None) -> None:
+    """Count values beyond the integer limits (after rounding) and track the observed range.
+
+    *limits* caches each Q node's limits by rank (they are the same for every sample)."""
     x = np.asarray(values, dtype=np.float32)
     if not x.size:
         return
-    axis = quantizer.axis if quantizer.axis is None or quantizer.axis >= 0 else quantizer.axis + x.ndim
-    scale = along_axis(quantizer.scale, axis or 0, x.ndim)
-    zero = along_axis(quantizer.zero_point, axis or 0, x.ndim)
-    low = (quantizer.qmin - zero - 0.5) * scale
-    high = (quantizer.qmax - zero + 0.5) * scale
+    key = (quantizer.q_node, x.ndim)
+    bounds = limits.get(key) if limits is not None else None
+    if bounds is None:
+        axis = quantizer.axis if quantizer.axis is None or quantizer.axis >= 0 else quantizer.axis + x.ndim
+        scale = along_axis(quantizer.scale, axis or 0, x.ndim)
+        zero = along_axis(quantizer.zero_point, axis or 0, x.ndim)
+        low = (quantizer.qmin - zero - 0.5) * scale
+        high = (quantizer.qmax - zero + 0.5) * scale
+        bounds = (low, high, low if isinstance(low, float) else low.max(), high if isinstance(high, float) else high.min())
+        if limits is not None:
+            limits[key] = bounds
+    low, high, widest_low, narrowest_high = bounds
     stats.values += x.size
     smallest, largest = x.min(), x.max()  # NaN propagates, ±inf shows: both finite means every value is
     if np.isfinite(smallest) and np.isfinite(largest):
         # Two passes instead of six in the usual case (issue 12): a range inside every channel's limits
         # clips nothing, compared in the same dtype as the element-wise count it skips.
-        if smallest < (low if isinstance(low, float) else low.max()) or largest > (high if isinstance(high, float) else high.min()):
+        if smallest < widest_low or largest > narrowest_high:
             stats.clipped += int(np.count_nonzero(x < low)) + int(np.count_nonzero(x > high))
         stats.observed_min = min(stats.observed_min, float(smallest))
         stats.observed_max = max(stats.observed_max, float(largest))

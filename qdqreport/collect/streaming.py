@@ -25,19 +25,16 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(_einsum("i,i->", a, b))
 
 
-def accumulate_many(accs: Sequence[Accumulator], refs: Sequence[np.ndarray], cands: Sequence[np.ndarray],
-                    ref_sq: Sequence[float] | None = None) -> list[float]:
-    """Fold each (ref, cand) pair into its accumulator; returns Σref² per pair, to reuse for another candidate.
+def fold_pair(acc: Accumulator, ref: np.ndarray, candidate: np.ndarray, ref_sq: float | None = None) -> float:
+    """Fold one (ref, candidate) pair into *acc* inside the caller's np.errstate(invalid="ignore", over="ignore");
+    returns Σref² (computed unless given), to reuse for another candidate of the same reference.
 
-    *refs* are flat float32 arrays. (Concatenating the small tensors and folding them with float64
-    segment reductions was tried: 2x slower than these float32 BLAS dots, which are memory-bound.)
-    """
-    sums = []
-    with np.errstate(invalid="ignore", over="ignore"):  # once for all pairs (see accumulate)
-        for i, ref in enumerate(refs):
-            sums.append(_dot(ref, ref) if ref_sq is None else ref_sq[i])
-            _fold(accs[i], ref, cands[i], sums[i])
-    return sums
+    *ref* is a flat float32 array. (Concatenating the small tensors and folding them with float64
+    segment reductions was tried: 2x slower than these float32 dots, which are memory-bound.)"""
+    if ref_sq is None:
+        ref_sq = _dot(ref, ref)
+    _fold(acc, ref, candidate, ref_sq)
+    return ref_sq
 
 
 def accumulate(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq: float | None = None) -> None:
@@ -54,7 +51,7 @@ def accumulate(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, r
 
 
 def _fold(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq: float | None) -> None:
-    """accumulate() inside the caller's np.errstate (set once per sample by accumulate_many)."""
+    """accumulate() inside the caller's np.errstate (set once per sample by the per-layer pass's fold)."""
     ref = np.asarray(reference, dtype=np.float32).ravel()
     cand = np.asarray(candidate, dtype=np.float32).ravel()
     if ref.shape != cand.shape:
