@@ -1,7 +1,7 @@
-"""Interleaved before/after pairs of the default collect, with plain inference (the floor) in the same rounds.
+"""Interleaved before/after pairs of the default collect (or of `collect --per-layer`), with plain inference (the floor) in the same rounds.
 
     python benchmarks/bench_pairs.py --before DIR --after DIR --cells vad:128 vad:1000 cls:128 [--repeat 3]
-        [--output benchmarks/results_pairs.json]
+        [--per-layer] [--output benchmarks/results_pairs.json]
 
 DIR is a copy of the repository's code (e.g. `git archive <commit> | tar -x -C DIR`, then
 `python -m compileall -q DIR/qdqreport`, so neither side compiles its modules in every run);
@@ -9,7 +9,8 @@ DIR is a copy of the repository's code (e.g. `git archive <commit> | tar -x -C D
 FLOOR: ONNX Runtime with default session options, both models, every sample) and the floor with the
 session options collect uses (no spinning: on a loaded machine the default floor's spinning threads slow
 it more than anything else), then before and after in alternating order, each a fresh process on the same N samples (bench_collect.py's families and
-inputs); wall time from start to exit, CPU time (user + sys) and peak RSS from wait4, and the
+inputs); `--per-layer` runs both sides as `collect --per-layer --whatif-budget 0` and keeps the cell as
+"FAMILY:N per-layer". Wall time from start to exit, CPU time (user + sys) and peak RSS from wait4, and the
 1-minute load before each run. `--print` prints the table of --output.
 """
 
@@ -35,19 +36,21 @@ def main() -> int:
     parser.add_argument("--after", type=Path)
     parser.add_argument("--cells", nargs="+", default=[], help="FAMILY:N, e.g. vad:1000")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--per-layer", action="store_true", help="before and after run collect --per-layer --whatif-budget 0")
     parser.add_argument("--output", type=Path, default=bench.ROOT / "benchmarks/results_pairs.json")
     parser.add_argument("--print", action="store_true", help="print the table of --output; run nothing")
     args = parser.parse_args()
     results = json.loads(args.output.read_text()) if args.output.exists() else {}
     if not args.print:
         for cell in args.cells:
-            results[cell] = _run_cell(cell, args.before, args.after, args.repeat)
+            results[cell + (" per-layer" if args.per_layer else "")] = _run_cell(cell, args.before, args.after, args.repeat,
+                                                                                 args.per_layer)
             args.output.write_text(json.dumps(results, indent=1))
     print(_table(results))
     return 0
 
 
-def _run_cell(cell: str, before: Path, after: Path, repeat: int) -> dict:
+def _run_cell(cell: str, before: Path, after: Path, repeat: int, per_layer: bool = False) -> dict:
     family, n = cell.split(":")
     fp32, qdq, data = bench.FAMILIES[family]
     axes = bench.AXES.get(family, {})
@@ -68,13 +71,14 @@ def _run_cell(cell: str, before: Path, after: Path, repeat: int) -> dict:
                     command = [sys.executable, "-m", "qdqreport", "collect", "--fp32", str(fp32), "--qdq", str(qdq),
                                "--inputs", str(inputs), "-o", str(bundle), "--quiet"]
                     command += [f"--batch-axis={k}={'none' if v is None else v}" for k, v in axes.items()]
+                    command += ["--per-layer", "--whatif-budget", "0"] if per_layer else []
                     env = {**os.environ, "PYTHONPATH": str((before if tool == "before" else after).resolve())}
                 run = _run(command, env, work)
                 runs[tool].append(run)
                 print(f"{cell} {tool} round {round_}: {run['seconds']:.2f} s, cpu {run['cpu_seconds']:.2f} s, "
                       f"load {run['load']:.1f}", file=sys.stderr)
     return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": bench._machine(),
-            "code": {"before": str(before), "after": str(after)}, **runs}
+            "code": {"before": str(before), "after": str(after)}, "per_layer": per_layer, **runs}
 
 
 def _run(command: list[str], env: dict | None, cwd: str) -> dict:
