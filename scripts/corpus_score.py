@@ -20,7 +20,8 @@ them) are scored and reported apart from the tuned part, so tuning can be judged
 saw; the cases whose "added_for" is SECOND_PART (a later batch, all sealed) are a second part, and those whose
 "added_for" is THIRD_PART (a batch made while the second part's results drove rule changes) a third, and those whose
 "added_for" is FOURTH_PART (a batch scored once before and once after a session's rule changes) a fourth, and those
-whose "added_for" is FIFTH_PART (the same, a session later) a fifth, each reported apart too. Only the tuned part's
+whose "added_for" is FIFTH_PART (the same, a session later) a fifth, and those whose "added_for" is SIXTH_PART (the
+same, made for the next round) a sixth, each reported apart too. Only the tuned part's
 rows are printed unless --show-sealed is given. With --markdown, whatever follows KEPT_MARKER in the existing file
 (hand-written, dated results such as a held-out test) is kept below the regenerated part.
 A developer tool (not in the wheel); needs only the core install (no ONNX, no ONNX Runtime).
@@ -72,10 +73,16 @@ FOURTH_PART = "sealed part 4 (2026-11-24)"
 # (docs/CORPUS.md's kept part, totals only), and is scored "after" them, reported apart, its rows withheld
 # (STILL_SEALED).
 FIFTH_PART = "sealed part 5 (2026-11-24)"
+# The sixth sealed part: a batch made on 2026-11-24 (a new family, the RivaGAN watermark decoder of
+# invisible-watermark, and new variants of the PP-OCR recogniser) by an engineer who never ran the rules or a report on
+# it. Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the
+# rules of commit 455b96c (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart,
+# its rows withheld (STILL_SEALED).
+SIXTH_PART = "sealed part 6 (2026-11-24)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
-LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, DEV_PART)  # whole batches kept out of the first draw
+LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, DEV_PART)  # whole batches kept out of the first draw
 
 
 @dataclass(frozen=True)
@@ -95,10 +102,12 @@ class CaseScore:
     sealed_3: bool = False  # in the third sealed part (THIRD_PART's batch): scored apart, never tuned on
     sealed_4: bool = False  # in the fourth sealed part (FOURTH_PART's batch): scored apart, never tuned on
     sealed_5: bool = False  # in the fifth sealed part (FIFTH_PART's batch): scored apart, never tuned on
+    sealed_6: bool = False  # in the sixth sealed part (SIXTH_PART's batch): scored apart, never tuned on
 
     @property
     def tuned(self) -> bool:
-        return not (self.sealed or self.sealed_2 or self.sealed_3 or self.sealed_4 or self.sealed_5)
+        return not (self.sealed or self.sealed_2 or self.sealed_3 or self.sealed_4 or self.sealed_5
+                    or self.sealed_6)
 
     @property
     def top1(self) -> bool:
@@ -167,7 +176,8 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
                      sealed_2=label.get("added_for") == SECOND_PART,
                      sealed_3=label.get("added_for") == THIRD_PART,
                      sealed_4=label.get("added_for") == FOURTH_PART,
-                     sealed_5=label.get("added_for") == FIFTH_PART)
+                     sealed_5=label.get("added_for") == FIFTH_PART,
+                     sealed_6=label.get("added_for") == SIXTH_PART)
 
 
 def score_corpus(corpus: Path) -> list[CaseScore]:
@@ -266,8 +276,8 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
 # A part whose rows nobody has read yet: the page shows its totals only, so that it stays a held-out measure
 # for the next round of rule work (`--show-sealed` prints its rows to whoever decides to spend it).
 # The third part was read on 2026-11-24 (session 20) after its one sealed score, the fifth on 2026-11-24 (session 21)
-# after its before and after scores; the fourth is still held out.
-STILL_SEALED: tuple[str, ...] = (FOURTH_PART,)
+# after its before and after scores; the fourth and the sixth are still held out.
+STILL_SEALED: tuple[str, ...] = (FOURTH_PART, SIXTH_PART)
 WITHHELD = ("Rows withheld: this part has been scored but not read, and stays sealed for the next round of rule "
             "work; `--show-sealed` prints them (reading them spends the part).\n")
 
@@ -289,7 +299,11 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
     fourth, fifth = [s for s in scores if s.sealed_4], [s for s in scores if s.sealed_5]
-    parts = part_markdown(f"Fifth sealed part ({len(fifth)} cases; scored while sealed before the rule changes of "
+    sixth = [s for s in scores if s.sealed_6]
+    parts = part_markdown(f"Sixth sealed part ({len(sixth)} cases, made 2026-11-24 before the next round of rule "
+                          "changes and scored before it at 455b96c, totals in the kept section below; never read, "
+                          "never tuned on)", sixth, rows=SIXTH_PART not in STILL_SEALED) if sixth else ""
+    parts += part_markdown(f"Fifth sealed part ({len(fifth)} cases; scored while sealed before the rule changes of "
                           "2026-11-24 (session 21), at 9d28983, and after them, at a8f0e46: both times first-ranked "
                           "8/14, within three 10/14, healthy controls with an error 2/3; then read and tuned on: no "
                           "longer held out)",
@@ -338,7 +352,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
     second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
     fourth, fifth = [s for s in scores if s.sealed_4], [s for s in scores if s.sealed_5]
+    sixth = [s for s in scores if s.sealed_6]
     print(table_markdown(scores if args.show_sealed else tuned))
+    if sixth:
+        print(f"sixth sealed part ({len(sixth)} cases):\n{totals_markdown(totals(sixth))}")
     if fifth:
         print(f"fifth sealed part ({len(fifth)} cases):\n{totals_markdown(totals(fifth))}")
     if fourth:

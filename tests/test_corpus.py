@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus_score import (AFTER_SEALING, FIFTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, SECOND_PART, THIRD_PART,
-                          TOP1_TARGET, load_labels, misses_markdown, score_corpus, select_sealed, table_markdown, totals,
+from corpus_score import (AFTER_SEALING, FIFTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, SECOND_PART, SIXTH_PART,
+                          THIRD_PART, TOP1_TARGET, load_labels, misses_markdown, score_corpus, select_sealed, table_markdown, totals,
                           totals_markdown)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -179,6 +179,38 @@ def test_docs_show_the_fifth_sealed_part_as_the_scorer_computes_it(scores):
     assert "at 9d28983, and after them, at a8f0e46: both times first-ranked 8/14" in text
 
 
+def test_sixth_sealed_part_is_one_whole_batch_with_a_new_family():
+    """The sixth sealed part is every case labelled SIXTH_PART: none carries the first part's seeded mark, it holds
+    every cause 0-5, a model family no earlier case has, two healthy controls (one per target) for each new family,
+    every label says what was measured, and its "before" totals (rules of 455b96c) are on record in docs/CORPUS.md."""
+    labels = load_labels(CORPUS)
+    sixth = [c for c, label in labels.items() if label.get("added_for") == SIXTH_PART]
+    assert len(sixth) >= 15 and not [c for c in sixth if labels[c].get("sealed")]
+    assert {labels[c]["cause"]["number"] for c in sixth} >= {0, 1, 2, 3, 4, 5}
+    earlier = {label["model"] for label in labels.values() if label.get("added_for") != SIXTH_PART}
+    new = {labels[c]["model"] for c in sixth} - earlier
+    assert new, "the sixth part brings no new model family"
+    for model in new:
+        healthy = [labels[c] for c in sixth if labels[c]["model"] == model and labels[c]["healthy"]]
+        assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
+    assert all("measured:" in labels[c]["how"] for c in sixth)
+    text = DOC.read_text(encoding="utf-8")
+    assert "## Sixth sealed part — before" in text and "455b96c" in text
+
+
+@pytest.mark.slow
+def test_docs_show_the_sixth_sealed_part_as_the_scorer_computes_it(scores):
+    """docs/CORPUS.md's sixth-part totals are what the committed bundles score; its rows stay off the page
+    (corpus_score.STILL_SEALED) until someone decides to spend the part."""
+    from corpus_score import STILL_SEALED
+
+    assert SIXTH_PART in STILL_SEALED and SIXTH_PART in LATER_PARTS
+    sixth = [s for s in scores if s.sealed_6]
+    text = DOC.read_text(encoding="utf-8")
+    assert totals_markdown(totals(sixth)) in text, "docs/CORPUS.md's sixth-part totals drifted: rerun corpus_score"
+    assert table_markdown(sixth) not in text
+
+
 def test_manifests_record_no_machine_paths():
     """make_corpus.py collects from the repository root: models, inputs and -o are relative paths."""
     for case in load_labels(CORPUS):
@@ -199,6 +231,7 @@ def test_markdown_keeps_the_hand_written_part(tmp_path):
     assert "old table" not in text and "## Sealed part (" in text and "## Tuned part (" in text
     assert "## Second sealed part (" in text and "## Third sealed part (" in text
     assert "## Fourth sealed part (" in text and "## Fifth sealed part (" in text
+    assert "## Sixth sealed part (" in text
     assert text.endswith(f"{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n")
 
 
