@@ -147,6 +147,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="skip the saturation check that runs when Conv/MatMul/Gemm read UINT8 activations and "
                               "INT8 weights (onnxruntime's U8S8 default): the QDQ model run again with ONNX Runtime's "
                               "Q/DQ fusion disabled, on the first 32 samples")
+    collect.add_argument("--range-samples", type=int, metavar="K",
+                         help="measure how the evaluation data (and the --calib data) fills every activation Q node's "
+                              "calibrated range (clipping, range used) on K samples spread over each set (default 8; "
+                              "0 skips it): one more FP32 inference per sample measured")
     collect.add_argument("--per-layer", action="store_true",
                          help="per-layer error (local and accumulated), Q-node range use and a measured what-if search")
     collect.add_argument("--whatif-budget", type=float, default=120.0, metavar="SECONDS",
@@ -227,6 +231,8 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              task_results_stage=args.task_results_stage, argv=["qdqreport", *argv],
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)
     options.save_inputs, options.redact = args.save_inputs, args.redact
+    if args.range_samples is not None:  # the default lives in collect/pipeline.RANGE_SAMPLES
+        options.range_samples = max(0, args.range_samples)
     options.store_outputs = parse_store_outputs(args.store_outputs)
     if args.confirm:  # the collector calls it back; it never imports confirm/ (docs/ARCHITECTURE.md)
         from qdqreport.confirm.whatif_confirm import confirm_chosen

@@ -3,6 +3,7 @@ and on small synthetic graphs for the cases real models here do not show."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -11,7 +12,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from qdqreport.collect.precision import precision_summary
+from qdqreport.collect.precision import precision_summary, sensitive_nodes
+from qdqreport.collect.qdq_graph import GraphIndex
 
 MODELS = Path(__file__).resolve().parent / "data" / "models"
 
@@ -304,3 +306,48 @@ def test_synthetic_residual_stream_has_one_final_matmul() -> None:
     result = summary_of(residual_blocks_model())
     assert [s["node"] for s in result["sensitive"] if s["pattern"] == "final_matmul"] == ["proj2"]
     assert [s["node"] for s in result["sensitive"] if s["pattern"] == "layernorm"] == ["ln0", "ln1", "ln2"]
+
+
+# --- SiLU gates are activations, not sensitive sigmoids (real YOLOX from the ddddocr wheel) --------------------
+def _ddddocr_detector() -> Path:
+    spec = importlib.util.find_spec("ddddocr")  # find only: importing it loads its models
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("ddddocr is not installed (pip install --no-deps ddddocr==1.6.1; .ci/run does it)")
+    return Path(spec.submodule_search_locations[0]) / "common_det.onnx"
+
+
+def _sigmoid_patterns(model: onnx.ModelProto) -> tuple[int, list[str]]:
+    sensitive = sensitive_nodes(GraphIndex(model))
+    return sum(n.op_type == "Sigmoid" for n in model.graph.node), [s["node"] for s in sensitive if s["pattern"] == "sigmoid"]
+
+
+def test_yolox_silu_sigmoids_are_not_sensitive_but_its_score_sigmoids_are():
+    model = onnx.load(_ddddocr_detector())
+    total, sensitive = _sigmoid_patterns(model)
+    # 74 SiLU activations (x * sigmoid(x)) in the backbone and neck, 6 score sigmoids (objectness and class, 3 scales).
+    assert total == 80 and len(sensitive) == 6
+    index = GraphIndex(model)
+    for name in sensitive:
+        node = next(n for n in model.graph.node if index.name_of(n) == name)
+        assert not any(r.op_type == "Mul" and node.input[0] in r.input for r in index.consumers.get(node.output[0], ()))
+
+
+@pytest.mark.slow
+def test_silu_is_recognised_through_the_q_dq_pairs_of_a_fully_quantized_yolox(tmp_path: Path):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class TwoPictures(CalibrationDataReader):  # the graph's structure is under test, not its accuracy
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.feeds = iter([{"images": rng.uniform(0, 255, (1, 3, 416, 416)).astype(np.float32)} for _ in range(2)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    out = tmp_path / "yolox_all_ops.onnx"
+    quantize_static(str(_ddddocr_detector()), str(out), TwoPictures(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    extra_options={"ActivationSymmetric": True})
+    model = onnx.load(out)
+    assert sum(n.op_type == "QuantizeLinear" for n in model.graph.node) > 200  # Sigmoid and Mul outputs quantized too
+    assert len(_sigmoid_patterns(model)[1]) == 6

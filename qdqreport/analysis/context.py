@@ -224,6 +224,11 @@ class Context:
         return self._artifact_json("range_use")
 
     @cached_property
+    def activation_ranges(self) -> dict[str, Any] | None:
+        """Every activation Q node's range use on a spread subset of the evaluation samples (default collect)."""
+        return self._artifact_json("activation_ranges")
+
+    @cached_property
     def modelopt_log(self) -> dict[str, Any] | None:
         return self._artifact_json("modelopt_log")
 

@@ -216,6 +216,19 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "qmin": Num(integer=True, nullable=True), "qmax": Num(integer=True, nullable=True)},
         required=("input", "q_node", "clipped_share", "range_used", "eval_min", "eval_max", "representable_min",
                   "representable_max", "scale", "zero_point", "qmin", "qmax"))),
+    # Every activation Q node's range use on a spread subset of the evaluation samples (collect/activation_ranges.py);
+    # rows as the per-layer qnodes table's.
+    "activation_ranges": Obj({
+        "samples": Count(), "of_samples": Count(), "sample_indices": ListOf(Count()), "seconds": Num(0, nullable=True),
+        "calib_samples": Count(True),
+        "quantizers": ListOf(Obj({
+            "q_node": Str(), "tensor": Str(nullable=True), "kind": Str(), "dtype": Str(nullable=True),
+            "values": Count(), "clipped_share": Share(True), "range_used": Num(0, 1, nullable=True),
+            "representable_min": Float(True), "representable_max": Float(True), "observed_min": Float(True),
+            "observed_max": Float(True), "per_channel": Bool(True), "calib_values": Count(True),
+            "calib_clipped_share": Share(True)},
+            required=("q_node", "kind", "values", "clipped_share", "range_used")))},
+        required=("samples", "of_samples", "quantizers")),
     "layers_summary": Obj({
         "samples": Count(True), "aligned_tensors": Count(True), "aligned_weights": Count(True), "local": Bool(True),
         "local_error": Str(TEXT_MAX, nullable=True), "quantizers": Count(True), "seconds": Num(0, nullable=True),

@@ -35,6 +35,7 @@ ARTIFACT_PATHS = {
     "eval_stats": "inputs/eval_stats.json",
     "calib_stats": "inputs/calib_stats.json",
     "range_use": "inputs/range_use.json",
+    "activation_ranges": "quant/activation_ranges.json",  # bounded range-use pass: collect/activation_ranges.py
     "layers_summary": "layers/summary.json",  # per-layer pass (collect --per-layer)
     "whatif_summary": "layers/whatif.json",  # what-if search (collect --per-layer, --whatif-budget > 0)
     "fp16_check": "quant/fp16_check.json",  # FP16 check (QDQ float part in FP16): collect/fp16_check.py

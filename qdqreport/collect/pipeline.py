@@ -37,6 +37,10 @@ if TYPE_CHECKING:  # imported where used: a default collect runs none of them (s
     from qdqreport.collect.fp16_check import Fp16Check
     from qdqreport.collect.layers_stage import PerLayer
 
+# Default of --range-samples: evaluation (and calibration) samples, spread over each set, on which every activation Q
+# node's range use is measured (collect/activation_ranges.py): a bounded cost whatever N is, 16 marked FP32 runs with
+# --calib (each 3-4x a plain one).
+RANGE_SAMPLES = 8
 MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
 # --per-layer --confirm: re-quantizes the what-if's chosen set and measures it, returning the `confirmed` record or
 # None. The CLI passes confirm/whatif_confirm.confirm_chosen (its arguments); the collector never imports confirm/.
@@ -63,6 +67,7 @@ class CollectOptions:
     target_top1: float = 0.99
     fp16_check: bool = True  # the FP16 check when the QDQ float part is FP16: collect/fp16_check.py
     saturation_check: bool = True  # the U8S8 unfused control: collect/saturation_check.py
+    range_samples: int = RANGE_SAMPLES  # --range-samples: samples of the activation range pass (collect/activation_ranges.py)
     postprocess: str | None = None  # FILE.py[:func]: the user's decode step (collect/postprocess.py)
     task_results: str | None = None  # what the user's application decoded (collect/task_results.py)
     task_results_stage: str = "ort_qdq"  # the stage whose outputs that application decoded
@@ -121,6 +126,7 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     if options.confirm is not None and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
+    ranges = _activation_ranges(options, loaded, progress)
     saturation = _saturation_check(options, loaded, precision, progress)
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
@@ -130,6 +136,8 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     manifest["comparisons"] = _comparisons(writer, loaded, stages, run) + _trt_comparisons(
         writer, loaded, stages, trt_results)
     manifest["artifacts"] = _artifacts(writer, loaded, precision)
+    if ranges is not None:
+        manifest["artifacts"]["activation_ranges"] = writer.add_json(ARTIFACT_PATHS["activation_ranges"], ranges)
     fp32 = stages["ort_fp32"]
     if layers is not None:
         from qdqreport.collect.layers_stage import write_per_layer
@@ -330,6 +338,18 @@ def _stage_source(model: LoadedModel) -> bytes | str:
     them from there, without a serialised copy of a large model beside the loaded one: the session's creation
     was the collect's peak, issue 12), else the loaded proto serialised (load_model does not modify it)."""
     return str(model.path) if model.external_data else session_source(model.proto)
+
+
+def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progress) -> dict[str, Any] | None:
+    """Every activation Q node's range use on a bounded, evenly spread subset of the evaluation samples."""
+    if options.range_samples <= 0:
+        return None
+    from qdqreport.collect.activation_ranges import activation_ranges
+
+    progress.say(f"measuring activation ranges on {min(options.range_samples, len(loaded.eval.samples))} samples"
+                 + (" and as many calibration samples" if loaded.calib is not None else ""))
+    return activation_ranges(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider,
+                             options.range_samples, loaded.calib.samples if loaded.calib is not None else None)
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:

@@ -15,7 +15,8 @@ pass-through nodes). An input whose DQ dequantizes a constant is a weight, other
 activation; int32 DQs (ORT's quantized biases) never decide the precision. A node's precision
 is its activation dtype, else its weight dtype, else the float dtype of its first float input.
 
-Sensitive nodes: Softmax/LogSoftmax ("softmax"), Sigmoid/Tanh ("sigmoid"), LayerNormalization and
+Sensitive nodes: Softmax/LogSoftmax ("softmax"), Sigmoid/Tanh ("sigmoid"; not the Sigmoid of a SiLU,
+x * sigmoid(x), which is a backbone activation), LayerNormalization and
 the decomposed ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div pattern, reported at its Div
 ("layernorm"), and the Gemm/MatMul ("final_matmul") or Conv/ConvTranspose ("head") nodes nearest
 to a graph output with no other such node in between (by compute nodes on the shortest path, within
@@ -225,7 +226,7 @@ def sensitive_nodes(index: GraphIndex) -> list[dict[str, Any]]:
     found = {}
     for node in index.nodes:
         pattern = SENSITIVE_OPS.get(node.op_type) or ("layernorm" if _is_decomposed_layernorm(index, node) else None)
-        if pattern:
+        if pattern and not _is_silu_gate(index, node):
             found[id(node)] = (node, pattern)
     for node in _last_heavy_nodes(index):
         found.setdefault(id(node), (node, "final_matmul" if node.op_type in ("Gemm", "MatMul") else "head"))
@@ -233,6 +234,19 @@ def sensitive_nodes(index: GraphIndex) -> list[dict[str, Any]]:
     return [{"node": index.name_of(node), "op_type": node.op_type, "pattern": pattern,
              "quantized": _touches_qdq(index, node), "tensor": _original_name(index, node.output[0])}
             for node, pattern in ordered]
+
+
+def _is_silu_gate(index: GraphIndex, node: onnx.NodeProto) -> bool:
+    """A Sigmoid whose every reader is a Mul by the Sigmoid's own input: x * sigmoid(x), SiLU/Swish, an activation
+    of the backbone (YOLOv5/v8/X use it after every Conv; TensorRT fuses it), not a probability or a gate on
+    another tensor; Q/DQ and pass-through nodes in between are looked through."""
+    if node.op_type != "Sigmoid" or not node.input or not node.output:
+        return False
+    through = PASS_THROUGH | QDQ_OPS
+    source = index.source_through(node.input[0], through)[0]
+    readers = list(index.consumers_through(node.output[0], through))
+    return bool(readers) and all(
+        r.op_type == "Mul" and any(index.source_through(i, through)[0] == source for i in r.input if i) for r in readers)
 
 
 def _original_name(index: GraphIndex, name: str) -> str:

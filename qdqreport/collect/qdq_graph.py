@@ -155,8 +155,8 @@ class GraphIndex:
             name = node.input[0]
         return name, self.producer.get(name)
 
-    def consumers_through(self, name: str) -> Iterator[onnx.NodeProto]:
-        """Nodes reading a tensor, looking through pass-through nodes (data input only)."""
+    def consumers_through(self, name: str, ops: frozenset[str] = PASS_THROUGH) -> Iterator[onnx.NodeProto]:
+        """Nodes reading a tensor, looking through *ops* nodes (pass-through by default; data input only)."""
         seen: set[str] = set()
         stack = [name]
         while stack:
@@ -165,7 +165,7 @@ class GraphIndex:
                 continue
             seen.add(tensor)
             for node in self.consumers.get(tensor, ()):
-                if node.op_type in PASS_THROUGH and node.input and node.input[0] == tensor:
+                if node.op_type in ops and node.input and node.input[0] == tensor:
                     stack.extend(out for out in node.output if out)
                 else:
                     yield node

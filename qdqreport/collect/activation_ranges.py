@@ -1,0 +1,98 @@
+"""A bounded pass: how the evaluation data fills every activation Q node's calibrated range (issue 10, item 5).
+
+The calibrated scale of a QuantizeLinear is the calibration data's range (max, percentile or entropy) of the tensor
+it quantizes, observed by running the FP32 model on the calibration set. Evaluation values beyond it are clipped: a
+few percent where percentile or entropy calibration cut the tail by design, a tenth or more where the calibration
+never saw values like the evaluation's (other content, a state the calibration reader never fed, noise). Only the
+per-layer pass measured this for inner Q nodes, so a default bundle could not tell calibration coverage from
+anything else.
+
+The default stages keep the user's own sessions (graph outputs only, issue 12); this pass builds one more session,
+of the FP32 model with the quantized tensors marked as outputs (what a calibrator observes), and runs it on at most `--range-samples` evaluation samples
+(collect/pipeline.RANGE_SAMPLES by default) spread evenly over the set, and as many calibration samples when --calib
+is given: how much of the calibration data's own values the same ranges clip is the baseline the evaluation's
+clipping is read against. Marked outputs cost: each such run takes 3-4x a plain FP32 inference (the tensors are
+copied out and ONNX Runtime can no longer reuse their memory; computing the reductions inside the graph instead was
+no faster), hence the small default. It runs with `--per-layer` too: that pass's qnodes table measures every sample in the QDQ
+model, but has no calibration baseline.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import onnx
+
+from qdqreport.collect.align import QuantizerInfo, align
+from qdqreport.collect.layerwise import _float32_outputs, _observe, _quantizer_row, _QuantizerStats
+from qdqreport.collect.ort_stage import new_session
+from qdqreport.collect.qdq_graph import GraphIndex
+
+
+def spread_indices(count: int, limit: int) -> list[int]:
+    """At most *limit* sample indices spread evenly over *count* samples (first and last included)."""
+    if limit <= 0 or count <= 0:
+        return []
+    if count <= limit:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)}) if limit > 1 else [0]
+
+
+def activation_ranges(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[dict[str, np.ndarray]],
+                      provider: str, limit: int, calib: Sequence[dict[str, np.ndarray]] | None = None
+                      ) -> dict[str, Any] | None:
+    """The range-use rows of every activation Q node over up to *limit* evaluation samples; with *calib*, each row
+    also says how much of the calibration data's own values (up to *limit* samples) the same range clips. None when
+    the model has no activation Q node whose tensor the FP32 model computes."""
+    start = time.perf_counter()
+    f_index, q_index = GraphIndex(fp32), GraphIndex(qdq)
+    measured = _measured_tensors(f_index, q_index, fp32)
+    if not measured:
+        return None
+    wanted = sorted({tensor for _, tensor in measured})
+    marked, names = _float32_outputs(f_index, wanted)  # FP16 tensors are read through a Cast to FP32 (another name)
+    session = new_session(marked, provider)
+    output_of = dict(zip(wanted, names))
+    measured = [(quantizer, output_of[tensor]) for quantizer, tensor in measured]
+    indices = spread_indices(len(samples), limit)
+    evaluation = _observe_all(session, measured, (samples[i] for i in indices))
+    rows = [_quantizer_row(q, evaluation[q.q_node]) for q, _ in measured]
+    result = {"samples": len(indices), "of_samples": len(samples), "sample_indices": indices}
+    if calib is not None:
+        calib_indices = spread_indices(len(calib), limit)
+        own = _observe_all(session, measured, (calib[i] for i in calib_indices))
+        for row, (quantizer, _) in zip(rows, measured):
+            stats = own[quantizer.q_node]
+            row["calib_values"] = stats.values
+            row["calib_clipped_share"] = stats.clipped / stats.values if stats.values else None
+        result["calib_samples"] = len(calib_indices)
+    return {**result, "seconds": round(time.perf_counter() - start, 3), "quantizers": rows}
+
+
+def _measured_tensors(f_index: GraphIndex, q_index: GraphIndex, fp32: onnx.ModelProto) -> list[tuple[QuantizerInfo, str]]:
+    """(quantizer, FP32 tensor it quantizes) of every activation Q node whose tensor the FP32 model computes."""
+    alignment = align(f_index, q_index)
+    fp32_name = {t.qdq_name: t.name for t in alignment.tensors}
+    computed = set(f_index.producer) | {i.name for i in fp32.graph.input}
+    found = []
+    for quantizer in alignment.quantizers:
+        name = quantizer.tensor if quantizer.tensor in computed else fp32_name.get(quantizer.input)
+        if name in computed:  # a tensor only the QDQ graph has is not measured
+            found.append((quantizer, name))
+    return found
+
+
+def _observe_all(session: Any, measured: list[tuple[QuantizerInfo, str]],
+                 feeds: Iterable[dict[str, np.ndarray]]) -> dict[str, _QuantizerStats]:
+    """Each quantizer's clipping and observed range over *feeds* (*measured*: quantizer and the session output
+    holding its tensor), as the per-layer pass observes them; one sample's marked tensors held at a time."""
+    names = sorted({output for _, output in measured})
+    stats, limits = {q.q_node: _QuantizerStats() for q, _ in measured}, {}
+    for feed in feeds:
+        values = dict(zip(names, session.run(names, dict(feed))))
+        for quantizer, output in measured:
+            _observe(stats[quantizer.q_node], quantizer, values[output], limits)
+        del values
+    return stats
