@@ -90,3 +90,22 @@ def _reference_outputs(case: str, output: str) -> list:
     from qdqreport.bundle.layout import load_stage_outputs
 
     return [sample[output] for sample in load_stage_outputs(Bundle(CORPUS / case), "ort_fp32")]
+
+
+def test_a_quality_score_half_wrong_collapses_as_a_cosine_of_0_9_would():
+    """DNSMOS with its STFT front end in INT8: the three scores are 0.495 (relative L2) away from FP32's, which the
+    report called "degrades" (collapse was 0.5) and ranked as warnings. A cosine of 0.9, agreement's collapse level,
+    allows no less than sqrt(1 - 0.81) = 0.436 relative error: the same level now judges outputs too small for a
+    cosine, so the finding is an error; the healthy controls (0.033-0.057) still agree."""
+    from qdqreport.analysis.agreement import COLLAPSED, SMALL_REL_COLLAPSED, SMALL_REL_OK
+    from qdqreport.engine import run_rules
+
+    assert SMALL_REL_COLLAPSED == pytest.approx((1 - COLLAPSED ** 2) ** 0.5)
+    for case, level in (("dns_stft_int8", "collapse"), ("dns_healthy_ort_sym", "agree")):
+        ctx = _context(case)
+        summary = next(s for s in ctx.output_summaries(ctx.comparison("quantization").id) if s.output == "Identity:0")
+        assert summary.judgement.level == level, (case, summary.judgement.value)
+    assert 0.436 < next(s for s in _context("dns_stft_int8").output_summaries("ort_qdq__vs__ort_fp32")
+                        ).judgement.value < 0.5 and SMALL_REL_OK == 0.1
+    first = run_rules(_context("dns_stft_int8")).findings[0]
+    assert first.severity == "error"

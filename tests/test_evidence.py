@@ -102,3 +102,18 @@ def test_fp16_control_that_wins_back_the_loss_demotes_the_int8_sensitive_node_fi
     assert findings[0].rule_id == "QR011"
     qr002 = next(f for f in findings if f.rule_id == "QR002")
     assert qr002.severity == "warning" and "Refuted by measurement: the FP32-float control" in _texts(qr002)
+
+
+def test_sensitive_nodes_whose_damage_a_calibration_mismatch_predicts_rank_under_it():
+    """yolo_calib_rgb (read): YOLOX calibrated on RGB pictures it is evaluated on in BGR. Once SiLU gates no longer
+    counted as sensitive, the tensor pass measured every score head: their cosine put QR002 at score 1.0, above QR003's
+    named channel swap (0.6), though the swap explains the heads' error. A calibration finding's prediction is
+    measured evidence against the node hypothesis: the node finding is scored under it (REFUTED_SCORE)."""
+    from qdqreport.rules._measured import REFUTED_SCORE
+
+    label = __import__("json").loads((ROOT / "corpus" / "labels.json").read_text())["yolo_calib_rgb"]
+    findings = run_rules(Context(Bundle(ROOT / "corpus" / "yolo_calib_rgb"), target=label.get("target")), RULES).findings
+    assert findings[0].rule_id == "QR003" and "BGR" in findings[0].title
+    qr002 = next(f for f in findings if f.rule_id == "QR002")
+    assert qr002.score <= REFUTED_SCORE and qr002.confidence <= 0.45
+    assert "Fix the calibration first" in _texts(qr002)

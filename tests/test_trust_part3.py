@@ -61,9 +61,12 @@ def test_the_gate_does_not_hide_a_changed_label():
 def test_an_inverted_calibration_set_is_named_and_ranked_first():
     _, findings = _ranked("cap_calib_inverted")
     assert findings[0].rule_id == "QR003" and "inverted" in findings[0].title
-    sensitive = next(f for f in findings if f.rule_id == "QR002")
-    assert sensitive.confidence <= 0.45 and any("preprocessed differently" in getattr(e, "text", "")
-                                                  for e in sensitive.evidence)
+    # Its 11 sigmoids are SiLU activations (x * sigmoid(x)), not sensitive nodes, and its head and softmax are left
+    # float: nothing for QR002 to suspect. (A node finding whose error a calibration mismatch predicts is scored
+    # under it: tests/test_evidence.py, yolo_calib_rgb.)
+    assert not [f for f in findings if f.rule_id == "QR002"]
+    precision = json.loads((CORPUS / "cap_calib_inverted" / "quant" / "precision_summary.json").read_text())
+    assert not [s for s in precision["sensitive"] if s["pattern"] == "sigmoid"]
 
 
 def test_photographs_calibrating_a_document_model_are_other_content_not_preprocessing():

@@ -49,8 +49,13 @@ COLLAPSED = 0.9
 # of the slices, but are signal all the same.
 SLICE_SIGNAL_FLOOR = 0.01
 SLICE_SIGNAL_OF_LARGEST = 1e-4
-# Relative L2 error of outputs too small for a cosine (fewer than 8 values, not probabilities).
-SMALL_REL_OK, SMALL_REL_COLLAPSED = 0.1, 0.5
+# Relative L2 error of outputs too small for a cosine (fewer than 8 values, not probabilities). An output at cosine c
+# to its reference is at least sqrt(1 - c^2) away from it relative to its size (equal norms; any other scale adds
+# error), so the collapse level is COLLAPSED's: 0.436 (it was 0.5, which let a speech-quality score at 0.495, INT8
+# STFT front end, pass as merely degraded). "Agree" stays at 0.1, stricter than COSINE_OK's 0.141: measured on the
+# read corpus, 0.141 turned a first Conv's real damage to a face detector's box output (0.138) into agreement, while
+# no healthy control's small output passes 0.082.
+SMALL_REL_OK, SMALL_REL_COLLAPSED = 0.1, math.sqrt(1 - COLLAPSED ** 2)
 DEFAULT_THRESHOLD = 0.5  # the probability at which a decision is taken, unless the user sets one
 # A collapse takes at least two changed decisions: one alone is an anecdote (with 8 samples it is
 # already 12.5% of the top-1 decisions; a single near-tie flip is what healthy INT8 noise does).

@@ -14,7 +14,7 @@ from qdqreport.fixes import exclusion_args, modelopt_command
 from qdqreport.rules._common import clamp01, diverging_outputs, rounded
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
-from qdqreport.rules._measured import rerank
+from qdqreport.rules._measured import REFUTED_SCORE, rerank
 from qdqreport.wording import plural
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
 # a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
@@ -67,8 +67,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     upstream: the confidence is then 0.65, not 0.85, and the finding names the experiment that
     separates the two (exclude the nodes, collect again). When the calibration inputs differ from
     the evaluation inputs (noise, or a preprocessing step analysis/preprocessing.py names), every
-    range is off and the nodes' error is expected from that: the confidence is at most 0.45 and
-    the finding says to fix the calibration first (QR003 and QR009 then rank above it).
+    range is off and the nodes' error is expected from that: the confidence is at most 0.45, the
+    score at most 0.2 (under every calibration finding, as when a what-if refutes the exclusions),
+    and the finding says to fix the calibration first (QR003 and QR009 then rank above it).
 
     A softmax, sigmoid or layer-norm counts only when its inputs are INT8; its output feeding a
     QuantizeLinear (the next MatMul quantized) is not the node running in INT8.
@@ -114,8 +115,11 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
         confidence=min((0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
                        UPSTREAM_CONFIDENCE if upstream else 1.0),
-        # Tensor cosine 0.9 on a softmax or head already flips decisions: count it as the whole damage.
-        score=max(clamp01((1 - worst) * 10) if worst is not None else 0.2, 0.5 if diverged else 0.0),
+        # Tensor cosine 0.9 on a softmax or head already flips decisions: count it as the whole damage. When the
+        # calibration inputs differ (upstream), that damage is what the calibration finding predicts: scored under
+        # it, as a what-if that refutes the exclusions would (rules/_measured.REFUTED_SCORE).
+        score=min(max(clamp01((1 - worst) * 10) if worst is not None else 0.2, 0.5 if diverged else 0.0),
+                  REFUTED_SCORE if upstream else 1.0),
         summary=f"{names} run in INT8" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None
                                           else "") + ("; the quantized model diverges" if diverged else ""),
         evidence=(*([Metric("worst sensitive tensor cosine", rounded(worst), threshold=f"< {TENSOR_COSINE_BAD}")]

@@ -18,6 +18,7 @@ from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
 from qdqreport.fixes import calibration_rewrite, modelopt_command
+from qdqreport.rules._clipped_activations import clipped_activations
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
                                       text_images)
@@ -143,12 +144,31 @@ def _same_length_calibration(b):
                                           per_sample=False))
 
 
+def _clipped_logits(share: float):
+    def build(b):
+        # The default collect's activation-range pass: the classifier's last Q node (its logits) clips *share* of the
+        # evaluation values, as when the calibration never held one of the classes; the inner layers clip nothing.
+        _uncertain_samples_noisy(b)
+        rows = [{"q_node": f"{t}_QuantizeLinear", "tensor": t, "kind": "activation", "dtype": "int8", "values": 3200,
+                 "clipped_share": c, "range_used": 0.6, "representable_min": -4.6, "representable_max": 4.6,
+                 "observed_min": -2.8, "observed_max": 5.3 if c else 2.8, "per_channel": False, "calib_values": 3200,
+                 "calib_clipped_share": own}
+                for t, c, own in (("conv_1", 0.0, 0.0), ("conv_2", 0.0003, 0.0), ("logits", share, 0.02))]
+        b.artifact("activation_ranges", {"samples": 16, "of_samples": 50, "sample_indices": list(range(0, 48, 3)),
+                                         "calib_samples": 16, "seconds": 0.1, "quantizers": rows})
+    return build
+
+
 @rule(id="QR006", slug="unrepresentative-calibration", title="Calibration does not cover some inputs",
       examples=[Fires("3 bright crops of 40 flip their class", _bright_samples_collapse(False)),
                 Fires("calibrated on 4 crops", _four_calibration_crops),
                 Fires("calibrated on dark images only", _dark_calibration),
                 Fires("calibrated on photographs, evaluated on documents", _photo_calibration),
                 Fires("calibration texts of 5-8 tokens, evaluation 12-28", _three_word_calibration),
+                Fires("the logits' Q node clips 19% of the evaluation values, 2% of the calibration's",
+                      _clipped_logits(0.19)),
+                Quiet("the logits' Q node clips 6% of the evaluation values, 2% of the calibration's",
+                      _clipped_logits(0.06)),
                 Fires("audio calibrated on recordings 20x (26 dB) quieter", _quiet_recordings(20.0)),
                 Fires("calibration audio far smoother than the evaluation's (pure tones for noisy speech)",
                       _smoothness(0.0)),
@@ -194,6 +214,14 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     step maps one onto the other: analysis/preprocessing.content_differs), hold other content
     (photographs calibrating a document model): a warning, scored as a risk when the outputs agree.
 
+    Activation Q nodes inside the network whose calibrated range clips a tenth more of the
+    evaluation values than of the calibration data's own (analysis/layers.UNCOVERED_CLIPPING;
+    collect measures both in the FP32 model on up to 8 samples of each set, spread over it,
+    when --calib is given), where no preprocessing step (QR003) explains the calibration inputs:
+    the calibration never saw activations like the evaluation's (a class or scene it lacked, a
+    recurrent state it never fed). Entropy and percentile calibration clip their own data by
+    design, so only the excess counts. A warning, scored as a risk when the outputs agree.
+
     Integer inputs (token ids, attention masks) are categories: their value ranges are not
     compared. For a 0/1 input (an attention mask) the share of ones is the share of positions
     holding real tokens: when calibration's is under half the evaluation's, the calibration
@@ -213,6 +241,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     yield from _other_content(ctx)
     yield from _other_structure(ctx)
     yield from _shorter_sequences(ctx)
+    yield from clipped_activations(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
     if comparison is None:
         return
     by_output: dict[str, list[dict[str, Any]]] = {}

@@ -1,0 +1,74 @@
+"""QR006's measured coverage evidence: evaluation activations beyond the ranges calibration set.
+
+Not a rule module (the leading underscore keeps discover() from treating it as one): QR006
+(rules/unrepresentative_calibration.py) calls it with its own finding factory and fixes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.layers import UNCOVERED_CLIPPING, excess_clipping, quantizer_ranges, uncovered_quantizers
+from qdqreport.analysis.preprocessing import preprocessing_mismatch
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.wording import plural, verb
+
+SHOWN = 10
+
+
+def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tuple[Fix, ...]) -> Iterator[Finding]:
+    """One finding when inner activation Q nodes clip UNCOVERED_CLIPPING more of the evaluation's values than of the
+    calibration data's own, and no preprocessing step (QR003) explains the calibration inputs."""
+    ranges = quantizer_ranges(ctx)
+    if ranges is None or ranges.calib_samples is None or _preprocessing_explains(ctx):
+        return
+    uncovered = uncovered_quantizers(ranges, frozenset(_model_inputs(ctx)))
+    if not uncovered:
+        return
+    worst, diverging = uncovered[0], diverging_outputs(ctx, "quantization")
+    yield finding(
+        title=f"{plural(len(uncovered), 'activation')} {verb(len(uncovered), 'clips')} far more of the evaluation data "
+              "than of the calibration data: calibration never saw values like these",
+        # Scored under QR006's input-level findings (0.55-0.6, 0.3-0.35 when the outputs agree): where those name the
+        # content the calibration lacks, the clipping is its consequence inside the network.
+        severity="warning", confidence=0.7 if diverging else 0.55, score=0.45 if diverging else 0.25,
+        subject="clipped activations", stage="calibration", tags=("root_cause",),
+        summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples and "
+                f"{ranges.calib_samples} calibration samples, spread over each set: {worst['tensor'] or worst['q_node']} "
+                f"clips {float(worst['clipped_share']):.1%} of its evaluation values at the range calibration gave it "
+                f"([{_g(worst.get('representable_min'))}, {_g(worst.get('representable_max'))}], evaluation values "
+                f"[{_g(worst.get('observed_min'))}, {_g(worst.get('observed_max'))}]) but "
+                f"{float(worst['calib_clipped_share']):.1%} of the calibration data's own: the evaluation data holds "
+                "content the calibration set lacks",
+        evidence=(Metric("worst excess clipping (evaluation − calibration share)",
+                         rounded(float(excess_clipping(worst)), 4), threshold=f">= {UNCOVERED_CLIPPING}"),
+                  Table("Activations clipped beyond what calibration data clips",
+                        ("Q node", "tensor", "evaluation clipped", "calibration clipped", "calibrated min",
+                         "calibrated max", "evaluation min", "evaluation max"),
+                        tuple((q["q_node"], q.get("tensor"), rounded(float(q["clipped_share"]), 4),
+                               rounded(float(q["calib_clipped_share"]), 4),
+                               *(rounded(q.get(k)) for k in ("representable_min", "representable_max",
+                                                             "observed_min", "observed_max")))
+                              for q in uncovered[:SHOWN])),
+                  Text("Separating evidence: entropy and percentile calibration clip a share of their own data by "
+                       "design, so only clipping beyond that share counts; the calibration inputs show no "
+                       "preprocessing step (QR003) and the Q nodes reading the model inputs are left out. Content "
+                       "the calibration lacked (a class, scene or sound it never held, a recurrent state it never "
+                       "fed) drives these activations past their ranges. If the outputs stay faithful, it is a risk "
+                       "for inputs like these rather than today's cause.")),
+        fixes=fixes)
+
+
+def _preprocessing_explains(ctx: Context) -> bool:
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    return any(preprocessing_mismatch(calib[name], evaluation[name]) for name in set(calib) & set(evaluation))
+
+
+def _model_inputs(ctx: Context) -> list[str]:
+    return [t["name"] for t in ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors", [])]
+
+
+def _g(value: Any) -> str:
+    return "?" if value is None else f"{float(value):.3g}"
