@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 
 from qdqreport.collect.align import QuantizerInfo, align
-from qdqreport.collect.layerwise import _float32_outputs, _observe, _quantizer_row, _QuantizerStats
+from qdqreport.collect.layerwise import float32_outputs, observe_quantizer, quantizer_row, QuantizerStats
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
 
@@ -52,13 +52,13 @@ def activation_ranges(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequ
     if not measured:
         return None
     wanted = sorted({tensor for _, tensor in measured})
-    marked, names = _float32_outputs(f_index, wanted)  # FP16 tensors are read through a Cast to FP32 (another name)
+    marked, names = float32_outputs(f_index, wanted)  # FP16 tensors are read through a Cast to FP32 (another name)
     session = new_session(marked, provider)
     output_of = dict(zip(wanted, names))
     measured = [(quantizer, output_of[tensor]) for quantizer, tensor in measured]
     indices = spread_indices(len(samples), limit)
     evaluation = _observe_all(session, measured, (samples[i] for i in indices))
-    rows = [_quantizer_row(q, evaluation[q.q_node]) for q, _ in measured]
+    rows = [quantizer_row(q, evaluation[q.q_node]) for q, _ in measured]
     result = {"samples": len(indices), "of_samples": len(samples), "sample_indices": indices}
     if calib is not None:
         calib_indices = spread_indices(len(calib), limit)
@@ -85,14 +85,14 @@ def _measured_tensors(f_index: GraphIndex, q_index: GraphIndex, fp32: onnx.Model
 
 
 def _observe_all(session: Any, measured: list[tuple[QuantizerInfo, str]],
-                 feeds: Iterable[dict[str, np.ndarray]]) -> dict[str, _QuantizerStats]:
+                 feeds: Iterable[dict[str, np.ndarray]]) -> dict[str, QuantizerStats]:
     """Each quantizer's clipping and observed range over *feeds* (*measured*: quantizer and the session output
     holding its tensor), as the per-layer pass observes them; one sample's marked tensors held at a time."""
     names = sorted({output for _, output in measured})
-    stats, limits = {q.q_node: _QuantizerStats() for q, _ in measured}, {}
+    stats, limits = {q.q_node: QuantizerStats() for q, _ in measured}, {}
     for feed in feeds:
         values = dict(zip(names, session.run(names, dict(feed))))
         for quantizer, output in measured:
-            _observe(stats[quantizer.q_node], quantizer, values[output], limits)
+            observe_quantizer(stats[quantizer.q_node], quantizer, values[output], limits)
         del values
     return stats

@@ -48,7 +48,9 @@ class _TensorStats:
 
 
 @dataclass
-class _QuantizerStats:
+class QuantizerStats:
+    """One Q node's clipping and observed range, folded sample by sample (collect/activation_ranges.py too)."""
+
     values: int = 0
     clipped: int = 0
     observed_min: float = math.inf
@@ -82,7 +84,7 @@ class LayerCollector:
         self.fp32_names = list(dict.fromkeys([*self.graph_outputs, *(t.name for t in tensors)]))
         self.qdq_names = list(dict.fromkeys([*(t.qdq_name for t in tensors), *q_inputs]))
         self.fp32 = new_session(with_extra_outputs(fp32, self.fp32_names), provider)
-        marked, self.qdq_outputs = _float32_outputs(self.q_index, self.qdq_names)
+        marked, self.qdq_outputs = float32_outputs(self.q_index, self.qdq_names)
         self.qdq = new_session(marked, provider)
         self.local, self.local_error = None, None
         try:
@@ -92,7 +94,7 @@ class LayerCollector:
             self.local_error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
         self.to_fp32_name = {t.qdq_name: t.name for t in tensors}
         self.stats = {t.name: _TensorStats() for t in tensors}
-        self.qstats = {q.q_node: _QuantizerStats() for q in self.alignment.quantizers}
+        self.qstats = {q.q_node: QuantizerStats() for q in self.alignment.quantizers}
         self.fp32_outputs: list[Feed] = []
         self.keep_outputs = keep_outputs
         self._quantizers_of: dict[str, list[QuantizerInfo]] = {}
@@ -182,14 +184,14 @@ class LayerCollector:
                 for quantizer in self._quantizers_of.get(tensor.qdq_name, ()):
                     if quantizer.q_node not in observed:
                         observed.add(quantizer.q_node)
-                        _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
+                        observe_quantizer(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
                 if local is not None:
                     fold_pair(stats.local, ref, local[tensor.qdq_name], ref_sq)
                 elif not local_ready:
                     kept.append((stats, ref, ref_sq, tensor.qdq_name))
             for quantizer in self.alignment.quantizers:  # Q nodes reading a tensor that is not aligned
                 if quantizer.q_node not in observed:
-                    _observe(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
+                    observe_quantizer(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
             if not local_ready:
                 local = local_result()
                 if local is not None:
@@ -212,7 +214,7 @@ class LayerCollector:
 
     def result(self, seconds: float = 0.0) -> LayerResult:
         rows = [self._tensor_row(t) for t in self.alignment.tensors] + self._weight_rows()
-        qnode_rows = [_quantizer_row(q, self.qstats[q.q_node]) for q in self.alignment.quantizers]
+        qnode_rows = [quantizer_row(q, self.qstats[q.q_node]) for q in self.alignment.quantizers]
         qnode_rows += self._weight_quantizer_rows()
         summary = {
             "format": 1, "samples": self.samples, "aligned_tensors": len(self.alignment.tensors),
@@ -259,9 +261,9 @@ class LayerCollector:
             value = self.q_index.constant_value(q_node.input[0])
             if info is None or value is None or not np.size(value):
                 continue
-            stats = _QuantizerStats()
-            _observe(stats, info, np.asarray(value))
-            rows.append(_quantizer_row(info, stats, kind="weight"))
+            stats = QuantizerStats()
+            observe_quantizer(stats, info, np.asarray(value))
+            rows.append(quantizer_row(info, stats, kind="weight"))
         return rows
 
 
@@ -279,7 +281,7 @@ def _nbytes(values: Feed) -> int:
     return sum(int(getattr(value, "nbytes", 0)) for value in values.values())
 
 
-def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes | str, list[str]]:
+def float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes | str, list[str]]:
     """The model with *names* as outputs, FP16/BF16 ones cast to FP32 inside the graph (ONNX Runtime's
     Cast is vectorised; NumPy's float16 conversion costs more than the run). Returns the output names."""
     model = onnx.ModelProto()
@@ -297,7 +299,7 @@ def _float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes | str, 
     return session_source(model, owned=True), outputs
 
 
-def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray,
+def observe_quantizer(stats: QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray,
              limits: dict[tuple[str, int], tuple[Any, Any, Any, Any]] | None = None) -> None:
     """Count values beyond the integer limits (after rounding) and track the observed range.
 
@@ -334,7 +336,7 @@ def _observe(stats: _QuantizerStats, quantizer: QuantizerInfo, values: np.ndarra
         stats.observed_max = max(stats.observed_max, float(finite.max()))
 
 
-def _quantizer_row(quantizer: QuantizerInfo, stats: _QuantizerStats, kind: str = "activation") -> dict[str, Any]:
+def quantizer_row(quantizer: QuantizerInfo, stats: QuantizerStats, kind: str = "activation") -> dict[str, Any]:
     scale = float(np.max(quantizer.scale))
     zero = float(quantizer.zero_point.ravel()[0])
     low, high = (quantizer.qmin - zero) * scale, (quantizer.qmax - zero) * scale
