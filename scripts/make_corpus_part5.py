@@ -333,6 +333,12 @@ def cases() -> list[Case]:
 # --- quantizer and measurement ----------------------------------------------------------------
 def ort_static(family: str, calib: str, output: str, ops: list[str], nodes, activation: str, symmetric: bool,
                method: str, quantize_bias: bool) -> None:
+    quantize_ort(family, calib, output, ops, selected_nodes(family, nodes), activation, symmetric, method, quantize_bias)
+
+
+def quantize_ort(family: str, calib: str, output: str, ops: list[str], nodes: list[str] | None, activation: str,
+                 symmetric: bool, method: str, quantize_bias: bool, per_channel: bool = True) -> None:
+    """onnxruntime quantize_static (QDQ, INT8 weights) of WORK/<family>_fp32.onnx on WORK/<calib>'s samples."""
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
 
@@ -347,8 +353,8 @@ def ort_static(family: str, calib: str, output: str, ops: list[str], nodes, acti
         options["QuantizeBias"] = False
     quantize_static(str(WORK / f"{family}_fp32.onnx"), str(WORK / output), Reader(), quant_format=QuantFormat.QDQ,
                     activation_type={"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}[activation],
-                    weight_type=QuantType.QInt8, op_types_to_quantize=ops,
-                    nodes_to_quantize=selected_nodes(family, nodes), per_channel=True, extra_options=options,
+                    weight_type=QuantType.QInt8, op_types_to_quantize=ops, nodes_to_quantize=nodes,
+                    per_channel=per_channel, extra_options=options,
                     calibrate_method={"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
                                       "percentile": CalibrationMethod.Percentile}[method])
 

@@ -59,6 +59,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_corpus_part2 as part2  # noqa: E402
+import make_corpus_part5 as part5  # noqa: E402
 from make_corpus import WORK, Case, write_labels  # noqa: E402
 from make_corpus_families import MODELS as FAMILY_MODELS, feeds  # noqa: E402
 
@@ -173,24 +174,8 @@ NODE_SELECTIONS: dict = {}
 
 def ort_static(family: str, calib: str, output: str, ops: list[str], nodes, activation: str, symmetric: bool,
                method: str, quantize_bias: bool, per_channel: bool) -> None:
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
-
-    rows = feeds(WORK / calib)  # make_corpus_families.feeds: one feed per sample (the VAD's state on axis 1)
-
-    class Reader(CalibrationDataReader):
-        def get_next(self):
-            return next(rows, None)
-
-    options = {"ActivationSymmetric": symmetric, "WeightSymmetric": True}
-    if not quantize_bias:
-        options["QuantizeBias"] = False
-    quantize_static(str(WORK / f"{family}_fp32.onnx"), str(WORK / output), Reader(), quant_format=QuantFormat.QDQ,
-                    activation_type={"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}[activation],
-                    weight_type=QuantType.QInt8, op_types_to_quantize=ops,
-                    nodes_to_quantize=selected_nodes(family, nodes), per_channel=per_channel, extra_options=options,
-                    calibrate_method={"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
-                                      "percentile": CalibrationMethod.Percentile}[method])
+    part5.quantize_ort(family, calib, output, ops, selected_nodes(family, nodes), activation, symmetric, method,
+                       quantize_bias, per_channel)
 
 
 def wm_run(model: Path) -> np.ndarray:
