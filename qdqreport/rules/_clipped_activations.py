@@ -36,7 +36,7 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
         severity="warning", confidence=0.7 if diverging else 0.55, score=0.45 if diverging else 0.25,
         subject="clipped activations", stage="calibration", tags=("root_cause",),
         summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples and "
-                f"{ranges.calib_samples} calibration samples, spread over each set: {worst['tensor'] or worst['q_node']} "
+                f"{ranges.calib_samples} calibration samples, spread over each set: {worst.get('tensor') or worst['q_node']} "
                 f"clips {float(worst['clipped_share']):.1%} of its evaluation values at the range calibration gave it "
                 f"([{_g(worst.get('representable_min'))}, {_g(worst.get('representable_max'))}], evaluation values "
                 f"[{_g(worst.get('observed_min'))}, {_g(worst.get('observed_max'))}]) but "
