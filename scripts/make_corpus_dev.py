@@ -303,17 +303,13 @@ def measure(case: Case) -> str:
 
 
 def main() -> int:
-    if part2.labels_only(cases, write_dev_labels):
-        return 0
-    args = part2.part_arguments(__doc__).parse_args()  # --wheels: the folder speechmos is unzipped into
-    selected = [c for c in cases() if not args.only or c.id in args.only]
-    sys.path.insert(0, str(ROOT))
+    # --wheels: the folder speechmos is unzipped into
+    return part2.run_part(__doc__, cases, write_dev_labels, _prepare, ort_static, measure)
+
+
+def _prepare(args, selected: list[Case]) -> None:
     if not (args.reuse_models and (WORK / "dns_calib_peak.npz").exists()):
         prepare(args.wheels)
-    part2.make_measure_collect(selected, args, ort_static, measure)
-    if not args.no_collect:
-        write_dev_labels(selected)
-    return 0
 
 
 def write_dev_labels(selected: list[Case]) -> None:

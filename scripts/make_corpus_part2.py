@@ -579,7 +579,7 @@ def measure(case: Case) -> str:
 
 
 def part_arguments(doc: str | None) -> argparse.ArgumentParser:
-    """The command line every part script takes (parts 2, 4 and 5)."""
+    """The command line every part script takes (parts 2 to 6 and the development part)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", help="case ids to regenerate (default: all)")
     parser.add_argument("--reuse-models", action="store_true", help="keep models and inputs in build/corpus-work")
@@ -598,6 +598,32 @@ def labels_only(all_cases: Callable[[], list[Case]], write: Callable[[list[Case]
     only = [a for a in sys.argv[sys.argv.index("--only") + 1:] if not a.startswith("-")] if "--only" in sys.argv else []
     write([c for c in all_cases() if not only or c.id in only])
     return True
+
+
+def run_part(doc: str | None, all_cases: Callable[[], list[Case]], write_part_labels: Callable[[list[Case]], None],
+             prepare_selected: Callable[[argparse.Namespace, list[Case]], None], make_step: Callable[..., None],
+             measure_case: Callable[[Case], str]) -> int:
+    """A later part script's main (parts 4, 5, 6 and the development part): --labels-only, or prepare the selected
+    families' models and data (*prepare_selected* skips what --reuse-models finds), make, --measure, collect, label."""
+    if labels_only(all_cases, write_part_labels):
+        return 0
+    args = part_arguments(doc).parse_args()
+    selected = [c for c in all_cases() if not args.only or c.id in args.only]
+    sys.path.insert(0, str(ROOT))
+    prepare_selected(args, selected)
+    make_measure_collect(selected, args, make_step, measure_case)
+    if not args.no_collect:
+        write_part_labels(selected)
+    return 0
+
+
+def prepare_missing(args: argparse.Namespace, selected: list[Case], last_made: dict[str, str],
+                    prepare_families: Callable[[set[str]], None]) -> None:
+    """Prepare each selected family, one at a time, unless --reuse-models finds the last file its preparation makes
+    (*last_made*: family -> file name in build/corpus-work)."""
+    for family in sorted({c.model for c in selected}):
+        if not (args.reuse_models and (WORK / last_made[family]).exists()):
+            prepare_families({family})
 
 
 def make_measure_collect(selected: list[Case], args: argparse.Namespace, make_step: Callable[..., None],

@@ -438,19 +438,15 @@ def measure(case: Case) -> str:
 
 
 def main() -> int:
-    if part2.labels_only(cases, write_part4_labels):
-        return 0
-    args = part2.part_arguments(__doc__).parse_args()
-    selected = [c for c in cases() if not args.only or c.id in args.only]
-    sys.path.insert(0, str(ROOT))
+    return part2.run_part(__doc__, cases, write_part4_labels, _prepare, ort_static, measure)
+
+
+def _prepare(args, selected: list[Case]) -> None:
+    """Every selected family at once, unless --reuse-models finds each one's last derived calibration set."""
     families = {c.model for c in selected}
     derived = {"bp": "bp_calib_random.npz", "ori": "ori_calib_blank.npz", "yolo": "yolo_calib_one.npz"}
     if not (args.reuse_models and all((WORK / derived[f]).exists() for f in families)):
         prepare(args.wheels, args.images, families)
-    part2.make_measure_collect(selected, args, ort_static, measure)
-    if not args.no_collect:
-        write_part4_labels(selected)
-    return 0
 
 
 def write_part4_labels(selected: list[Case]) -> None:

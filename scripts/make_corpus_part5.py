@@ -388,21 +388,14 @@ def measure(case: Case) -> str:
 
 
 def main() -> int:
-    if part2.labels_only(cases, write_part5_labels):
-        return 0
-    args = part2.part_arguments(__doc__).parse_args()
-    selected = [c for c in cases() if not args.only or c.id in args.only]
-    sys.path.insert(0, str(ROOT))
+    return part2.run_part(__doc__, cases, write_part5_labels, _prepare, ort_static, measure)
+
+
+def _prepare(args, selected: list[Case]) -> None:
     if any(c.model == "cap" for c in selected):
         part2.load_charset(args.wheels)  # ddddocr's charset, for the captcha strings --measure compares
-    derived = {"mtc": "mtc_calib_random.npz", "vad": "vad_calib_zero_state.npz", "cap": "cap_calib_binary.npz"}
-    for family in sorted({c.model for c in selected}):
-        if not (args.reuse_models and (WORK / derived[family]).exists()):
-            prepare(args.wheels, args.images, {family})
-    part2.make_measure_collect(selected, args, ort_static, measure)
-    if not args.no_collect:
-        write_part5_labels(selected)
-    return 0
+    last_made = {"mtc": "mtc_calib_random.npz", "vad": "vad_calib_zero_state.npz", "cap": "cap_calib_binary.npz"}
+    part2.prepare_missing(args, selected, last_made, lambda families: prepare(args.wheels, args.images, families))
 
 
 def write_part5_labels(selected: list[Case]) -> None:

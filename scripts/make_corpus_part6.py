@@ -406,18 +406,12 @@ def cases() -> list[Case]:
 
 
 def main() -> int:
-    if part2.labels_only(cases, write_part6_labels):
-        return 0
-    args = part2.part_arguments(__doc__).parse_args()
-    selected = [c for c in cases() if not args.only or c.id in args.only]
-    derived = {"wm": "wm_calib_random.npz", "rec": "rec_calib_rotated.npz"}
-    for family in sorted({c.model for c in selected}):
-        if not (args.reuse_models and (WORK / derived[family]).exists()):
-            prepare(args.wheels, args.images, {family})
-    part2.make_measure_collect(selected, args, ort_static, measure)
-    if not args.no_collect:
-        write_part6_labels(selected)
-    return 0
+    return part2.run_part(__doc__, cases, write_part6_labels, _prepare, ort_static, measure)
+
+
+def _prepare(args, selected: list[Case]) -> None:
+    last_made = {"wm": "wm_calib_random.npz", "rec": "rec_calib_rotated.npz"}
+    part2.prepare_missing(args, selected, last_made, lambda families: prepare(args.wheels, args.images, families))
 
 
 def write_part6_labels(selected: list[Case]) -> None:
