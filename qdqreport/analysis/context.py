@@ -155,7 +155,7 @@ class Context:
                           declared=self.judging.output_kinds.get(summary.output),
                           producer_op=self._producers.get(summary.output),
                           class_output=bool(info) and summary.output in info.class_outputs,
-                          input_names=self._input_names)
+                          input_names=self.input_names)
         gate = self._score_gate(info, summary.output, kind) if info else None
         if gate is not None:
             kind = dataclasses.replace(kind, gated_by=gate[0], reason=f"{kind.reason}, judged where {gate[0]} decides")
@@ -191,7 +191,8 @@ class Context:
         return producer_ops(self.precision)
 
     @cached_property
-    def _input_names(self) -> tuple[str, ...]:
+    def input_names(self) -> tuple[str, ...]:
+        """The model inputs the evaluation set feeds, as the manifest names them."""
         tensors = ((self.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
         return tuple(t["name"] for t in tensors if isinstance(t, dict) and isinstance(t.get("name"), str))
 

@@ -186,6 +186,13 @@ def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) ->
     return preprocessing_difference(calib, evaluation) is not None
 
 
+def mismatched_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[str]:
+    """The inputs, by name, whose calibration statistics show a preprocessing difference from the evaluation's
+    (inputs/calib_stats.json and inputs/eval_stats.json as read; missing statistics name none)."""
+    calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
+    return [name for name in sorted(set(calib) & set(evaluation)) if preprocessing_mismatch(calib[name], evaluation[name])]
+
+
 def same_centre(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
     """True when both sets swing about zero (mean within CENTRED_MEAN_STD std of it, values on both sides) and
     their spreads differ by less than LEVEL_FACTOR_MAX: a level difference (quieter recordings), not a step."""

@@ -48,7 +48,7 @@ def activation_ranges(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequ
     the model has no activation Q node whose tensor the FP32 model computes."""
     start = time.perf_counter()
     f_index, q_index = GraphIndex(fp32), GraphIndex(qdq)
-    measured = _measured_tensors(f_index, q_index, fp32)
+    measured = _measured_tensors(f_index, q_index)
     if not measured:
         return None
     wanted = sorted({tensor for _, tensor in measured})
@@ -71,11 +71,11 @@ def activation_ranges(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequ
     return {**result, "seconds": round(time.perf_counter() - start, 3), "quantizers": rows}
 
 
-def _measured_tensors(f_index: GraphIndex, q_index: GraphIndex, fp32: onnx.ModelProto) -> list[tuple[QuantizerInfo, str]]:
+def _measured_tensors(f_index: GraphIndex, q_index: GraphIndex) -> list[tuple[QuantizerInfo, str]]:
     """(quantizer, FP32 tensor it quantizes) of every activation Q node whose tensor the FP32 model computes."""
     alignment = align(f_index, q_index)
     fp32_name = {t.qdq_name: t.name for t in alignment.tensors}
-    computed = set(f_index.producer) | {i.name for i in fp32.graph.input}
+    computed = set(f_index.producer) | {i.name for i in f_index.model.graph.input}
     found = []
     for quantizer in alignment.quantizers:
         name = quantizer.tensor if quantizer.tensor in computed else fp32_name.get(quantizer.input)

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import UNCOVERED_CLIPPING, excess_clipping, quantizer_ranges, uncovered_quantizers
-from qdqreport.analysis.preprocessing import preprocessing_mismatch
+from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.wording import plural, verb
@@ -22,9 +22,9 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
     """One finding when inner activation Q nodes clip UNCOVERED_CLIPPING more of the evaluation's values than of the
     calibration data's own, and no preprocessing step (QR003) explains the calibration inputs."""
     ranges = quantizer_ranges(ctx)
-    if ranges is None or ranges.calib_samples is None or _preprocessing_explains(ctx):
+    if ranges is None or ranges.calib_samples is None or mismatched_inputs(ctx.calib_stats, ctx.eval_stats):
         return
-    uncovered = uncovered_quantizers(ranges, frozenset(_model_inputs(ctx)))
+    uncovered = uncovered_quantizers(ranges, frozenset(ctx.input_names))
     if not uncovered:
         return
     worst, diverging = uncovered[0], diverging_outputs(ctx, "quantization")
@@ -59,15 +59,6 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
                        "fed) drives these activations past their ranges. If the outputs stay faithful, it is a risk "
                        "for inputs like these rather than today's cause.")),
         fixes=fixes)
-
-
-def _preprocessing_explains(ctx: Context) -> bool:
-    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
-    return any(preprocessing_mismatch(calib[name], evaluation[name]) for name in set(calib) & set(evaluation))
-
-
-def _model_inputs(ctx: Context) -> list[str]:
-    return [t["name"] for t in ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors", [])]
 
 
 def _g(value: Any) -> str:

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.preprocessing import preprocessing_mismatch
+from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
@@ -148,8 +148,7 @@ def _calibration_differs(ctx: Context) -> str:
     noise = noise_inputs(ctx.calib_stats, ctx.eval_stats)
     if noise or log_says_random(ctx.modelopt_log):
         return "calibrated on random noise"
-    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
-    named = [n for n in sorted(set(calib) & set(evaluation)) if preprocessing_mismatch(calib[n], evaluation[n])]
+    named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
     return f"input {named[0]} is preprocessed differently" if named else ""
 
 

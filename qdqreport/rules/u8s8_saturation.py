@@ -203,5 +203,4 @@ def _fixes(ctx: Context) -> tuple[Fix, ...]:
 
 
 def _input_name(ctx: Context) -> str:
-    tensors = ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
-    return next((t["name"] for t in tensors if isinstance(t, dict) and isinstance(t.get("name"), str)), "input")
+    return next(iter(ctx.input_names), "input")

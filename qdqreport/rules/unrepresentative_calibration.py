@@ -365,8 +365,7 @@ def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]
 
 def _input_name(ctx: Context) -> str:
     """The model input the calibration file holds (the first one named anywhere), for .npz rewrites."""
-    names = sorted((ctx.eval_stats or {}).get("inputs", {})) or [
-        t["name"] for t in ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors", [])]
+    names = sorted((ctx.eval_stats or {}).get("inputs", {})) or list(ctx.input_names)
     return names[0] if names else "<input name>"
 
 
