@@ -28,7 +28,7 @@ from qdqreport.cli_export import add_export
 from qdqreport.cli_import import add_import_trt
 from qdqreport.cli_judging import add_judging, judging_from
 from qdqreport.cli_target import add_target
-from qdqreport.errors import QdqReportError
+from qdqreport.errors import InputError, QdqReportError
 
 DEMO_DIR = Path(__file__).parent / "demo"
 EXIT_CODES = """exit codes:
@@ -232,7 +232,10 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)
     options.save_inputs, options.redact = args.save_inputs, args.redact
     if args.range_samples is not None:  # the default lives in collect/pipeline.RANGE_SAMPLES
-        options.range_samples = max(0, args.range_samples)
+        if args.range_samples < 0:
+            raise InputError(f"--range-samples {args.range_samples}: give a number of samples, or 0 to skip the "
+                             "activation-range pass")
+        options.range_samples = args.range_samples
     options.store_outputs = parse_store_outputs(args.store_outputs)
     if args.confirm:  # the collector calls it back; it never imports confirm/ (docs/ARCHITECTURE.md)
         from qdqreport.confirm.whatif_confirm import confirm_chosen

@@ -97,3 +97,12 @@ def test_the_same_model_calibrated_on_faces_and_non_faces_clips_nothing_like_it(
     assert ranges is not None, "re-collect mtc_healthy_ort_sym with the current collector"
     assert max(excess_clipping(r) for r in ranges.rows) < UNCOVERED_CLIPPING
     assert not [f for f in run_rules(ctx).findings if f.subject == "clipped activations"]
+
+
+def test_a_negative_range_samples_is_refused_before_any_inference(tmp_path: Path, capsys):
+    out = tmp_path / "bundle"
+    code = main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--range-samples", "-3", "-o", str(out), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--range-samples -3" in err[0] and "0 to skip" in err[0]
+    assert not out.exists()
