@@ -17,12 +17,9 @@ finding whose rule is expected; a healthy control must have no error-severity fi
 labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. Cases
 labelled "sealed": true (chosen once by select_sealed's fixed seed, before any rule was tuned on
 them) are scored and reported apart from the tuned part, so tuning can be judged on cases it never
-saw; the cases whose "added_for" is SECOND_PART (a later batch, all sealed) are a second part, and those whose
-"added_for" is THIRD_PART (a batch made while the second part's results drove rule changes) a third, and those whose
-"added_for" is FOURTH_PART (a batch scored once before and once after a session's rule changes) a fourth, and those
-whose "added_for" is FIFTH_PART (the same, a session later) a fifth, and those whose "added_for" is SIXTH_PART (the
-same, made for the next round) a sixth, each reported apart too. Only the tuned part's
-rows are printed unless --show-sealed is given. With --markdown, whatever follows KEPT_MARKER in the existing file
+saw; each later batch listed in PARTS (cases whose "added_for" names it, made by an engineer who never ran the
+rules on them, and scored before and after a round of rule changes) is reported apart too. Only the tuned part's and
+the read parts' rows are printed unless --show-sealed is given. With --markdown, whatever follows KEPT_MARKER in the existing file
 (hand-written, dated results such as a held-out test) is kept below the regenerated part.
 A developer tool (not in the wheel); needs only the core install (no ONNX, no ONNX Runtime).
 """
@@ -86,6 +83,40 @@ LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, DEV
 
 
 @dataclass(frozen=True)
+class Part:
+    """A batch scored apart from the tuned part: its labels' "added_for" and what its page title says of it."""
+    added_for: str | None  # None: the first part, marked "sealed": true by SEAL_SEED's draw
+    ordinal: str  # "first", "second", ...: how the page and the console name it
+    history: str  # the title after the case count: when it was scored, and whether it has been read since
+    held_out: bool = False  # scored but not read: its rows stay off the page (`--show-sealed` prints them)
+
+
+# Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
+# round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
+PARTS = (
+    Part(SIXTH_PART, "sixth", ", made 2026-11-24 before the next round of rule changes and scored before it at "
+         "455b96c, totals in the kept section below; never read, never tuned on", held_out=True),
+    Part(FIFTH_PART, "fifth", "; scored while sealed before the rule changes of 2026-11-24 (session 21), at 9d28983, "
+         "and after them, at a8f0e46: both times first-ranked 8/14, within three 10/14, healthy controls with an "
+         "error 2/3; then read and tuned on: no longer held out"),
+    Part(FOURTH_PART, "fourth", ", made before the rule changes of 2026-11-24 (session 20) and scored before them at "
+         "f1e77c0: first-ranked 6/12, within three 9/12, healthy controls with an error 0/7; these totals are after "
+         "them; never tuned on", held_out=True),
+    Part(THIRD_PART, "third", "; scored once while sealed, at c8e5fc3: first-ranked 9/13, within three 11/13, healthy "
+         "controls with an error 3/3; then read and tuned on: no longer held out"),
+    Part(SECOND_PART, "second", ", scored before the rule changes, then read: no longer held out"),
+    Part(None, "first", ", set aside from tuning"),
+)
+
+
+def part_of(label: dict) -> str:
+    """The ordinal of the part a case is scored in, "" for the tuned part."""
+    if label.get("sealed"):
+        return "first"
+    return next((p.ordinal for p in PARTS if p.added_for and p.added_for == label.get("added_for")), "")
+
+
+@dataclass(frozen=True)
 class CaseScore:
     case: str
     cause: str
@@ -97,17 +128,11 @@ class CaseScore:
     errors: int  # error-severity findings
     rule_failures: tuple[str, ...]
     pending: str = ""  # a cause no rule can name yet: shown in the table, left out of the totals
-    sealed: bool = False  # in the first sealed part (SEAL_SEED's draw): scored apart, not to be tuned on
-    sealed_2: bool = False  # in the second sealed part (SECOND_PART's batch): scored apart, never tuned on
-    sealed_3: bool = False  # in the third sealed part (THIRD_PART's batch): scored apart, never tuned on
-    sealed_4: bool = False  # in the fourth sealed part (FOURTH_PART's batch): scored apart, never tuned on
-    sealed_5: bool = False  # in the fifth sealed part (FIFTH_PART's batch): scored apart, never tuned on
-    sealed_6: bool = False  # in the sixth sealed part (SIXTH_PART's batch): scored apart, never tuned on
+    part: str = ""  # the part it is scored in: "first" (SEAL_SEED's draw), a later part's ordinal, "" when tuned on
 
     @property
     def tuned(self) -> bool:
-        return not (self.sealed or self.sealed_2 or self.sealed_3 or self.sealed_4 or self.sealed_5
-                    or self.sealed_6)
+        return not self.part
 
     @property
     def top1(self) -> bool:
@@ -172,13 +197,7 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
                      expected=expected, ranking=tuple(f"{f.rule_id} {f.severity}" for f in findings), first=first,
                      rank=rank, errors=sum(f.severity == "error" for f in findings),
                      rule_failures=tuple(f"{r.rule_id}: {r.message}" for r in result.failures),
-                     pending=label.get("pending", ""), sealed=bool(label.get("sealed")),
-                     sealed_2=label.get("added_for") == SECOND_PART,
-                     sealed_3=label.get("added_for") == THIRD_PART,
-                     sealed_4=label.get("added_for") == FOURTH_PART,
-                     sealed_5=label.get("added_for") == FIFTH_PART,
-                     sealed_6=label.get("added_for") == SIXTH_PART)
-
+                     pending=label.get("pending", ""), part=part_of(label))
 
 def score_corpus(corpus: Path) -> list[CaseScore]:
     labels = load_labels(corpus)
@@ -273,13 +292,16 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
     return "\n".join(lines or ["- none"]) + "\n"
 
 
-# A part whose rows nobody has read yet: the page shows its totals only, so that it stays a held-out measure
-# for the next round of rule work (`--show-sealed` prints its rows to whoever decides to spend it).
-# The third part was read on 2026-11-24 (session 20) after its one sealed score, the fifth on 2026-11-24 (session 21)
-# after its before and after scores; the fourth and the sixth are still held out.
-STILL_SEALED: tuple[str, ...] = (FOURTH_PART, SIXTH_PART)
+# The parts whose rows nobody has read yet: the page shows their totals only, so that each stays a held-out measure
+# for the next round of rule work (`--show-sealed` prints their rows to whoever decides to spend them).
+STILL_SEALED: tuple[str, ...] = tuple(p.added_for for p in PARTS if p.held_out and p.added_for)
 WITHHELD = ("Rows withheld: this part has been scored but not read, and stays sealed for the next round of rule "
             "work; `--show-sealed` prints them (reading them spends the part).\n")
+
+
+def part_title(part: Part, cases: int) -> str:
+    name = "Sealed part" if part.ordinal == "first" else f"{part.ordinal.capitalize()} sealed part"
+    return f"{name} ({cases} cases{part.history})"
 
 
 def part_markdown(title: str, scores: Sequence[CaseScore], rows: bool = True) -> str:
@@ -296,28 +318,9 @@ def report_markdown(scores: Sequence[CaseScore], labels: dict[str, dict], today:
     how = "\n".join(f"- `{case}` ({labels[case]['model']}): {labels[case]['how']}"
                     + (f" — pending: {labels[case]['pending']}" if labels[case].get("pending") else "")
                     for case in sorted(labels))
-    sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
-    second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
-    fourth, fifth = [s for s in scores if s.sealed_4], [s for s in scores if s.sealed_5]
-    sixth = [s for s in scores if s.sealed_6]
-    parts = part_markdown(f"Sixth sealed part ({len(sixth)} cases, made 2026-11-24 before the next round of rule "
-                          "changes and scored before it at 455b96c, totals in the kept section below; never read, "
-                          "never tuned on)", sixth, rows=SIXTH_PART not in STILL_SEALED) if sixth else ""
-    parts += part_markdown(f"Fifth sealed part ({len(fifth)} cases; scored while sealed before the rule changes of "
-                          "2026-11-24 (session 21), at 9d28983, and after them, at a8f0e46: both times first-ranked "
-                          "8/14, within three 10/14, healthy controls with an error 2/3; then read and tuned on: no "
-                          "longer held out)",
-                          fifth, rows=FIFTH_PART not in STILL_SEALED) if fifth else ""
-    parts += part_markdown(f"Fourth sealed part ({len(fourth)} cases, made before the rule changes of 2026-11-24 "
-                          "(session 20) and scored before them at f1e77c0: first-ranked 6/12, within three 9/12, healthy "
-                          "controls with an error 0/7; these totals are after them; never tuned on)",
-                          fourth, rows=FOURTH_PART not in STILL_SEALED) if fourth else ""
-    parts += part_markdown(f"Third sealed part ({len(third)} cases; scored once while sealed, at c8e5fc3: first-ranked "
-                           "9/13, within three 11/13, healthy controls with an error 3/3; then read and tuned on: no "
-                           "longer held out)", third, rows=THIRD_PART not in STILL_SEALED) if third else ""
-    parts += part_markdown(f"Second sealed part ({len(second)} cases, scored before the rule changes, then read: "
-                           "no longer held out)", second) if second else ""
-    parts += part_markdown(f"Sealed part ({len(sealed)} cases, set aside from tuning)", sealed) if sealed else ""
+    tuned = [s for s in scores if s.tuned]
+    parts = "".join(part_markdown(part_title(p, len(of_part)), of_part, rows=not p.held_out)
+                    for p in PARTS if (of_part := [s for s in scores if s.part == p.ordinal]))
     return (f"# Corpus: does the first-ranked finding name the real cause?\n\n"
             f"Measured {today} with `{COMMAND}` on the bundles in `corpus/` "
             f"(regenerated by `scripts/make_corpus.py` and `scripts/make_corpus_families.py`; what each case is "
@@ -349,23 +352,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except QdqReportError as exc:
         print(f"corpus_score: error: {exc}", file=sys.stderr)
         return 2
-    sealed, tuned = [s for s in scores if s.sealed], [s for s in scores if s.tuned]
-    second, third = [s for s in scores if s.sealed_2], [s for s in scores if s.sealed_3]
-    fourth, fifth = [s for s in scores if s.sealed_4], [s for s in scores if s.sealed_5]
-    sixth = [s for s in scores if s.sealed_6]
+    tuned = [s for s in scores if s.tuned]
     print(table_markdown(scores if args.show_sealed else tuned))
-    if sixth:
-        print(f"sixth sealed part ({len(sixth)} cases):\n{totals_markdown(totals(sixth))}")
-    if fifth:
-        print(f"fifth sealed part ({len(fifth)} cases):\n{totals_markdown(totals(fifth))}")
-    if fourth:
-        print(f"fourth sealed part ({len(fourth)} cases):\n{totals_markdown(totals(fourth))}")
-    if third:
-        print(f"third sealed part ({len(third)} cases):\n{totals_markdown(totals(third))}")
-    if second:
-        print(f"second sealed part ({len(second)} cases):\n{totals_markdown(totals(second))}")
-    if sealed:
-        print(f"sealed part ({len(sealed)} cases):\n{totals_markdown(totals(sealed))}")
+    for p in PARTS:
+        if of_part := [s for s in scores if s.part == p.ordinal]:
+            name = "sealed part" if p.ordinal == "first" else f"{p.ordinal} sealed part"
+            print(f"{name} ({len(of_part)} cases):\n{totals_markdown(totals(of_part))}")
     result = totals(tuned)  # the exit status: the targets on the tuned part (the sealed part is measured, not gated)
     print(f"tuned part ({len(tuned)} cases):\n{totals_markdown(result)}")
     if args.markdown:

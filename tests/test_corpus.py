@@ -64,7 +64,7 @@ def test_sealed_part_is_the_seeded_selection_and_covers_every_model_and_cause():
 @pytest.mark.slow
 def test_docs_show_the_sealed_part_as_the_scorer_computes_it(scores):
     """docs/CORPUS.md's sealed-part totals, wrong rankings and table are what the committed bundles score."""
-    sealed = [s for s in scores if s.sealed]
+    sealed = [s for s in scores if s.part == "first"]
     text = DOC.read_text(encoding="utf-8")
     assert totals_markdown(totals(sealed)) in text, "docs/CORPUS.md's sealed totals drifted: rerun corpus_score"
     assert misses_markdown(sealed) in text and table_markdown(sealed) in text
@@ -81,7 +81,7 @@ def test_second_sealed_part_is_one_whole_batch_never_in_the_first():
 @pytest.mark.slow
 def test_docs_show_the_second_sealed_part_as_the_scorer_computes_it(scores):
     """docs/CORPUS.md's second-part totals, wrong rankings and table are what the committed bundles score."""
-    second = [s for s in scores if s.sealed_2]
+    second = [s for s in scores if s.part == "second"]
     text = DOC.read_text(encoding="utf-8")
     assert totals_markdown(totals(second)) in text, "docs/CORPUS.md's second-part totals drifted: rerun corpus_score"
     assert misses_markdown(second) in text and table_markdown(second) in text
@@ -106,7 +106,7 @@ def test_third_sealed_part_is_one_whole_batch_with_a_new_family():
 def test_docs_show_the_third_sealed_part_as_the_scorer_computes_it(scores):
     """docs/CORPUS.md's third-part totals are what the committed bundles score, once the lead has scored the part
     (its one scoring run writes the section; before that the page has none); its rows stay off the page."""
-    third = [s for s in scores if s.sealed_3]
+    third = [s for s in scores if s.part == "third"]
     text = DOC.read_text(encoding="utf-8")
     if "## Third sealed part (" not in text:
         pytest.skip("the third sealed part is not scored yet: docs/CORPUS.md has no section for it")
@@ -138,7 +138,7 @@ def test_fourth_sealed_part_is_one_whole_batch_with_a_new_family():
 def test_docs_show_the_fourth_sealed_part_as_the_scorer_computes_it(scores):
     """Once the part's "after" run has written its section, docs/CORPUS.md's fourth-part totals are what the
     committed bundles score; its rows stay off the page (corpus_score.STILL_SEALED)."""
-    fourth = [s for s in scores if s.sealed_4]
+    fourth = [s for s in scores if s.part == "fourth"]
     text = DOC.read_text(encoding="utf-8")
     if "## Fourth sealed part (" not in text:
         pytest.skip("the fourth sealed part's after-run has not written its section yet (only the kept 'before')")
@@ -172,7 +172,7 @@ def test_docs_show_the_fifth_sealed_part_as_the_scorer_computes_it(scores):
     from corpus_score import STILL_SEALED
 
     assert FIFTH_PART not in STILL_SEALED
-    fifth = [s for s in scores if s.sealed_5]
+    fifth = [s for s in scores if s.part == "fifth"]
     text = DOC.read_text(encoding="utf-8")
     assert totals_markdown(totals(fifth)) in text, "docs/CORPUS.md's fifth-part totals drifted: rerun corpus_score"
     assert misses_markdown(fifth) in text and table_markdown(fifth) in text
@@ -205,7 +205,7 @@ def test_docs_show_the_sixth_sealed_part_as_the_scorer_computes_it(scores):
     from corpus_score import STILL_SEALED
 
     assert SIXTH_PART in STILL_SEALED and SIXTH_PART in LATER_PARTS
-    sixth = [s for s in scores if s.sealed_6]
+    sixth = [s for s in scores if s.part == "sixth"]
     text = DOC.read_text(encoding="utf-8")
     assert totals_markdown(totals(sixth)) in text, "docs/CORPUS.md's sixth-part totals drifted: rerun corpus_score"
     assert table_markdown(sixth) not in text
