@@ -94,14 +94,16 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(SIXTH_PART, "sixth", ", made 2026-11-24 before the next round of rule changes and scored before it at "
-         "455b96c, totals in the kept section below; never read, never tuned on", held_out=True),
+    Part(SIXTH_PART, "sixth", "; scored while sealed before the rule changes of 2026-11-24 (session 22), at 455b96c, "
+         "and after them, at e10e087: both times first-ranked 10/12, within three 10/12, healthy controls with an "
+         "error 0/5; then read and tuned on (2026-11-25, session 23): no longer held out"),
     Part(FIFTH_PART, "fifth", "; scored while sealed before the rule changes of 2026-11-24 (session 21), at 9d28983, "
          "and after them, at a8f0e46: both times first-ranked 8/14, within three 10/14, healthy controls with an "
          "error 2/3; then read and tuned on: no longer held out"),
-    Part(FOURTH_PART, "fourth", ", made before the rule changes of 2026-11-24 (session 20) and scored before them at "
-         "f1e77c0: first-ranked 6/12, within three 9/12, healthy controls with an error 0/7; these totals are after "
-         "them; never tuned on", held_out=True),
+    Part(FOURTH_PART, "fourth", "; scored while sealed before the rule changes of 2026-11-24 (session 20), at "
+         "f1e77c0: first-ranked 6/12, within three 9/12, healthy controls with an error 0/7; after them and session "
+         "22's: 8/12, 10/12, 0/7; re-collected with the activation-range pass, at 32cefed: 7/12, 10/12, 0/7; then "
+         "read and tuned on (2026-11-25, session 23): no longer held out"),
     Part(THIRD_PART, "third", "; scored once while sealed, at c8e5fc3: first-ranked 9/13, within three 11/13, healthy "
          "controls with an error 3/3; then read and tuned on: no longer held out"),
     Part(SECOND_PART, "second", ", scored before the rule changes, then read: no longer held out"),
