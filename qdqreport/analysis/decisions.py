@@ -98,16 +98,21 @@ def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions
 
 
 def _map(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
-    inter = union = 0
+    """IoU of the binarised maps. A pixel that differs only because its reference sat within MARGIN of the threshold
+    is a near tie, as for probabilities: left out of the union (shown, never counted). A soft map (a note
+    posteriorgram) has many pixels there, and INT8 noise moves them across without changing a decision."""
+    inter = union = near = 0
     per_sample = []
     for ref, cand in pairs:
         a, b = ref >= threshold, cand >= threshold
-        i, u = int(np.sum(a & b)), int(np.sum(a | b))
-        inter, union = inter + i, union + u
+        tie = int(np.sum((a != b) & (np.abs(ref - threshold) < MARGIN)))
+        i, u = int(np.sum(a & b)), int(np.sum(a | b)) - tie
+        inter, union, near = inter + i, union + u, near + tie
         per_sample.append(1.0 if u == 0 else i / u)
     iou = 1.0 if union == 0 else inter / union
-    return Decisions("map IoU", iou, union - inter, union, len(pairs), tuple(per_sample),
-                     f"IoU {iou:.3f} of the maps binarised at {threshold:g} ({union - inter:,} of {union:,} pixels differ)",
+    detail = (f"IoU {iou:.3f} of the maps binarised at {threshold:g} ({union - inter:,} of {union:,} pixels differ"
+              + (f"; {near:,} near-tie pixel(s) not counted" if near else "") + ")")
+    return Decisions("map IoU", iou, union - inter, union, len(pairs), tuple(per_sample), detail,
                      f"map IoU {iou:.3f} at {threshold:g}")
 
 
