@@ -69,3 +69,54 @@ def test_store_reads_back_what_np_load_reads(tmp_path: Path) -> None:
     assert np.array_equal(store[0]["x"], samples[0]["x"])
     store.close()
 
+
+
+def test_the_collect_passes_share_one_index_of_each_model(tmp_path: Path, monkeypatch) -> None:
+    """Activation ranges, the FP16 check and the per-layer pass read one GraphIndex of each model and one alignment
+    (collect/align.GraphPair); each used to build its own (issue 12: 0.6 s a pair on the 102 MB synthetic model)."""
+    from qdqreport.cli import main
+    from qdqreport.collect import align, qdq_graph
+
+    models = Path(__file__).resolve().parent / "data" / "models"
+    built: list[str] = []
+    aligned: list[int] = []
+    index_init, align_fn = qdq_graph.GraphIndex.__init__, align.align
+
+    def counting_init(self, model):
+        built.append(model.graph.name)
+        index_init(self, model)
+
+    def counting_align(fp32, qdq):
+        aligned.append(1)
+        return align_fn(fp32, qdq)
+
+    monkeypatch.setattr(qdq_graph.GraphIndex, "__init__", counting_init)
+    monkeypatch.setattr(align, "align", counting_align)
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(models / "l2net_fp32.onnx"), "--qdq", str(models / "l2net_modelopt_int8.onnx"),
+                 "--inputs", str(models.parent.parent.parent / "qdqreport" / "demo" / "eval.npz"), "--max-samples", "2",
+                 "--per-layer", "--whatif-budget", "0", "-o", str(out), "--quiet"]) == 0
+    assert (out / "quant" / "fp16_check.json").is_file() and (out / "quant" / "activation_ranges.json").is_file()
+    assert (out / "layers" / "summary.json").is_file()
+    # The precision summary's own index of the QDQ model, then the shared pair: three in all, one alignment.
+    assert len(built) == 3 and len(aligned) == 1
+
+
+def test_a_shared_index_gives_what_separate_indices_give() -> None:
+    import onnx
+
+    from qdqreport.collect.activation_ranges import activation_ranges
+    from qdqreport.collect.align import GraphPair, align
+    from qdqreport.collect.qdq_graph import GraphIndex
+
+    models = Path(__file__).resolve().parent / "data" / "models"
+    fp32, qdq = onnx.load(str(models / "cls_fp32.onnx")), onnx.load(str(models / "cls_modelopt_int8.onnx"))
+    pair = GraphPair(fp32, qdq)
+    assert pair.alignment is pair.alignment and pair.fp32 is pair.fp32  # built once
+    alone = align(GraphIndex(fp32), GraphIndex(qdq))
+    assert pair.alignment.tensors == alone.tensors and pair.alignment.unmatched == alone.unmatched
+    assert [q.q_node for q in pair.alignment.quantizers] == [q.q_node for q in alone.quantizers]
+    feeds = [{"x": np.full((1, 3, 48, 192), v, np.float32)} for v in (-0.5, 0.25, 0.9)]
+    first = activation_ranges(pair, feeds, "cpu", 2)
+    again = activation_ranges(GraphPair(fp32, qdq), feeds, "cpu", 2)
+    assert {k: v for k, v in first.items() if k != "seconds"} == {k: v for k, v in again.items() if k != "seconds"}

@@ -23,12 +23,10 @@ import time
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-import onnx
 
-from qdqreport.collect.align import QuantizerInfo, align
+from qdqreport.collect.align import GraphPair, QuantizerInfo
 from qdqreport.collect.layerwise import float32_outputs, observe_quantizer, quantizer_row, QuantizerStats
 from qdqreport.collect.ort_stage import new_session
-from qdqreport.collect.qdq_graph import GraphIndex
 
 
 def spread_indices(count: int, limit: int) -> list[int]:
@@ -40,19 +38,18 @@ def spread_indices(count: int, limit: int) -> list[int]:
     return sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)}) if limit > 1 else [0]
 
 
-def activation_ranges(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[dict[str, np.ndarray]],
-                      provider: str, limit: int, calib: Sequence[dict[str, np.ndarray]] | None = None
-                      ) -> dict[str, Any] | None:
+def activation_ranges(graphs: GraphPair, samples: Sequence[dict[str, np.ndarray]], provider: str, limit: int,
+                      calib: Sequence[dict[str, np.ndarray]] | None = None) -> dict[str, Any] | None:
     """The range-use rows of every activation Q node over up to *limit* evaluation samples; with *calib*, each row
     also says how much of the calibration data's own values (up to *limit* samples) the same range clips. None when
-    the model has no activation Q node whose tensor the FP32 model computes."""
+    the model has no activation Q node whose tensor the FP32 model computes. *graphs*: the two models' indices and
+    alignment, shared with the collect's other passes."""
     start = time.perf_counter()
-    f_index, q_index = GraphIndex(fp32), GraphIndex(qdq)
-    measured = _measured_tensors(f_index, q_index)
+    measured = _measured_tensors(graphs)
     if not measured:
         return None
     wanted = sorted({tensor for _, tensor in measured})
-    marked, names = float32_outputs(f_index, wanted)  # FP16 tensors are read through a Cast to FP32 (another name)
+    marked, names = float32_outputs(graphs.fp32, wanted)  # FP16 tensors are read through a Cast to FP32 (another name)
     session = new_session(marked, provider)
     output_of = dict(zip(wanted, names))
     measured = [(quantizer, output_of[tensor]) for quantizer, tensor in measured]
@@ -71,9 +68,9 @@ def activation_ranges(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequ
     return {**result, "seconds": round(time.perf_counter() - start, 3), "quantizers": rows}
 
 
-def _measured_tensors(f_index: GraphIndex, q_index: GraphIndex) -> list[tuple[QuantizerInfo, str]]:
+def _measured_tensors(graphs: GraphPair) -> list[tuple[QuantizerInfo, str]]:
     """(quantizer, FP32 tensor it quantizes) of every activation Q node whose tensor the FP32 model computes."""
-    alignment = align(f_index, q_index)
+    alignment, f_index = graphs.alignment, graphs.fp32
     fp32_name = {t.qdq_name: t.name for t in alignment.tensors}
     computed = set(f_index.producer) | {i.name for i in f_index.model.graph.input}
     found = []

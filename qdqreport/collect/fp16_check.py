@@ -32,7 +32,7 @@ from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX
 from qdqreport.analysis.comparison_tables import write_comparison
 from qdqreport.bundle.layout import ARTIFACT_PATHS, write_stage
 from qdqreport.bundle.writer import BundleWriter
-from qdqreport.collect.align import align
+from qdqreport.collect.align import GraphPair
 from qdqreport.collect.fp32_float import float_constants, fp32_original, has_half_float, restore_fp32_float
 from qdqreport.collect.models import session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import OrtStage, open_stage
@@ -87,12 +87,14 @@ def needs_fp16_check(qdq: onnx.ModelProto) -> bool:
 
 
 def run_fp16_check(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[Feed], provider: str,
-                   progress: Progress) -> Fp16Check:
-    """Constants, FP32 ranges of the FP16 tensors, and the FP32-float control run on *samples*."""
+                   progress: Progress, graphs: GraphPair | None = None) -> Fp16Check:
+    """Constants, FP32 ranges of the FP16 tensors, and the FP32-float control run on *samples*. *graphs*: the two
+    models' indices and alignment when the collect's other passes share them (else built here)."""
     start = time.perf_counter()
     progress.say("FP16 check: the QDQ float part is FP16; scanning FP32 ranges and running the FP32-float control")
-    f_index, q_index = GraphIndex(fp32), GraphIndex(qdq)
-    tensors, align_error = _fp16_tensors(f_index, q_index)
+    graphs = graphs if graphs is not None else GraphPair(fp32, qdq)
+    q_index = graphs.qdq
+    tensors, align_error = _fp16_tensors(graphs)
     originals = float_constants(fp32)
     constant_rows, checked, unmatched = _constant_rows(q_index, originals)
     # The control first, alone over every sample, as the stages run (its `seconds` is inference time, not shared
@@ -130,10 +132,10 @@ def run_fp16_check(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     return Fp16Check(control, rows, summary)
 
 
-def _fp16_tensors(f_index: GraphIndex, q_index: GraphIndex) -> tuple[list[Any], str | None]:
+def _fp16_tensors(graphs: GraphPair) -> tuple[list[Any], str | None]:
     """The aligned activations the QDQ graph holds in FP16; an alignment failure costs the scan, not the collect."""
     try:
-        return [t for t in align(f_index, q_index).tensors if t.qdq_dtype in HALF_NAMES], None
+        return [t for t in graphs.alignment.tensors if t.qdq_dtype in HALF_NAMES], None
     except Exception as exc:  # an unusual graph align() cannot read: the control still runs
         return [], f"graph alignment failed: {type(exc).__name__}: {exc}"[:500]
 

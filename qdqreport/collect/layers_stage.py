@@ -17,6 +17,7 @@ import onnx
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.bundle.layout import ARTIFACT_PATHS
 from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.align import GraphPair
 from qdqreport.collect.layerwise import LayerCollector
 from qdqreport.collect.models import class_score_outputs
 from qdqreport.collect.whatif import WhatIfOptions, run_whatif
@@ -35,15 +36,16 @@ class PerLayer:
 
 
 def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[Feed], precision: dict[str, Any] | None,
-                  options: WhatIfOptions, progress: Progress) -> PerLayer:
-    """Per-layer statistics over *samples*, then (budget > 0) the what-if search on the same samples."""
+                  options: WhatIfOptions, progress: Progress, graphs: GraphPair | None = None) -> PerLayer:
+    """Per-layer statistics over *samples*, then (budget > 0) the what-if search on the same samples. *graphs*: the
+    two models' indices and alignment shared with the collect's other passes (else built here)."""
     import time
 
     progress.say("per-layer pass: aligning the graphs and building the marked and local sessions")
     start = time.perf_counter()
     search = options.budget > 0 and bool(precision)
     # The FP32 graph outputs of every sample are kept only for the what-if search (memory flat in N without it).
-    collector = LayerCollector(fp32, qdq, options.provider, keep_outputs=search)
+    collector = LayerCollector(fp32, qdq, options.provider, keep_outputs=search, graphs=graphs)
     collector.add_all(samples, lambda index: progress.count("per-layer samples", index + 1, len(samples)))
     result = collector.result(time.perf_counter() - start)
     layers = PerLayer(result.layer_rows, result.qnode_rows, result.summary)

@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 
 from qdqreport.analysis.metrics import Accumulator
-from qdqreport.collect.align import AlignedWeight, Alignment, QuantizerInfo, along_axis, align, dequantized_weight
+from qdqreport.collect.align import AlignedWeight, Alignment, GraphPair, QuantizerInfo, along_axis, dequantized_weight
 from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
 from qdqreport.collect.models import session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
@@ -70,13 +70,16 @@ class LayerResult:
 class LayerCollector:
     """Sessions and accumulators of one per-layer pass; `add(feed)` per sample, `result()` at the end."""
 
-    def __init__(self, fp32: onnx.ModelProto, qdq: onnx.ModelProto, provider: str = "cpu", keep_outputs: bool = True):
+    def __init__(self, fp32: onnx.ModelProto, qdq: onnx.ModelProto, provider: str = "cpu", keep_outputs: bool = True,
+                 graphs: GraphPair | None = None):
         """*keep_outputs*: keep every sample's FP32 graph outputs for `result().fp32_outputs` (the what-if search
-        compares against them); without it the pass holds nothing per sample and its memory is flat in N."""
+        compares against them); without it the pass holds nothing per sample and its memory is flat in N.
+        *graphs*: the two models' indices and alignment when the collect's other passes share them (else built here)."""
         # The stages' session settings (threads, no spinning): the local graph runs in a worker thread beside
         # the statistics, and spinning pool threads would take its cores.
-        self.f_index, self.q_index = GraphIndex(fp32), GraphIndex(qdq)
-        self.alignment: Alignment = align(self.f_index, self.q_index)
+        graphs = graphs if graphs is not None else GraphPair(fp32, qdq)
+        self.f_index, self.q_index = graphs.fp32, graphs.qdq
+        self.alignment: Alignment = graphs.alignment
         self.graph_outputs = [o.name for o in fp32.graph.output]
         self.q_outputs = [o.name for o in qdq.graph.output]
         tensors = self.alignment.tensors

@@ -18,6 +18,7 @@ from qdqreport.analysis.target import check_target
 from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
+from qdqreport.collect.align import GraphPair
 from qdqreport.collect.batch_axis import batch_axes, check_overrides
 from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference, sample_batch
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
@@ -92,6 +93,11 @@ class _Loaded:
     modelopt_log: str | None
     decoder: Decoder | None = None
     app: AppResults | None = None
+    graphs: GraphPair | None = None  # both models' indices and alignment, built once for every pass that reads them
+
+    def __post_init__(self) -> None:
+        if self.graphs is None:
+            self.graphs = GraphPair(self.fp32.proto, self.qdq.proto)
 
 
 def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
@@ -348,8 +354,8 @@ def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progr
 
     progress.say(f"measuring activation ranges on {min(options.range_samples, len(loaded.eval.samples))} samples"
                  + (" and as many calibration samples" if loaded.calib is not None else ""))
-    return activation_ranges(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider,
-                             options.range_samples, loaded.calib.samples if loaded.calib is not None else None)
+    return activation_ranges(loaded.graphs, loaded.eval.samples, options.ort_provider, options.range_samples,
+                             loaded.calib.samples if loaded.calib is not None else None)
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
@@ -357,7 +363,8 @@ def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, An
     from qdqreport.collect.whatif import WhatIfOptions
 
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider)
-    return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress)
+    return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress,
+                         loaded.graphs)
 
 
 def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, layers: PerLayer,
@@ -392,7 +399,8 @@ def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) ->
         return None
     from qdqreport.collect.fp16_check import run_fp16_check
 
-    return run_fp16_check(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider, progress)
+    return run_fp16_check(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, options.ort_provider, progress,
+                          loaded.graphs)
 
 
 def _saturation_check(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,

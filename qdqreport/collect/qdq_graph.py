@@ -56,7 +56,6 @@ class GraphIndex:
 
     def __init__(self, model: onnx.ModelProto):
         self.model = model
-        self.graph = _with_inferred_types(model).graph
         self.nodes = _topological(list(model.graph.node))
         self.position = {id(node): index for index, node in enumerate(self.nodes)}
         self.producer = {out: node for node in self.nodes for out in node.output if out}
@@ -69,7 +68,9 @@ class GraphIndex:
         self.constant_types: dict[str, int] = {}
         self.constant_protos: dict[str, TensorProto] = {}
         self._collect_constants()
-        self.elem_types = self._collect_types()
+        # The inferred copy is read for its types and dropped: it holds every weight again (102 MB on the synthetic
+        # large model), and the collect keeps its two indices for every pass (collect/align.GraphPair).
+        self.elem_types = self._collect_types(_with_inferred_types(model).graph)
 
     # --- constants -------------------------------------------------------------------------
     def _collect_constants(self) -> None:
@@ -104,9 +105,9 @@ class GraphIndex:
         return self.constant_value(node.input[0], _depth + 1)
 
     # --- element types ---------------------------------------------------------------------
-    def _collect_types(self) -> dict[str, int]:
+    def _collect_types(self, graph: onnx.GraphProto) -> dict[str, int]:
         types: dict[str, int] = {}
-        for info in [*self.graph.value_info, *self.graph.input, *self.graph.output]:
+        for info in [*graph.value_info, *graph.input, *graph.output]:
             if info.type.HasField("tensor_type") and info.type.tensor_type.elem_type:
                 types[info.name] = info.type.tensor_type.elem_type
         for name, tensor in self.constant_protos.items():
