@@ -246,12 +246,7 @@ TARGET_ORT = {"dns_healthy_ort_sym", "dns_healthy_ort_percentile"}
 
 
 def cases() -> list[Case]:
-    made = dns_cases()
-    for case in made:
-        case.added_for = DEV_PART
-        if case.id in MEASURED:
-            case.how += f"; measured: {MEASURED[case.id]}"
-    return made
+    return part2.part_cases(dns_cases(), DEV_PART, MEASURED)
 
 
 # --- quantizer and measurement ----------------------------------------------------------------

@@ -590,6 +590,18 @@ def part_arguments(doc: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def part_cases(made: list[Case], added_for: str, measured: dict[str, str],
+               collect_args: dict[str, tuple[str, ...]] | None = None) -> list[Case]:
+    """A later part's cases as labelled: each carries the part's "added_for", its family's extra collect options
+    (*collect_args*: family -> options put first), and what was measured on it at the end of its "how"."""
+    for case in made:
+        case.added_for = added_for
+        case.collect_args = (*(collect_args or {}).get(case.model, ()), *case.collect_args)
+        if case.id in measured:
+            case.how += f"; measured: {measured[case.id]}"
+    return made
+
+
 def labels_only(all_cases: Callable[[], list[Case]], write: Callable[[list[Case]], None]) -> bool:
     """--labels-only: rewrite the labels of the cases --only selects (all without it), without making or collecting
     anything; True when it did (the part script then exits)."""

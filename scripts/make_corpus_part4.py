@@ -360,15 +360,13 @@ TARGET_ORT = {"bp_healthy_ort_sym", "bp_healthy_ort_percentile", "ori_healthy_or
               "yolo_healthy_ort_per_tensor"}
 
 
+# basic-pitch: 303 KB of outputs per sample and stage: every sample is compared, 2 are stored (parts 4 and 7)
+BP_COLLECT_ARGS = ("--store-outputs", "first:2")
+
+
 def cases() -> list[Case]:
-    made = [*bp_cases(), *ori_cases(), *yolo_cases()]
-    for case in made:
-        case.added_for = FOURTH_PART
-        if case.model == "bp":  # 303 KB of outputs per sample and stage: every sample is compared, 2 are stored
-            case.collect_args = ("--store-outputs", "first:2", *case.collect_args)
-        if case.id in MEASURED:
-            case.how += f"; measured: {MEASURED[case.id]}"
-    return made
+    return part2.part_cases([*bp_cases(), *ori_cases(), *yolo_cases()], FOURTH_PART, MEASURED,
+                            {"bp": BP_COLLECT_ARGS})
 
 
 # --- quantizer and measurement ----------------------------------------------------------------

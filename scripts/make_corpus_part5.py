@@ -320,14 +320,9 @@ TARGET_ORT = {"mtc_healthy_ort_sym", "mtc_healthy_ort_percentile"}
 
 
 def cases() -> list[Case]:
-    made = [*mtc_cases(), *variant_cases()]
-    for case in made:
-        case.added_for = FIFTH_PART
-        if case.model == "cap":  # input1 [1, 1, 64, width]: its only dynamic dimension is the width (make_corpus_part2)
-            case.collect_args = ("--batch-axis", "input1=0", *case.collect_args)
-        if case.id in MEASURED:
-            case.how += f"; measured: {MEASURED[case.id]}"
-    return made
+    # cap: input1 [1, 1, 64, width]: its only dynamic dimension is the width (make_corpus_part2)
+    return part2.part_cases([*mtc_cases(), *variant_cases()], FIFTH_PART, MEASURED,
+                            {"cap": ("--batch-axis", "input1=0")})
 
 
 # --- quantizer and measurement ----------------------------------------------------------------

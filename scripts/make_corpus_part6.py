@@ -397,12 +397,7 @@ TARGET_ORT = {"wm_healthy_ort_sym", "wm_healthy_ort_percentile", "wm_healthy_ort
 
 
 def cases() -> list[Case]:
-    made = [*wm_cases(), *rec_cases()]
-    for case in made:
-        case.added_for = SIXTH_PART
-        if case.id in MEASURED:
-            case.how += f"; measured: {MEASURED[case.id]}"
-    return made
+    return part2.part_cases([*wm_cases(), *rec_cases()], SIXTH_PART, MEASURED)
 
 
 def main() -> int:
