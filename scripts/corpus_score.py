@@ -76,10 +76,17 @@ FIFTH_PART = "sealed part 5 (2026-11-24)"
 # rules of commit 455b96c (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart,
 # its rows withheld (STILL_SEALED).
 SIXTH_PART = "sealed part 6 (2026-11-24)"
+# The seventh sealed part: a batch made on 2026-11-25 (a new family, openWakeWord's speech embedding model, and three
+# drawn variants of basic-pitch and MTCNN) by an engineer who never ran the rules or a report on it. Every case of the
+# batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit
+# 32cefed (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart, its rows
+# withheld (STILL_SEALED).
+SEVENTH_PART = "sealed part 7 (2026-11-25)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
-LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, DEV_PART)  # whole batches kept out of the first draw
+# whole batches kept out of the first draw
+LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, SEVENTH_PART, DEV_PART)
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,8 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(SEVENTH_PART, "seventh", ", made 2026-11-25 before the next round of rule changes and scored before it at "
+         "32cefed, totals in the kept section below; never read, never tuned on", held_out=True),
     Part(SIXTH_PART, "sixth", "; scored while sealed before the rule changes of 2026-11-24 (session 22), at 455b96c, "
          "and after them, at e10e087: both times first-ranked 10/12, within three 10/12, healthy controls with an "
          "error 0/5; then read and tuned on (2026-11-25, session 23): no longer held out"),

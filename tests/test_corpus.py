@@ -11,12 +11,38 @@ from pathlib import Path
 
 import pytest
 
-from corpus_score import (AFTER_SEALING, FIFTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, SECOND_PART, SIXTH_PART,
-                          THIRD_PART, TOP1_TARGET, load_labels, misses_markdown, score_corpus, select_sealed, table_markdown, totals,
+from corpus_score import (AFTER_SEALING, FIFTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, SECOND_PART, SEVENTH_PART,
+                          SIXTH_PART, THIRD_PART, TOP1_TARGET, load_labels, misses_markdown, score_corpus, select_sealed, table_markdown, totals,
                           totals_markdown)
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 DOC = CORPUS.parent / "docs" / "CORPUS.md"
+
+
+# The batches in the order they were made: a later batch may add variants of an earlier batch's new family (the
+# seventh part's basic-pitch and MTCNN variants), which does not make that family any less new in its own batch.
+MADE_IN_ORDER = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, SEVENTH_PART)
+
+
+def _families_made_before(part: str, labels: dict) -> set[str]:
+    """The model families of every case but those of *part* and of the batches made after it."""
+    later = MADE_IN_ORDER[MADE_IN_ORDER.index(part):]
+    return {label["model"] for label in labels.values() if label.get("added_for") not in later}
+
+
+def _whole_batch_with_a_new_family(part: str, labels: dict, size: int) -> list[str]:
+    """The cases labelled *part*, asserting what every later batch holds: at least *size* cases,
+    none carrying the first part's seeded mark, every cause 0-5, a model family no batch made before it has, and two
+    healthy controls (one per target) for each new family."""
+    cases = [c for c, label in labels.items() if label.get("added_for") == part]
+    assert len(cases) >= size and not [c for c in cases if labels[c].get("sealed")]
+    assert {labels[c]["cause"]["number"] for c in cases} >= {0, 1, 2, 3, 4, 5}
+    new = {labels[c]["model"] for c in cases} - _families_made_before(part, labels)
+    assert new, f"{part} brings no new model family"
+    for model in new:
+        healthy = [labels[c] for c in cases if labels[c]["model"] == model and labels[c]["healthy"]]
+        assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
+    return cases
 
 
 @pytest.fixture(scope="module")
@@ -91,15 +117,7 @@ def test_third_sealed_part_is_one_whole_batch_with_a_new_family():
     """The third sealed part is every case labelled THIRD_PART: none carries the first part's seeded mark, it holds
     every cause 0-5 and a model family no earlier case has, with two healthy controls (onnxruntime and tensorrt)."""
     labels = load_labels(CORPUS)
-    third = [c for c, label in labels.items() if label.get("added_for") == THIRD_PART]
-    assert len(third) >= 10 and not [c for c in third if labels[c].get("sealed")]
-    assert {labels[c]["cause"]["number"] for c in third} >= {0, 1, 2, 3, 4, 5}
-    earlier = {label["model"] for label in labels.values() if label.get("added_for") != THIRD_PART}
-    new = {labels[c]["model"] for c in third} - earlier
-    assert new, "the third part brings no new model family"
-    for model in new:
-        healthy = [labels[c] for c in third if labels[c]["model"] == model and labels[c]["healthy"]]
-        assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
+    _whole_batch_with_a_new_family(THIRD_PART, labels, 10)
 
 
 @pytest.mark.slow
@@ -121,12 +139,8 @@ def test_fourth_sealed_part_is_one_whole_batch_with_a_new_family():
     every cause 0-5, a model family no earlier case has, and two healthy controls (one per target) for each of its
     families, with the "before" totals on record in docs/CORPUS.md's kept part."""
     labels = load_labels(CORPUS)
-    fourth = [c for c, label in labels.items() if label.get("added_for") == FOURTH_PART]
-    assert len(fourth) >= 16 and not [c for c in fourth if labels[c].get("sealed")]
-    assert {labels[c]["cause"]["number"] for c in fourth} >= {0, 1, 2, 3, 4, 5}
-    earlier = {label["model"] for label in labels.values() if label.get("added_for") != FOURTH_PART}
-    assert {labels[c]["model"] for c in fourth} - earlier, "the fourth part brings no new model family"
-    for model in {labels[c]["model"] for c in fourth}:
+    fourth = _whole_batch_with_a_new_family(FOURTH_PART, labels, 16)
+    for model in {labels[c]["model"] for c in fourth}:  # every family of this batch, not only the new ones
         healthy = [labels[c] for c in fourth if labels[c]["model"] == model and labels[c]["healthy"]]
         assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
     assert "measured:" in " ".join(labels[c]["how"] for c in fourth)
@@ -148,25 +162,6 @@ def test_docs_show_the_fourth_sealed_part_as_the_scorer_computes_it(scores):
     assert "at f1e77c0: first-ranked 6/12, within three 9/12" in text and "at 32cefed: 7/12, 10/12, 0/7" in text
 
 
-def test_fifth_sealed_part_is_one_whole_batch_with_a_new_family():
-    """The fifth sealed part is every case labelled FIFTH_PART: none carries the first part's seeded mark, it holds
-    every cause 0-5, a model family no earlier case has, two healthy controls (one per target) for each new family,
-    every label says what was measured, and its "before" totals (rules of 9d28983) are on record in docs/CORPUS.md."""
-    labels = load_labels(CORPUS)
-    fifth = [c for c, label in labels.items() if label.get("added_for") == FIFTH_PART]
-    assert len(fifth) >= 14 and not [c for c in fifth if labels[c].get("sealed")]
-    assert {labels[c]["cause"]["number"] for c in fifth} >= {0, 1, 2, 3, 4, 5}
-    earlier = {label["model"] for label in labels.values() if label.get("added_for") != FIFTH_PART}
-    new = {labels[c]["model"] for c in fifth} - earlier
-    assert new, "the fifth part brings no new model family"
-    for model in new:
-        healthy = [labels[c] for c in fifth if labels[c]["model"] == model and labels[c]["healthy"]]
-        assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
-    assert all("measured:" in labels[c]["how"] for c in fifth)
-    text = DOC.read_text(encoding="utf-8")
-    assert "## Fifth sealed part — before" in text and "9d28983" in text
-
-
 @pytest.mark.slow
 def test_docs_show_the_fifth_sealed_part_as_the_scorer_computes_it(scores):
     """docs/CORPUS.md's fifth-part totals and rows are what the committed bundles score: read on 2026-11-24 (session
@@ -181,25 +176,6 @@ def test_docs_show_the_fifth_sealed_part_as_the_scorer_computes_it(scores):
     assert "at 9d28983, and after them, at a8f0e46: both times first-ranked 8/14" in text
 
 
-def test_sixth_sealed_part_is_one_whole_batch_with_a_new_family():
-    """The sixth sealed part is every case labelled SIXTH_PART: none carries the first part's seeded mark, it holds
-    every cause 0-5, a model family no earlier case has, two healthy controls (one per target) for each new family,
-    every label says what was measured, and its "before" totals (rules of 455b96c) are on record in docs/CORPUS.md."""
-    labels = load_labels(CORPUS)
-    sixth = [c for c, label in labels.items() if label.get("added_for") == SIXTH_PART]
-    assert len(sixth) >= 15 and not [c for c in sixth if labels[c].get("sealed")]
-    assert {labels[c]["cause"]["number"] for c in sixth} >= {0, 1, 2, 3, 4, 5}
-    earlier = {label["model"] for label in labels.values() if label.get("added_for") != SIXTH_PART}
-    new = {labels[c]["model"] for c in sixth} - earlier
-    assert new, "the sixth part brings no new model family"
-    for model in new:
-        healthy = [labels[c] for c in sixth if labels[c]["model"] == model and labels[c]["healthy"]]
-        assert {label.get("target", "tensorrt") for label in healthy} == {"onnxruntime", "tensorrt"}, model
-    assert all("measured:" in labels[c]["how"] for c in sixth)
-    text = DOC.read_text(encoding="utf-8")
-    assert "## Sixth sealed part — before" in text and "455b96c" in text
-
-
 @pytest.mark.slow
 def test_docs_show_the_sixth_sealed_part_as_the_scorer_computes_it(scores):
     """docs/CORPUS.md's sixth-part totals and rows are what the committed bundles score: read on 2026-11-25 (session
@@ -212,6 +188,35 @@ def test_docs_show_the_sixth_sealed_part_as_the_scorer_computes_it(scores):
     assert totals_markdown(totals(sixth)) in text, "docs/CORPUS.md's sixth-part totals drifted: rerun corpus_score"
     assert misses_markdown(sixth) in text and table_markdown(sixth) in text
     assert "at 455b96c, and after them, at e10e087: both times first-ranked 10/12" in text
+
+
+@pytest.mark.parametrize("part, size, heading, commit", [(FIFTH_PART, 14, "Fifth", "9d28983"),
+                                                         (SIXTH_PART, 15, "Sixth", "455b96c"),
+                                                         (SEVENTH_PART, 15, "Seventh", "32cefed")])
+def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, heading, commit):
+    """The fifth, sixth and seventh sealed parts are each every case labelled with the part: none carries the first
+    part's seeded mark, each holds every cause 0-5, a model family no earlier case has, two healthy controls (one per
+    target) for each new family, every label says what was measured, and its "before" totals (on the rules of
+    *commit*) are on record in docs/CORPUS.md."""
+    labels = load_labels(CORPUS)
+    cases = _whole_batch_with_a_new_family(part, labels, size)
+    assert all("measured:" in labels[c]["how"] for c in cases)
+    text = DOC.read_text(encoding="utf-8")
+    assert f"## {heading} sealed part — before" in text and commit in text
+
+
+@pytest.mark.slow
+def test_docs_show_the_seventh_sealed_part_as_the_scorer_computes_it(scores):
+    """docs/CORPUS.md's seventh-part totals are what the committed bundles score, and its rows are not on the page
+    (still sealed: scored before the next round of rule changes, never read)."""
+    from corpus_score import STILL_SEALED
+
+    assert SEVENTH_PART in STILL_SEALED and SEVENTH_PART in LATER_PARTS
+    seventh = [s for s in scores if s.part == "seventh"]
+    text = DOC.read_text(encoding="utf-8")
+    assert totals_markdown(totals(seventh)) in text, "docs/CORPUS.md's seventh-part totals drifted: rerun corpus_score"
+    assert table_markdown(seventh) not in text
+    assert not [s.case for s in seventh if f"\n| {s.case} |" in text], "a seventh-part row is on the page"
 
 
 def test_manifests_record_no_machine_paths():
@@ -234,7 +239,7 @@ def test_markdown_keeps_the_hand_written_part(tmp_path):
     assert "old table" not in text and "## Sealed part (" in text and "## Tuned part (" in text
     assert "## Second sealed part (" in text and "## Third sealed part (" in text
     assert "## Fourth sealed part (" in text and "## Fifth sealed part (" in text
-    assert "## Sixth sealed part (" in text
+    assert "## Sixth sealed part (" in text and "## Seventh sealed part (" in text
     assert text.endswith(f"{KEPT_MARKER}\n## Held-out before tuning\n| dated | result |\n")
 
 
