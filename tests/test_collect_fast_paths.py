@@ -120,3 +120,34 @@ def test_a_shared_index_gives_what_separate_indices_give() -> None:
     first = activation_ranges(pair, feeds, "cpu", 2)
     again = activation_ranges(GraphPair(fp32, qdq), feeds, "cpu", 2)
     assert {k: v for k, v in first.items() if k != "seconds"} == {k: v for k, v in again.items() if k != "seconds"}
+
+
+def test_per_sample_rows_and_structure_are_what_each_sample_alone_gives() -> None:
+    """The input statistics take a sample's mean, std and centred values from the block they fold (issue 12); they are
+    the numbers values.mean(), values.std() and lag1_autocorrelation(values) give, bit for bit, in every layout."""
+    from qdqreport.analysis.calibration_data import lag1_autocorrelation
+    from qdqreport.collect.stats import input_stats
+
+    rng = np.random.default_rng(3)
+    fortran = np.asfortranarray(rng.standard_normal((2, 5, 16)).astype(np.float32))
+    zeros = np.zeros((1, 3, 4, 4))
+    zeros[0, 0] = -0.0
+    cases = [([{"x": rng.standard_normal((1, 3, 20, 20)).astype(np.float32) * 50 + 3} for _ in range(4)], {"x": 0}),
+             ([{"s": fortran[:, i:i + 1, :]} for i in range(5)], {"s": 1}),  # batched on axis 1, not contiguous
+             ([{"s": np.ascontiguousarray(fortran[:, i:i + 1, :])} for i in range(5)], {"s": 1}),
+             ([{"a": rng.integers(-9, 9, (1, 700)), "sr": np.array(16000)} for _ in range(3)], {"a": 0, "sr": None}),
+             ([{"z": zeros}, {"z": zeros + 1.5}], {"z": 0})]
+    for samples, axes in cases:
+        entries = input_stats(samples, "x", per_sample=True, batch_axes=axes)["inputs"]
+        for name, entry in entries.items():
+            axis = axes[name]
+            alone = [np.asarray(s[name]).astype(np.float64) if axis is None else
+                     np.moveaxis(np.asarray(s[name]).astype(np.float64), axis, 0) for s in samples]
+            alone = [a[np.newaxis] if axis is None else a for a in alone]
+            assert entry["per_sample"] == [{"min": float(a.min()), "max": float(a.max()), "mean": float(a.mean()),
+                                            "std": float(a.std())} for a in alone]
+            structure = [v for v in (lag1_autocorrelation(a) for a in alone) if v is not None]
+            assert entry["structure"]["samples"] == len(structure)
+            if structure:
+                assert (entry["structure"]["min"], entry["structure"]["max"]) == (min(structure), max(structure))
+                assert entry["structure"]["mean"] == float(np.mean(structure))

@@ -36,17 +36,22 @@ UNIFORM_MID_TOLERANCE = 0.02  # mean within 2% of the span from mid-span
 NORMAL_EXTREME_BAND = (0.75, 1.25)  # observed (max-mean)/std over the expected extreme of n normal draws
 
 
-def lag1_autocorrelation(values: np.ndarray) -> float | None:
+def lag1_autocorrelation(values: np.ndarray, centred: np.ndarray | None = None,
+                         variance: float | None = None) -> float | None:
     """Correlation of each value with its neighbour along the last axis (the next pixel of an image row,
     the next audio sample, the next token), around the sample's own mean.
 
     Real images, audio and text crops are smooth: neighbours correlate at 0.5-0.99. Independent noise
     (np.random.rand, randn, a RandomDataProvider) has ~0 within sampling error 1/sqrt(values). None when
-    there is no neighbour (last axis of length 1) or no variation (a constant input)."""
+    there is no neighbour (last axis of length 1) or no variation (a constant input).
+
+    *centred* (``values - values.mean()``, in the shape of *values*) and *variance* (the mean of its squares),
+    when the caller computed them already: the collector's input statistics fold both (issue 12)."""
     if values.ndim == 0 or values.shape[-1] < 2:
         return None
-    centred = values - values.mean()
-    variance = float(np.mean(centred * centred))
+    if centred is None or variance is None:
+        centred = values - values.mean()
+        variance = float(np.mean(centred * centred))
     if not variance > 0 or not np.isfinite(variance):
         return None
     products = centred[..., :-1] * centred[..., 1:]

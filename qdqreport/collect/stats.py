@@ -8,6 +8,7 @@ the INT8 range. That is visible from the graph and the evaluation inputs alone.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -63,14 +64,24 @@ class _InputFold:
             # Channels are only known for the usual layout, batch first: N, C, ...
             self.channel_axis = 1 if self.axis == 0 and values.ndim >= 3 and values.shape[1] <= 64 else None
             self.channels = _Moments() if self.channel_axis is not None else False
-        low, high = self.overall.add(values.reshape(1, -1))
+        block = _block_moments(values.reshape(1, -1))
+        self.overall.fold(block)
         if self.channels:
             self.channels.add(np.moveaxis(values, self.channel_axis, 0).reshape(values.shape[self.channel_axis], -1))
-        if self.per_sample:
-            # The block's min and max are the sample's when the block is a view of it in the same order (exact either
-            # way but for the sign of a zero, which follows the order).
-            self.rows.append(_moments(values, (float(low[0]), float(high[0])) if values.flags.c_contiguous else None))
-        self.structure.append(lag1_autocorrelation(values))
+        if values.flags.c_contiguous:
+            # The block is a view of the sample in the same order, so its moments are the sample's own, bit for bit:
+            # the same sums over the same values in the same order as values.mean(), values.std() and the
+            # autocorrelation's centring (issue 12: vad's per-sample rows). Its min and max too (exact either way but
+            # for the sign of a zero, which follows the order).
+            variance = block.m2[0] / block.count
+            if self.per_sample:
+                self.rows.append({"min": float(block.low[0]), "max": float(block.high[0]), "mean": float(block.mean[0]),
+                                  "std": float(np.sqrt(variance))})
+            self.structure.append(lag1_autocorrelation(values, block.centred.reshape(values.shape), float(variance)))
+        else:
+            if self.per_sample:
+                self.rows.append(_moments(values))
+            self.structure.append(lag1_autocorrelation(values))
         if self.channels:
             self.colour.append(channel_correlation(values, self.channel_axis))
 
@@ -96,22 +107,22 @@ class _Moments:
         self.rows = 0
         self.count = self.mean = self.m2 = self.low = self.high = None
 
-    def add(self, block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Fold [rows, values] in; returns the block's own per-row min and max."""
-        count = block.shape[1]
-        mean = block.mean(axis=1)
-        m2 = ((block - mean[:, None]) ** 2).sum(axis=1)
-        low, high = block.min(axis=1), block.max(axis=1)
+    def add(self, block: np.ndarray) -> None:
+        """Fold [rows, values] in."""
+        self.fold(_block_moments(block))
+
+    def fold(self, block: "_Block") -> None:
+        """Fold one block's own moments in (Chan's pairwise update)."""
+        count, mean, m2, low, high = block.count, block.mean, block.m2, block.low, block.high
         if self.count is None:
-            self.rows, self.count, self.mean, self.m2, self.low, self.high = len(block), count, mean, m2, low, high
-            return low, high
+            self.rows, self.count, self.mean, self.m2, self.low, self.high = len(mean), count, mean, m2, low, high
+            return
         total = self.count + count
         delta = mean - self.mean
         self.mean = self.mean + delta * (count / total)
         self.m2 = self.m2 + m2 + delta ** 2 * (self.count * count / total)
         self.count = total
         self.low, self.high = np.minimum(self.low, low), np.maximum(self.high, high)
-        return low, high
 
     def row(self, index: int) -> dict[str, float]:
         return {"min": float(self.low[index]), "max": float(self.high[index]), "mean": float(self.mean[index]),
@@ -121,6 +132,24 @@ class _Moments:
         return float(max(abs(self.low[0]), abs(self.high[0])))
 
 
+@dataclass
+class _Block:
+    """One [rows, values] block's own moments per row, and its deviations from the row means."""
+
+    count: int
+    mean: np.ndarray
+    centred: np.ndarray
+    m2: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def _block_moments(block: np.ndarray) -> _Block:
+    mean = block.mean(axis=1)
+    centred = block - mean[:, None]
+    return _Block(block.shape[1], mean, centred, (centred ** 2).sum(axis=1), block.min(axis=1), block.max(axis=1))
+
+
 def _batch_first(array: np.ndarray, axis: int | None) -> np.ndarray:
     """*array* with its batch axis first; an input with none (a scalar) gets a new leading axis."""
     if axis is None or array.ndim <= axis:
@@ -128,9 +157,8 @@ def _batch_first(array: np.ndarray, axis: int | None) -> np.ndarray:
     return array if axis == 0 else np.moveaxis(array, axis, 0)
 
 
-def _moments(values: np.ndarray, extremes: tuple[float, float] | None = None) -> dict[str, float]:
-    low, high = extremes if extremes is not None else (float(values.min()), float(values.max()))
-    return {"min": low, "max": high, "mean": float(values.mean()), "std": float(values.std())}
+def _moments(values: np.ndarray) -> dict[str, float]:
+    return {"min": float(values.min()), "max": float(values.max()), "mean": float(values.mean()), "std": float(values.std())}
 
 
 def range_use(qdq: onnx.ModelProto, samples: Sequence[Feed]) -> list[dict[str, Any]]:
