@@ -16,7 +16,7 @@ activation; int32 DQs (ORT's quantized biases) never decide the precision. A nod
 is its activation dtype, else its weight dtype, else the float dtype of its first float input.
 
 Sensitive nodes: Softmax/LogSoftmax ("softmax"), Sigmoid/Tanh ("sigmoid"; not the Sigmoid of a SiLU,
-x * sigmoid(x), which is a backbone activation), LayerNormalization and
+x * sigmoid(x), which is a backbone activation), Log ("log": its input spans decades), LayerNormalization and
 the decomposed ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div pattern, reported at its Div
 ("layernorm"), and the Gemm/MatMul ("final_matmul") or Conv/ConvTranspose ("head") nodes nearest
 to a graph output with no other such node in between (by compute nodes on the shortest path, within
@@ -216,8 +216,10 @@ def _by_op_type(nodes: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 # --- sensitive nodes --------------------------------------------------------------------------
+# A Log exists to compress an input that spans decades (a power spectrum, a constant-Q magnitude): one per-tensor INT8
+# scale keeps only the loudest bins and sends the rest to log(0) (basic-pitch's normalised log in INT8: note F1 0.65).
 SENSITIVE_OPS = {"Softmax": "softmax", "LogSoftmax": "softmax", "Sigmoid": "sigmoid", "Tanh": "sigmoid",
-                 "LayerNormalization": "layernorm"}
+                 "LayerNormalization": "layernorm", "Log": "log"}
 HEAVY_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 
 

@@ -57,7 +57,7 @@ def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> di
                 Quiet("Softmax in FP16, only its output quantized for the next MatMul",
                       _softmax_output_quantized_for_consumer)])
 def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
-    """Softmax, sigmoid, layer-norm, final MatMul or detection-head nodes that run in INT8.
+    """Softmax, sigmoid, layer-norm, log, final MatMul or detection-head nodes that run in INT8.
 
     Severity follows the impact on the outputs (analysis/agreement.py): an error when the
     quantized model's outputs collapse (decisions change: top-1, threshold flips, map IoU,
@@ -71,12 +71,13 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     score at most 0.2 (under every calibration finding, as when a what-if refutes the exclusions),
     and the finding says to fix the calibration first (QR003 and QR009 then rank above it).
 
-    A softmax, sigmoid or layer-norm counts only when its inputs are INT8; its output feeding a
+    A softmax, sigmoid, layer-norm or log counts only when its inputs are INT8; its output feeding a
     QuantizeLinear (the next MatMul quantized) is not the node running in INT8.
 
     Why it matters: these nodes turn small differences into decisions (class probabilities,
     box scores) or normalise by statistics INT8 cannot resolve. A single INT8 softmax or head
-    can flip the top class while the backbone is quantized perfectly well.
+    can flip the top class while the backbone is quantized perfectly well. A log exists to compress
+    an input that spans decades (a power spectrum): one INT8 scale keeps only its loudest values.
 
     Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
     exclusions, the finding drops to a warning scored under the calibration findings and quotes the

@@ -1,0 +1,42 @@
+"""What the fourth and sixth sealed corpus parts taught (issue 10), tested on their real bundles.
+
+Both parts were scored while sealed (docs/CORPUS.md keeps every score) and read on 2026-11-25 (session 23):
+these cases are now tuning data, and each test names the behaviour the reading changed. Real basic-pitch,
+DNSMOS, YOLOX (ddddocr), PP-OCRv4 and RivaGAN bundles; nothing synthetic.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.findings import rank_findings
+from qdqreport.rules import discover
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
+
+
+def _ranked(case: str):
+    ctx = Context(Bundle(CORPUS / case), target=LABELS[case].get("target"))
+    return ctx, rank_findings(run_rules(ctx, discover()).findings)
+
+
+def test_a_log_computing_on_int8_input_is_a_sensitive_node_and_the_named_cause():
+    # basic-pitch's normalised log reads a constant-Q power that spans decades; quantized, its note F1 falls to 0.65.
+    # The collector marks the Log sensitive ("log"); QR002 names it first, above the collapse it explains.
+    ctx, findings = _ranked("bp_log_int8")
+    log = [s for s in ctx.precision["sensitive"] if s["pattern"] == "log"]
+    assert [s["op_type"] for s in log] == ["Log"] and log[0]["quantized"]
+    assert findings[0].rule_id == "QR002" and findings[0].severity == "error"
+    assert "normalized_log_1/Log" in findings[0].subject
+
+
+def test_a_log_left_in_float_is_not_flagged():
+    # The healthy recipe keeps the Log in FP32 (its input is no DQ): it is listed, never counted.
+    ctx, findings = _ranked("bp_healthy_ort_sym")
+    assert [s["op_type"] for s in ctx.precision["sensitive"] if s["pattern"] == "log"] == ["Log"]
+    assert not [f for f in findings if f.rule_id == "QR002"]
