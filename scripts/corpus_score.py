@@ -306,8 +306,11 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
 # The parts whose rows nobody has read yet: the page shows their totals only, so that each stays a held-out measure
 # for the next round of rule work (`--show-sealed` prints their rows to whoever decides to spend them).
 STILL_SEALED: tuple[str, ...] = tuple(p.added_for for p in PARTS if p.held_out and p.added_for)
-WITHHELD = ("Rows withheld: this part has been scored but not read, and stays sealed for the next round of rule "
-            "work; `--show-sealed` prints them (reading them spends the part).\n")
+# Totals too: a page regenerated after every rule change would show a held-out part's totals moving, and tuning
+# against them is tuning on the part. Its before and after totals are written by hand in the kept section, once each.
+WITHHELD = ("Totals and rows withheld: this part is held out for the current round of rule work. Its score before "
+            "the round and after it are in the kept section below; `python scripts/corpus_score.py corpus/` prints the "
+            "totals when the round is done (`--show-sealed` prints the rows: reading them spends the part).\n")
 
 
 def part_title(part: Part, cases: int) -> str:
@@ -317,7 +320,7 @@ def part_title(part: Part, cases: int) -> str:
 
 def part_markdown(title: str, scores: Sequence[CaseScore], rows: bool = True) -> str:
     if not rows:
-        return f"## {title}: totals\n\n{totals_markdown(totals(scores))}\n{WITHHELD}\n"
+        return f"## {title}: held out\n\n{WITHHELD}\n"
     return (f"## {title}: totals\n\n{totals_markdown(totals(scores))}\n"
             f"Wrong rankings:\n\n{misses_markdown(scores)}\n"
             f"## {title}: case by case\n\n{table_markdown(scores)}\n")
