@@ -41,7 +41,7 @@ def test_three_regressed_quality_scores_are_not_judged_by_their_argmax(case):
 
 def test_int16_pcm_calibration_is_named_as_the_missing_divide_not_a_mean_std_normalisation():
     """Calibrated on int16 PCM sample values while the model takes audio in [-1, 1]: the report said "calibration
-    lacks the mean/std normalisation (spread 3.46e+04×)" with the fix x -> (x - -0.6672) / 3.459e+04; the step that is
+    lacks the mean/std normalisation (spread 3.46e+04×)" with the fix x -> (x + 0.6672) / 3.459e+04; the step that is
     missing is the audio reader's / 32768."""
     from qdqreport.engine import run_rules
     from qdqreport.rules import discover

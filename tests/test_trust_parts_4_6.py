@@ -40,3 +40,22 @@ def test_a_log_left_in_float_is_not_flagged():
     ctx, findings = _ranked("bp_healthy_ort_sym")
     assert [s["op_type"] for s in ctx.precision["sensitive"] if s["pattern"] == "log"] == ["Log"]
     assert not [f for f in findings if f.rule_id == "QR002"]
+
+
+def test_imagenet_normalised_calibration_of_a_raw_pixel_model_is_a_preprocessing_step():
+    # Calibration (x/255 - mean)/std spans -2.1..2.6; the detector reads raw 0..255 pixels. The narrow calibration sat
+    # within 5% of 255 of the black level and passed for "darker content"; it goes 2.1 below that level, which no
+    # content can. Named as the step it is, first, with the transform written without a double sign.
+    _, findings = _ranked("yolo_calib_imagenet")
+    assert findings[0].rule_id == "QR003"
+    assert "calibration carries a mean/std normalisation the evaluation inputs lack" in findings[0].title
+    assert "(x + 2.15) / 0.01797" in " ".join(fix.action for fix in findings[0].fixes)
+
+
+def test_darker_pictures_and_blank_pages_keep_their_level_and_stay_content():
+    # A quarter of the brightness keeps the black level (0); blank pages keep the white level: content, not a
+    # preprocessing step (QR006's, never QR003's).
+    for case in ("yolo_calib_dark", "ori_calib_blank"):
+        _, findings = _ranked(case)
+        assert not [f for f in findings if f.rule_id == "QR003"], case
+        assert any(f.rule_id == "QR006" for f in findings), case

@@ -89,7 +89,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         shift = c["mean"] - e["mean"] * ratio
         label, expr = affine_transform(ratio, shift)
-        unexplained = label.startswith("calibration lacks")  # no known preprocessing step gives this factor
+        unexplained = "mean/std normalisation" in label  # no known preprocessing step gives this factor
         if unexplained and colour is not None:
             return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
         if unexplained and (shares_level(c, e) or same_centre(c, e)):
@@ -205,10 +205,19 @@ def same_centre(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
 
 
 def shares_level(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
-    """True when calibration and evaluation share their minimum or maximum (same black or white level)."""
-    span = evaluation["max"] - evaluation["min"]
-    return span > 0 and (abs(calib["min"] - evaluation["min"]) <= SAME_LEVEL * span
-                         or abs(calib["max"] - evaluation["max"]) <= SAME_LEVEL * span)
+    """True when calibration and evaluation share their minimum or maximum (same black or white level): within
+    SAME_LEVEL of the evaluation's span, and not beyond it by more than SAME_LEVEL of the calibration's own span.
+    Darker content cannot go below the black level, blank pages not above the white one; a normalisation can:
+    ImageNet-normalised calibration (-2.1..2.6) against raw 0..255 pixels sits within 5% of 255 of the black
+    level, 2.1 below it."""
+    e_span, c_span = evaluation["max"] - evaluation["min"], calib["max"] - calib["min"]
+    if e_span <= 0:
+        return False
+    low = (abs(calib["min"] - evaluation["min"]) <= SAME_LEVEL * e_span
+           and calib["min"] >= evaluation["min"] - SAME_LEVEL * c_span)
+    high = (abs(calib["max"] - evaluation["max"]) <= SAME_LEVEL * e_span
+            and calib["max"] <= evaluation["max"] + SAME_LEVEL * c_span)
+    return low or high
 
 
 def affine_transform(ratio: float, shift: float) -> tuple[str, str]:
@@ -228,4 +237,12 @@ def affine_transform(ratio: float, shift: float) -> tuple[str, str]:
         return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
     if 1.6 <= ratio <= 2.5 and abs(shift + 1.0) < 0.25:  # the same mix-up the other way round
         return "calibration normalised to [-1,1], evaluation in [0,1]", "x * 0.5 + 0.5"
-    return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", f"(x - {shift:.4g}) / {ratio:.4g}"
+    if ratio < 1:  # the calibration is the narrower: it went through a normalisation the evaluation inputs skip
+        return (f"calibration carries a mean/std normalisation the evaluation inputs lack (spread {ratio:.3g}×)",
+                _undo(shift, ratio))
+    return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", _undo(shift, ratio)
+
+
+def _undo(shift: float, ratio: float) -> str:
+    """(x - shift) / ratio, written without a double sign: (x + 2.15) / 0.018, not (x - -2.15) / 0.018."""
+    return f"(x {'-' if shift >= 0 else '+'} {abs(shift):.4g}) / {ratio:.4g}"
