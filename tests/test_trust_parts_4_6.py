@@ -59,3 +59,15 @@ def test_darker_pictures_and_blank_pages_keep_their_level_and_stay_content():
         _, findings = _ranked(case)
         assert not [f for f in findings if f.rule_id == "QR003"], case
         assert any(f.rule_id == "QR006" for f in findings), case
+
+
+def test_a_calibration_range_missing_most_of_the_evaluation_span_outranks_the_sensitive_nodes_behind_it():
+    # The detector calibrated on pictures at a quarter of their brightness: calibration [0, 64], every evaluation
+    # picture beyond it, 164 of 196 detections lost. The gap is the error; the 15 head nodes' tensor error is what it
+    # predicts, so QR002 is a warning under it that says to fix the calibration first.
+    _, findings = _ranked("yolo_calib_dark")
+    assert (findings[0].rule_id, findings[0].severity) == ("QR006", "error")
+    assert findings[0].title.startswith("Calibration covers [0, 64] of input images")
+    sensitive = next(f for f in findings if f.rule_id == "QR002")
+    assert sensitive.severity == "warning" and sensitive.score <= 0.2
+    assert any("misses 75% of the evaluation range of input images" in getattr(e, "text", "") for e in sensitive.evidence)

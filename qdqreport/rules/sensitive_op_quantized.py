@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.coverage import coverage_gaps
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -68,8 +69,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     separates the two (exclude the nodes, collect again). When the calibration inputs differ from
     the evaluation inputs (noise, or a preprocessing step analysis/preprocessing.py names), every
     range is off and the nodes' error is expected from that: the confidence is at most 0.45, the
-    score at most 0.2 (under every calibration finding, as when a what-if refutes the exclusions),
-    and the finding says to fix the calibration first (QR003 and QR009 then rank above it).
+    score at most 0.2 and the severity at most a warning (under every calibration finding, as when a
+    what-if refutes the exclusions), and the finding says to fix the calibration first. The same holds
+    when the calibration range misses a quarter of the evaluation inputs' span on a quarter of the
+    samples (analysis/coverage.py: darker pictures, quieter recordings).
 
     A softmax, sigmoid, layer-norm or log counts only when its inputs are INT8; its output feeding a
     QuantizeLinear (the next MatMul quantized) is not the node running in INT8.
@@ -111,8 +114,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     yield rerank(ctx, sensitive_op_quantized.finding(
         title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
-        # measured outputs absorb (they agree) is harmless here, so it is shown as info.
-        severity="error" if collapsed else "warning" if diverged or not outputs_measured else "info",
+        # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
+        # differ (upstream), the collapse is the calibration finding's error; this node is a suspect behind it.
+        severity="error" if collapsed and not upstream else "warning" if diverged or not outputs_measured else "info",
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
         confidence=min((0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
                        UPSTREAM_CONFIDENCE if upstream else 1.0),
@@ -144,13 +148,18 @@ UPSTREAM_CONFIDENCE = 0.45  # the confidence of a node finding whose error a cal
 
 
 def _calibration_differs(ctx: Context) -> str:
-    """What makes the calibration inputs unlike the evaluation inputs ("" when nothing does): noise, or a
-    preprocessing step the statistics name (analysis/calibration_data.py, analysis/preprocessing.py)."""
+    """What makes the calibration inputs unlike the evaluation inputs ("" when nothing does): noise, a preprocessing
+    step the statistics name, or a range the calibration misses (analysis/calibration_data.py, preprocessing.py,
+    coverage.py)."""
     noise = noise_inputs(ctx.calib_stats, ctx.eval_stats)
     if noise or log_says_random(ctx.modelopt_log):
         return "calibrated on random noise"
     named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
-    return f"input {named[0]} is preprocessed differently" if named else ""
+    if named:
+        return f"input {named[0]} is preprocessed differently"
+    gaps = coverage_gaps(ctx.calib_stats, ctx.eval_stats)
+    return (f"the calibration misses {gaps[0].uncovered:.0%} of the evaluation range of input {gaps[0].name} "
+            f"({len(gaps[0].beyond)} of {gaps[0].samples} samples go beyond it)") if gaps else ""
 
 
 def _in_int8(sensitive: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> bool:

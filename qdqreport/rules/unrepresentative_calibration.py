@@ -8,12 +8,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_of
+from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, collapses, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
+from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, uncovered
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, categorical, content_differs, preprocessing_mismatch,
-                                             same_centre, shares_level)
+                                             shares_level)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
@@ -34,10 +35,6 @@ COLLAPSED_SAMPLES = (5, 17, 31)
 # Entropy and percentile calibration estimate each range from a histogram of the calibration
 # activations: with fewer than 16 samples one image sets every range (ModelOpt asks for ~500).
 MIN_CALIB_SAMPLES = 16
-# A coverage gap: a quarter or more of the evaluation samples reach beyond the calibration's
-# value range (by more than 1% of its span) while both sets keep the same black or white level.
-OUT_OF_RANGE_SHARE = 0.25
-UNCOVERED_SPAN = 0.25  # ... and the calibration misses a quarter of the evaluation span (not a few bright pixels)
 # A 0/1 integer input (an attention mask) whose share of ones in calibration is under half the
 # evaluation's: the calibration sequences are less than half as long, so the activations of the
 # positions only evaluation fills (position embeddings, attention over longer context) were never seen.
@@ -403,28 +400,26 @@ def _separating_evidence(calib: dict[str, float], evaluation: dict[str, float]) 
 
 
 def _range_not_covered(ctx: Context) -> Iterator[Finding]:
-    """Evaluation inputs beyond the calibration range, with the same black/white level: content, not preprocessing."""
+    """Evaluation inputs beyond the calibration range, with the same black/white level: content, not preprocessing
+    (analysis/coverage.py decides)."""
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     diverging = diverging_outputs(ctx, "quantization")
-    # Integer inputs (token ids, masks) are categories: a value range says nothing about coverage there.
-    for name in sorted(n for n in set(calib) & set(evaluation) if not categorical(evaluation[n])):
+    for gap in coverage_gaps(ctx.calib_stats, ctx.eval_stats):
+        name, beyond, per_sample = gap.name, list(gap.beyond), gap.samples
         c, e = calib[name]["overall"], evaluation[name]["overall"]
-        per_sample = evaluation[name].get("per_sample") or []
-        margin = 0.01 * (c["max"] - c["min"])
-        beyond = [i for i, s in enumerate(per_sample) if s["min"] < c["min"] - margin or s["max"] > c["max"] + margin]
-        if (not per_sample or len(beyond) / len(per_sample) < OUT_OF_RANGE_SHARE or _uncovered(c, e) < UNCOVERED_SPAN
-                or not (shares_level(c, e) or same_centre(c, e)) or preprocessing_mismatch(calib[name], evaluation[name])):
-            continue  # a known preprocessing step explains the ranges: QR003's finding, not a coverage gap
         yield unrepresentative_calibration.finding(
             title=f"Calibration covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}; "
-                                   f"{len(beyond)} of {len(per_sample)} evaluation samples go beyond it",
-            severity="warning", confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
+                                   f"{len(beyond)} of {per_sample} evaluation samples go beyond it",
+            # An error when the outputs' decisions collapse: the gap is then the named cause of an error-level
+            # divergence (a sensitive node behind it is a suspect, QR002, and ranks under it).
+            severity="error" if any(collapses(s) for s in diverging) else "warning",
+            confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
             summary=f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
                     f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
                     "(e.g. only dark or only bright images, only quiet recordings), so the ranges of the missing part clip",
             evidence=(Metric("evaluation samples beyond the calibration range", len(beyond),
-                             threshold=f">= {OUT_OF_RANGE_SHARE:.0%} of {len(per_sample)}"),
+                             threshold=f">= {OUT_OF_RANGE_SHARE:.0%} of {per_sample}"),
                       Table("Input ranges", ("set", "min", "max", "mean", "std"),
                             tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean", "std")))
                                   for label, s in (("calibration", c), ("evaluation", e)))),
@@ -439,7 +434,7 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
     for name in sorted(set(calib) & set(evaluation)):
         shift = content_differs(calib[name], evaluation[name])
         c, e = calib[name]["overall"], evaluation[name]["overall"]
-        if shift is None or _uncovered(c, e) >= UNCOVERED_SPAN:
+        if shift is None or uncovered(c, e) >= UNCOVERED_SPAN:
             continue  # a range the calibration misses is _range_not_covered's finding
         yield unrepresentative_calibration.finding(
             title=f"Calibration inputs unlike the evaluation inputs: input {name} mean {c['mean']:.3g} "
@@ -488,11 +483,6 @@ def _other_structure(ctx: Context) -> Iterator[Finding]:
                            "smoothness does. Check the calibration reader's sample rate or resize against the "
                            "evaluation pipeline's, then the content.")),
             fixes=_fixes(ctx, [], name))
-
-
-def _uncovered(c: dict[str, float], e: dict[str, float]) -> float:
-    """The share of the evaluation span [e.min, e.max] that the calibration range [c.min, c.max] misses."""
-    return (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
 
 
 def _shorter_sequences(ctx: Context) -> Iterator[Finding]:

@@ -1,0 +1,52 @@
+"""Does the calibration set cover the evaluation inputs' value range? The judgement behind QR006's coverage finding,
+from the per-input statistics collect writes (inputs/calib_stats.json, inputs/eval_stats.json).
+
+QR006 (rules/unrepresentative_calibration.py) names the gap and its fix; QR002 (rules/sensitive_op_quantized.py)
+reads the same judgement: when the calibration misses a quarter of the evaluation span on a quarter of the samples,
+every range downstream is set on the wrong data and a sensitive node's error is what that predicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from qdqreport.analysis.preprocessing import categorical, preprocessing_mismatch, same_centre, shares_level
+
+# A coverage gap: a quarter or more of the evaluation samples reach beyond the calibration's
+# value range (by more than 1% of its span) while both sets keep the same black or white level.
+OUT_OF_RANGE_SHARE = 0.25
+UNCOVERED_SPAN = 0.25  # ... and the calibration misses a quarter of the evaluation span (not a few bright pixels)
+MARGIN_OF_SPAN = 0.01  # a sample beyond the calibration range by less than 1% of its span is inside it
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One input whose calibration range misses part of the evaluation's: content, not a preprocessing step."""
+
+    name: str
+    beyond: tuple[int, ...]  # evaluation samples with values outside the calibration range
+    samples: int
+    uncovered: float  # the share of the evaluation span the calibration range misses
+
+
+def uncovered(c: dict[str, float], e: dict[str, float]) -> float:
+    """The share of the evaluation span [e.min, e.max] that the calibration range [c.min, c.max] misses."""
+    return (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
+
+
+def coverage_gaps(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[Gap]:
+    """The inputs, by name, whose calibration range a quarter of the evaluation samples go beyond, missing a quarter
+    of the evaluation span, with the same black/white level (or centre): darker, quieter, narrower content. Integer
+    inputs (token ids, masks) are categories and never have a gap; a named preprocessing step is QR003's instead."""
+    calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
+    gaps = []
+    for name in sorted(n for n in set(calib) & set(evaluation) if not categorical(evaluation[n])):
+        c, e = calib[name]["overall"], evaluation[name]["overall"]
+        per_sample = evaluation[name].get("per_sample") or []
+        margin = MARGIN_OF_SPAN * (c["max"] - c["min"])
+        beyond = tuple(i for i, s in enumerate(per_sample) if s["min"] < c["min"] - margin or s["max"] > c["max"] + margin)
+        if (per_sample and len(beyond) / len(per_sample) >= OUT_OF_RANGE_SHARE and uncovered(c, e) >= UNCOVERED_SPAN
+                and (shares_level(c, e) or same_centre(c, e)) and not preprocessing_mismatch(calib[name], evaluation[name])):
+            gaps.append(Gap(name, beyond, len(per_sample), uncovered(c, e)))
+    return gaps
