@@ -71,3 +71,11 @@ def test_a_calibration_range_missing_most_of_the_evaluation_span_outranks_the_se
     sensitive = next(f for f in findings if f.rule_id == "QR002")
     assert sensitive.severity == "warning" and sensitive.score <= 0.2
     assert any("misses 75% of the evaluation range of input images" in getattr(e, "text", "") for e in sensitive.evidence)
+
+
+def test_one_grey_picture_is_not_a_greyscale_loader_when_the_evaluation_has_grey_pictures_too():
+    # Calibrated on one picture that happens to be grey; the evaluation holds grey pictures of its own. "Load the
+    # calibration in colour" would not help: the one picture is the fault, and QR006 names too few samples first.
+    _, findings = _ranked("yolo_calib_one")
+    assert not [f for f in findings if f.rule_id == "QR003"]
+    assert findings[0].rule_id == "QR006"

@@ -41,6 +41,10 @@ GREY_CORRELATION = 1 - 1e-6
 # ... and the evaluation must have colour: some evaluation sample's channels correlate below this (crops of
 # greyscale text lines correlate at 1.0 in both sets, and nothing is then said).
 COLOUR_EVAL = 0.99
+# When the evaluation set holds greyscale pictures itself, a calibration set of one or two pictures that happen to be
+# grey says nothing about its loader (a sixth of the evaluation grey: one grey picture by chance is 1 in 6, three in a
+# row 1 in 216). From three calibration pictures on, all grey is the loader's doing.
+GREY_EVIDENCE = 3
 # Signals that swing about zero (audio, centred features) have no black level to keep: a calibration set
 # recorded quieter (or louder) keeps their centre instead. Both means within 0.1 std of zero, values on both
 # sides, and a factor under 100x (40 dB): recordings differ by tens of dB; a units step (int16 PCM, 32768x)
@@ -144,6 +148,8 @@ def lost_colour(calib: dict[str, Any], evaluation: dict[str, Any]) -> float | No
     c, e = calib.get("channel_correlation") or {}, evaluation.get("channel_correlation") or {}
     if c.get("min") is None or e.get("min") is None or not c.get("samples"):
         return None
+    if (e.get("max") or 0.0) >= GREY_CORRELATION and c["samples"] < GREY_EVIDENCE:
+        return None  # the evaluation has grey pictures of its own: one or two grey calibration pictures are content
     return float(e["min"]) if c["min"] >= GREY_CORRELATION and e["min"] < COLOUR_EVAL else None
 
 
