@@ -290,7 +290,8 @@ def wm_cases() -> list[Case]:
         Case("wm_calib_clean", "wm", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on the same 32 "
              f"crops without a watermark (ordinary photographs: what a user has at hand; the decoder only ever "
              f"reads watermarked frames): right preprocessing, content without the signal the model reads",
-             "wm_clean.onnx", "wm_calib_clean.npz", make=[q("wm", "wm_calib_clean.npz", "wm_clean.onnx", w, WM_REST)]),
+             "wm_clean.onnx", "wm_calib_clean.npz", make=[q("wm", "wm_calib_clean.npz", "wm_clean.onnx", w, WM_REST)],
+             pending=NO_TRACE),
         Case("wm_calib_one_picture", "wm", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on 4 "
              f"watermarked crops of one photograph only (scikit-image's astronaut.png)", "wm_one.onnx",
              "wm_calib_one_picture.npz", make=[q("wm", "wm_calib_one_picture.npz", "wm_one.onnx", w, WM_REST)]),
@@ -303,6 +304,15 @@ def wm_cases() -> list[Case]:
              "the attention branch's first Conv (11x11 filters on the frame, feeding the softmax that weights the "
              "32 bit maps), the sensitive layer", "wm_all.onnx", c, make=[q("wm", c, "wm_all.onnx", w)]),
     ]
+
+
+# Set when the part was read (2026-11-25, session 23), for the two cases whose fault leaves nothing to measure: outputs
+# as faithful as the family's healthy controls, no clipping and no range misuse in the activation-range pass, and input
+# statistics a watermark (invisible by design) or a 180-degree turn (same pixels, same neighbours) leave unchanged.
+NO_TRACE = ("the fault changes nothing the bundle can measure: outputs judged as faithful as the healthy controls', "
+            "no activation clips more than 0.2% of the evaluation values, and the input statistics are those of the "
+            "evaluation set (an invisible watermark removed, or text turned 180 degrees); no rule can name it from "
+            "the evidence, so the case is listed, not scored")
 
 
 def rec_cases() -> list[Case]:
@@ -319,7 +329,7 @@ def rec_cases() -> list[Case]:
              f"calibration text lines upside down (crops taken before rapidocr's direction classifier turns them; "
              f"the recogniser only ever reads upright lines): right preprocessing, unrepresentative content",
              "rec_rotated.onnx", "rec_calib_rotated.npz",
-             make=[q("rec", "rec_calib_rotated.npz", "rec_rotated.onnx", m, REC_BODY)]),
+             make=[q("rec", "rec_calib_rotated.npz", "rec_rotated.onnx", m, REC_BODY)], pending=NO_TRACE),
     ]
 
 
