@@ -351,3 +351,41 @@ def test_silu_is_recognised_through_the_q_dq_pairs_of_a_fully_quantized_yolox(tm
     model = onnx.load(out)
     assert sum(n.op_type == "QuantizeLinear" for n in model.graph.node) > 200  # Sigmoid and Mul outputs quantized too
     assert len(_sigmoid_patterns(model)[1]) == 6
+
+
+def stft_log_model(quantize_stft: bool) -> onnx.ModelProto:
+    """Synthetic (no ONNX model in a package here has an STFT written as Convs and small enough for a unit test;
+    the real one, DNSMOS, is tested through its corpus bundles): raw audio -> real and imaginary Convs -> square,
+    add, sqrt -> Log -> a Conv head. quantize_stft puts the Convs' input and output through Q/DQ pairs."""
+    n = helper.make_node
+    audio = "Xq" if quantize_stft else "X"
+    nodes = [n("Conv", [audio, "Wr"], ["re"], name="stft-real"), n("Conv", [audio, "Wi"], ["im"], name="stft-imag"),
+             n("Mul", ["re_", "re_"], ["re2"], name="square_re"), n("Mul", ["im_", "im_"], ["im2"], name="square_im"),
+             n("Add", ["re2", "im2"], ["power"], name="add"), n("Sqrt", ["power"], ["mag"], name="sqrt"),
+             n("Log", ["mag"], ["logmag"], name="log"), n("Conv", ["logmag", "Wh"], ["Y"], name="head")]
+    if quantize_stft:
+        nodes[:0] = [n("QuantizeLinear", ["X", "s", "z"], ["xq8"], name="x_Q"),
+                     n("DequantizeLinear", ["xq8", "s", "z"], ["Xq"], name="x_DQ")]
+        nodes += [n(op, [src, "s", "z"], [dst], name=f"{dst}_{op[0]}") for op, src, dst in
+                  (("QuantizeLinear", "re", "re8"), ("DequantizeLinear", "re8", "re_"),
+                   ("QuantizeLinear", "im", "im8"), ("DequantizeLinear", "im8", "im_"))]
+    else:
+        nodes += [n("Identity", ["re"], ["re_"], name="re_id"), n("Identity", ["im"], ["im_"], name="im_id")]
+    inits = [numpy_helper.from_array(np.array(0.02, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.int8), "z"),
+             numpy_helper.from_array(np.ones((4, 1, 8), np.float32), "Wr"),
+             numpy_helper.from_array(np.ones((4, 1, 8), np.float32), "Wi"),
+             numpy_helper.from_array(np.ones((2, 4, 1), np.float32), "Wh")]
+    graph = helper.make_graph(nodes, "synthetic_stft", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                                                       [1, 1, 64])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_convs_computing_a_logs_input_are_its_front_end_measured_on_the_logs_output(quantized: bool) -> None:
+    result = summary_of(stft_log_model(quantize_stft=quantized))
+    front = [(s["node"], s["tensor"], s["quantized"]) for s in result["sensitive"] if s["pattern"] == "log_front_end"]
+    assert front == [("stft-real", "logmag", quantized), ("stft-imag", "logmag", quantized)]
+    assert [(s["node"], s["pattern"]) for s in result["sensitive"] if s["node"] in ("log", "head")] == [
+        ("log", "log"), ("head", "head")]  # the head after the Log is no front end

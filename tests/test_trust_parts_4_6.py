@@ -79,3 +79,20 @@ def test_one_grey_picture_is_not_a_greyscale_loader_when_the_evaluation_has_grey
     _, findings = _ranked("yolo_calib_one")
     assert not [f for f in findings if f.rule_id == "QR003"]
     assert findings[0].rule_id == "QR006"
+
+
+def test_dnsmos_int8_stft_is_named_and_measured_where_its_loss_shows():
+    # DNSMOS computes its STFT as two Convs on raw audio, then magnitude and a Log. With the Convs in INT8 the
+    # quiet bins are lost (|dMOS| up to 2.4): QR002 names the two Convs (it named only the final Gemm before, and its
+    # fix excluded the wrong node), measured on the Log's output (cosine 0.79; their own output reads 0.9997).
+    ctx, findings = _ranked("dns_stft_int8")
+    first = findings[0]
+    assert first.rule_id == "QR002" and "stft-real" in first.subject and "stft-imag" in first.subject
+    front = {s["node"]: s for s in ctx.precision["sensitive"] if s["pattern"] == "log_front_end"}
+    assert set(front) == {"stft-real", "stft-imag"} and all(s["quantized"] for s in front.values())
+    assert {s["tensor"] for s in front.values()} == {"mos_estimator_logpow/Log"}
+    worst = next(e for e in first.evidence if getattr(e, "name", "") == "worst sensitive tensor cosine")
+    assert worst.value < 0.9
+    assert "'stft\\-real$'" in " ".join(fix.command for fix in first.fixes)  # the regex-escaped name
+    _, healthy = _ranked("dns_healthy_ort_sym")  # the healthy recipe keeps the STFT float: listed, not flagged
+    assert not [f for f in healthy if f.rule_id == "QR002" and "stft" in f.subject]

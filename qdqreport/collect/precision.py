@@ -16,7 +16,8 @@ activation; int32 DQs (ORT's quantized biases) never decide the precision. A nod
 is its activation dtype, else its weight dtype, else the float dtype of its first float input.
 
 Sensitive nodes: Softmax/LogSoftmax ("softmax"), Sigmoid/Tanh ("sigmoid"; not the Sigmoid of a SiLU,
-x * sigmoid(x), which is a backbone activation), Log ("log": its input spans decades), LayerNormalization and
+x * sigmoid(x), which is a backbone activation), Log ("log": its input spans decades) and the Conv/MatMul computing
+a Log's input through magnitude ops only ("log_front_end": an STFT as Convs), LayerNormalization and
 the decomposed ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div pattern, reported at its Div
 ("layernorm"), and the Gemm/MatMul ("final_matmul") or Conv/ConvTranspose ("head") nodes nearest
 to a graph output with no other such node in between (by compute nodes on the shortest path, within
@@ -225,17 +226,21 @@ HEAVY_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})
 
 def sensitive_nodes(index: GraphIndex) -> list[dict[str, Any]]:
     """Nodes whose quantization often costs accuracy, in graph order (see the module docstring)."""
-    found = {}
+    found = {}  # id(node) -> (node, pattern, the tensor where its damage shows)
     for node in index.nodes:
         pattern = SENSITIVE_OPS.get(node.op_type) or ("layernorm" if _is_decomposed_layernorm(index, node) else None)
         if pattern and not _is_silu_gate(index, node):
-            found[id(node)] = (node, pattern)
+            found[id(node)] = (node, pattern, node.output[0])
+    for node, log in _log_front_end(index):
+        # Its own output's cosine hides the loss (the quiet bins are a sliver of its energy); the Log's shows it.
+        found.setdefault(id(node), (node, "log_front_end", log.output[0]))
     for node in _last_heavy_nodes(index):
-        found.setdefault(id(node), (node, "final_matmul" if node.op_type in ("Gemm", "MatMul") else "head"))
+        found.setdefault(id(node), (node, "final_matmul" if node.op_type in ("Gemm", "MatMul") else "head",
+                                    node.output[0]))
     ordered = sorted(found.values(), key=lambda item: index.position[id(item[0])])
     return [{"node": index.name_of(node), "op_type": node.op_type, "pattern": pattern,
-             "quantized": _touches_qdq(index, node), "tensor": _original_name(index, node.output[0])}
-            for node, pattern in ordered]
+             "quantized": _touches_qdq(index, node), "tensor": _original_name(index, tensor)}
+            for node, pattern, tensor in ordered]
 
 
 def _is_silu_gate(index: GraphIndex, node: onnx.NodeProto) -> bool:
@@ -306,6 +311,32 @@ def _last_heavy_nodes(index: GraphIndex) -> list[onnx.NodeProto]:
         nearest = min(found.values(), key=lambda item: item[1])[1] if found else 0
         heads.update({key: node for key, (node, distance) in found.items() if distance <= nearest + HEAD_SLACK})
     return list(heads.values())
+
+
+# What a front end does between its transform and the Log: magnitude (square, add, sqrt, abs), power, a floor (max,
+# clip), slicing and joining. The Conv/MatMul found through them computes the Log's decades-spanning input: an STFT
+# or a filter bank as Convs on raw audio (DNSMOS), whose INT8 output keeps only the loudest bins, as the Log's would.
+TO_LOG = frozenset({"Mul", "Add", "Sub", "Pow", "Sqrt", "Abs", "Max", "Clip", "ReduceSum", "ReduceMean", "ReduceL2",
+                    "Concat", "Slice", "Split", "Pad"})
+
+
+def _log_front_end(index: GraphIndex) -> list[tuple[onnx.NodeProto, onnx.NodeProto]]:
+    """(node, Log) for each Conv/ConvTranspose/Gemm/MatMul whose output reaches a Log through TO_LOG ops only."""
+    free = PASS_THROUGH | QDQ_OPS | TO_LOG
+    found: dict[int, tuple[onnx.NodeProto, onnx.NodeProto]] = {}
+    for log in (n for n in index.nodes if n.op_type == "Log" and n.input and n.output):
+        stack, seen = [log.input[0]], set()
+        while stack:
+            name = stack.pop()
+            node = index.producer.get(name)
+            if name in seen or node is None:
+                continue
+            seen.add(name)
+            if node.op_type in HEAVY_OPS:
+                found.setdefault(id(node), (node, log))
+            elif node.op_type in free:
+                stack.extend(i for i in node.input if i and not index.is_constant(i))
+    return list(found.values())
 
 
 HEAD_SLACK = 1  # sibling heads (a box branch one op longer than the score branch) stay heads

@@ -74,13 +74,15 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     when the calibration range misses a quarter of the evaluation inputs' span on a quarter of the
     samples (analysis/coverage.py: darker pictures, quieter recordings).
 
-    A softmax, sigmoid, layer-norm or log counts only when its inputs are INT8; its output feeding a
+    A softmax, sigmoid, layer-norm, log or log front end counts only when its inputs are INT8; its output feeding a
     QuantizeLinear (the next MatMul quantized) is not the node running in INT8.
 
     Why it matters: these nodes turn small differences into decisions (class probabilities,
     box scores) or normalise by statistics INT8 cannot resolve. A single INT8 softmax or head
     can flip the top class while the backbone is quantized perfectly well. A log exists to compress
-    an input that spans decades (a power spectrum): one INT8 scale keeps only its loudest values.
+    an input that spans decades (a power spectrum): one INT8 scale keeps only its loudest values,
+    whether the INT8 tensor is the log's input or the output of the Conv that computes it (an STFT
+    as Convs, "log_front_end"; its error is measured on the log's output, where it shows).
 
     Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
     exclusions, the finding drops to a warning scored under the calibration findings and quotes the
@@ -131,7 +133,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                     if worst is not None else []),
                   Table("Sensitive nodes in INT8", ("node", "op type", "pattern", "tensor cosine", "SQNR dB",
                                                     "max |Δ|"), rows,
-                        note="" if measured else "no per-tensor errors in the bundle (collect with tensors enabled)"),
+                        note=_table_note(flagged, bool(measured))),
                   *([Text(f"{others} other nodes are INT8 too, so part of this tensor error may be inherited from "
                           "upstream. Separating evidence: re-quantize with these nodes excluded (the fix below) and "
                           "collect again; if the outputs still diverge, the damage is born upstream (per-layer "
@@ -160,6 +162,14 @@ def _calibration_differs(ctx: Context) -> str:
     gaps = coverage_gaps(ctx.calib_stats, ctx.eval_stats)
     return (f"the calibration misses {gaps[0].uncovered:.0%} of the evaluation range of input {gaps[0].name} "
             f"({len(gaps[0].beyond)} of {gaps[0].samples} samples go beyond it)") if gaps else ""
+
+
+def _table_note(flagged: list[dict[str, Any]], measured: bool) -> str:
+    if not measured:
+        return "no per-tensor errors in the bundle (collect with tensors enabled)"
+    logs = sorted({s["tensor"] for s in flagged if s["pattern"] == "log_front_end"})
+    return (f"log_front_end rows are measured on the Log's output ({', '.join(logs)}), where the loss of the quiet "
+            "values shows; the node's own output keeps its loud values") if logs else ""
 
 
 def _in_int8(sensitive: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> bool:
