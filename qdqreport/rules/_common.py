@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from qdqreport.analysis.agreement import diverges
+from qdqreport.analysis.agreement import collapses, diverges
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import is_control
 
@@ -41,6 +41,11 @@ def ordered_comparisons(ctx: Context) -> list[ComparisonInfo]:
 def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
     comparison = ctx.comparison(purpose)
     return [s for s in judged_summaries(ctx, comparison.id) if diverges(s)] if comparison else []
+
+
+def outputs_collapse(ctx: Context, purpose: str = "quantization") -> bool:
+    """Whether an output of the comparison collapses (analysis/agreement.py): what makes a root cause an error."""
+    return any(collapses(s) for s in diverging_outputs(ctx, purpose))
 
 
 def judged_summaries(ctx: Context, comparison_id: str) -> list[OutputSummary]:

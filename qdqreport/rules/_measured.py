@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from qdqreport.analysis import evidence
-from qdqreport.analysis.agreement import collapses
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Text
-from qdqreport.rules._common import diverging_outputs
+from qdqreport.rules._common import outputs_collapse
 
 REFUTED_SCORE = 0.2  # under every calibration finding's score (QR006's 0.3 and up)
 
@@ -25,7 +24,7 @@ def impact_allows_error(ctx: Context) -> bool:
     comparison), the tensor's own judgement stands."""
     if ctx.comparison("quantization") is None:
         return True
-    return any(collapses(s) for s in diverging_outputs(ctx, "quantization"))
+    return outputs_collapse(ctx)
 
 
 def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tuple[Text, ...]]:

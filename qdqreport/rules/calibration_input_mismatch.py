@@ -13,9 +13,8 @@ from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, 
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.analysis.agreement import collapses
 from qdqreport.fixes import calibration_rewrite, modelopt_command
-from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import CLS_INPUT, audio_chunks, input_stats, text_images
 
 # A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
@@ -235,9 +234,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
                 *head, evidence, advice = diagnosis
                 # Severity from impact (analysis/agreement.py): the cause of an error is the cause of a collapse;
                 # outputs that only degrade make it a warning, however large the factor.
-                escalate = any(collapses(s) for s in diverging)
                 yield _finding(ctx, name, diverged, measured, *head, evidence + _range_tables(ctx, name),
-                               escalate=escalate, advice=advice)
+                               escalate=outputs_collapse(ctx), advice=advice)
     if not calib:
         for entry in ctx.range_use or []:
             diagnosis = _from_range_use(entry)

@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, collapses, cosine_of
+from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
@@ -20,7 +20,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
 from qdqreport.fixes import calibration_rewrite, modelopt_command
 from qdqreport.rules._clipped_activations import clipped_activations
-from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
                                       text_images)
 
@@ -412,7 +412,7 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                                    f"{len(beyond)} of {per_sample} evaluation samples go beyond it",
             # An error when the outputs' decisions collapse: the gap is then the named cause of an error-level
             # divergence (a sensitive node behind it is a suspect, QR002, and ranks under it).
-            severity="error" if any(collapses(s) for s in diverging) else "warning",
+            severity="error" if outputs_collapse(ctx) else "warning",
             confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
             summary=f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
