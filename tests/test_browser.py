@@ -1,9 +1,10 @@
 """The HTML report opened in real headless Chromium, as a reader would: at 1400 px and at a phone's 400 px,
 and printed to PDF.
 
-Four reports rendered from real bundles: the demo (real ONNX Runtime runs of the ×255-calibrated
+Five reports rendered from real bundles: the demo (real ONNX Runtime runs of the ×255-calibrated
 model), a per-layer report (collect --per-layer on the same model), an imported TensorRT engine with
-a per-layer profile (sample_bundles/, real TREx dumps) and a report with a failed stage.
+a per-layer profile (sample_bundles/, real TREx dumps), a report with a failed stage, and DNSMOS with its
+STFT in INT8 (corpus/dns_stft_int8: long unbroken TensorFlow node names in the findings' prose).
 
 Measurements come from the page itself: a copy of report.html gets a probe script that writes what it
 measures into the DOM, read back with `chromium --dump-dom` (no driver needed). The print layout is
@@ -77,7 +78,9 @@ def reports(broken_bundle, tmp_path_factory) -> dict[str, Path]:
                  "-o", str(layers), "--quiet"])
     assert code == 0
     bundles = {"demo": broken_bundle, "layers": layers, "engine": ROOT / "sample_bundles" / "trt_mobilenet_qat_layerinfo",
-               "failed": _failed_stage_bundle(base / "failed-bundle")}
+               "failed": _failed_stage_bundle(base / "failed-bundle"),
+               # DNSMOS with its STFT in INT8 (corpus): TensorFlow-exported node names 56 characters long, unbroken
+               "stft": ROOT / "corpus" / "dns_stft_int8"}
     out = {}
     for name, bundle in bundles.items():
         render_report(bundle, base / name)
@@ -224,7 +227,7 @@ class _HiddenText(HTMLParser):
 
 # --- the tests -----------------------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["demo", "layers", "engine", "failed"])
+@pytest.mark.parametrize("name", ["demo", "layers", "engine", "failed", "stft"])
 def test_report_on_screen(name, reports, artifacts):
     report = reports[name]
     for width in WIDTHS:
@@ -237,7 +240,7 @@ def test_report_on_screen(name, reports, artifacts):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["demo", "layers", "engine", "failed"])
+@pytest.mark.parametrize("name", ["demo", "layers", "engine", "failed", "stft"])
 def test_report_on_paper(name, reports, artifacts):
     report = reports[name]
     assert_print_layout(name, measure(report, PRINT_WIDTH, print_layout=True))
