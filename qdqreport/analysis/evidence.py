@@ -21,6 +21,13 @@ the exclusions, local-error and sensitive-op findings drop to warnings (below th
 findings) and carry a Text line naming the measurement; when it confirms them they keep their rank.
 A few collapsed samples with the median fine is its own cause (QR006, calibration coverage) and
 ranks first when the what-if refutes the layer hypotheses.
+
+The calibration inputs themselves are evidence too. When the bundle shows them unlike the evaluation
+inputs (random noise, QR009; a named preprocessing step, QR003; a value range that misses a quarter
+of the evaluation span on a quarter of the samples, QR006 by analysis/coverage.py), every calibrated
+range downstream is set on the wrong data, and a sensitive node's error is what that predicts: the
+sensitive-op finding (QR002) is then at most a warning scored 0.2, under the calibration finding,
+which is an error when the outputs collapse.
 """
 
 from __future__ import annotations
