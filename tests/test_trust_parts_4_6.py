@@ -96,3 +96,14 @@ def test_dnsmos_int8_stft_is_named_and_measured_where_its_loss_shows():
     assert "'stft\\-real$'" in " ".join(fix.command for fix in first.fixes)  # the regex-escaped name
     _, healthy = _ranked("dns_healthy_ort_sym")  # the healthy recipe keeps the STFT float: listed, not flagged
     assert not [f for f in healthy if f.rule_id == "QR002" and "stft" in f.subject]
+
+
+def test_which_side_lacks_the_normalisation_follows_the_sign_not_the_spread():
+    # OriNet (occular-deskew, outside the corpus): evaluation ImageNet-normalised (-1.9..2.6), calibration / 255 only
+    # (0.18..1.0), so the calibration is the narrower, as for yolo_calib_imagenet, but it is the one that LACKS the
+    # normalisation; the side with negative values carries the mean subtraction. The fitted map is approximate.
+    bundle = Path(__file__).resolve().parent / "data" / "bundles" / "orinet_calib_unnormalised"
+    findings = rank_findings(run_rules(Context(Bundle(bundle)), discover()).findings)
+    assert (findings[0].rule_id, findings[0].severity) == ("QR003", "error")
+    assert findings[0].title.endswith("calibration lacks the mean/std normalisation (spread 0.186×)")
+    assert "approximate" in findings[0].fixes[0].action

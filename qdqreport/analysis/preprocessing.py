@@ -92,8 +92,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         shift = c["mean"] - e["mean"] * ratio
-        label, expr = affine_transform(ratio, shift)
-        unexplained = "mean/std normalisation" in label  # no known preprocessing step gives this factor
+        label, expr = affine_transform(ratio, shift, c, e)
+        unexplained = "(spread " in label  # no known preprocessing step gives this factor
         if unexplained and colour is not None:
             return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
         if unexplained and (shares_level(c, e) or same_centre(c, e)):
@@ -226,8 +226,10 @@ def shares_level(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
     return low or high
 
 
-def affine_transform(ratio: float, shift: float) -> tuple[str, str]:
-    """Name the calib→eval mapping x_eval = (x_calib - shift) / ratio, snapping the common ones."""
+def affine_transform(ratio: float, shift: float, calib: dict[str, float] | None = None,
+                     evaluation: dict[str, float] | None = None) -> tuple[str, str]:
+    """Name the calib→eval mapping x_eval = (x_calib - shift) / ratio, snapping the common ones. The overall
+    statistics of both sets (min, max, mean, std), when given, say which side a mean/std normalisation is on."""
     if ratio <= 0:  # calibration frozen at one value: no scaling maps it onto the evaluation inputs
         return f"calibration holds one value ({shift:.4g}) while the evaluation inputs vary", "x"
     if 200 <= ratio <= 320 and abs(shift) < 0.2 * ratio:
@@ -243,10 +245,19 @@ def affine_transform(ratio: float, shift: float) -> tuple[str, str]:
         return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
     if 1.6 <= ratio <= 2.5 and abs(shift + 1.0) < 0.25:  # the same mix-up the other way round
         return "calibration normalised to [-1,1], evaluation in [0,1]", "x * 0.5 + 0.5"
-    if ratio < 1:  # the calibration is the narrower: it went through a normalisation the evaluation inputs skip
-        return (f"calibration carries a mean/std normalisation the evaluation inputs lack (spread {ratio:.3g}×)",
-                _undo(shift, ratio))
-    return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)", _undo(shift, ratio)
+    return _normalisation_label(ratio, calib, evaluation), _undo(shift, ratio)
+
+
+def _normalisation_label(ratio: float, calib: dict[str, float] | None, evaluation: dict[str, float] | None) -> str:
+    """Which side has the mean/std normalisation no snapped step explains: the one with negative values (a mean was
+    subtracted) when the other has none. The spread alone cannot say: dividing by an ImageNet std (0.22) widens,
+    dividing raw pixels by 255 and a std narrows."""
+    negative = [s is not None and s["min"] < 0 for s in (calib, evaluation)]
+    if negative == [True, False]:
+        return f"calibration carries a mean/std normalisation the evaluation inputs lack (spread {ratio:.3g}×)"
+    if negative == [False, True]:
+        return f"calibration lacks the mean/std normalisation (spread {ratio:.3g}×)"
+    return f"calibration scaled unlike the evaluation inputs: a normalisation step differs (spread {ratio:.3g}×)"
 
 
 def _undo(shift: float, ratio: float) -> str:

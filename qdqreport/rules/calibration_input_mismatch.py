@@ -349,6 +349,10 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
         summary=f"Calibration tensors for input {name} are preprocessed unlike the evaluation inputs: {label}; "
                 f"every calibrated range inherits the mismatch",
         evidence=evidence,
-        fixes=(Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}", rewrite) if expr != "x"
+        fixes=(Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}"
+                   # A map no known step names is one affine fitted to the two sets' statistics: near, not exact.
+                   + (" (an affine map fitted to the two sets' statistics: approximate; the exact fix is your "
+                      "evaluation pipeline's own step, per channel where it normalises per channel)"
+                      if "(spread " in label else ""), rewrite) if expr != "x"
                else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
                Fix("Re-quantize with the corrected calibration data", modelopt_command(ctx, calibration=fixed))))
