@@ -38,6 +38,11 @@ def gold_run(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", update_gold.GOLD_FILES)
 def test_demo_report_matches_its_gold_file(gold_run, name):
+    from qdqreport.collect.saturation_check import cpu_vnni
+
+    if cpu_vnni()["vnni"] is not False:  # the demo's S8S8 model gets the saturation check only on such CPUs
+        pytest.skip("the gold files were made on an x86-64 CPU without VNNI (the machines here and CI): there the "
+                    "demo's S8S8 model runs the saturation check, elsewhere it does not")
     _, files = gold_run
     expected = (ROOT / "tests" / "gold" / name).read_bytes()
     if files[name] != expected:

@@ -10,7 +10,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.saturation import MAX_SAMPLES, UNFUSED_STAGE
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
-from qdqreport.collect.saturation_check import cpu_vnni, u8s8_nodes
+from qdqreport.collect.saturation_check import cpu_vnni, kernel_nodes, u8s8_nodes
 from qdqreport.engine import run_rules
 
 WORK = Path(__file__).resolve().parent.parent / "build" / "corpus-work"
@@ -24,6 +24,34 @@ def test_only_conv_matmul_gemm_with_uint8_activations_and_int8_weights_are_u8s8(
              {"name": "e", "op_type": "Add", "activation_dtype": "uint8", "weight_dtype": None}]
     assert u8s8_nodes({"nodes": nodes}) == ["a", "d"]
     assert u8s8_nodes(None) == []
+
+
+@pytest.mark.parametrize("vnni, s8s8", [(False, ["c"]), (True, []), (None, [])])
+def test_s8s8_nodes_are_checked_only_where_the_cpu_is_known_to_lack_vnni(vnni, s8s8) -> None:
+    nodes = [{"name": "a", "op_type": "Conv", "activation_dtype": "uint8", "weight_dtype": "int8"},
+             {"name": "c", "op_type": "MatMul", "activation_dtype": "int8", "weight_dtype": "int8"}]
+    assert kernel_nodes({"nodes": nodes}, {"vnni": vnni}) == (["a"], s8s8)
+
+
+def test_real_s8s8_orinet_saturates_and_refutes_the_sensitive_node() -> None:
+    """OriNet (occular-deskew 0.5.0, tests/data/bundles/README.md) quantized S8S8 with 8-bit weights, collected on
+    an AVX2 CPU without VNNI: 52/60 top-1 decisions fused, the unfused control agrees. QR012 is the cause, named for
+    S8S8, with reduce_range as the fix (signed activations are what saturates here, so it does not suggest them);
+    QR002's INT8 head, which the control quantizes just the same, drops to a warning that quotes the control."""
+    from qdqreport.findings import rank_findings
+    from qdqreport.rules import discover
+
+    ctx = Context(Bundle(Path(__file__).resolve().parent / "data" / "bundles" / "orinet_s8s8_saturates"))
+    details = next(s for s in ctx.bundle.manifest["stages"] if s["id"] == UNFUSED_STAGE)["details"]
+    assert details["s8s8_nodes"] > 0 and details["u8s8_nodes"] == 0 and details["cpu"]["vnni"] is False
+    findings = rank_findings(run_rules(ctx, discover()).findings)
+    first = findings[0]
+    assert (first.rule_id, first.severity) == ("QR012", "error")
+    assert "S8S8 integer kernels saturate" in first.title and "INT8 activations x INT8 weights" in first.title
+    assert "reduce_range=True" in first.fixes[0].command and "symmetric signed" not in " ".join(f.action for f in first.fixes)
+    sensitive = next(f for f in findings if f.rule_id == "QR002")
+    assert sensitive.severity == "warning"
+    assert any("Q/DQ fusion disabled agrees with FP32" in getattr(e, "text", "") for e in sensitive.evidence)
 
 
 def test_cpu_flags_are_recorded() -> None:

@@ -1,4 +1,4 @@
-"""Reading the saturation check from a bundle: ONNX Runtime's fused U8S8 integer kernels against the same
+"""Reading the saturation check from a bundle: ONNX Runtime's fused integer kernels (U8S8; S8S8 without VNNI) against the same
 QDQ model run unfused (DequantizeLinear -> float operator).
 
 The collector (collect/saturation_check.py) writes stage `ort_qdq_unfused` (the QDQ model with
@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 UNFUSED_STAGE = "ort_qdq_unfused"
 CONTROL_KIND = "qdq_unfused"  # the comparison entry's "control"
 MAX_SAMPLES = 32  # the control runs on the first samples only (collect/saturation_check.py)
+# The unfused run must win back at least half of what the fused model loses (or agree outright) for the integer
+# kernels to be the cause (QR012), and for the layer findings to be refuted by it (rules/_measured.py).
+RECOVERED_MIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,16 @@ class SaturationEvidence:
     def worst(self) -> UnfusedGain | None:
         """The damaged output the unfused run wins back most of."""
         return max(self.gains, key=lambda g: (g.control_agrees, g.recovered, g.output), default=None)
+
+
+def kernels_explain(ctx: "Context") -> UnfusedGain | None:
+    """The worst output's gain when the integer kernels explain the damage: the unfused control agrees with FP32 or
+    wins back at least RECOVERED_MIN of the loss; None otherwise (no check, a failed control, no such gain)."""
+    evidence = saturation_evidence(ctx)
+    if evidence is None or evidence.status != "ok":
+        return None
+    worst = evidence.worst
+    return worst if worst is not None and (worst.control_agrees or worst.recovered >= RECOVERED_MIN) else None
 
 
 def is_unfused_control(comparison: "ComparisonInfo") -> bool:

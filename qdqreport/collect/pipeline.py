@@ -25,7 +25,8 @@ from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score
                                       session_source, shorten)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
-from qdqreport.collect.saturation_check import SaturationCheck, run_saturation_check, u8s8_nodes, write_saturation_check
+from qdqreport.collect.saturation_check import (SaturationCheck, cpu_vnni, kernel_nodes, run_saturation_check,
+                                                write_saturation_check)
 from qdqreport.collect.tensor_pass import run_tensor_pass
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)
@@ -405,11 +406,14 @@ def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) ->
 
 def _saturation_check(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,
                       progress: Progress) -> SaturationCheck | None:
-    nodes = u8s8_nodes(precision) if options.saturation_check else []
-    if not nodes:
+    if not options.saturation_check:
+        return None
+    cpu = cpu_vnni()
+    nodes = kernel_nodes(precision, cpu)
+    if not any(nodes):
         return None
     return run_saturation_check(session_source(loaded.qdq.proto), loaded.qdq.outputs, loaded.eval.samples, nodes,
-                                options.ort_provider, progress)
+                                options.ort_provider, progress, cpu)
 
 
 # --- writing ----------------------------------------------------------------------------

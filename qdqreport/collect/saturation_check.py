@@ -1,7 +1,8 @@
 """The saturation check: do ONNX Runtime's fused U8S8 integer kernels, not the quantization, damage the outputs?
 
 Runs by default when the QDQ graph has Conv/MatMul/Gemm nodes reading UINT8 activations and INT8
-weights (onnxruntime quantize_static's defaults, "U8S8"), and never otherwise. ONNX Runtime's CPU
+weights ("U8S8"), or signed INT8 activations and INT8 weights ("S8S8") on a CPU known to lack VNNI,
+and never otherwise. ONNX Runtime's CPU
 provider fuses such DequantizeLinear -> Conv -> QuantizeLinear groups into integer kernels. On an
 x86-64 CPU with SSE4.1/AVX2/AVX-512 but no VNNI, the U8S8 kernel multiplies with VPMADDUBSW, which
 adds each pair of u8*s8 products into a signed 16-bit lane and saturates there: a pair of large
@@ -52,11 +53,19 @@ class SaturationCheck:
     of: int
 
 
-def u8s8_nodes(precision: dict[str, Any] | None) -> list[str]:
-    """The Conv/MatMul/Gemm nodes that read UINT8 activations and INT8 weights (precision_summary nodes)."""
+def u8s8_nodes(precision: dict[str, Any] | None, activation: str = "uint8") -> list[str]:
+    """The Conv/MatMul/Gemm nodes that read *activation* (UINT8) activations and INT8 weights (precision_summary
+    nodes)."""
     return [n["name"] for n in (precision or {}).get("nodes", [])
-            if n.get("op_type") in INTEGER_KERNEL_OPS and n.get("activation_dtype") == "uint8"
+            if n.get("op_type") in INTEGER_KERNEL_OPS and n.get("activation_dtype") == activation
             and n.get("weight_dtype") == "int8"]
+
+
+def kernel_nodes(precision: dict[str, Any] | None, cpu: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(U8S8 nodes, S8S8 nodes) the check is for. S8S8 (signed INT8 activations) only where the CPU is known to lack
+    VNNI: measured on an AVX2 CPU without it, OriNet (occular-deskew) quantized S8S8 with 8-bit weights keeps 52/60
+    top-1 decisions fused and 60/60 unfused (reduce_range: 60/60 fused), so the signed kernels saturate there too."""
+    return u8s8_nodes(precision), (u8s8_nodes(precision, "int8") if cpu.get("vnni") is False else [])
 
 
 def cpu_vnni() -> dict[str, Any]:
@@ -76,15 +85,18 @@ def cpu_vnni() -> dict[str, Any]:
 
 
 def run_saturation_check(qdq_model: bytes | str, graph_outputs: Sequence[str], samples: Sequence[Feed],
-                         nodes: list[str], provider: str, progress: Progress) -> SaturationCheck:
-    """Run the unfused control on the first MAX_SAMPLES of *samples*."""
+                         nodes: tuple[list[str], list[str]], provider: str, progress: Progress,
+                         cpu: dict[str, Any]) -> SaturationCheck:
+    """Run the unfused control on the first MAX_SAMPLES of *samples* (*nodes*: kernel_nodes' U8S8 and S8S8)."""
     count = min(len(samples), MAX_SAMPLES)
-    progress.say(f"saturation check: {len(nodes)} Conv/MatMul/Gemm read UINT8 activations and INT8 weights; running "
-                 f"the QDQ model unfused (no integer kernels) on the first {count} of {len(samples)} samples")
+    u8s8, s8s8 = nodes
+    progress.say(f"saturation check: {len(u8s8) + len(s8s8)} Conv/MatMul/Gemm run in integer kernels (U8S8 "
+                 f"{len(u8s8)}, S8S8 {len(s8s8)}); running the QDQ model unfused on the first {count} of "
+                 f"{len(samples)} samples")
     control = open_stage(UNFUSED_STAGE, qdq_model, tuple(graph_outputs), provider, UNFUSED_CONFIG)
     control.details.update({"control_of": "ort_qdq", "session_config": dict(UNFUSED_CONFIG),
-                            "samples": count, "of_samples": len(samples), "u8s8_nodes": len(nodes),
-                            "u8s8_nodes_listed": nodes[:NODES_LISTED], "cpu": cpu_vnni()})
+                            "samples": count, "of_samples": len(samples), "u8s8_nodes": len(u8s8),
+                            "s8s8_nodes": len(s8s8), "u8s8_nodes_listed": (u8s8 + s8s8)[:NODES_LISTED], "cpu": cpu})
     for index in range(count):
         control.infer(samples[index], index)
         progress.count("saturation check samples (ort_qdq_unfused)", index + 1, count)

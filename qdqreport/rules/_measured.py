@@ -1,6 +1,8 @@
 """How measured evidence re-ranks a heuristic layer finding (QR002, QR200, QR201): one place for the rule of thumb.
 
-analysis/evidence.py decides what the what-if says. When it refutes the layer hypotheses, the
+analysis/evidence.py decides what the what-if says (analysis/saturation.py what the unfused control
+says: when the integer kernels explain the damage, the layer hypotheses are refuted the same way). When
+the what-if refutes the layer hypotheses, the
 finding drops to a warning with at most REFUTED_SCORE (below the calibration findings, which a
 refuted what-if points to) and says which measurement refuted it; when it confirms them, the
 finding keeps its severity and score and says so.
@@ -12,6 +14,7 @@ from dataclasses import replace
 
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.saturation import kernels_explain
 from qdqreport.findings import Finding, Text
 from qdqreport.rules._common import outputs_collapse
 
@@ -31,6 +34,13 @@ def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tup
     """(severity, score, evidence lines) of a layer finding after the what-if's verdict."""
     found = evidence.whatif(ctx)
     control = evidence.float_part(ctx)
+    kernels = kernels_explain(ctx)
+    if kernels is not None and (found is None or found.verdict != evidence.CONFIRMS):
+        won = "agrees with FP32" if kernels.control_agrees else f"wins back {kernels.recovered:.0%} of the loss"
+        return ("warning" if severity == "error" else severity, min(score, REFUTED_SCORE),
+                (Text(f"Refuted by measurement: the same QDQ model with Q/DQ fusion disabled {won} on output "
+                      f"{kernels.output}, with this node quantized just the same. The damage is ONNX Runtime's "
+                      "integer kernels on this CPU (QR012), not this INT8 node."),))
     if control is not None and control.verdict == evidence.IMPLICATES and (found is None
                                                                           or found.verdict != evidence.CONFIRMS):
         return ("warning" if severity == "error" else severity, min(score, REFUTED_SCORE),
