@@ -107,3 +107,14 @@ def test_which_side_lacks_the_normalisation_follows_the_sign_not_the_spread():
     assert (findings[0].rule_id, findings[0].severity) == ("QR003", "error")
     assert findings[0].title.endswith("calibration lacks the mean/std normalisation (spread 0.186×)")
     assert "approximate" in findings[0].fixes[0].action
+
+
+def test_a_fully_quantized_graph_says_so_instead_of_an_unknown_float_type(tmp_path):
+    # OriNet quantized with every op type (24 of 24 compute nodes): the precision line said "Compute that is not
+    # quantized runs in unknown".
+    from qdqreport.pipeline import render_report
+
+    render_report(Path(__file__).resolve().parent / "data" / "bundles" / "orinet_calib_unnormalised", tmp_path)
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "Every compute node is quantized." in text and "runs in unknown" not in text and "unknown</span>" not in text
