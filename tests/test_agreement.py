@@ -45,7 +45,8 @@ def test_stage_table_verdict_and_rules_agree_on_every_committed_bundle(path):
             if summary.worst_slice is not None:
                 assert f"worst slice {summary.worst_slice}:" in row.slice_note
             assert row.level == summary.level
-    pipeline = [row for view in model.comparisons if view.purpose != "FP16 check control"
+    # Controls (the FP16 check's, the saturation check's) are measurements, not pipeline stages (analysis/fp16.is_control).
+    pipeline = [row for view in model.comparisons if view.purpose not in ("FP16 check control", "saturation check control")
                 for row in view.outputs if not row.internal]
     moved = [row for row in pipeline if row.level != AGREE]
     says_agree = model.verdict.text.startswith("Outputs agree")

@@ -118,3 +118,15 @@ def test_a_fully_quantized_graph_says_so_instead_of_an_unknown_float_type(tmp_pa
     for name in ("report.md", "report.html"):
         text = (tmp_path / name).read_text(encoding="utf-8")
         assert "Every compute node is quantized." in text and "runs in unknown" not in text and "unknown</span>" not in text
+
+
+def test_the_headline_names_a_measured_fix_that_ranks_above_every_cause(tmp_path):
+    # OriNet S8S8 with --per-layer: the what-if measured that excluding one node restores the outputs (QR203, first);
+    # the headline named QR002's INT8 head as "most likely cause" all the same.
+    from qdqreport.pipeline import render_report
+
+    render_report(Path(__file__).resolve().parent / "data" / "bundles" / "orinet_s8s8_per_layer", tmp_path,
+                  target="onnxruntime")
+    headline = (tmp_path / "report.md").read_text(encoding="utf-8").splitlines()[0]
+    assert headline.endswith("; measured: excluding 1 node restores the outputs")
+    assert "sensitive node" not in headline

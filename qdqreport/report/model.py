@@ -186,6 +186,9 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
 
 
 # --- verdict ------------------------------------------------------------------------------
+FIX_TAG = "fix"  # a measured remedy (QR203), not a cause: the verdict calls it what it is
+
+
 def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ...],
                   stages: tuple[StageRow, ...] = ()) -> Verdict:
     """Lead with the output symptom (the first finding tagged SYMPTOM_TAG: QR001's measured divergence) and its most
@@ -212,7 +215,13 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     worst = _worst_output(_comparison_for(symptom.stage, comparisons))
     if worst is not None:
         text += f": {_moved_metric(worst)}"
-    # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured.
+    # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured. A
+    # measured fix ranked above every cause (QR203: re-running without some nodes restored the outputs) leads instead.
+    lead = next((f for f in findings if ("root_cause" in f.tags or FIX_TAG in f.tags) and DEPLOYMENT_TAG not in f.tags),
+                None)
+    if lead is not None and FIX_TAG in lead.tags and "root_cause" not in lead.tags:
+        measured = lead.title.rstrip(".")
+        return text + "; measured: " + (measured[len("Measured: "):] if measured.startswith("Measured: ") else measured)
     cause = next((f for f in findings if "root_cause" in f.tags and DEPLOYMENT_TAG not in f.tags), None)
     if cause is None:
         first = findings[0] if findings else None
