@@ -87,3 +87,34 @@ def test_real_u8s8_captcha_reader_is_named_saturation(tmp_path: Path) -> None:
     assert main(["collect", "--fp32", str(fp32), "--qdq", str(qdq), "--inputs", str(inputs), "--batch-axis",
                  "input1=0", "--max-samples", "2", "-o", str(skipped), "--quiet", "--no-saturation-check"]) == 0
     assert UNFUSED_STAGE not in {s["id"] for s in Bundle(skipped).manifest["stages"]}
+
+
+def _ranked_corpus(case: str):
+    import json
+
+    from qdqreport.findings import rank_findings
+    from qdqreport.rules import discover
+
+    corpus = Path(__file__).resolve().parent.parent / "corpus"
+    label = json.loads((corpus / "labels.json").read_text(encoding="utf-8"))[case]
+    return rank_findings(run_rules(Context(Bundle(corpus / case), target=label.get("target")), discover()).findings)
+
+
+@pytest.mark.parametrize("case", ["vad_calib_quiet", "mtc_first_conv_int8", "cap_overquant"])
+def test_an_unfused_control_that_changes_no_judgement_explains_nothing(case) -> None:
+    """Re-collected corpus cases (S8S8, this AVX2 CPU): vad_calib_quiet's control agrees on its first 32 samples where
+    the fused model lost nothing either (its flips are later); MTCNN's INT8 first Conv degrades fused and unfused
+    (the control wins back 69% of a cosine shortfall that changes no decision); the over-quantized captcha reader's
+    control wins back 43%. None is the kernels' doing: QR012 stays quiet and the labelled cause leads."""
+    findings = _ranked_corpus(case)
+    assert not [f for f in findings if f.rule_id == "QR012"]
+
+
+def test_saturation_under_random_calibration_ranks_under_the_calibration() -> None:
+    """basic-pitch calibrated on noise (re-collected, S8S8): fused its note map collapses, unfused it agrees; the
+    noise set the ranges whose magnitudes saturate, so QR009 leads and QR012 is a warning that says so."""
+    findings = _ranked_corpus("bp_random_calib")
+    assert findings[0].rule_id == "QR009"
+    kernels = next(f for f in findings if f.rule_id == "QR012")
+    assert kernels.severity == "warning" and kernels.score <= 0.2
+    assert "fix the calibration first" in kernels.summary

@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from qdqreport.analysis.agreement import DECISION_LEVELS, Judgement, cosine_of, diverges
+from qdqreport.analysis.agreement import DECISION_LEVELS, LEVEL_RANK, Judgement, cosine_of, diverges
 
 if TYPE_CHECKING:
     from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
@@ -67,13 +67,18 @@ class SaturationEvidence:
 
 
 def kernels_explain(ctx: "Context") -> UnfusedGain | None:
-    """The worst output's gain when the integer kernels explain the damage: the unfused control agrees with FP32 or
-    wins back at least RECOVERED_MIN of the loss; None otherwise (no check, a failed control, no such gain)."""
+    """The worst output's gain when the integer kernels explain the damage: on the control's own samples the unfused
+    run wins back at least RECOVERED_MIN of what the fused model loses (all of it when it agrees with FP32); None
+    otherwise (no check, a failed control, no such gain). An unfused control that agrees where the fused model lost
+    nothing on those samples explains nothing: the loss measured on the other samples was never put to the test."""
     evidence = saturation_evidence(ctx)
     if evidence is None or evidence.status != "ok":
         return None
     worst = evidence.worst
-    return worst if worst is not None and (worst.control_agrees or worst.recovered >= RECOVERED_MIN) else None
+    # ... and the control's judgement must be better than the fused model's (collapse to degrade or agree, degrade to
+    # agree): a cosine shortfall shared out between two runs that both merely degrade changes no decision.
+    better = worst is not None and LEVEL_RANK[worst.control.level] < LEVEL_RANK[worst.qdq.level]
+    return worst if better and worst.recovered >= RECOVERED_MIN else None
 
 
 def is_unfused_control(comparison: "ComparisonInfo") -> bool:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.coverage import coverage_gaps
-from qdqreport.analysis.preprocessing import mismatched_inputs
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
@@ -110,7 +108,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     inherited = others > len(flagged)
     # Calibration inputs unlike the evaluation inputs (QR003's preprocessing step, QR009's noise) put every range off:
     # the sensitive nodes' tensor error is then expected, and no longer evidence that they are the cause.
-    upstream = _calibration_differs(ctx)
+    upstream = calibration_upstream(ctx)
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     yield rerank(ctx, sensitive_op_quantized.finding(
@@ -147,21 +145,6 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
 
 HEAD_PATTERNS = ("final_matmul", "head")
 UPSTREAM_CONFIDENCE = 0.45  # the confidence of a node finding whose error a calibration-input mismatch explains
-
-
-def _calibration_differs(ctx: Context) -> str:
-    """What makes the calibration inputs unlike the evaluation inputs ("" when nothing does): noise, a preprocessing
-    step the statistics name, or a range the calibration misses (analysis/calibration_data.py, preprocessing.py,
-    coverage.py)."""
-    noise = noise_inputs(ctx.calib_stats, ctx.eval_stats)
-    if noise or log_says_random(ctx.modelopt_log):
-        return "calibrated on random noise"
-    named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
-    if named:
-        return f"input {named[0]} is preprocessed differently"
-    gaps = coverage_gaps(ctx.calib_stats, ctx.eval_stats)
-    return (f"the calibration misses {gaps[0].uncovered:.0%} of the evaluation range of input {gaps[0].name} "
-            f"({len(gaps[0].beyond)} of {gaps[0].samples} samples go beyond it)") if gaps else ""
 
 
 def _table_note(flagged: list[dict[str, Any]], measured: bool) -> str:

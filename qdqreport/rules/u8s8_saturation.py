@@ -12,10 +12,12 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.saturation import (RECOVERED_MIN, UNFUSED_STAGE, SaturationEvidence, UnfusedGain, kernels_explain,
                                           saturation_evidence)
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import calibration_file, model_file, python_command, requantized_file
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
+from qdqreport.rules._measured import REFUTED_SCORE
 
 CPU_NO_VNNI = {"machine": "x86_64", "vnni": False, "vnni_flags": [], "avx2": True, "avx512f": False,
                "flags_source": "/proc/cpuinfo"}
@@ -96,7 +98,10 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     wins back at least half of the loss on the same samples (judged by the decisions
     analysis/agreement.py judges the output by, else median per-sample cosine); the share won back
     is the score (1 when the unfused run agrees). An error when the QDQ output collapses, a warning when it degrades. The stage
-    details record whether this CPU has VNNI.
+    details record whether this CPU has VNNI. Under a calibration the bundle proves unlike the evaluation data
+    (analysis/upstream.py: noise, a named step, a coverage gap) the ranges it set decide the magnitudes that
+    saturate: the finding is then a warning scored 0.2, under the calibration finding; for target tensorrt it is
+    scored 0.2 too (the loss is ONNX Runtime's on this CPU; what follows the model is the control's residual).
 
     Separating evidence: calibration, over-quantization and sensitive nodes are in the unfused
     control too (same Q/DQ values), so they cannot explain what it wins back. Measured on the
@@ -126,14 +131,19 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
 def _finding(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> Finding:
     cpu = evidence.details.get("cpu") or {}
     vnni = cpu.get("vnni")
+    upstream = calibration_upstream(ctx)
+    # The ranges decide the integer magnitudes that saturate: a calibration the bundle proves unlike the evaluation
+    # data is upstream of the kernels too (analysis/upstream.py). For TensorRT the loss is this CPU's, not the
+    # model's: what follows the model there is what the unfused control still loses.
+    elsewhere = upstream or ctx.target != ONNXRUNTIME
     return u8s8_saturation.finding(
         title=f"ONNX Runtime's {_kernels(evidence)} integer kernels saturate on this CPU ({_operands(evidence)} "
               "without VNNI)",
-        severity="error" if worst.qdq.level == COLLAPSE else "warning",
+        severity="error" if worst.qdq.level == COLLAPSE and not upstream else "warning",
         # Measured by the control; lower when the CPU has VNNI (then the integer kernels differ some other way) or
         # when the control only wins back part of the loss.
         confidence=(0.95 if worst.control_agrees else 0.8) if vnni is False else 0.6,
-        score=round(max(worst.recovered, 1.0 if worst.control_agrees else 0.0), 4),
+        score=min(round(max(worst.recovered, 1.0 if worst.control_agrees else 0.0), 4), REFUTED_SCORE if elsewhere else 1.0),
         subject=";".join(evidence.details.get("u8s8_nodes_listed") or []) or "u8s8 integer kernels",
         stage="quantization", tags=("root_cause",),
         summary=_summary(ctx, evidence, worst), evidence=_evidence(evidence), fixes=_fixes(ctx, _signed(evidence)))
@@ -181,6 +191,10 @@ def _summary(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> 
     if ctx.target != ONNXRUNTIME:
         text += (f"; the target is {TARGET_NAMES[ctx.target]}, which does not saturate: this loss is ONNX Runtime on "
                  "this CPU only")
+    upstream = calibration_upstream(ctx)
+    if upstream:
+        text += (f"; the calibration data differs from the evaluation data ({upstream}), and the ranges it set decide "
+                 "the magnitudes that saturate: fix the calibration first")
     return text
 
 
@@ -189,7 +203,7 @@ def _evidence(evidence: SaturationEvidence) -> tuple:
                   rounded(g.control_value), rounded(g.recovered)) for g in evidence.gains)
     cpu = evidence.details.get("cpu") or {}
     return (Metric("share of the loss the unfused run wins back", rounded(evidence.worst.recovered),
-                   threshold=f">= {RECOVERED_MIN} (or the unfused run agrees)"),
+                   threshold=f">= {RECOVERED_MIN} of the loss on the same samples"),
             Table("Measured control: fused QDQ (integer kernels) vs the same model unfused (both vs ORT FP32)",
                   ("output", "fused QDQ", "unfused", "measure", "fused, same samples", "unfused", "share won back"),
                   rows, note=f"on the first {evidence.details.get('samples', '?')} of "

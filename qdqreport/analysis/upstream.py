@@ -1,0 +1,32 @@
+"""Is the calibration data itself unlike the evaluation data? One answer for every finding that sits downstream of
+the calibrated ranges (issue 10, item 4: measured evidence outranks heuristics).
+
+The bundle proves it three ways: the calibration inputs are random noise (analysis/calibration_data.py, QR009, or the
+quantizer's log says so), a preprocessing step tells them apart (analysis/preprocessing.py, QR003), or their value
+range misses a quarter of the evaluation span on a quarter of the samples (analysis/coverage.py, QR006). Every range
+is then set on the wrong data: a sensitive node's error (QR002) and the integer kernels' saturation (QR012, whose
+magnitudes the ranges decide) are what that predicts, and rank under the calibration finding.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
+from qdqreport.analysis.coverage import coverage_gaps
+from qdqreport.analysis.preprocessing import mismatched_inputs
+
+if TYPE_CHECKING:
+    from qdqreport.analysis.context import Context
+
+
+def calibration_upstream(ctx: "Context") -> str:
+    """What makes the calibration inputs unlike the evaluation inputs, in a few words ("" when nothing does)."""
+    if noise_inputs(ctx.calib_stats, ctx.eval_stats) or log_says_random(ctx.modelopt_log):
+        return "calibrated on random noise"
+    named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
+    if named:
+        return f"input {named[0]} is preprocessed differently"
+    gaps = coverage_gaps(ctx.calib_stats, ctx.eval_stats)
+    return (f"the calibration misses {gaps[0].uncovered:.0%} of the evaluation range of input {gaps[0].name} "
+            f"({len(gaps[0].beyond)} of {gaps[0].samples} samples go beyond it)") if gaps else ""
