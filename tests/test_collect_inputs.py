@@ -397,3 +397,25 @@ def test_the_reader_checks_the_new_optional_fields(vad: dict[str, Path], tmp_pat
         capsys.readouterr()
         assert main(["validate", str(bundle)]) == 2
         assert f"{field} has the wrong type" in capsys.readouterr().err
+
+
+def test_nhwc_images_have_their_colour_channels_compared():
+    """TensorFlow/Keras exports read N, H, W, C: the statistics found no channels there (the axis after the batch is
+    the height), so a greyscale or channel-swapped calibration set went unchecked (a new user's open_nsfw, 224 x 224 x
+    3). Real photograph: matplotlib's sample grace_hopper.jpg, cut into 96 x 96 crops; calibration the other crops,
+    made grey (the mean of the channels, repeated) as a greyscale loader would."""
+    import matplotlib.image as mpimg
+    from matplotlib import cbook
+
+    from qdqreport.analysis.preprocessing import preprocessing_difference
+
+    photo = mpimg.imread(cbook.get_sample_data("grace_hopper.jpg")).astype(np.float32)
+    crops = [photo[y:y + 96, x:x + 96][None] for y in range(0, 400, 100) for x in range(0, 400, 100)]
+    evaluation = input_stats([{"image": c} for c in crops[::2]], "eval.npz", True)["inputs"]["image"]
+    grey = [{"image": np.repeat(c.mean(-1, keepdims=True), 3, axis=-1)} for c in crops[1::2]]
+    calibration = input_stats(grey, "calib.npz", True)["inputs"]["image"]
+    assert evaluation["channel_axis"] == 3 and len(evaluation["channels"]) == 3
+    assert evaluation["channel_correlation"]["axis"] == 3
+    assert preprocessing_difference(calibration, evaluation).kind == "greyscale"
+    # N, C, H, W stays channels-first.
+    assert input_stats([{"image": np.moveaxis(crops[0], 3, 1).copy()}], "e", True)["inputs"]["image"]["channel_axis"] == 1

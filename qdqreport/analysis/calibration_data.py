@@ -85,9 +85,10 @@ def channel_correlation(values: np.ndarray, channel_axis: int = 1) -> float | No
     return float(np.clip(correlation[np.triu_indices(len(flat), 1)].min(), -1.0, 1.0))
 
 
-def correlation_summary(values: list[float | None]) -> dict[str, Any]:
-    """The per-sample lowest channel correlations summarised, as structure_summary does for the structure."""
-    return {**structure_summary(values), "measure": "min_channel_correlation", "axis": 1}
+def correlation_summary(values: list[float | None], axis: int = 1) -> dict[str, Any]:
+    """The per-sample lowest channel correlations summarised, as structure_summary does for the structure; *axis*:
+    the channel axis they were measured along (1 for N, C, ...; 3 for N, H, W, C)."""
+    return {**structure_summary(values), "measure": "min_channel_correlation", "axis": axis}
 
 
 @dataclass(frozen=True)

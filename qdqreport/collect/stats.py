@@ -40,6 +40,16 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
             "inputs": {name: entry for name, entry in entries.items() if entry is not None}}
 
 
+def _channel_axis(values: np.ndarray, batch_axis: int | None) -> int | None:
+    """Where the channels are, batch first: an image's N, H, W, C (C of 1, 3 or 4 last, H not: TensorFlow/Keras
+    exports read NHWC, and their colour channels need comparing as much), else N, C, ... (C up to 64)."""
+    if batch_axis != 0 or values.ndim < 3:
+        return None
+    if values.ndim == 4 and values.shape[3] in (1, 3, 4) and values.shape[1] not in (1, 3, 4):
+        return 3  # N, H, W, C: MTCNN's 48 x 48 x 3 face windows would otherwise read as 48 channels
+    return 1 if values.shape[1] <= 64 else None
+
+
 class _InputFold:
     """One input's statistics, folded sample by sample."""
 
@@ -61,8 +71,7 @@ class _InputFold:
             return
         values = _batch_first(array.astype(np.float64), self.axis)
         if self.channels is None:
-            # Channels are only known for the usual layout, batch first: N, C, ...
-            self.channel_axis = 1 if self.axis == 0 and values.ndim >= 3 and values.shape[1] <= 64 else None
+            self.channel_axis = _channel_axis(values, self.axis)
             self.channels = _Moments() if self.channel_axis is not None else False
         block = _block_moments(values.reshape(1, -1))
         self.overall.fold(block)
@@ -96,7 +105,8 @@ class _InputFold:
             entry["per_sample"] = self.rows
         entry["structure"] = structure_summary(self.structure)
         if self.colour and any(c is not None for c in self.colour):
-            entry["channel_correlation"] = correlation_summary(self.colour)  # a greyscale set reads 1.0 (QR003)
+            # a greyscale set reads 1.0 (QR003)
+            entry["channel_correlation"] = correlation_summary(self.colour, self.channel_axis)
         return entry
 
 
