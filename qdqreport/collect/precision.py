@@ -322,29 +322,21 @@ TO_LOG = frozenset({"Mul", "Add", "Sub", "Pow", "Sqrt", "Abs", "Max", "Clip", "R
 
 def _log_front_end(index: GraphIndex) -> list[tuple[onnx.NodeProto, onnx.NodeProto]]:
     """(node, Log) for each Conv/ConvTranspose/Gemm/MatMul whose output reaches a Log through TO_LOG ops only."""
-    free = PASS_THROUGH | QDQ_OPS | TO_LOG
     found: dict[int, tuple[onnx.NodeProto, onnx.NodeProto]] = {}
     for log in (n for n in index.nodes if n.op_type == "Log" and n.input and n.output):
-        stack, seen = [log.input[0]], set()
-        while stack:
-            name = stack.pop()
-            node = index.producer.get(name)
-            if name in seen or node is None:
-                continue
-            seen.add(name)
-            if node.op_type in HEAVY_OPS:
-                found.setdefault(id(node), (node, log))
-            elif node.op_type in free:
-                stack.extend(i for i in node.input if i and not index.is_constant(i))
+        for key, (node, _) in _heavy_distances(index, log.input[0], only=TO_LOG).items():
+            found.setdefault(key, (node, log))
     return list(found.values())
 
 
 HEAD_SLACK = 1  # sibling heads (a box branch one op longer than the score branch) stay heads
 
 
-def _heavy_distances(index: GraphIndex, output: str) -> dict[int, tuple[onnx.NodeProto, int]]:
+def _heavy_distances(index: GraphIndex, output: str,
+                     only: frozenset[str] | None = None) -> dict[int, tuple[onnx.NodeProto, int]]:
     """Heavy nodes reachable backwards from *output* without another heavy node in between, with the fewest
-    compute nodes on the way (pass-through and Q/DQ nodes are free)."""
+    compute nodes on the way (pass-through and Q/DQ nodes are free); *only*: the compute ops the way may cross
+    (any when None)."""
     free = PASS_THROUGH | QDQ_OPS
     heap, seen, found = [(0, output)], set(), {}
     while heap:
@@ -355,6 +347,8 @@ def _heavy_distances(index: GraphIndex, output: str) -> dict[int, tuple[onnx.Nod
         seen.add(name)
         if node.op_type in HEAVY_OPS:
             found.setdefault(id(node), (node, distance))
+            continue
+        if only is not None and node.op_type not in free | only:
             continue
         step = 0 if node.op_type in free else 1
         for i in node.input:
