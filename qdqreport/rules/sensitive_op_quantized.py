@@ -125,7 +125,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
         # it, as a what-if that refutes the exclusions would (rules/_measured.REFUTED_SCORE).
         score=min(max(clamp01((1 - worst) * 10) if worst is not None else 0.2, 0.5 if diverged else 0.0),
                   REFUTED_SCORE if upstream else 1.0),
-        summary=f"{names} run in INT8" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None
+        # "Take INT8-quantized inputs", not "run in INT8": ONNX Runtime computes a Softmax or a Log that reads a
+        # DequantizeLinear in float, on the quantized values (a new user read the old words as the op itself in INT8).
+        summary=f"{names} take INT8-quantized inputs" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None
                                           else "") + ("; the quantized model diverges" if diverged else ""),
         evidence=(*([Metric("worst sensitive tensor cosine", rounded(worst), threshold=f"< {TENSOR_COSINE_BAD}")]
                     if worst is not None else []),
