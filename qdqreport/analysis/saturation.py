@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 UNFUSED_STAGE = "ort_qdq_unfused"
 CONTROL_KIND = "qdq_unfused"  # the comparison entry's "control"
 MAX_SAMPLES = 32  # the control runs on the first samples only (collect/saturation_check.py)
-# The unfused run must win back at least half of what the fused model loses (or agree outright) for the integer
-# kernels to be the cause (QR012), and for the layer findings to be refuted by it (rules/_measured.py).
+# The unfused run must win back at least half of what the fused model loses on its own samples (and be judged better:
+# explaining_gain) for the integer kernels to be the cause (QR012), and for the layer findings to be refuted by it
+# (rules/_measured.py).
 RECOVERED_MIN = 0.5
 
 
@@ -67,17 +68,21 @@ class SaturationEvidence:
 
 
 def kernels_explain(ctx: "Context") -> UnfusedGain | None:
+    """The worst output's gain when the integer kernels explain the damage (explaining_gain), else None."""
+    return explaining_gain(saturation_evidence(ctx))
+
+
+def explaining_gain(evidence: SaturationEvidence | None) -> UnfusedGain | None:
     """The worst output's gain when the integer kernels explain the damage: on the control's own samples the unfused
-    run wins back at least RECOVERED_MIN of what the fused model loses (all of it when it agrees with FP32); None
-    otherwise (no check, a failed control, no such gain). An unfused control that agrees where the fused model lost
-    nothing on those samples explains nothing: the loss measured on the other samples was never put to the test."""
-    evidence = saturation_evidence(ctx)
-    if evidence is None or evidence.status != "ok":
+    run wins back at least RECOVERED_MIN of what the fused model loses (all of it when it agrees with FP32), and its
+    judgement is better than the fused model's (collapse to degrade or agree, degrade to agree: a cosine shortfall
+    shared out between two runs that both merely degrade changes no decision); None otherwise (no check, a failed
+    control, no such gain). An unfused control that agrees where the fused model lost nothing on those samples
+    explains nothing: the loss measured on the other samples was never put to the test."""
+    if evidence is None or evidence.status != "ok" or evidence.worst is None:
         return None
     worst = evidence.worst
-    # ... and the control's judgement must be better than the fused model's (collapse to degrade or agree, degrade to
-    # agree): a cosine shortfall shared out between two runs that both merely degrade changes no decision.
-    better = worst is not None and LEVEL_RANK[worst.control.level] < LEVEL_RANK[worst.qdq.level]
+    better = LEVEL_RANK[worst.control.level] < LEVEL_RANK[worst.qdq.level]
     return worst if better and worst.recovered >= RECOVERED_MIN else None
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from qdqreport.analysis.agreement import COLLAPSE
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.saturation import (RECOVERED_MIN, UNFUSED_STAGE, SaturationEvidence, UnfusedGain, kernels_explain,
+from qdqreport.analysis.saturation import (RECOVERED_MIN, UNFUSED_STAGE, SaturationEvidence, UnfusedGain, explaining_gain,
                                           saturation_evidence)
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
 from qdqreport.analysis.upstream import calibration_upstream
@@ -94,9 +94,11 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     check: stage `ort_qdq_unfused` is the same QDQ model in a session with
     "session.disable_quant_qdq" = "1" (DequantizeLinear, then the float operator: the same
     quantized weights and activation grid, no integer kernel), on the first 32 samples, compared
-    with ORT FP32. This rule fires when the QDQ outputs diverge and the unfused control agrees or
-    wins back at least half of the loss on the same samples (judged by the decisions
-    analysis/agreement.py judges the output by, else median per-sample cosine); the share won back
+    with ORT FP32. This rule fires when the QDQ outputs diverge and the unfused control wins back
+    at least half of the loss on its own samples (all of it when it agrees; judged by the decisions
+    analysis/agreement.py judges the output by, else median per-sample cosine) and is judged better
+    than the fused model (collapse to degrade or agree, degrade to agree: analysis/saturation.py's
+    explaining_gain, which also refutes the layer findings); the share won back
     is the score (1 when the unfused run agrees). An error when the QDQ output collapses, a warning when it degrades. The stage
     details record whether this CPU has VNNI. Under a calibration the bundle proves unlike the evaluation data
     (analysis/upstream.py: noise, a named step, a coverage gap) the ranges it set decide the magnitudes that
@@ -123,9 +125,10 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     S8S8 saturates, `reduce_range=True` is the fix; or run on a VNNI CPU. Collect again: the
     control's agreement is what to expect.
     """
-    worst = kernels_explain(ctx)
+    evidence = saturation_evidence(ctx)
+    worst = explaining_gain(evidence)
     if worst is not None:
-        yield _finding(ctx, saturation_evidence(ctx), worst)
+        yield _finding(ctx, evidence, worst)
 
 
 def _finding(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> Finding:
@@ -146,7 +149,8 @@ def _finding(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> 
         score=min(round(max(worst.recovered, 1.0 if worst.control_agrees else 0.0), 4), REFUTED_SCORE if elsewhere else 1.0),
         subject=";".join(evidence.details.get("u8s8_nodes_listed") or []) or "u8s8 integer kernels",
         stage="quantization", tags=("root_cause",),
-        summary=_summary(ctx, evidence, worst), evidence=_evidence(evidence), fixes=_fixes(ctx, _signed(evidence)))
+        summary=_summary(ctx, evidence, worst, upstream), evidence=_evidence(evidence),
+        fixes=_fixes(ctx, _signed(evidence)))
 
 
 def _signed(evidence: SaturationEvidence) -> bool:
@@ -179,7 +183,7 @@ def _cpu_text(cpu: dict[str, Any]) -> str:
     return "this CPU's VNNI support is unknown"
 
 
-def _summary(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> str:
+def _summary(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain, upstream: str) -> str:
     samples, of = evidence.details.get("samples", worst.samples), evidence.details.get("of_samples")
     where = f"all {samples} samples" if samples == of else f"first {samples} samples"
     control = "agrees with FP32" if worst.control_agrees else f"wins back {worst.recovered:.0%} of the loss"
@@ -191,7 +195,6 @@ def _summary(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> 
     if ctx.target != ONNXRUNTIME:
         text += (f"; the target is {TARGET_NAMES[ctx.target]}, which does not saturate: this loss is ONNX Runtime on "
                  "this CPU only")
-    upstream = calibration_upstream(ctx)
     if upstream:
         text += (f"; the calibration data differs from the evaluation data ({upstream}), and the ranges it set decide "
                  "the magnitudes that saturate: fix the calibration first")
