@@ -33,28 +33,31 @@ def impact_allows_error(ctx: Context) -> bool:
 def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tuple[Text, ...]]:
     """(severity, score, evidence lines) of a layer finding after the what-if's verdict."""
     found = evidence.whatif(ctx)
-    control = evidence.float_part(ctx)
+    confirmed = found is not None and found.verdict == evidence.CONFIRMS
     kernels = kernels_explain(ctx)
-    if kernels is not None and (found is None or found.verdict != evidence.CONFIRMS):
+    if kernels is not None and not confirmed:
         won = "agrees with FP32" if kernels.control_agrees else f"wins back {kernels.recovered:.0%} of the loss"
-        return ("warning" if severity == "error" else severity, min(score, REFUTED_SCORE),
-                (Text(f"Refuted by measurement: the same QDQ model with Q/DQ fusion disabled {won} on output "
-                      f"{kernels.output}, with this node quantized just the same. The damage is ONNX Runtime's "
-                      "integer kernels on this CPU (QR012), not this INT8 node."),))
-    if control is not None and control.verdict == evidence.IMPLICATES and (found is None
-                                                                          or found.verdict != evidence.CONFIRMS):
-        return ("warning" if severity == "error" else severity, min(score, REFUTED_SCORE),
-                (Text(f"Refuted by measurement: {control.line}. The damage is in the FP16 float part, not in this "
-                      "INT8 node (QR011)."),))
+        return _refuted(severity, score, f"the same QDQ model with Q/DQ fusion disabled {won} on output "
+                        f"{kernels.output}, with this node quantized just the same. The damage is ONNX Runtime's "
+                        "integer kernels on this CPU (QR012), not this INT8 node.")
+    control = evidence.float_part(ctx)
+    if control is not None and control.verdict == evidence.IMPLICATES and not confirmed:
+        return _refuted(severity, score, f"{control.line}. The damage is in the FP16 float part, not in this INT8 "
+                        "node (QR011).")
     if found is None:
         return severity, score, ()
     if found.verdict == evidence.REFUTES:
-        return ("warning" if severity == "error" else severity, min(score, REFUTED_SCORE),
-                (Text(f"Refuted by measurement: {found.line}. This node is not where the damage comes from; look at "
-                      "calibration first (QR006, QR003, QR204)."),))
-    if found.verdict == evidence.CONFIRMS:
+        return _refuted(severity, score, f"{found.line}. This node is not where the damage comes from; look at "
+                        "calibration first (QR006, QR003, QR204).")
+    if confirmed:
         return severity, score, (Text(f"Confirmed by measurement: {found.line}."),)
     return severity, score, (Text(f"Measured: {found.line}; the exclusion explains part of the damage only."),)
+
+
+def _refuted(severity: str, score: float, why: str) -> tuple[str, float, tuple[Text, ...]]:
+    """A warning at most, scored at most REFUTED_SCORE, with the measurement that refuted it."""
+    return "warning" if severity == "error" else severity, min(score, REFUTED_SCORE), (
+        Text(f"Refuted by measurement: {why}"),)
 
 
 def rerank(ctx: Context, finding: Finding) -> Finding:
