@@ -217,12 +217,11 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
         text += f": {_moved_metric(worst)}"
     # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured. A
     # measured fix ranked above every cause (QR203: re-running without some nodes restored the outputs) leads instead.
-    lead = next((f for f in findings if ("root_cause" in f.tags or FIX_TAG in f.tags) and DEPLOYMENT_TAG not in f.tags),
-                None)
-    if lead is not None and FIX_TAG in lead.tags and "root_cause" not in lead.tags:
-        measured = lead.title.rstrip(".")
+    cause = next((f for f in findings if ("root_cause" in f.tags or FIX_TAG in f.tags) and DEPLOYMENT_TAG not in f.tags),
+                 None)
+    if cause is not None and "root_cause" not in cause.tags:
+        measured = cause.title.rstrip(".")
         return text + "; measured: " + (measured[len("Measured: "):] if measured.startswith("Measured: ") else measured)
-    cause = next((f for f in findings if "root_cause" in f.tags and DEPLOYMENT_TAG not in f.tags), None)
     if cause is None:
         first = findings[0] if findings else None
         if first is not None and DEPLOYMENT_TAG in first.tags and first.severity == "error":
