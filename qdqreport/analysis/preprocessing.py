@@ -93,7 +93,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         shift = c["mean"] - e["mean"] * ratio
         label, expr = affine_transform(ratio, shift, c, e)
-        unexplained = "(spread " in label  # no known preprocessing step gives this factor
+        unexplained = fitted_map(label)  # no known preprocessing step gives this factor
         if unexplained and colour is not None:
             return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
         if unexplained and (shares_level(c, e) or same_centre(c, e)):
@@ -246,6 +246,12 @@ def affine_transform(ratio: float, shift: float, calib: dict[str, float] | None 
     if 1.6 <= ratio <= 2.5 and abs(shift + 1.0) < 0.25:  # the same mix-up the other way round
         return "calibration normalised to [-1,1], evaluation in [0,1]", "x * 0.5 + 0.5"
     return _normalisation_label(ratio, calib, evaluation), _undo(shift, ratio)
+
+
+def fitted_map(label: str) -> bool:
+    """Whether *label* (affine_transform's) names no known step: its map is one affine fitted to the two sets'
+    statistics, approximate (the labels _normalisation_label writes, the only ones that quote the spread)."""
+    return "(spread " in label
 
 
 def _normalisation_label(ratio: float, calib: dict[str, float] | None, evaluation: dict[str, float] | None) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
-                                             Difference, preprocessing_difference)
+                                             Difference, fitted_map, preprocessing_difference)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
@@ -353,6 +353,6 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                    # A map no known step names is one affine fitted to the two sets' statistics: near, not exact.
                    + (" (an affine map fitted to the two sets' statistics: approximate; the exact fix is your "
                       "evaluation pipeline's own step, per channel where it normalises per channel)"
-                      if "(spread " in label else ""), rewrite) if expr != "x"
+                      if fitted_map(label) else ""), rewrite) if expr != "x"
                else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
                Fix("Re-quantize with the corrected calibration data", modelopt_command(ctx, calibration=fixed))))

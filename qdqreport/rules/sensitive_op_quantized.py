@@ -106,8 +106,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     # cause stays moderate and the finding names the experiment that separates the two.
     others = max(0, ((ctx.precision or {}).get("counts") or {}).get("quantized_nodes", 0) - len(flagged))
     inherited = others > len(flagged)
-    # Calibration inputs unlike the evaluation inputs (QR003's preprocessing step, QR009's noise) put every range off:
-    # the sensitive nodes' tensor error is then expected, and no longer evidence that they are the cause.
+    # Calibration inputs unlike the evaluation inputs (QR003's preprocessing step, QR009's noise, QR006's coverage gap:
+    # analysis/upstream.py) put every range off: the sensitive nodes' tensor error is then expected, and no longer
+    # evidence that they are the cause.
     upstream = calibration_upstream(ctx)
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
