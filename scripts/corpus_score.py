@@ -85,8 +85,6 @@ SEVENTH_PART = "sealed part 7 (2026-11-25)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
-# whole batches kept out of the first draw
-LATER_PARTS = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, SEVENTH_PART, DEV_PART)
 
 
 @dataclass(frozen=True)
@@ -119,6 +117,9 @@ PARTS = (
     Part(SECOND_PART, "second", ", scored before the rule changes, then read: no longer held out"),
     Part(None, "first", ", set aside from tuning"),
 )
+
+# Whole batches kept out of the first draw: every later part, and the development part (read, tuned on).
+LATER_PARTS = (*(p.added_for for p in PARTS if p.added_for), DEV_PART)
 
 
 def part_of(label: dict) -> str:
