@@ -128,14 +128,8 @@ def dns_clips(count: int, seed: int, sentences: tuple[str, ...]) -> np.ndarray:
 
 
 def prepare(wheels: Path) -> None:
-    import onnx
-    from onnx import version_converter
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
     WORK.mkdir(parents=True, exist_ok=True)
-    model = onnx.load(str(wheels / DNS_SOURCE))
-    onnx.save(version_converter.convert_version(model, 13), str(WORK / "dns_opset13.onnx"))
-    quant_pre_process(str(WORK / "dns_opset13.onnx"), str(WORK / "dns_fp32.onnx"))
+    part2.opset13_fp32(wheels / DNS_SOURCE, "dns")
     evaluation = dns_clips(24, 11, HARVARD[:10])
     calib = dns_clips(32, 12, HARVARD[10:])
     np.savez(WORK / "dns_eval.npz", **{DNS_INPUT: evaluation})

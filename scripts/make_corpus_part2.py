@@ -207,6 +207,19 @@ def prepare(wheels: Path, images: Path, families: set[str]) -> None:
         np.savez(WORK / "ori_calib_coins.npz", x=ori_preprocess(upright[0::4]))  # 2 upright crops of 2 pictures
 
 
+def opset13_fp32(source: Path, family: str) -> None:
+    """A package's ONNX model as the later parts' FP32 model: converted to opset 13 (WORK/<family>_opset13.onnx: older
+    opsets have no per-channel DequantizeLinear), then through onnxruntime's quant_pre_process (WORK/<family>_fp32.onnx),
+    as onnxruntime's quantization guide prepares a model."""
+    import onnx
+    from onnx import version_converter
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    opset13 = WORK / f"{family}_opset13.onnx"
+    onnx.save(version_converter.convert_version(onnx.load(str(source)), 13), str(opset13))
+    quant_pre_process(str(opset13), str(WORK / f"{family}_fp32.onnx"))
+
+
 def plain_text_strips(images: Path, count: int) -> np.ndarray:
     """[count, 1, 64, 213] grey strips of scikit-image's page.png and text.png in [0, 1]: printed text, not
     captchas (no warp, no noise arcs, no colour), the unrepresentative calibration set."""

@@ -107,13 +107,7 @@ def speech_48k_unresampled(seconds: float, seed: int) -> np.ndarray:
 def prepare(wheels: Path, images: Path, families: set[str]) -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     if "mtc" in families:
-        import onnx
-        from onnx import version_converter
-        from onnxruntime.quantization.shape_inference import quant_pre_process
-
-        model = onnx.load(str(wheels / MTC_SOURCE))
-        onnx.save(version_converter.convert_version(model, 13), str(WORK / "mtc_opset13.onnx"))
-        quant_pre_process(str(WORK / "mtc_opset13.onnx"), str(WORK / "mtc_fp32.onnx"))
+        part2.opset13_fp32(wheels / MTC_SOURCE, "mtc")
         grey = np.load(images / "lfw_subset.npy")  # 100 faces, then 100 non-faces
         rng = np.random.default_rng(5)
         faces, others = rng.permutation(100), 100 + rng.permutation(100)

@@ -122,13 +122,7 @@ def wm_watermarked(wheels: Path, bgr: np.ndarray, seed: int) -> tuple[np.ndarray
 def prepare(wheels: Path, images: Path, families: set[str]) -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     if "wm" in families:
-        import onnx
-        from onnx import version_converter
-        from onnxruntime.quantization.shape_inference import quant_pre_process
-
-        model = onnx.load(str(wheels / WM_SOURCE))
-        onnx.save(version_converter.convert_version(model, 13), str(WORK / "wm_opset13.onnx"))
-        quant_pre_process(str(WORK / "wm_opset13.onnx"), str(WORK / "wm_fp32.onnx"))
+        part2.opset13_fp32(wheels / WM_SOURCE, "wm")
         evaluation, payloads = wm_watermarked(wheels, wm_pictures(images, 24, 61), 62)
         np.savez(WORK / "wm_eval.npz", **{WM_INPUT: wm_frames(evaluation)})
         np.save(WORK / "wm_eval_payloads.npy", payloads)
