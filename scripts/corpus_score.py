@@ -99,9 +99,10 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(SEVENTH_PART, "seventh", ", made 2026-11-25 and scored while sealed before the rule changes of session 23, "
-         "at 32cefed, and after them, at 58d94d2 (totals in the kept section below); spent but not yet read: the next "
-         "round reads it", held_out=True),
+    Part(SEVENTH_PART, "seventh", "; scored while sealed before the rule changes of session 23, at 32cefed: "
+         "first-ranked 8/10, within three 8/10, healthy controls with an error 0/5; after them, re-collected with that "
+         "session's collector, at 58d94d2: 7/10, 8/10, 0/5; then read and tuned on (2026-11-25, session 24): no longer "
+         "held out"),
     Part(SIXTH_PART, "sixth", "; scored while sealed before the rule changes of 2026-11-24 (session 22), at 455b96c, "
          "and after them, at e10e087: both times first-ranked 10/12, within three 10/12, healthy controls with an "
          "error 0/5; then read and tuned on (2026-11-25, session 23): no longer held out"),
