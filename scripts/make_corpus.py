@@ -46,7 +46,8 @@ EVAL_SAMPLES = 24
 
 CAUSES = {1: "calibration preprocessed differently", 2: "calibration data unrepresentative",
           3: "over-quantization", 4: "sensitive head quantized", 5: "Q/DQ semantics TensorRT won't honour",
-          6: "FP16 overflow", 7: "export divergence", 8: "post-processing mismatch", 0: "healthy"}
+          6: "FP16 overflow", 7: "export divergence", 8: "post-processing mismatch",
+          9: "integer kernels saturate (ONNX Runtime S8S8/U8S8 on a CPU without VNNI)", 0: "healthy"}
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pytest
 from corpus_score import (AFTER_SEALING, FIFTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, SECOND_PART, SEVENTH_PART,
                           SIXTH_PART, THIRD_PART, TOP1_TARGET, load_labels, misses_markdown, score_corpus, select_sealed, table_markdown, totals,
                           totals_markdown, KEPT_MARKER)
+from make_corpus import CAUSES
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 DOC = CORPUS.parent / "docs" / "CORPUS.md"
@@ -22,6 +23,11 @@ DOC = CORPUS.parent / "docs" / "CORPUS.md"
 # The batches in the order they were made: a later batch may add variants of an earlier batch's new family (the
 # seventh part's basic-pitch and MTCNN variants), which does not make that family any less new in its own batch.
 MADE_IN_ORDER = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, SEVENTH_PART)
+
+
+# Cases relabelled after their part was read, with the cause they were made as (the batch was made with every cause):
+# oww_first_conv_int8 was made as the sensitive first Conv; measured unfused it loses nothing (scripts/make_corpus_part7).
+MADE_AS = {"oww_first_conv_int8": 4}
 
 
 def _families_made_before(part: str, labels: dict) -> set[str]:
@@ -36,7 +42,7 @@ def _whole_batch_with_a_new_family(part: str, labels: dict, size: int) -> list[s
     healthy controls (one per target) for each new family."""
     cases = [c for c, label in labels.items() if label.get("added_for") == part]
     assert len(cases) >= size and not [c for c in cases if labels[c].get("sealed")]
-    assert {labels[c]["cause"]["number"] for c in cases} >= {0, 1, 2, 3, 4, 5}
+    assert {MADE_AS.get(c, labels[c]["cause"]["number"]) for c in cases} >= {0, 1, 2, 3, 4, 5}
     new = {labels[c]["model"] for c in cases} - _families_made_before(part, labels)
     assert new, f"{part} brings no new model family"
     for model in new:
@@ -59,7 +65,7 @@ def test_every_labelled_case_has_a_bundle_and_a_known_cause():
     assert len(labels) >= 16
     for case, label in labels.items():
         assert (CORPUS / case / "manifest.json").is_file(), case
-        assert 0 <= label["cause"]["number"] <= 8
+        assert label["cause"] == {"number": label["cause"]["number"], "name": CAUSES[label["cause"]["number"]]}, case
         assert label["healthy"] == (label["cause"]["number"] == 0)
         assert label["healthy"] or label["expected_rules"] or label.get("pending"), f"{case}: needs expected rules"
     models = {label["model"] for label in labels.values()}
@@ -206,18 +212,17 @@ def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, head
 
 
 @pytest.mark.slow
-def test_docs_show_the_seventh_sealed_part_as_held_out(scores):
-    """The seventh part is held out for this round: neither its totals nor its rows are on the generated page (a page
-    regenerated after each rule change would otherwise show its totals moving); its "before" is in the kept part."""
+def test_docs_show_the_seventh_sealed_part_as_the_scorer_computes_it(scores):
+    """docs/CORPUS.md's seventh-part totals and rows are what the committed bundles score: read on 2026-11-25 (session
+    24) after its before and after scores, the page shows its rows, and its title keeps those scores."""
     from corpus_score import STILL_SEALED
 
-    assert SEVENTH_PART in STILL_SEALED and SEVENTH_PART in LATER_PARTS
+    assert SEVENTH_PART not in STILL_SEALED and SEVENTH_PART in LATER_PARTS
     seventh = [s for s in scores if s.part == "seventh"]
     text = DOC.read_text(encoding="utf-8")
-    generated = text[:text.index(KEPT_MARKER)]
-    assert "## Seventh sealed part (15 cases" in generated and totals_markdown(totals(seventh)) not in generated
-    assert table_markdown(seventh) not in text
-    assert not [s.case for s in seventh if f"\n| {s.case} |" in text], "a seventh-part row is on the page"
+    assert totals_markdown(totals(seventh)) in text, "docs/CORPUS.md's seventh-part totals drifted: rerun corpus_score"
+    assert misses_markdown(seventh) in text and table_markdown(seventh) in text
+    assert "at 32cefed: first-ranked 8/10, within three 8/10" in text
 
 
 def test_manifests_record_no_machine_paths():

@@ -18,6 +18,10 @@ from qdqreport.analysis.preprocessing import categorical, preprocessing_mismatch
 OUT_OF_RANGE_SHARE = 0.25
 UNCOVERED_SPAN = 0.25  # ... and the calibration misses a quarter of the evaluation span (not a few bright pixels)
 MARGIN_OF_SPAN = 0.01  # a sample beyond the calibration range by less than 1% of its span is inside it
+# ... and the calibration range is part of the evaluation's: the same black/white level (or centre), or three quarters
+# of the calibration range inside the evaluation range (silence: the noise floor of speech and a little below it).
+# A normalisation step moves the range out of the evaluation's instead; that is QR003's when it names the step.
+INSIDE_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,14 @@ def uncovered(c: dict[str, float], e: dict[str, float]) -> float:
     return (max(0.0, c["min"] - e["min"]) + max(0.0, e["max"] - c["max"])) / max(e["max"] - e["min"], 1e-12)
 
 
+def inside_share(c: dict[str, float], e: dict[str, float]) -> float:
+    """The share of the calibration range [c.min, c.max] that lies inside the evaluation range [e.min, e.max]."""
+    span = c["max"] - c["min"]
+    if span <= 0:
+        return 0.0
+    return max(0.0, min(c["max"], e["max"]) - max(c["min"], e["min"])) / span
+
+
 def coverage_gaps(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[Gap]:
     """The inputs, by name, whose calibration range a quarter of the evaluation samples go beyond, missing a quarter
     of the evaluation span, with the same black/white level (or centre): darker, quieter, narrower content. Integer
@@ -47,6 +59,7 @@ def coverage_gaps(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any]
         margin = MARGIN_OF_SPAN * (c["max"] - c["min"])
         beyond = tuple(i for i, s in enumerate(per_sample) if s["min"] < c["min"] - margin or s["max"] > c["max"] + margin)
         if (per_sample and len(beyond) / len(per_sample) >= OUT_OF_RANGE_SHARE and uncovered(c, e) >= UNCOVERED_SPAN
-                and (shares_level(c, e) or same_centre(c, e)) and not preprocessing_mismatch(calib[name], evaluation[name])):
+                and (shares_level(c, e) or same_centre(c, e) or inside_share(c, e) >= INSIDE_SHARE)
+                and not preprocessing_mismatch(calib[name], evaluation[name])):
             gaps.append(Gap(name, beyond, len(per_sample), uncovered(c, e)))
     return gaps

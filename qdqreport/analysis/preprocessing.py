@@ -52,6 +52,11 @@ GREY_EVIDENCE = 3
 CENTRED_MEAN_STD = 0.1
 PCM16 = 32768.0  # int16 PCM full scale: a wav read as integers where the model takes floats in [-1, 1]
 LEVEL_FACTOR_MAX = 100.0
+# A preprocessing step maps the whole calibration distribution onto the evaluation's: the affine map fitted to the
+# means and spreads then also lands the calibration's minimum and maximum near the evaluation's (every mix-up in the
+# corpus within 0.2 of the evaluation span). Content with another shape (the noise floor of silence against speech,
+# 1.1 spans off) has no such map: its spread differs because the content does.
+FITTED_EXTREMES = 0.5
 
 
 @dataclass(frozen=True)
@@ -96,9 +101,9 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
         unexplained = fitted_map(label)  # no known preprocessing step gives this factor
         if unexplained and colour is not None:
             return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
-        if unexplained and (shares_level(c, e) or same_centre(c, e)):
-            return None  # no known preprocessing step explains it, and the black/white level (or the zero a signal
-            # swings about) is kept: content differs, quieter or darker (QR006's)
+        if unexplained and (shares_level(c, e) or same_centre(c, e) or not extremes_fit(c, e, ratio, shift)):
+            return None  # no known preprocessing step explains it: the black/white level (or the zero a signal
+            # swings about) is kept, or no affine map carries one range onto the other: content differs (QR006's)
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
         return _greyscale(calib, colour)
@@ -197,6 +202,17 @@ def mismatched_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, 
     (inputs/calib_stats.json and inputs/eval_stats.json as read; missing statistics name none)."""
     calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
     return [name for name in sorted(set(calib) & set(evaluation)) if preprocessing_mismatch(calib[name], evaluation[name])]
+
+
+def extremes_fit(calib: dict[str, float], evaluation: dict[str, float], ratio: float, shift: float) -> bool:
+    """Whether the map x -> (x - shift) / ratio, fitted to the means and spreads, also carries the calibration's
+    minimum and maximum to within FITTED_EXTREMES of the evaluation span of the evaluation's."""
+    span = evaluation["max"] - evaluation["min"]
+    if ratio <= 0 or span <= 0:
+        return True  # nothing to check: a frozen calibration or a constant evaluation input
+    miss = max(abs((calib["min"] - shift) / ratio - evaluation["min"]),
+               abs((calib["max"] - shift) / ratio - evaluation["max"]))
+    return miss <= FITTED_EXTREMES * span
 
 
 def same_centre(calib: dict[str, float], evaluation: dict[str, float]) -> bool:

@@ -12,9 +12,9 @@ from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
-from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, uncovered
+from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, inside_share, uncovered
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, categorical, content_differs, preprocessing_mismatch,
-                                             shares_level)
+                                             same_centre, shares_level)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
@@ -393,6 +393,12 @@ def _separating_evidence(calib: dict[str, float], evaluation: dict[str, float]) 
     if shares_level(calib, evaluation):
         return ("Separating evidence: both sets keep the same minimum or maximum, so the preprocessing agrees (a "
                 "forgotten ×255 or normalisation would move it, QR003); the content differs.")
+    if not same_centre(calib, evaluation):  # coverage_gaps admitted it for lying inside the evaluation range
+        end = "low" if calib["max"] - evaluation["min"] < evaluation["max"] - calib["min"] else "high"
+        return (f"Separating evidence: {inside_share(calib, evaluation):.0%} of the calibration range lies inside the "
+                f"evaluation range, at its {end} end, and no preprocessing step maps one set onto the other (an affine "
+                "map fitted to their means and spreads misses their extremes): the calibration holds only part of the "
+                "evaluation content (e.g. only silence or background, only dark scenes), not other preprocessing.")
     factor = evaluation["std"] / calib["std"]
     return (f"Separating evidence: both sets swing about zero and differ in level by {factor:.3g}× "
             f"({20 * np.log10(factor):+.0f} dB), less than any units step (int16 PCM is 32768×): "
