@@ -1,4 +1,5 @@
-"""Fix command lines for findings and the report: ModelOpt re-quantization, trtexec rebuilds, calibration rewrites.
+"""Fix command lines for findings and the report: re-quantization with the tool that made the model (ONNX
+Runtime's quantize_static or ModelOpt), trtexec rebuilds, calibration rewrites.
 
 Rules attach these to their findings (findings.Fix); the report's per-layer section and the
 configuration card (report/) print the same commands, so both import them from here. Every path
@@ -11,8 +12,10 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
 
+from qdqreport.analysis.quantizer import made_by, ort_options
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.findings import Fix
 
@@ -64,17 +67,138 @@ def python_command(code: str) -> str:
 
 
 def node_patterns(names: Iterable[str]) -> list[str]:
-    """ModelOpt matches --nodes_to_exclude with re.match (a prefix match), so anchor with $."""
-    return [re.escape(name) + "$" for name in sorted(set(names))]
+    """ModelOpt matches --nodes_to_exclude with re.match (a prefix match), so anchor with $ (placeholders stay)."""
+    return [name if name.startswith("<") else re.escape(name) + "$" for name in sorted(set(names))]
 
 
-def modelopt_command(ctx: Context, extra: Sequence[str] = (), calibration: str | None = None) -> str:
-    """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model, plus *extra* arguments."""
-    source = model_file(ctx, "fp32")
-    output = requantized_file(ctx)
-    args = ["python", "-m", "modelopt.onnx.quantization", f"--onnx_path={source}", "--quantize_mode=int8",
-            f"--calibration_data_path={calibration or calibration_file(ctx)}", *extra, f"--output_path={output}"]
+@dataclass(frozen=True)
+class Change:
+    """What a fix changes in the quantization, in neither quantizer's words: requantize_command writes it for the
+    quantizer that made the model (analysis/quantizer.py)."""
+
+    exclude_nodes: tuple[str, ...] = ()  # node names kept out of INT8
+    exclude_op_types: tuple[str, ...] = ()  # op types kept out of INT8
+    calibration_method: str | None = None  # ModelOpt's names: max | entropy (quantize_static: MinMax | Entropy)
+    float_part_fp32: bool = False  # ModelOpt's float part in FP32 instead of FP16 (quantize_static keeps FP32)
+    fp32_op_types: tuple[str, ...] = ()  # op types ModelOpt keeps out of its FP16 conversion
+
+
+ORT_METHODS = {"max": "MinMax", "entropy": "Entropy", "percentile": "Percentile"}
+
+
+def requantize_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
+                       output: str | None = None) -> str:
+    """Re-quantize this bundle's FP32 model with *change*, with the tool that made its QDQ model: ONNX Runtime's
+    quantize_static (its recorded options kept) when the graph says so, else ModelOpt 0.47's ONNX PTQ."""
+    detected = made_by(ctx.precision, ctx.modelopt_log)
+    if detected is not None and detected.quantizer == "onnxruntime" and _ort_can(change):
+        return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output)
+    return modelopt_command(ctx, change, calibration, output)
+
+
+def quantizer_name(ctx: Context) -> str:
+    """How fix titles name the re-quantization tool requantize_command writes for."""
+    detected = made_by(ctx.precision, ctx.modelopt_log)
+    return "quantize_static" if detected is not None and detected.quantizer == "onnxruntime" else "ModelOpt"
+
+
+def current_calibration_method(ctx: Context) -> str:
+    """The calibration method that made the model, in ModelOpt's names (max | entropy): ModelOpt's log says it;
+    otherwise each tool's default (ModelOpt: entropy; quantize_static: MinMax, which the graph does not record)."""
+    logged = (ctx.modelopt_log or {}).get("calibration_method")
+    if logged:
+        return str(logged)
+    return "max" if quantizer_name(ctx) == "quantize_static" else "entropy"
+
+
+def method_name(ctx: Context, method: str) -> str:
+    """*method* (ModelOpt's name) as the tool requantize_command writes for calls it."""
+    return ORT_METHODS.get(method, method) if quantizer_name(ctx) == "quantize_static" else method
+
+
+def excluded_precision(ctx: Context) -> str:
+    """The precision nodes kept out of INT8 run in: FP16 under ModelOpt's default float part, FP32 under
+    quantize_static (which never converts the float part)."""
+    return "FP32" if quantizer_name(ctx) == "quantize_static" else "FP16"
+
+
+def modelopt_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
+                     output: str | None = None) -> str:
+    """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model with *change*."""
+    extra = []
+    if change.exclude_nodes:
+        extra += ["--nodes_to_exclude", *node_patterns(change.exclude_nodes)]
+    if change.exclude_op_types:
+        extra += ["--op_types_to_exclude", *sorted(set(change.exclude_op_types))]
+    if change.calibration_method:
+        extra += ["--calibration_method", change.calibration_method]
+    if change.float_part_fp32:
+        extra += ["--high_precision_dtype", "fp32"]
+    if change.fp32_op_types:
+        extra += ["--op_types_to_exclude_fp16", *sorted(set(change.fp32_op_types))]
+    args = ["python", "-m", "modelopt.onnx.quantization", f"--onnx_path={model_file(ctx, 'fp32')}",
+            "--quantize_mode=int8", f"--calibration_data_path={calibration or calibration_file(ctx)}", *extra,
+            f"--output_path={output or requantized_file(ctx)}"]
     return " ".join(shell_quote(a) for a in args)
+
+
+def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: str | None = None,
+                            output: str | None = None, reduce_range: bool = False) -> str:
+    """A one-line ONNX Runtime quantize_static call (QDQ) for this bundle's FP32 model with *options*
+    (analysis/quantizer.ort_options' keys), reading the calibration file one sample per step."""
+    calib = calibration or calibration_file(ctx)
+    # Any object with get_next() is a CalibrationDataReader to ONNX Runtime; one sample per call, as collect read it.
+    if calib.endswith(".npz"):
+        rows = f"d = np.load({calib!r}); it = iter([{{k: d[k][i:i + 1] for k in d.files}} for i in range(len(d[d.files[0]]))]); "
+    else:
+        rows = f"x = np.load({calib!r}); it = iter([{{{_first_input(ctx)!r}: x[i:i + 1]}} for i in range(len(x))]); "
+    types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
+    kwargs = [f"per_channel={bool(options['per_channel'])}", f"weight_type={types[options['weight_type']]}",
+              f"activation_type={types[options['activation_type']]}"]
+    if options.get("op_types_to_quantize"):
+        kwargs.append(f"op_types_to_quantize={list(options['op_types_to_quantize'])!r}")
+    if options.get("nodes_to_exclude"):
+        kwargs.append(f"nodes_to_exclude={list(options['nodes_to_exclude'])!r}")
+    method = options.get("calibrate_method") or "minmax"
+    if method != "minmax":  # MinMax is quantize_static's default
+        kwargs.append(f"calibrate_method=CalibrationMethod.{ORT_METHODS.get(method, method.capitalize())}")
+    if options.get("extra_options"):  # written out whole: WeightSymmetric's default depends on the weight type
+        kwargs.append(f"extra_options={dict(options['extra_options'])!r}")
+    if reduce_range:
+        kwargs.append("reduce_range=True")
+    code = ("import types, numpy as np; from onnxruntime.quantization import CalibrationMethod, QuantFormat, "
+            "QuantType, quantize_static; " + rows
+            + f"quantize_static({model_file(ctx, 'fp32')!r}, {output or requantized_file(ctx)!r}, "
+            "types.SimpleNamespace(get_next=lambda: next(it, None)), quant_format=QuantFormat.QDQ, "
+            + ", ".join(kwargs) + ")")
+    return python_command(code)
+
+
+def recorded_ort_options(ctx: Context) -> dict[str, Any]:
+    """quantize_static's options as this bundle's QDQ graph records them (analysis/quantizer.ort_options)."""
+    return ort_options(ctx.precision or {})
+
+
+def _ort_can(change: Change) -> bool:
+    # quantize_static never converts the float part, so ModelOpt's float-part changes have no quantize_static form;
+    # a placeholder node name is written for ModelOpt's regex.
+    return (not change.float_part_fp32 and not change.fp32_op_types
+            and not any(n.startswith("<") for n in change.exclude_nodes))
+
+
+def _ort_changed(ctx: Context, change: Change) -> dict[str, Any]:
+    options = recorded_ort_options(ctx)
+    options["nodes_to_exclude"] = list(dict.fromkeys([*options["nodes_to_exclude"], *sorted(set(change.exclude_nodes))]))
+    excluded = set(change.exclude_op_types)
+    options["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in excluded]
+    if change.calibration_method:
+        options["calibrate_method"] = {"max": "minmax"}.get(change.calibration_method, change.calibration_method)
+    return options
+
+
+def _first_input(ctx: Context) -> str:
+    names = sorted((ctx.eval_stats or {}).get("inputs", {})) or list(ctx.input_names)
+    return names[0] if names else "input"
 
 
 def requantized_file(ctx: Context) -> str:
@@ -120,15 +244,9 @@ def _renamed_output(path: str) -> str:
     return f"{stem}-requantized{dot}{suffix}"
 
 
-def exclusion_args(nodes: Iterable[str] = (), op_types: Iterable[str] = ()) -> list[str]:
-    args: list[str] = []
-    patterns = node_patterns(nodes)
-    if patterns:
-        args += ["--nodes_to_exclude", *patterns]
-    ops = sorted(set(op_types))
-    if ops:
-        args += ["--op_types_to_exclude", *ops]
-    return args
+def exclusion(nodes: Iterable[str] = (), op_types: Iterable[str] = ()) -> Change:
+    """The change that keeps *nodes* (by name) and every node of *op_types* out of INT8."""
+    return Change(exclude_nodes=tuple(sorted(set(nodes))), exclude_op_types=tuple(sorted(set(op_types))))
 
 
 def tensorrt_major(ctx: Context) -> int | None:

@@ -14,7 +14,7 @@ from qdqreport.engine import run_rules
 import qdqreport.rules as rules_package
 from qdqreport.findings import SEVERITIES, Finding, Fix, Text
 from qdqreport.rules import FindingFactory, RuleSpec, WrongRuleIdError, discover, rule
-from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.fixes import exclusion, modelopt_command
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, node
 from qdqreport.testing import BundleBuilder
 
@@ -218,7 +218,7 @@ def test_node_exclusions_match_exactly_the_named_nodes_as_modelopt_reads_them(tm
     """ModelOpt applies --nodes_to_exclude with re.match; a pattern must not catch a prefix sibling."""
     names = ["/model.22/dfl/conv/Conv", "/model.2/m.0/Conv_1", "Softmax@0"]
     siblings = ["/model.22/dfl/conv/Conv_1", "/model.2/m.0/Conv_10", "Softmax@01", "/modelX22/dfl/conv/Conv"]
-    command = modelopt_command(BundleBuilder(tmp_path).context(), exclusion_args(names))
+    command = modelopt_command(BundleBuilder(tmp_path).context(), exclusion(names))
     argv = shlex.split(command)
     start = argv.index("--nodes_to_exclude") + 1
     patterns = argv[start:start + len(names)]

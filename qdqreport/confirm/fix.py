@@ -1,18 +1,19 @@
 """The fix to confirm: which nodes and op types leave INT8, which calibration file and method.
 
-A finding's fixes are ModelOpt command lines (qdqreport/fixes.py's modelopt_command); their
---nodes_to_exclude patterns, --op_types_to_exclude, --calibration_data_path and
---calibration_method are read back here. Nothing in a fix is executed: a fix that rewrites the
+A finding's fixes are ModelOpt command lines or quantize_static calls (qdqreport/fixes.py's
+requantize_command: the tool that made the model); their node and op-type exclusions, calibration
+file and method (and quantize_static's types and symmetry) are read back here. Nothing in a fix is executed: a fix that rewrites the
 calibration data first (a `python -c` line) needs the rewritten file passed with --calib.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from qdqreport.errors import InputError
 from qdqreport.findings import Finding
@@ -58,16 +59,17 @@ def find_finding(findings: Sequence[Finding], wanted: str, bundle: str) -> Findi
                      f"({', '.join(f.fingerprint for f in matches)})")
 
 
-def fix_from_finding(finding: Finding, calib_file: str | None, quantizer: str = "modelopt") -> FixSpec:
+def fix_from_finding(finding: Finding, calib_file: str | None, quantizer: str = "modelopt",
+                     recorded: Mapping[str, Any] | None = None) -> FixSpec:
     """The first fix of *finding* that re-quantizes, read back from its command line; for an ONNX Runtime
-    model a quantize_static fix (QR004: signed symmetric INT8) comes before a ModelOpt one."""
+    model a quantize_static fix comes before a ModelOpt one, read as its difference from *recorded* (the
+    quantize_static options the bundle's graph records: analysis/quantizer.ort_options)."""
     source = f"finding {finding.rule_id} (fingerprint {finding.fingerprint})"
     if quantizer == "onnxruntime":
         for fix in finding.fixes:
-            options = _parse_quantize_static(fix.command)
-            if options:
-                return FixSpec(source, (), (), calib_file, options.pop("calibrate_method", None), None, fix.action,
-                               tuple(options.items()))
+            call = _quantize_static_call(fix.command)
+            if call is not None:
+                return _ort_fix(source, fix.action, call, calib_file, recorded or {})
     for fix in finding.fixes:
         parsed = _parse_command(fix.command)
         if parsed is None:
@@ -76,6 +78,58 @@ def fix_from_finding(finding: Finding, calib_file: str | None, quantizer: str = 
                        parsed.calibration, fix.action)
     raise InputError(f"finding {finding.rule_id} ({finding.fingerprint}): none of its fixes re-quantizes the model "
                      "(no ModelOpt command); confirm exclusions or calibration with --exclude NODE or --calib FILE")
+
+
+def _ort_fix(source: str, action: str, call: dict[str, Any], calib_file: str | None,
+             recorded: Mapping[str, Any]) -> FixSpec:
+    """A quantize_static fix as what it changes: the nodes and op types it adds to the recorded exclusions, the
+    calibration method and file, and the options (types, symmetry, per-channel) it sets otherwise."""
+    nodes = [n for n in call.pop("nodes_to_exclude", []) if n not in set(recorded.get("nodes_to_exclude") or [])]
+    kept = call.pop("op_types_to_quantize", None)
+    op_types = [op for op in recorded.get("op_types_to_quantize") or [] if kept is not None and op not in kept]
+    method = call.pop("calibrate_method", None)
+    wanted = call.pop("calibration", None)
+    extra = {**(recorded.get("extra_options") or {})}
+    changed = {k: v for k, v in call.items() if (extra[k] if k in extra else recorded.get(k, not v)) != v}
+    return FixSpec(source, tuple(nodes), tuple(op_types), calib_file, method, wanted, action, tuple(changed.items()))
+
+
+def _quantize_static_call(command: str) -> dict[str, Any] | None:
+    """The arguments of the quantize_static(...) call a fix's `python -c` command makes, or None when it makes none:
+    types and calibration method by name, flags, node and op-type lists, and the calibration file np.load reads."""
+    if "quantize_static(" not in command:
+        return None
+    try:
+        args = shlex.split(command.split("&&")[-1])
+        tree = ast.parse(args[args.index("-c") + 1])
+    except (ValueError, IndexError, SyntaxError):
+        return None
+    call: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "load" and \
+                node.args and isinstance(node.args[0], ast.Constant) and "calibration" not in call:
+            call["calibration"] = node.args[0].value
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "quantize_static":
+            for keyword in node.keywords:
+                call.update(_keyword(keyword))
+    return call
+
+
+def _keyword(keyword: ast.keyword) -> dict[str, Any]:
+    value = keyword.value
+    if keyword.arg in ("activation_type", "weight_type") and isinstance(value, ast.Attribute):
+        return {keyword.arg: value.attr[1:].lower()}  # QuantType.QInt8 -> int8
+    if keyword.arg == "calibrate_method" and isinstance(value, ast.Attribute):
+        return {keyword.arg: value.attr.lower()}
+    try:
+        literal = ast.literal_eval(value)
+    except ValueError:
+        return {}
+    if keyword.arg == "extra_options" and isinstance(literal, dict):
+        return {k: v for k, v in literal.items() if k in ("ActivationSymmetric", "WeightSymmetric")}
+    if keyword.arg in ("per_channel", "nodes_to_exclude", "op_types_to_quantize"):
+        return {keyword.arg: literal}
+    return {}
 
 
 def fix_from_flags(exclude: Iterable[str], op_types: Iterable[str], calib_file: str | None,
@@ -120,24 +174,6 @@ def resolve_nodes(patterns: Sequence[str], names: Sequence[str], where: str) -> 
                              "lists them")
         chosen += hits
     return list(dict.fromkeys(chosen))
-
-
-_ORT_TYPE = re.compile(r"\b(activation_type|weight_type)=QuantType\.Q(U?Int8)\b")
-_ORT_FLAG = re.compile(r"'(ActivationSymmetric|WeightSymmetric)':\s*(True|False)")
-_ORT_BOOL = re.compile(r"\b(per_channel)=(True|False)\b")
-_ORT_METHOD = re.compile(r"\bcalibrate_method=CalibrationMethod\.(\w+)")
-
-
-def _parse_quantize_static(command: str) -> dict[str, object]:
-    """The arguments a `quantize_static(...)` fix names: types, symmetry, per-channel, calibration method."""
-    if "quantize_static(" not in command:
-        return {}
-    options: dict[str, object] = {name: value.lower() for name, value in _ORT_TYPE.findall(command)}
-    options.update({name: value == "True" for name, value in _ORT_FLAG.findall(command) + _ORT_BOOL.findall(command)})
-    method = _ORT_METHOD.search(command)
-    if method:
-        options["calibrate_method"] = method.group(1).lower()
-    return options
 
 
 def _parse_command(command: str) -> _Parsed | None:

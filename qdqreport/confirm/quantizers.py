@@ -1,12 +1,9 @@
-"""Which quantizer made a bundle's QDQ model, the options it used, and running it again with a fix.
+"""Running a bundle's quantizer again with a fix: ONNX Runtime's quantize_static or ModelOpt's ONNX PTQ.
 
-Both ONNX Runtime's quantize_static and ModelOpt's ONNX PTQ (which calls ONNX Runtime's quantizer
-underneath) stamp the producer `onnx.quantize`, so the producer alone does not tell them apart.
-ModelOpt is recognised by its log in the bundle (`collect --modelopt-log`) or by the float part it
-converts to FP16 by default; quantize_static never changes the float precision. Options a QDQ
-graph records (activation/weight types, symmetry, per-channel weights, the op types and nodes that
-were quantized) are read back from the bundle's precision summary; the calibration method is not
-in the graph: ONNX Runtime's default (MinMax) unless the fix or --calib-method names one.
+Which quantizer made the model, and the quantize_static options its graph records, are the analysis
+layer's judgement (analysis/quantizer.py), shared with the fix commands of the report (fixes.py);
+the calibration method is not in the graph: ONNX Runtime's default (MinMax) unless the fix or
+--calib-method names one.
 """
 
 from __future__ import annotations
@@ -19,13 +16,12 @@ import re
 import shlex
 import subprocess
 import sys
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from qdqreport.analysis.quantizer import Detected, made_by, ort_options  # noqa: F401  (q.ort_options: confirm's callers)
 from qdqreport.errors import InputError
 
 QUANTIZERS = ("onnxruntime", "modelopt")
@@ -44,55 +40,15 @@ class QuantizerUnavailable(InputError):
         self.commands = tuple(commands)
 
 
-@dataclass(frozen=True)
-class Detected:
-    quantizer: str  # onnxruntime | modelopt
-    reason: str  # how it was recognised
-
-
 def detect(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any] | None, forced: str | None) -> Detected:
     if forced:
         return Detected(forced, "--quantizer")
-    if modelopt_log:
-        return Detected("modelopt", "the bundle holds ModelOpt's log")
-    float_dtype = (precision or {}).get("float_dtype")
-    if float_dtype in ("fp16", "mixed"):
-        return Detected("modelopt", f"the QDQ graph's float part is {float_dtype} (ModelOpt's default; "
-                                    "quantize_static keeps FP32)")
-    producer = ((precision or {}).get("producer") or {}).get("name")
-    if producer != "onnx.quantize":
+    detected = made_by(precision, modelopt_log)
+    if detected is None:
+        producer = ((precision or {}).get("producer") or {}).get("name")
         raise InputError(f"the QDQ model's producer is {producer!r}, not a quantizer confirm can rerun; pass "
                          "--quantizer onnxruntime or --quantizer modelopt")
-    return Detected("onnxruntime", "producer onnx.quantize with an FP32 float part and no ModelOpt log")
-
-
-# --- ONNX Runtime ----------------------------------------------------------------------------
-def ort_options(precision: Mapping[str, Any]) -> dict[str, Any]:
-    """quantize_static's options as the QDQ graph records them."""
-    groups = precision.get("qdq") or []
-    acts = [g for g in groups if g.get("kind") == "activation"]
-    weights = [g for g in groups if g.get("kind") == "weight"]
-    nodes = precision.get("nodes") or []
-    op_types = sorted({n["op_type"] for n in nodes if n.get("weight_quantized")}) or sorted(
-        {n["op_type"] for n in nodes if n.get("activation_quantized") and n.get("output_quantized")})
-    excluded = [n["name"] for n in nodes if n["op_type"] in op_types and not n.get("weight_quantized")
-                and not n.get("activation_quantized")]
-    activation, weight = _dtype(acts, "uint8"), _dtype(weights, "int8")
-    return {"quant_format": "QDQ", "activation_type": activation, "weight_type": weight,
-            "per_channel": any(g.get("axis") is not None for g in weights),
-            "op_types_to_quantize": op_types, "nodes_to_exclude": excluded, "calibrate_method": "minmax",
-            "extra_options": {"ActivationSymmetric": _symmetric(acts, activation),
-                              "WeightSymmetric": _symmetric(weights, weight)}}
-
-
-def _dtype(groups: list[dict[str, Any]], default: str) -> str:
-    counts = Counter(str(g.get("dtype")) for g in groups if g.get("dtype") in ("int8", "uint8"))
-    return counts.most_common(1)[0][0] if counts else default
-
-
-def _symmetric(groups: list[dict[str, Any]], dtype: str) -> bool:
-    # ORT's symmetric mode for signed types puts every zero point at 0; unsigned stays asymmetric here.
-    return dtype == "int8" and not any(g.get("zero_point_nonzero") for g in groups)
+    return detected
 
 
 def apply_fix_ort(options: dict[str, Any], nodes: Sequence[str], op_types: Sequence[str],

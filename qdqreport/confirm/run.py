@@ -120,7 +120,8 @@ def _fix(options: ConfirmOptions, ctx: Context, quantizer: str) -> fixes.FixSpec
         from qdqreport.engine import run_rules
 
         finding = fixes.find_finding(run_rules(ctx).findings, options.fix, options.bundle)
-        spec = fixes.fix_from_finding(finding, options.calib, quantizer)
+        recorded = q.ort_options(ctx.precision or {}) if quantizer == "onnxruntime" else None
+        spec = fixes.fix_from_finding(finding, options.calib, quantizer, recorded)
         return fixes.merge(spec, options.exclude, options.exclude_op_types, options.calib_method)
     if not (options.exclude or options.exclude_op_types or options.calib or options.calib_method
             or options.high_precision_dtype):

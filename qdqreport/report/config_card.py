@@ -8,7 +8,6 @@ accuracy reached against FP32. Nothing is invented: a fact the bundle does not r
 
 from __future__ import annotations
 
-import shlex
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -18,7 +17,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import is_control
 from qdqreport.report.engine import build_engine
 from qdqreport.report.sections import INT8_PRECISIONS, build_inputs
-from qdqreport.fixes import calibration_file, model_file, modelopt_command
+from qdqreport.fixes import Change, calibration_file, model_file, quantizer_name, requantize_command
 from qdqreport.stage_names import stage_name
 
 EXCLUSION_LIST_LIMIT = 60
@@ -31,7 +30,7 @@ class CardModel:
     created_at: str
     models: tuple[dict[str, Any], ...]  # role, path, sha256, bytes
     quantization: dict[str, Any]  # facts from the ModelOpt log and the QDQ graph
-    command: str  # the quantizer call recorded in the bundle, else a ModelOpt command rebuilt from its facts
+    command: str  # the quantizer call rebuilt from the bundle's facts, for the tool that made the model
     command_recorded_by: str  # "qdqreport confirm: onnxruntime 1.20.1" for a recorded call; "" for a rebuilt one
     command_known: tuple[str, ...]  # for a rebuilt command: which of its arguments come from recorded facts
     excluded: tuple[str, ...]  # nodes the recorded quantizer call excluded by name
@@ -96,16 +95,16 @@ def _command(ctx: Context, log: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
     if model_file(ctx, "fp32").startswith("<"):
         return "", ()
     known = [f"FP32 model {model_file(ctx, 'fp32')}"]
-    extra = []
     if log.get("calibration_method"):
-        extra.append(f"--calibration_method={log['calibration_method']}")
         known.append("calibration method (ModelOpt log)")
+    if quantizer_name(ctx) == "quantize_static":
+        known.append("quantize_static options read back from the QDQ graph (types, symmetry, per-channel, op types, "
+                     "excluded nodes; the calibration method is not recorded: MinMax assumed)")
     if not calibration_file(ctx).startswith("<"):
         known.append(f"calibration data {calibration_file(ctx)}")
-    command = modelopt_command(ctx, extra)
-    qdq = model_file(ctx, "qdq")
-    if not qdq.startswith("<"):  # name the QDQ model the bundle holds as the command's output
-        command = command.rsplit(" --output_path=", 1)[0] + f" --output_path={shlex.quote(qdq)}"
+    qdq = model_file(ctx, "qdq")  # the command's output is the QDQ model the bundle holds
+    command = requantize_command(ctx, Change(calibration_method=log.get("calibration_method")),
+                                 output=None if qdq.startswith("<") else qdq)
     return command, tuple(known)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
                                        underused_quantizers, worst_local)
-from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.fixes import exclusion, requantize_command
 
 TOP_N = 15
 LIST_LIMIT = 20
@@ -63,8 +63,8 @@ def build_layers(ctx: Context) -> LayersView | None:
         qnodes_total=len(tables.qnodes),
         overflows=tuple(fp16_overflows(tables, (ctx.precision or {}).get("float_dtype"))[:LIST_LIMIT]),
         whatif=tuple(tables.whatif), whatif_summary=summary,
-        whatif_command=modelopt_command(ctx, exclusion_args(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
-        whatif_op_type_command=modelopt_command(ctx, exclusion_args(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
+        whatif_command=requantize_command(ctx, exclusion(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
+        whatif_op_type_command=requantize_command(ctx, exclusion(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
     )
 
 

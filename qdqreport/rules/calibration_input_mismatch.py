@@ -13,7 +13,7 @@ from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, 
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import calibration_rewrite, modelopt_command
+from qdqreport.fixes import calibration_rewrite, requantize_command
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import CLS_INPUT, audio_chunks, input_stats, text_images
 
@@ -355,4 +355,4 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                       "evaluation pipeline's own step, per channel where it normalises per channel)"
                       if fitted_map(label) else ""), rewrite) if expr != "x"
                else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
-               Fix("Re-quantize with the corrected calibration data", modelopt_command(ctx, calibration=fixed))))
+               Fix("Re-quantize with the corrected calibration data", requantize_command(ctx, calibration=fixed))))

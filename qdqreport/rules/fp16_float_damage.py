@@ -12,7 +12,7 @@ from qdqreport.analysis.layers import layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSED
-from qdqreport.fixes import modelopt_command
+from qdqreport.fixes import Change, requantize_command
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.testing.recipes import classifier_graph
 from qdqreport.testing.layer_examples import layer_chain
@@ -272,8 +272,7 @@ def _evidence(evidence: Fp16Evidence) -> tuple:
 
 
 def _fixes(ctx: Context, evidence: Fp16Evidence) -> tuple[Fix, ...]:
-    fixes = [Fix("Quantize with the non-quantized part kept in FP32", modelopt_command(ctx, ["--high_precision_dtype",
-                                                                                           "fp32"]))]
+    fixes = [Fix("Quantize with the non-quantized part kept in FP32", requantize_command(ctx, Change(float_part_fp32=True)))]
     # A damaged constant is fixed by keeping its reader in FP32. An activation beyond 65504 is not: ModelOpt would
     # cast it back to FP16 for the next node, so for those the whole float part stays FP32 (the first fix).
     op_types = sorted({r.op_type for r in evidence.overflowing + evidence.flushed if r.kind == "constant"
@@ -281,5 +280,5 @@ def _fixes(ctx: Context, evidence: Fp16Evidence) -> tuple[Fix, ...]:
     if op_types:
         fixes.append(Fix("Or keep only the op types that read the damaged values in FP32 (ModelOpt 0.47 excludes op "
                          "types from the FP16 conversion, not single nodes)",
-                         modelopt_command(ctx, ["--op_types_to_exclude_fp16", *op_types])))
+                         requantize_command(ctx, Change(fp32_op_types=tuple(op_types)))))
     return tuple(fixes)

@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import FP16_MAX, fp16_overflows, layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import modelopt_command
+from qdqreport.fixes import Change, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
 from qdqreport.testing.layer_examples import chain_precision, layer_chain, quantization_run
@@ -66,4 +66,4 @@ def fp16_overflow_risk(ctx: Context) -> Iterator[Finding]:
                                                                           "dtype in QDQ"), rows,
                         note=f"{len(found) - LIST_LIMIT} more" if len(found) > LIST_LIMIT else "")),
         fixes=(Fix("Re-quantize keeping the non-quantized part in FP32",
-                   modelopt_command(ctx, ["--high_precision_dtype", "fp32"])),))
+                   requantize_command(ctx, Change(float_part_fp32=True))),))

@@ -8,7 +8,7 @@ from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import LOCAL_BAD_COSINE, error_births, layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.fixes import exclusion, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
 from qdqreport.rules._measured import impact_allows_error, reranked
@@ -75,4 +75,4 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
                         ("node", "op type", "tensor", "local cosine", "local SQNR dB", "accumulated cosine",
                          "accumulated SQNR dB"), rows), *measured),
         fixes=(Fix(f"Keep {'this node' if len(nodes) == 1 else 'these nodes'} out of INT8 (unmeasured until QR203 "
-                   "confirms it)", modelopt_command(ctx, exclusion_args(nodes[:5]))),))
+                   "confirms it)", requantize_command(ctx, exclusion(nodes[:5]))),))

@@ -9,7 +9,7 @@ import numpy as np
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import model_arg, modelopt_command, trtexec_fixes
+from qdqreport.fixes import Change, model_arg, requantize_command, trtexec_fixes
 from qdqreport.rules._common import stage_label
 from qdqreport.testing.recipes import detector_run
 
@@ -100,7 +100,7 @@ def _fixes(ctx: Context, stage: str) -> tuple[Fix, ...]:
         return ((Fix("Some Q/DQ scales are zero, negative or infinite (see the Q/DQ finding): re-calibrate with "
                      "varied data"),) if scales_bad else ()) + (
             Fix("The FP32 model is finite, so the QDQ model overflows: ModelOpt converts the float part to FP16 by "
-                "default; keep it in FP32", modelopt_command(ctx, ["--high_precision_dtype", "fp32"])),)
+                "default; keep it in FP32", requantize_command(ctx, Change(float_part_fp32=True))),)
     if stage == "trt_fp16":
         return (Fix("FP16 overflows in TensorRT: confirm with an FP32 engine, then pin the overflowing layers to FP32 "
                     "(TensorRT 10; on TensorRT 11 keep them FP32 in the graph, e.g. ModelOpt AutoCast)",

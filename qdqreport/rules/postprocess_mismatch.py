@@ -12,7 +12,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COSINE_OK, TOP1_OK, diverges
-from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.fixes import exclusion, requantize_command
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run
 
@@ -255,7 +255,7 @@ def _head_fix(ctx: Context) -> tuple[Fix, ...]:
     if not head:
         return ()
     return (Fix("To shrink the noise at the decision itself, keep the quantized nodes feeding the outputs out of "
-                "INT8 (or use QAT)", modelopt_command(ctx, exclusion_args(head))),)
+                "INT8 (or use QAT)", requantize_command(ctx, exclusion(head))),)
 
 
 # --- shared helpers --------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, layer_tables, underused_quantizers
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import modelopt_command
+from qdqreport.fixes import Change, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01
 from qdqreport.testing.layer_examples import layer_chain, qnode, quantization_run
@@ -61,7 +61,7 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
                                                    threshold=f"> {HEAVY_CLIPPING:.0%}"), _qnode_table(clipping)),
             summary=f"{worst.q_node} saturates {percent(worst.clipped_share)} of the values of {worst.tensor}.",
             fixes=(Fix("Re-calibrate with max calibration on representative data",
-                       modelopt_command(ctx, ["--calibration_method", "max"])),))
+                       requantize_command(ctx, Change(calibration_method="max"))),))
     if under:
         worst = under[0]
         yield qnode_range_use.finding(
@@ -74,7 +74,7 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
                      f"scale represents [{worst.representable_min:.4g}, {worst.representable_max:.4g}]: "
                      f"{percent(worst.range_used)} of the range."),
             fixes=(Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
-                       modelopt_command(ctx, ["--calibration_method", "entropy"])),))
+                       requantize_command(ctx, Change(calibration_method="entropy"))),))
 
 
 def _qnode_table(rows: list[dict]) -> Table:

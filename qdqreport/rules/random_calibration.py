@@ -11,7 +11,7 @@ from qdqreport.analysis.calibration_data import (
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import model_file, modelopt_command, python_command, requantized_file
+from qdqreport.fixes import model_file, python_command, requantize_command, requantized_file
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
@@ -172,6 +172,6 @@ def _fixes(ctx: Context) -> tuple[Fix, ...]:
               "types.SimpleNamespace(get_next=lambda: next(it, None)))")
     return (Fix("Save real, preprocessed samples (the evaluation preprocessing, shape [N, ...] per model input, a few "
                 "hundred for a CNN) and re-quantize with them: ModelOpt --calibration_data_path",
-                modelopt_command(ctx, calibration="real_calib.npz")),
+                requantize_command(ctx, calibration="real_calib.npz")),
             Fix("With ONNX Runtime quantize_static: a CalibrationDataReader whose get_next() yields those samples "
                 "({input name: one preprocessed sample}), never np.random data", python_command(reader)))

@@ -9,7 +9,7 @@ from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
-from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.fixes import Change, exclusion, excluded_precision, requantize_command
 from qdqreport.rules._common import clamp01, diverging_outputs, rounded
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
@@ -142,7 +142,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                   *([Text(f"The calibration inputs differ from the evaluation inputs ({upstream}): every calibrated range "
                           "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
                           "collect again before excluding nodes.")] if upstream else [])),
-        fixes=(Fix("Re-quantize keeping these nodes in FP16", modelopt_command(ctx, _exclusions(ctx, flagged))),),
+        fixes=(Fix(f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", requantize_command(ctx, _exclusions(ctx, flagged))),),
         stage=comparison.id if comparison else "", tags=("root_cause",)))
 
 
@@ -173,11 +173,11 @@ def _errors(row: dict[str, Any] | None) -> tuple[Any, Any, Any]:
                                                     rounded(row.max_abs))
 
 
-def _exclusions(ctx: Context, flagged: list[dict[str, Any]]) -> list[str]:
+def _exclusions(ctx: Context, flagged: list[dict[str, Any]]) -> Change:
     """Exclude whole op types when every node of that type is flagged, else the nodes by name."""
     nodes = (ctx.precision or {}).get("nodes", [])
     flagged_names = {s["node"] for s in flagged}
     whole = {s["op_type"] for s in flagged
              if {n["name"] for n in nodes if n["op_type"] == s["op_type"]} <= flagged_names
              and any(n["op_type"] == s["op_type"] for n in nodes)}
-    return exclusion_args([s["node"] for s in flagged if s["op_type"] not in whole], whole)
+    return exclusion([s["node"] for s in flagged if s["op_type"] not in whole], whole)

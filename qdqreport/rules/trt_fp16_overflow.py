@@ -11,7 +11,7 @@ from qdqreport.analysis.fp16 import FP16_MAX
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
-from qdqreport.fixes import model_file, modelopt_command
+from qdqreport.fixes import Change, model_file, requantize_command
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 from qdqreport.rules._trt import headline
@@ -102,4 +102,4 @@ def _fixes(ctx: Context, nodes: list[str]) -> tuple[Fix, ...]:
                 f"trtexec --onnx={model} --fp16 --precisionConstraints=obey --layerPrecisions={layers} "
                 f"--layerOutputTypes={layers}"),
             Fix("Quantize with the non-quantized part kept in FP32 instead of FP16",
-                modelopt_command(ctx, ["--high_precision_dtype", "fp32"])))
+                requantize_command(ctx, Change(float_part_fp32=True))))

@@ -8,7 +8,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES, TENSORRT
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import modelopt_command
+from qdqreport.fixes import modelopt_command, quantize_static_command, quantizer_name, recorded_ort_options
 from qdqreport.rules._trt import DEFECTS
 from qdqreport.rules._common import comparison_label, diverging_outputs
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, precision_summary,
@@ -200,15 +200,20 @@ def _separation(where: str, damage: tuple[bool, str] | None) -> str:
 
 
 def _fixes(ctx: Context, defect: str, hits: list[dict[str, Any]]) -> tuple[Fix, ...]:
-    requantize = Fix("Re-quantize symmetric INT8 with ModelOpt (zero-points 0, constant per-tensor/per-channel scales)",
-                     modelopt_command(ctx))
+    modelopt = ("Re-quantize symmetric INT8 with ModelOpt (zero-points 0, constant per-tensor/per-channel scales)",
+                modelopt_command(ctx))
     bias = any(e["dtype"] == "int32" for e in hits)
-    ort = Fix("Or, with onnxruntime.quantization.quantize_static, ask for symmetric signed INT8"
-              + (" and float biases" if bias else ""),
-              "quantize_static(..., activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, "
-              "extra_options={'ActivationSymmetric': True, 'WeightSymmetric': True"
-              + (", 'QuantizeBias': False" if bias else "") + "})")
+    options = recorded_ort_options(ctx)  # the user's own quantize_static options, made TensorRT-compatible
+    options.update(activation_type="int8", weight_type="int8",
+                   extra_options={**options["extra_options"], "ActivationSymmetric": True, "WeightSymmetric": True,
+                                  **({"QuantizeBias": False} if bias else {})})
+    ort = ("Re-quantize with onnxruntime.quantization.quantize_static as symmetric signed INT8"
+           + (" with float biases" if bias else ""), quantize_static_command(ctx, options))
+    # The tool that made the model first; the other as the alternative.
+    first, other = (ort, modelopt) if quantizer_name(ctx) == "quantize_static" else (modelopt, ort)
+    requantize = Fix(*first)
+    alternative = Fix("Or: " + other[0][0].lower() + other[0][1:], other[1])
     if defect.startswith("non-finite"):
         return (Fix("Check the calibration data: a tensor that is constant or all-zero in every calibration sample "
                     "calibrates to a zero scale; add varied samples"), requantize)
-    return requantize, ort
+    return requantize, alternative

@@ -18,7 +18,7 @@ from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, categorical, conte
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
-from qdqreport.fixes import calibration_rewrite, modelopt_command
+from qdqreport.fixes import (Change, calibration_rewrite, current_calibration_method, method_name, requantize_command)
 from qdqreport.rules._clipped_activations import clipped_activations
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
@@ -350,14 +350,14 @@ def _outside_calibration(ctx: Context, collapsed: list[int], total: int) -> tupl
 
 
 def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]:
-    method = (ctx.modelopt_log or {}).get("calibration_method") or "entropy"  # ModelOpt's default
+    method = current_calibration_method(ctx)
     other = "max" if method != "max" else "entropy"
     extend, extended = calibration_rewrite(ctx, input_name, "np.concatenate([x, np.load('<similar_inputs.npy>')])")
     like = f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs"
     return (Fix(f"Add {like} (from training data, not the evaluation set) "
                 "to the calibration set; use at least 500 calibration samples for CNNs", extend),
-            Fix(f"Re-quantize with the extended set and try --calibration_method {other} (now {method})",
-                modelopt_command(ctx, ["--calibration_method", other], calibration=extended)))
+            Fix(f"Re-quantize with the extended set and try {method_name(ctx, other)} calibration (now "
+                f"{method_name(ctx, method)})", requantize_command(ctx, Change(calibration_method=other), extended)))
 
 
 def _input_name(ctx: Context) -> str:

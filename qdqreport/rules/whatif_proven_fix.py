@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
-from qdqreport.fixes import exclusion_args, modelopt_command
+from qdqreport.fixes import exclusion, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01, rounded
 from qdqreport.testing.layer_examples import layer_chain, quantization_run, whatif_trials
@@ -74,11 +74,11 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
         return
     collapsed = base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED)
     fixes = [Fix(f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
-                 modelopt_command(ctx, exclusion_args(chosen["nodes"])))]
+                 requantize_command(ctx, exclusion(chosen["nodes"])))]
     op_type = summary.get("op_type") or {}
     if op_type.get("reached"):
         fixes.append(Fix(f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; measured cosine "
-                         f"{op_type['cosine']:.4f})", modelopt_command(ctx, exclusion_args(op_types=[op_type["op_type"]]))))
+                         f"{op_type['cosine']:.4f})", requantize_command(ctx, exclusion(op_types=[op_type["op_type"]]))))
     yield whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
         severity="error" if collapsed else "warning", confidence=0.95, score=_recovered(base, chosen),
