@@ -338,8 +338,17 @@ def mgk_cases() -> list[Case]:
         Case("mgk_head_int8", "mgk", 4, ("QR002",), "onnxruntime quantize_static, symmetric INT8, MinMax, "
              "per-channel weights, both MatMuls and the Conv (quantize_static's own selection for these op types): "
              "the healthy recipe plus Dense_1, the 214-way classifier before the softmax", "mgk_all.onnx", c,
-             make=[q("mgk", c, "mgk_all.onnx", w, MGK_ALL)]),
+             make=[q("mgk", c, "mgk_all.onnx", w, MGK_ALL)], pending=HEAD_NOT_QUANTIZED),
     ]
+
+
+# Found when the part was read (session 24): quant_pre_process fuses Dense_1's MatMul and Add into a Gemm, and
+# quantize_static's selection for this case (MatMul, Conv) never reaches a Gemm: the head stays float in
+# mgk_all.onnx (its inputs come from no DequantizeLinear). The model differs from the healthy recipe only by Dense_0's
+# MatMul and Add, harmlessly: the fault named was not put in, so the case is shown, not scored.
+HEAD_NOT_QUANTIZED = ("not scored: the head Dense_1 was not quantized (fused into a Gemm by quant_pre_process, which "
+                      "the MatMul/Conv selection does not reach); only Dense_0's MatMul and Add differ from the healthy "
+                      "recipe, harmlessly")
 
 
 def variant_cases() -> list[Case]:

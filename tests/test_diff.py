@@ -201,7 +201,7 @@ def test_config_card_documents_the_configuration(broken_bundle, tmp_path):
     manifest = json.loads((broken_bundle / "manifest.json").read_text())
     ctx = Context(Bundle(broken_bundle))
     assert manifest["inputs"]["calib"]["sha256"] in card and manifest["models"]["qdq"]["sha256"] in card
-    assert f"--calibration_method={ctx.modelopt_log['calibration_method']}" in card  # from the real ModelOpt log
+    assert f"--calibration_method {ctx.modelopt_log['calibration_method']}" in card  # from the real ModelOpt log
     # The paths the bundle recorded (here absolute, as collect was given them), not bare file names.
     assert f"--calibration_data_path={manifest['inputs']['calib']['source']}" in card
     assert f"--output_path={manifest['models']['qdq']['path']}" in card

@@ -108,15 +108,25 @@ class NoiseVerdict:
 
 
 def judge_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[NoiseVerdict]:
-    """A verdict for every intensity (float or unsigned) input present in both statistics documents."""
+    """A verdict for every intensity (float or unsigned) input present in both statistics documents, and for every
+    id input (token ids, byte values) whose evaluation sequences have structure of their own."""
     calib, evaluation = _inputs(calib_stats), _inputs(eval_stats)
     verdicts = []
     for name in sorted(set(calib) & set(evaluation)):
         c, e = calib[name], evaluation[name]
-        if not (_intensity(c) and _intensity(e)) or not _moments_ok(c) or not _moments_ok(e):
+        if not _moments_ok(c) or not _moments_ok(e):
             continue
-        verdicts.append(_judge(name, c, e))
+        if (_intensity(c) and _intensity(e)) or _structured_ids(c, e):
+            verdicts.append(_judge(name, c, e))
     return verdicts
+
+
+def _structured_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
+    """Ids whose neighbours correlate in the evaluation set (a file's bytes: text ranges, runs, padding) and whose
+    calibration structure was measured: there only the structure test judges (np.random.randint ids have none); the
+    moments of categories follow no law, so ids without structure (word-piece ids) are never judged."""
+    (c_mean, _), (e_mean, _) = _structure(calib), _structure(evaluation)
+    return c_mean is not None and e_mean is not None and e_mean >= STRUCTURED_EVAL
 
 
 def noise_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[NoiseVerdict]:
@@ -164,7 +174,7 @@ def _inputs(stats: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 def _intensity(entry: dict[str, Any]) -> bool:
-    # Token ids, masks and flags are categories: random ones look like real ones, so they are not judged here.
+    # Token ids, masks and flags are categories: their moments say nothing of noise (only their structure can).
     return not str(entry.get("dtype", "")).startswith(("int", "bool"))
 
 

@@ -101,14 +101,17 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     # Values in [0, 1] that a linear layer writes out are coordinates or fractions (landmarks), not probabilities,
     # and not class logits either: logits are unbounded and go negative (the collector's guess for a 2-D Gemm output).
     within = bool(arrays) and _within_unit(arrays)
-    unit_regressed = within and _regressed(name, producer_op)
+    # Rows of values in [0, 1] that each sum to 1 are a distribution over classes, whatever op wrote them last: a
+    # softmax exported as Exp / ReduceSum ends in a Div (Magika's jax2tf export). Regressed numbers do not sum to 1.
+    distribution = within and _sums_to_one(arrays)
+    unit_regressed = within and not distribution and _regressed(name, producer_op)
     if class_output and not (_few_regressed(name, arrays, producer_op) or unit_regressed):
         return OutputKind("class_scores", "one score per class (the collector found class scores)")
     if not arrays:
         return OutputKind("tensor", "no stored outputs to read")
     size = int(arrays[0].size)
     in_unit = within and not unit_regressed
-    if in_unit and _sums_to_one(arrays):
+    if distribution:
         return OutputKind("class_scores", "rows sum to 1 (softmax)")
     if size < SMALL:
         return (OutputKind("probabilities", f"{size} value(s) in [0, 1]") if in_unit

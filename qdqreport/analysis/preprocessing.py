@@ -182,8 +182,14 @@ def content_differs(calib: dict[str, Any], evaluation: dict[str, Any]) -> float 
 
 def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
     """A calibration input frozen at one value where the evaluation varies (or the reverse): built differently,
-    e.g. an attention mask made with ones_like(input_ids), so the padding is attended during calibration."""
+    e.g. an attention mask made with ones_like(input_ids), so the padding is attended during calibration; or one
+    holding negative values where the evaluation has none (bytes read as int8)."""
     c, e = calib["overall"], evaluation["overall"]
+    if c["min"] < 0 <= e["min"]:  # no id or byte is negative: the reader made it signed
+        return Difference("categorical", f"calibration holds negative values (down to {c['min']:g}) where every "
+                          f"evaluation value is {e['min']:g}..{e['max']:g}: ids or bytes read as signed", "x", 1.0, 0.7,
+                          advice="Read the calibration values unsigned, as the evaluation pipeline does (bytes: "
+                                 "np.frombuffer(data, np.uint8), not np.int8; or x % 256 on the signed bytes)")
     frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
     if frozen_c == frozen_e:
         return None

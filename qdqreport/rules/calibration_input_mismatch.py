@@ -258,9 +258,9 @@ def _described(found: Difference, calib: dict[str, Any], evaluation: dict[str, A
                       tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean"))) for label, s in
                             (("calibration", c), ("evaluation", e))))
         return (found.label, found.expr, found.factor, found.confidence,
-                (Text("Integer input: compared as categories, not magnitudes. A mask or id that "
-                      "is constant in one set and varies in the other was built by different code "
-                      "(padding, mask or segment construction)."), table))
+                (Text("Integer input: compared as categories, not magnitudes. A mask or id that is constant in one "
+                      "set and varies in the other was built by different code (padding, mask or segment "
+                      "construction); negative values no evaluation id or byte has come from a signed read."), table))
     table = Table("Input statistics", ("set", "min", "max", "mean", "std", "channel means"),
                   tuple((label, *(rounded(s["overall"][k]) for k in ("min", "max", "mean", "std")),
                          ", ".join(f"{ch['mean']:.3g}" for ch in s.get("channels", []))) for label, s in

@@ -18,7 +18,8 @@ EXAMPLES_SHOWN = 5  # example tensors per defect; the count says how many there 
 
 # "graph": ONNX Runtime computes the defect too, so the ORT QDQ model is already wrong;
 # "engine": ONNX Runtime executes it faithfully and only TensorRT refuses or changes it.
-DAMAGE_SHOWS_IN = {"non-finite or non-positive scale": "graph", "non-zero zero-point": "engine",
+BROKEN_SCALE = "non-finite or non-positive scale"
+DAMAGE_SHOWS_IN = {BROKEN_SCALE: "graph", "non-zero zero-point": "engine",
                    "type TensorRT lacks": "engine", "non-constant scale": "engine", "Q/DQ pair scales differ": "graph"}
 
 
@@ -94,7 +95,10 @@ def trt_unsupported_qdq(ctx: Context) -> Iterator[Finding]:
 
     - Defects ONNX Runtime computes itself are root causes: a non-finite or non-positive scale
       (always an error), and pair scales that differ when the ORT QDQ outputs diverge (ONNX
-      Runtime applies each DQ's own scale, so the QDQ model itself is wrong).
+      Runtime applies each DQ's own scale, so the QDQ model itself is wrong). A scale that is
+      only NaN or Inf makes its DequantizeLinear write NaN/Inf; when the ORT QDQ outputs are all
+      finite a later op masked it, so it is not credited with their divergence (scored below the
+      findings that measure it).
     - Defects only TensorRT rejects or changes are deployment findings, never the root cause of
       an ORT FP32 → ORT QDQ divergence, and are shown in the report's deployment section:
       non-zero zero-points, UINT8/INT16 types and int32 bias DequantizeLinear nodes, non-constant
@@ -129,7 +133,7 @@ def trt_unsupported_qdq(ctx: Context) -> Iterator[Finding]:
 
 def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict[str, Any]], total: int) -> Finding:
     where = DAMAGE_SHOWS_IN[defect]
-    damage = _damage(ctx, where)
+    damage = _damage(ctx, where, defect, hits)
     explains = damage is not None and damage[0]
     rows = tuple((e["tensor"], e["kind"], e["dtype"], e["zero_point_max_abs"], e["scale_min"], e["scale_max"],
                   e["scale_constant"], e["pair_scales_match"]) for e in hits[:EXAMPLES_SHOWN])
@@ -176,20 +180,28 @@ def _why(defect: str, why: str, hits: list[dict[str, Any]]) -> str:
     return why
 
 
-def _damage(ctx: Context, where: str) -> tuple[bool, str] | None:
-    """(diverges?, comparison label) of the comparison that shows this defect's damage, None when not measured."""
+def _damage(ctx: Context, where: str, defect: str, hits: list[dict[str, Any]]) -> tuple[bool, str, bool] | None:
+    """(explains the divergence?, comparison label, masked?) of the comparison that shows this defect's damage, None
+    when not measured. A scale that is only NaN or Inf makes its DequantizeLinear write NaN/Inf (0 x Inf): when the QDQ
+    outputs are all finite, a later op masked it (a Max, a Where) and the divergence has another cause."""
     purpose = "quantization" if where == "graph" else "deployment"
     comparison = ctx.comparison(purpose)
     if comparison is None:
         return None
-    return bool(diverging_outputs(ctx, purpose)), comparison_label(comparison)
+    diverges = bool(diverging_outputs(ctx, purpose))
+    masked = (diverges and defect == BROKEN_SCALE and all(e.get("scale_min") is None for e in hits)
+              and not any(s.nonfinite_cand > s.nonfinite_ref for s in ctx.output_summaries(comparison.id)))
+    return diverges and not masked, comparison_label(comparison), masked
 
 
-def _separation(where: str, damage: tuple[bool, str] | None) -> str:
+def _separation(where: str, damage: tuple[bool, str, bool] | None) -> str:
     """Which comparison separates this defect from other causes of the same divergence."""
     if where == "graph":
         if damage is None:
             return "Not measured: no ORT FP32 → ORT QDQ comparison in the bundle."
+        if damage[2]:
+            return (f"ONNX Runtime computes this defect too; its NaN/Inf never reaches the outputs of {damage[1]} (all "
+                    "finite), so that comparison's divergence has another cause (see the other findings).")
         return (f"ONNX Runtime computes this defect too, so it shows in {damage[1]}, which "
                 + ("diverges: this defect explains it." if damage[0] else
                    "agrees: ONNX Runtime runs it without harm; only TensorRT's single-scale fusion changes it."))
