@@ -145,8 +145,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                               "(about one more inference pass of each model)")
     collect.add_argument("--no-saturation-check", action="store_true",
                          help="skip the saturation check that runs when Conv/MatMul/Gemm read UINT8 activations and "
-                              "INT8 weights (U8S8), or INT8 activations and INT8 weights (S8S8) on a CPU without VNNI: "
-                              "the QDQ model run again with ONNX Runtime's Q/DQ fusion disabled, on the first 32 samples")
+                              "INT8 weights (U8S8), or INT8 activations and INT8 weights (S8S8) on a CPU without VNNI, "
+                              "and an output of the QDQ model does not agree with FP32: the QDQ model run again with "
+                              "ONNX Runtime's Q/DQ fusion disabled, on the first 32 samples (where every output agrees "
+                              "the bundle records it as skipped, with the reason)")
     collect.add_argument("--range-samples", type=int, metavar="K",
                          help="measure how the evaluation data (and the --calib data) fills every activation Q node's "
                               "calibrated range (clipping, range used) on K samples spread over each set (default 8; "

@@ -118,3 +118,61 @@ def test_saturation_under_random_calibration_ranks_under_the_calibration() -> No
     kernels = next(f for f in findings if f.rule_id == "QR012")
     assert kernels.severity == "warning" and kernels.score <= 0.2
     assert "fix the calibration first" in kernels.summary
+
+
+def test_the_decision_names_the_outputs_that_do_not_agree() -> None:
+    from qdqreport.collect.saturation_check import decision
+
+    assert decision([]) is None  # every output agrees: skipped
+    assert decision(None) == "ran: no quantization comparison to judge the fused outputs by"
+    assert decision(["out degrades (cosine 0.95)"]) == "ran: output out degrades (cosine 0.95)"
+    assert decision([f"o{i} collapses (x)" for i in range(5)]).endswith("; output o2 collapses (x) and 2 more")
+
+
+DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
+
+
+def _demo_collect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, qdq: str, vnni: bool = False) -> Context:
+    """The demo (S8S8) collected as on a CPU without VNNI (or with it), whatever this CPU has."""
+    from qdqreport.collect import pipeline
+
+    monkeypatch.setattr(pipeline, "cpu_vnni", lambda: {"machine": "x86_64", "vnni": vnni, "avx2": True})
+    out = tmp_path / qdq
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / qdq), "--inputs",
+                 str(DEMO / "eval.npz"), "--max-samples", "8", "--no-fp16-check", "-o", str(out), "--quiet"]) == 0
+    assert main(["validate", str(out)]) == 0
+    return Context(Bundle(out))
+
+
+@pytest.mark.slow
+def test_the_control_is_skipped_with_its_reason_where_the_fused_outputs_agree(tmp_path, monkeypatch) -> None:
+    """The healthy demo model agrees with FP32: the control is not run (issue 12: its fixed cost bought nothing, QR012
+    reads it only on outputs that diverge), and the bundle says so: stage skipped, the reason as its error and in
+    details.decision, the kernels and the CPU as for a run; no comparison, no outputs."""
+    ctx = _demo_collect(tmp_path, monkeypatch, "cls_int8.onnx")
+    (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
+    assert summary.level == "agree"
+    stage = ctx.stage(UNFUSED_STAGE)
+    assert stage.status == "skipped" and stage.error.startswith("skipped: the fused QDQ outputs agree with FP32")
+    assert stage.details["decision"] == stage.error and stage.details["samples"] == 0
+    assert stage.details["s8s8_nodes"] > 0 and stage.details["cpu"]["vnni"] is False
+    assert not [c for c in ctx.comparisons if c.candidate == UNFUSED_STAGE]
+    assert not ctx.bundle.stage(UNFUSED_STAGE)["artifacts"]
+    assert not [f for f in run_rules(ctx).findings if f.rule_id in ("QR008", "QR012")]  # skipped is no failure
+
+
+@pytest.mark.slow
+def test_the_control_runs_where_an_output_does_not_agree_and_says_why(tmp_path, monkeypatch) -> None:
+    ctx = _demo_collect(tmp_path, monkeypatch, "cls_int8_x255.onnx")
+    (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
+    assert summary.level != "agree"
+    stage = ctx.stage(UNFUSED_STAGE)
+    assert stage.status == "ok" and stage.details["samples"] == 8
+    assert stage.details["decision"].startswith(f"ran: output {summary.output} {summary.level}s (")
+    assert [c.purpose for c in ctx.comparisons if c.candidate == UNFUSED_STAGE] == ["other"]
+
+
+@pytest.mark.slow
+def test_no_control_at_all_for_s8s8_on_a_vnni_cpu(tmp_path, monkeypatch) -> None:
+    ctx = _demo_collect(tmp_path, monkeypatch, "cls_int8_x255.onnx", vnni=True)
+    assert ctx.stage(UNFUSED_STAGE) is None

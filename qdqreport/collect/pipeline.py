@@ -25,8 +25,8 @@ from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score
                                       session_source, shorten)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
-from qdqreport.collect.saturation_check import (SaturationCheck, cpu_vnni, kernel_nodes, run_saturation_check,
-                                                write_saturation_check)
+from qdqreport.collect.saturation_check import (cpu_vnni, decision, diverging_outputs, kernel_nodes,
+                                                run_saturation_check, skipped_entry, write_saturation_check)
 from qdqreport.collect.tensor_pass import run_tensor_pass
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)
@@ -134,7 +134,7 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
     ranges = _activation_ranges(options, loaded, progress)
-    saturation = _saturation_check(options, loaded, precision, progress)
+    saturation = _saturation_kernels(options, precision)  # the control itself runs once the comparisons are written
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
     progress.say("writing the bundle")
@@ -155,8 +155,8 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
 
         write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
                          _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
-    write_saturation_check(writer, manifest, saturation, [] if fp32.error else fp32.outputs,
-                           _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
+    if saturation is not None:
+        _saturation_check(writer, manifest, options, loaded, saturation, stages, progress)
     if task is not None:
         from qdqreport.analysis.task import write_task
 
@@ -404,16 +404,35 @@ def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) ->
                           loaded.graphs)
 
 
-def _saturation_check(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,
-                      progress: Progress) -> SaturationCheck | None:
+def _saturation_kernels(options: CollectOptions,
+                        precision: dict[str, Any] | None) -> tuple[dict[str, Any], tuple[list[str], list[str]]] | None:
+    """(CPU flags, the U8S8 and S8S8 nodes) when the saturation check applies to this model on this CPU."""
     if not options.saturation_check:
         return None
     cpu = cpu_vnni()
     nodes = kernel_nodes(precision, cpu)
-    if not any(nodes):
-        return None
-    return run_saturation_check(session_source(loaded.qdq.proto), loaded.qdq.outputs, loaded.eval.samples, nodes,
-                                options.ort_provider, progress, cpu)
+    return (cpu, nodes) if any(nodes) else None
+
+
+def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: CollectOptions, loaded: _Loaded,
+                      kernels: tuple[dict[str, Any], tuple[list[str], list[str]]], stages: dict[str, OrtStage],
+                      progress: Progress) -> None:
+    """The unfused control, only where the fused QDQ outputs do not agree with FP32: judged by the report's own
+    judgement on the stages and comparisons already in *manifest* (saturation_check.diverging_outputs); where every
+    output agrees the stage is recorded as skipped, with the reason."""
+    cpu, nodes = kernels
+    fp32 = stages["ort_fp32"]
+    stored = {entry["artifacts"]["outputs"]: stages[entry["id"]].outputs[:stages[entry["id"]].outputs.stored]
+              for entry in manifest["stages"] if entry["id"] in stages and "outputs" in entry["artifacts"]}
+    why = decision(diverging_outputs(writer, manifest, stored))
+    if why is None:
+        progress.say("saturation check: the fused QDQ outputs agree with FP32; the unfused control is not run")
+        manifest["stages"].append(skipped_entry(nodes, cpu, len(loaded.eval.samples)))
+        return
+    check = run_saturation_check(session_source(loaded.qdq.proto), loaded.qdq.outputs, loaded.eval.samples, nodes,
+                                 options.ort_provider, progress, cpu, why)
+    write_saturation_check(writer, manifest, check, [] if fp32.error else fp32.outputs,
+                           _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
 
 
 # --- writing ----------------------------------------------------------------------------

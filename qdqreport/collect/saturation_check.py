@@ -17,6 +17,15 @@ weights and activation grid; no integer kernel, so nothing can saturate. Stage `
 compared with `ort_fp32` like `ort_qdq` is (comparison `control: qdq_unfused`, purpose `other`).
 The stage details record the CPU's VNNI flags (Linux /proc/cpuinfo) and the U8S8 nodes.
 
+When it runs: only where the fused QDQ outputs do not agree with FP32. The decision is taken once
+the quantization comparison is written, by the report's own judgement (analysis/context.py's Context
+on the bundle being written, collect/staged.py; agreement.diverges: any output not judged "agree",
+recurrent state aside, which never diverges). Where every output agrees, the stage is recorded as
+`skipped` with the reason (details `decision`): QR012 and the layer findings it refutes read the
+control only on outputs that diverge (analysis/saturation.saturation_evidence), so there it could
+change no finding, and its fixed cost (+16% on Silero VAD, +23% on the PP-OCRv4 recogniser at
+N = 128 on an AVX2 CPU, docs/BENCHMARKS.md) bought nothing.
+
 Cost: one more QDQ inference pass on the first MAX_SAMPLES (32) samples only, run in float (a
 little slower per sample than the fused model). `collect --no-saturation-check` skips it.
 Measured on the corpus (scripts/measure_u8s8_saturation.py, AVX2 without VNNI): the captcha CRNN
@@ -37,6 +46,7 @@ from qdqreport.analysis.saturation import CONTROL_KIND, MAX_SAMPLES, UNFUSED_STA
 from qdqreport.bundle.layout import write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.ort_stage import OrtStage, open_stage
+from qdqreport.collect.staged import StagedBundle
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
@@ -44,6 +54,10 @@ INTEGER_KERNEL_OPS = ("Conv", "MatMul", "Gemm")
 NODES_LISTED = 8
 VNNI_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 UNFUSED_CONFIG = {"session.disable_quant_qdq": "1"}  # Q/DQ left unfused: float operators, no integer kernels
+DIVERGING_LISTED = 3
+SKIPPED = ("skipped: the fused QDQ outputs agree with FP32 (every output of ort_qdq__vs__ort_fp32 judged 'agree' by "
+           "analysis/agreement.py, recurrent state aside), so the integer kernels lose nothing the control could win "
+           "back; it runs only where an output does not agree")
 
 
 @dataclass
@@ -84,19 +98,59 @@ def cpu_vnni() -> dict[str, Any]:
             "avx512f": "avx512f" in flags, "flags_source": str(path)}
 
 
+def diverging_outputs(writer: BundleWriter, manifest: dict[str, Any],
+                      stored: dict[str, Sequence[Feed]] | None = None) -> list[str] | None:
+    """The outputs of the quantization comparison that do not agree with FP32, each with its judgement ("out
+    degrades (map IoU 0.93 at 0.5)"), judged as `report` will judge them: its Context on the bundle being written
+    (collect/staged.py) and agreement.diverges, so no second threshold exists. None when there is no quantization
+    comparison (a stage failed): nothing to judge. *stored*: StagedBundle's shortcut to the stages' stored outputs."""
+    from qdqreport.analysis.agreement import diverges
+    from qdqreport.analysis.context import Context
+
+    ctx = Context(StagedBundle(writer, manifest, stored))
+    comparison = ctx.comparison("quantization")
+    if comparison is None:
+        return None
+    return [f"{s.output} {s.judgement.level}s ({s.judgement.headline})" for s in ctx.output_summaries(comparison.id)
+            if diverges(s)]
+
+
+def decision(diverging: list[str] | None) -> str | None:
+    """Why the control runs ("ran: ..."), or SKIPPED when every output agrees (*diverging*: diverging_outputs)."""
+    if diverging is None:
+        return "ran: no quantization comparison to judge the fused outputs by"
+    if not diverging:
+        return None
+    more = f" and {len(diverging) - DIVERGING_LISTED:,} more" if len(diverging) > DIVERGING_LISTED else ""
+    return f"ran: output {'; output '.join(diverging[:DIVERGING_LISTED])}{more}"
+
+
+def _details(nodes: tuple[list[str], list[str]], cpu: dict[str, Any], count: int, of: int, why: str) -> dict[str, Any]:
+    u8s8, s8s8 = nodes
+    return {"control_of": "ort_qdq", "session_config": dict(UNFUSED_CONFIG), "samples": count, "of_samples": of,
+            "u8s8_nodes": len(u8s8), "s8s8_nodes": len(s8s8), "u8s8_nodes_listed": (u8s8 + s8s8)[:NODES_LISTED],
+            "cpu": cpu, "decision": why}
+
+
+def skipped_entry(nodes: tuple[list[str], list[str]], cpu: dict[str, Any], of: int) -> dict[str, Any]:
+    """The manifest entry of a control not run because every output agrees: status skipped, the reason as its error
+    and details.decision, the kernels and the CPU recorded as for a run."""
+    return {"id": UNFUSED_STAGE, "runtime": "onnxruntime", "precision": "qdq-unfused", "status": "skipped",
+            "error": SKIPPED, "seconds": None, "artifacts": {}, "details": _details(nodes, cpu, 0, of, SKIPPED)}
+
+
 def run_saturation_check(qdq_model: bytes | str, graph_outputs: Sequence[str], samples: Sequence[Feed],
                          nodes: tuple[list[str], list[str]], provider: str, progress: Progress,
-                         cpu: dict[str, Any]) -> SaturationCheck:
-    """Run the unfused control on the first MAX_SAMPLES of *samples* (*nodes*: kernel_nodes' U8S8 and S8S8)."""
+                         cpu: dict[str, Any], why: str = "ran") -> SaturationCheck:
+    """Run the unfused control on the first MAX_SAMPLES of *samples* (*nodes*: kernel_nodes' U8S8 and S8S8; *why*:
+    decision's text, recorded as details.decision)."""
     count = min(len(samples), MAX_SAMPLES)
     u8s8, s8s8 = nodes
     progress.say(f"saturation check: {len(u8s8) + len(s8s8)} Conv/MatMul/Gemm run in integer kernels (U8S8 "
                  f"{len(u8s8)}, S8S8 {len(s8s8)}); running the QDQ model unfused on the first {count} of "
-                 f"{len(samples)} samples")
+                 f"{len(samples)} samples ({why})")
     control = open_stage(UNFUSED_STAGE, qdq_model, tuple(graph_outputs), provider, UNFUSED_CONFIG)
-    control.details.update({"control_of": "ort_qdq", "session_config": dict(UNFUSED_CONFIG),
-                            "samples": count, "of_samples": len(samples), "u8s8_nodes": len(u8s8),
-                            "s8s8_nodes": len(s8s8), "u8s8_nodes_listed": (u8s8 + s8s8)[:NODES_LISTED], "cpu": cpu})
+    control.details.update(_details(nodes, cpu, count, len(samples), why))
     for index in range(count):
         control.infer(samples[index], index)
         progress.count("saturation check samples (ort_qdq_unfused)", index + 1, count)
