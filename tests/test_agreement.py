@@ -193,3 +193,17 @@ def test_integer_ctc_indices_are_judged_by_exact_matches_not_slices(case):
     (summary,) = [s for s in ctx.output_summaries(ctx.comparison("quantization").id) if s.output == "ctc_index"]
     assert summary.kind.kind == "index" and summary.judgement.measure == "exact matches"
     assert not [f for f in run_rules(ctx).findings if f.rule_id == "QR007"]
+
+
+def test_a_softmax_declared_as_probabilities_counts_one_decision_per_row():
+    # The PaddleOCR direction classifier's 2-class softmax, calibrated on raw pixels: 9 of 24 crops change direction.
+    # Declared `probabilities`, each row's two columns cross 0.5 together; counted per column it read "18 of 48".
+    bundle = Path(__file__).resolve().parents[1] / "corpus" / "cls_calib_x255"
+    inferred = Context(Bundle(bundle))
+    comparison = inferred.comparison("quantization")
+    top1 = inferred.output_summaries(comparison.id)[0]
+    declared = Context(Bundle(bundle), judging=JudgingOptions({top1.output: "probabilities"}))
+    summary = declared.output_summaries(comparison.id)[0]
+    assert summary.kind.kind == "probabilities" and top1.kind.kind == "class_scores"
+    assert summary.judgement.headline == "9 of 24 decisions flip at 0.5" and "9 of 24 top-1" in top1.judgement.headline
+    assert summary.judgement.sample_agreement == top1.judgement.sample_agreement

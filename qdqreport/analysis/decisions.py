@@ -84,15 +84,24 @@ def _near_tie(rows: np.ndarray) -> np.ndarray:
 def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
     material = near = total = 0
     per_sample = []
+    # Rows that sum to 1 (a softmax declared as probabilities) hold one decision each, not one per class: a 2-class
+    # row that flips at 0.5 flips both columns at once and is one changed decision.
+    rows = all(r.ndim >= 1 and r.shape[-1] >= 2 and _probability_rows(r.reshape(-1, r.shape[-1])) for r, _ in pairs)
     for ref, cand in pairs:
         flips = (ref >= threshold) != (cand >= threshold)
         decided = np.abs(ref - threshold) >= MARGIN
-        material_here = int(np.sum(flips & decided))
+        changed, tied = flips & decided, flips & ~decided
+        if rows:
+            width = ref.shape[-1]
+            changed, tied = changed.reshape(-1, width).any(-1), tied.reshape(-1, width).any(-1)
+            tied &= ~changed
+        material_here = int(np.sum(changed))
         material += material_here
-        near += int(np.sum(flips & ~decided))
-        total += ref.size
-        per_sample.append(1.0 - material_here / max(1, ref.size))
-    detail = f"{material:,} of {total:,} decisions at {threshold:g} flip" + (f"; {near:,} near-tie flip(s) not counted" if near else "")
+        near += int(np.sum(tied))
+        total += changed.size
+        per_sample.append(1.0 - material_here / max(1, changed.size))
+    what = "rows' decisions (rows sum to 1: one decision per row)" if rows else "decisions"
+    detail = f"{material:,} of {total:,} {what} at {threshold:g} flip" + (f"; {near:,} near-tie flip(s) not counted" if near else "")
     return Decisions("threshold decisions", 1.0 - material / max(1, total), material, total, len(pairs),
                      tuple(per_sample), detail, f"{material:,} of {total:,} decisions flip at {threshold:g}")
 
