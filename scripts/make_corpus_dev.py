@@ -42,8 +42,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_corpus_part2 as part2  # noqa: E402
+import make_corpus_part5 as part5  # noqa: E402
 from make_corpus import WORK, Case, write_labels  # noqa: E402
-from make_corpus_families import feeds  # noqa: E402
 
 DEV_PART = "development part (2026-11-24, session 21): read"  # scripts/corpus_score.py's DEV_PART
 MODELS = {"dns": "DNSMOS speech quality estimator (raw audio, in-graph STFT front end, CNN, 3 regression scores: "
@@ -246,24 +246,8 @@ def cases() -> list[Case]:
 # --- quantizer and measurement ----------------------------------------------------------------
 def ort_static(calib: str, output: str, ops: list[str], nodes, activation: str, symmetric: bool, method: str,
                quantize_bias: bool) -> None:
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
-
-    rows = feeds(WORK / calib)
-
-    class Reader(CalibrationDataReader):
-        def get_next(self):
-            return next(rows, None)
-
-    options = {"ActivationSymmetric": symmetric, "WeightSymmetric": True}
-    if not quantize_bias:
-        options["QuantizeBias"] = False
-    quantize_static(str(WORK / "dns_fp32.onnx"), str(WORK / output), Reader(), quant_format=QuantFormat.QDQ,
-                    activation_type={"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}[activation],
-                    weight_type=QuantType.QInt8, op_types_to_quantize=ops, nodes_to_quantize=selected_nodes(nodes),
-                    per_channel=True, extra_options=options,
-                    calibrate_method={"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
-                                      "percentile": CalibrationMethod.Percentile}[method])
+    """onnxruntime quantize_static of the DNSMOS model (make_corpus_part5.quantize_ort, per-channel weights)."""
+    part5.quantize_ort("dns", calib, output, ops, selected_nodes(nodes), activation, symmetric, method, quantize_bias)
 
 
 def dns_mos(model: Path) -> np.ndarray:

@@ -331,7 +331,10 @@ def quantize_ort(family: str, calib: str, output: str, ops: list[str], nodes: li
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
 
-    rows = feeds(WORK / calib)  # make_corpus_families.feeds: one feed per sample (the VAD's state on axis 1)
+    if calib.endswith(".npy"):  # the detector's single input x (make_corpus_part2.ort_static)
+        rows = iter([{"x": row[None]} for row in np.load(WORK / calib)])
+    else:  # make_corpus_families.feeds: one feed per sample (the VAD's state on axis 1, sr one scalar)
+        rows = feeds(WORK / calib)
 
     class Reader(CalibrationDataReader):
         def get_next(self):

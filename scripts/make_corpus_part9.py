@@ -75,6 +75,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_corpus_part2 as part2  # noqa: E402
+import make_corpus_part5 as part5  # noqa: E402
 from make_corpus import MODELS as FIRST_MODELS, WORK, Case, write_labels  # noqa: E402
 from make_corpus_families import MODELS as FAMILY_MODELS  # noqa: E402
 
@@ -259,31 +260,10 @@ def selected_nodes(family: str, selection) -> list[str] | None:
 
 def ort_static(family: str, calib: str, output: str, ops: list[str], nodes, activation: str, symmetric: bool,
                method: str, quantize_bias: bool, per_channel: bool) -> None:
-    """onnxruntime quantize_static (QDQ, INT8 weights) of WORK/<family>_fp32.onnx on WORK/<calib>'s samples."""
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
-
-    if calib.endswith(".npy"):  # the detector's single input x (make_corpus_part2.ort_static)
-        rows = iter([{"x": row[None]} for row in np.load(WORK / calib)])
-    else:  # make_corpus_families.feeds: one feed per sample (the VAD's state on axis 1, sr one scalar)
-        from make_corpus_families import feeds
-
-        rows = feeds(WORK / calib)
-
-    class Reader(CalibrationDataReader):
-        def get_next(self):
-            return next(rows, None)
-
-    options = {"ActivationSymmetric": symmetric, "WeightSymmetric": True}
-    if not quantize_bias:
-        options["QuantizeBias"] = False
-    quantize_static(str(WORK / f"{family}_fp32.onnx"), str(WORK / output), Reader(), quant_format=QuantFormat.QDQ,
-                    activation_type={"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}[activation],
-                    weight_type=QuantType.QInt8, op_types_to_quantize=ops,
-                    nodes_to_quantize=selected_nodes(family, nodes),
-                    per_channel=per_channel, extra_options=options,
-                    calibrate_method={"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
-                                      "percentile": CalibrationMethod.Percentile}[method])
+    """onnxruntime quantize_static (QDQ, INT8 weights) of WORK/<family>_fp32.onnx on WORK/<calib>'s samples
+    (make_corpus_part5.quantize_ort, with this part's node selections)."""
+    part5.quantize_ort(family, calib, output, ops, selected_nodes(family, nodes), activation, symmetric, method,
+                       quantize_bias, per_channel)
 
 
 def cfc_decode(heatmap, size, offset, landmarks) -> tuple[np.ndarray, np.ndarray]:
