@@ -141,8 +141,8 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--max-samples", type=int, help="use only the first N samples")
     collect.add_argument("--no-fp16-check", action="store_true",
                          help="skip the FP16 check that runs when the QDQ model's float part is FP16 (ModelOpt's "
-                              "default): FP32 ranges of its FP16 tensors and a control run with that part in FP32 "
-                              "(about one more inference pass of each model)")
+                              "default): FP32 ranges of its FP16 tensors on 16 samples spread over the set and a control "
+                              "run with that part in FP32 (about one more inference pass of the QDQ model)")
     collect.add_argument("--no-saturation-check", action="store_true",
                          help="skip the saturation check that runs when Conv/MatMul/Gemm read UINT8 activations and "
                               "INT8 weights (U8S8), or INT8 activations and INT8 weights (S8S8) on a CPU without VNNI, "

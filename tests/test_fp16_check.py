@@ -133,6 +133,28 @@ def test_range_scan_streams_the_fp32_ranges_of_the_fp16_tensors():
     assert check.control.error is None and len(check.control.outputs) == 12
 
 
+def test_range_scan_reads_16_samples_spread_over_the_set_and_says_so():
+    """Issue 12: the scan (a marked FP32 run per sample and its folding) was the largest cost of the default collect
+    on the demo classifier at N = 128; it names tensors, the control (every sample) is the measurement."""
+    from qdqreport.collect.activation_ranges import spread_indices
+    from qdqreport.collect.fp16_check import RANGE_SCAN_SAMPLES
+
+    fp32, qdq = onnx.load(str(MODELS / "l2net_fp32.onnx")), onnx.load(str(MODELS / "l2net_modelopt_int8.onnx"))
+    samples = [{"x": row[None]} for row in _eval(40)]
+    check = run_fp16_check(fp32, qdq, samples, "cpu", Progress(quiet=True))
+    picked = spread_indices(40, RANGE_SCAN_SAMPLES)
+    assert RANGE_SCAN_SAMPLES == 16 and len(picked) == 16 and picked[0] == 0 and picked[-1] == 39
+    marked = onnx.load(str(MODELS / "l2net_fp32.onnx"))
+    marked.graph.output.append(onnx.helper.make_empty_tensor_value_info("sum_of_squares"))
+    session = _session(marked)
+    sums = np.array([session.run(["sum_of_squares"], samples[i])[0].item() for i in picked])
+    row = next(r for r in check.rows if r["tensor"] == "sum_of_squares")
+    assert row["samples"] == 16 and row["overflow"] == int((sums > 65504).sum()) > 0
+    assert row["fp32_absmax"] == pytest.approx(float(sums.max()), rel=1e-6)
+    assert check.summary["samples"] == 40 and check.summary["range_samples"] == 16
+    assert "spread evenly" in check.summary["range_sample_choice"] and len(check.control.outputs) == 40
+
+
 # --- collect, QR011 and the report ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def l2net_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -250,7 +250,8 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         required=("baseline", "chosen", "target_cosine", "target_top1", "budget_seconds", "quantized_nodes", "stopped",
                   "seconds", "trials")),
     "fp16_check": Obj({
-        "control_stage": Str(nullable=True), "samples": Count(True), "seconds": Num(0, nullable=True),
+        "control_stage": Str(nullable=True), "samples": Count(True), "range_samples": Count(True),
+        "seconds": Num(0, nullable=True),
         "fp16_activations": Count(True), "fp16_constants_checked": Count(True),
         "fp16_constants_without_fp32_original": Count(True), "activations_beyond_fp16": Count(True),
         "constants_damaged": Count(True), "range_scan_error": Str(TEXT_MAX, nullable=True)}),

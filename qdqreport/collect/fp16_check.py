@@ -7,13 +7,18 @@ default), and never otherwise. Three pieces of evidence, none kept per sample:
     model's constant of the same name; values that became inf (beyond 65504) or 0 (nonzero but
     below FP16's smallest subnormal) are counted. Costs nothing but reading the graphs.
   * ranges: the FP32 model runs once more with every tensor that the QDQ graph computes in FP16
-    marked as an output; per tensor a streaming max |x|, the count of values beyond 65504 and of
-    nonzero values that flush to zero in FP16. Memory is one sample's tensors, whatever the count.
+    marked as an output, on at most RANGE_SCAN_SAMPLES (16) samples spread evenly over the set
+    (first and last included, activation_ranges.spread_indices); per tensor a streaming max |x|, the
+    count of values beyond 65504 and of nonzero values that flush to zero in FP16. Memory is one
+    sample's tensors, whatever the count. It names the tensors (evidence); the control, run on every
+    sample, is the measurement. Bundles without range_samples scanned every sample: on the demo
+    classifier at N = 128 the scan (128 runs with 232 tensors marked, and their folding) was the
+    largest cost of the default collect (issue 12, docs/BENCHMARKS.md).
   * control: the QDQ model with its float part restored to FP32 (collect/fp32_float.py), Q/DQ
     untouched, run as stage `ort_qdq_fp32` and compared with `ort_fp32` like `ort_qdq` is.
 
-Cost: one FP32 inference pass with the FP16 tensors marked plus one QDQ inference pass, i.e.
-about as much again as the ort_fp32 + ort_qdq stages (docs/bundle.md). `collect --no-fp16-check`
+Cost: one QDQ inference pass plus an FP32 pass with the FP16 tensors marked on at most 16 samples
+(docs/bundle.md). `collect --no-fp16-check`
 skips it.
 """
 
@@ -32,6 +37,7 @@ from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX
 from qdqreport.analysis.comparison_tables import write_comparison
 from qdqreport.bundle.layout import ARTIFACT_PATHS, write_stage
 from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.activation_ranges import spread_indices
 from qdqreport.collect.align import GraphPair
 from qdqreport.collect.fp32_float import float_constants, fp32_original, has_half_float, restore_fp32_float
 from qdqreport.collect.models import session_source, with_extra_outputs
@@ -43,6 +49,8 @@ Feed = dict[str, np.ndarray]
 FP16_FLUSH = 2.0 ** -25  # nonzero values at or below this round to 0 in float16 (half the smallest subnormal)
 HALF_NAMES = ("fp16", "bf16")
 CONSUMERS_LISTED = 4
+RANGE_SCAN_SAMPLES = 16  # the range scan's samples, spread evenly over the evaluation set (first and last included)
+RANGE_SCAN_CHOICE = f"at most {RANGE_SCAN_SAMPLES} evaluation samples spread evenly over the set, first and last included"
 
 
 @dataclass
@@ -106,24 +114,26 @@ def run_fp16_check(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     control.close()
     ranges = {t.name: _Range() for t in tensors}
     scan = open_stage("fp16_ranges", with_extra_outputs(fp32, list(ranges)), (), provider)
+    picked = spread_indices(len(samples), RANGE_SCAN_SAMPLES)
     # The scan runs one sample ahead in a worker thread (ONNX Runtime releases the GIL) while this sample's
     # ranges are folded here: on a model of hundreds of small FP16 tensors the folding costs about as much
     # as the run (issue 12). Samples are folded in order; the counts and maxima are the same.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(scan.infer, samples[0], 0) if len(samples) else None
-        for index in range(len(samples)):
+        pending = pool.submit(scan.infer, samples[picked[0]], picked[0]) if picked else None
+        for step, index in enumerate(picked):
             values = pending.result() or {}
-            if index + 1 < len(samples):
-                pending = pool.submit(scan.infer, samples[index + 1], index + 1)
+            if step + 1 < len(picked):
+                pending = pool.submit(scan.infer, samples[picked[step + 1]], picked[step + 1])
             for name, statistics in ranges.items():
                 if name in values:
                     statistics.add(values[name])
             del values
-            progress.count("FP16 check samples (FP32 ranges)", index + 1, len(samples))
+            progress.count("FP16 check samples (FP32 ranges)", step + 1, len(picked))
     scan_error = align_error or scan.error
     scan.close()
     rows = [_activation_row(t, ranges[t.name], q_index) for t in tensors] + constant_rows
     summary = {"format": 1, "control_stage": CONTROL_STAGE, "samples": len(samples),
+               "range_samples": len(picked), "range_sample_choice": RANGE_SCAN_CHOICE,
                "fp16_activations": len(tensors), "fp16_constants_checked": checked,
                "fp16_constants_without_fp32_original": unmatched,
                "activations_beyond_fp16": sum(1 for t in tensors if ranges[t.name].overflow),
