@@ -326,3 +326,13 @@ def test_control_of_a_model_with_fp16_inputs_and_outputs_runs_and_keeps_their_ty
     # The collector's control stage on the same model and feeds: it runs (it failed with a MatMul type error).
     check = run_fp16_check(fp32, qdq, [{"x": row[None]} for row in x[:3]], "cpu", Progress(quiet=True))
     assert check.control.error is None and len(check.control.outputs) == 3
+
+
+@pytest.mark.slow
+def test_qr011_says_its_counts_come_from_the_scanned_samples(tmp_path: Path):
+    # 24 evaluation crops: the range scan reads 16 of them (spread), and the finding's counts are of those.
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(MODELS / "l2net_fp32.onnx"), "--qdq", str(MODELS / "l2net_modelopt_int8.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--max-samples", "24", "-o", str(out), "--quiet"]) == 0
+    (finding,) = [f for f in run_rules(Context(Bundle(out))).findings if f.rule_id == "QR011"]
+    assert "values of the 16 spread samples scanned)" in finding.summary

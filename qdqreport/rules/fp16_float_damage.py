@@ -197,6 +197,12 @@ def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Findin
         summary=_summary_text(worst, evidence), evidence=_evidence(evidence), fixes=_fixes(ctx, evidence))
 
 
+def _scanned(evidence: Fp16Evidence) -> str:
+    """Which samples the range scan read, when collect scanned fewer than all (fp16_check.json's range_samples)."""
+    scanned, total = evidence.summary.get("range_samples"), evidence.summary.get("samples")
+    return f" of the {scanned} spread samples scanned" if isinstance(scanned, int) and scanned != total else ""
+
+
 def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
     rows = _risky(evidence)
     return fp16_float_damage.finding(
@@ -204,7 +210,7 @@ def _risk(ctx: Context, evidence: Fp16Evidence) -> Finding:
         severity="warning", confidence=0.5, score=0.5, subject=";".join(r.tensor for r in rows[:5]),
         stage="quantization", tags=("root_cause",),
         summary=f"the QDQ graph declares {rows[0].tensor} FP16 but its FP32 values reach {_fp32_max(rows[0])} "
-                f"(in {rows[0].overflow} of {rows[0].values} values); this run's outputs "
+                f"(in {rows[0].overflow} of {rows[0].values} values{_scanned(evidence)}); this run's outputs "
                 + ("agree" if not diverging_outputs(ctx, "quantization") else "do not improve with the float part in FP32")
                 + ": this runtime evidently computed it in FP32; one that stores it in FP16 holds inf",
         evidence=(_damage_table(rows),

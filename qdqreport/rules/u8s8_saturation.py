@@ -90,8 +90,10 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     VPMADDUBSW, which adds each pair of u8*s8 products in a signed 16-bit lane and saturates
     there (255*127*2 > 32767), before the 32-bit accumulation. onnxruntime's quantization
     documentation warns of it ("reduce_range ... better accuracy on non-VNNI CPUs"); OpenVINO
-    calls it the saturation issue. When the QDQ graph has such nodes, `collect` runs the saturation
-    check: stage `ort_qdq_unfused` is the same QDQ model in a session with
+    calls it the saturation issue. When the QDQ graph has such nodes and an output of the fused QDQ
+    model does not agree with FP32, `collect` runs the saturation check (where every output agrees
+    there is nothing to explain, and the stage is recorded as skipped with the reason): stage
+    `ort_qdq_unfused` is the same QDQ model in a session with
     "session.disable_quant_qdq" = "1" (DequantizeLinear, then the float operator: the same
     quantized weights and activation grid, no integer kernel), on the first 32 samples, compared
     with ORT FP32. This rule fires when the QDQ outputs diverge and the unfused control wins back
