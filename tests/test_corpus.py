@@ -156,45 +156,24 @@ def test_fourth_sealed_part_is_one_whole_batch_with_a_new_family():
 
 
 @pytest.mark.slow
-def test_docs_show_the_fourth_sealed_part_as_the_scorer_computes_it(scores):
-    """docs/CORPUS.md's fourth-part totals and rows are what the committed bundles score: read on 2026-11-25 (session
-    23) after its sealed scores, the page shows its rows, and its title keeps those scores."""
+@pytest.mark.parametrize("part, ordinal, history", [
+    (FOURTH_PART, "fourth", ['at f1e77c0: first-ranked 6/12, within three 9/12', 'at 32cefed: 7/12, 10/12, 0/7']),
+    (FIFTH_PART, "fifth", ['at 9d28983, and after them, at a8f0e46: both times first-ranked 8/14']),
+    (SIXTH_PART, "sixth", ['at 455b96c, and after them, at e10e087: both times first-ranked 10/12']),
+    (SEVENTH_PART, "seventh", ['at 32cefed: first-ranked 8/10, within three 8/10']),
+    (EIGHTH_PART, "eighth", ['at 67f6631: first-ranked 1/10, within three 4/10, healthy controls with an error 3/5']),
+])
+def test_docs_show_a_read_sealed_part_as_the_scorer_computes_it(scores, part, ordinal, history):
+    """docs/CORPUS.md's totals and rows of each part read after its sealed scores are what the committed bundles
+    score (the page shows its rows), and its title keeps the scores it had while sealed."""
     from corpus_score import STILL_SEALED
 
-    assert FOURTH_PART not in STILL_SEALED
-    fourth = [s for s in scores if s.part == "fourth"]
+    assert part not in STILL_SEALED and part in LATER_PARTS
+    read = [s for s in scores if s.part == ordinal]
     text = DOC.read_text(encoding="utf-8")
-    assert totals_markdown(totals(fourth)) in text, "docs/CORPUS.md's fourth-part totals drifted: rerun corpus_score"
-    assert misses_markdown(fourth) in text and table_markdown(fourth) in text
-    assert "at f1e77c0: first-ranked 6/12, within three 9/12" in text and "at 32cefed: 7/12, 10/12, 0/7" in text
-
-
-@pytest.mark.slow
-def test_docs_show_the_fifth_sealed_part_as_the_scorer_computes_it(scores):
-    """docs/CORPUS.md's fifth-part totals and rows are what the committed bundles score: read on 2026-11-24 (session
-    21) after its before and after scores, the page shows its rows, and its title keeps those scores."""
-    from corpus_score import STILL_SEALED
-
-    assert FIFTH_PART not in STILL_SEALED
-    fifth = [s for s in scores if s.part == "fifth"]
-    text = DOC.read_text(encoding="utf-8")
-    assert totals_markdown(totals(fifth)) in text, "docs/CORPUS.md's fifth-part totals drifted: rerun corpus_score"
-    assert misses_markdown(fifth) in text and table_markdown(fifth) in text
-    assert "at 9d28983, and after them, at a8f0e46: both times first-ranked 8/14" in text
-
-
-@pytest.mark.slow
-def test_docs_show_the_sixth_sealed_part_as_the_scorer_computes_it(scores):
-    """docs/CORPUS.md's sixth-part totals and rows are what the committed bundles score: read on 2026-11-25 (session
-    23) after its before and after scores, the page shows its rows, and its title keeps those scores."""
-    from corpus_score import STILL_SEALED
-
-    assert SIXTH_PART not in STILL_SEALED and SIXTH_PART in LATER_PARTS
-    sixth = [s for s in scores if s.part == "sixth"]
-    text = DOC.read_text(encoding="utf-8")
-    assert totals_markdown(totals(sixth)) in text, "docs/CORPUS.md's sixth-part totals drifted: rerun corpus_score"
-    assert misses_markdown(sixth) in text and table_markdown(sixth) in text
-    assert "at 455b96c, and after them, at e10e087: both times first-ranked 10/12" in text
+    assert totals_markdown(totals(read)) in text, f"docs/CORPUS.md's {ordinal}-part totals drifted: rerun corpus_score"
+    assert misses_markdown(read) in text and table_markdown(read) in text
+    assert all(words in text for words in history)
 
 
 @pytest.mark.parametrize("part, size, heading, commit", [(FIFTH_PART, 14, "Fifth", "9d28983"),
@@ -212,35 +191,6 @@ def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, head
     assert all("measured:" in labels[c]["how"] for c in cases)
     text = DOC.read_text(encoding="utf-8")
     assert f"## {heading} sealed part — before" in text and commit in text
-
-
-@pytest.mark.slow
-def test_docs_show_the_seventh_sealed_part_as_the_scorer_computes_it(scores):
-    """docs/CORPUS.md's seventh-part totals and rows are what the committed bundles score: read on 2026-11-25 (session
-    24) after its before and after scores, the page shows its rows, and its title keeps those scores."""
-    from corpus_score import STILL_SEALED
-
-    assert SEVENTH_PART not in STILL_SEALED and SEVENTH_PART in LATER_PARTS
-    seventh = [s for s in scores if s.part == "seventh"]
-    text = DOC.read_text(encoding="utf-8")
-    assert totals_markdown(totals(seventh)) in text, "docs/CORPUS.md's seventh-part totals drifted: rerun corpus_score"
-    assert misses_markdown(seventh) in text and table_markdown(seventh) in text
-    assert "at 32cefed: first-ranked 8/10, within three 8/10" in text
-
-
-@pytest.mark.slow
-def test_docs_show_the_eighth_sealed_part_as_the_scorer_computes_it(scores):
-    """docs/CORPUS.md's eighth-part totals and rows are what the committed bundles score: read in session 24 after its
-    before score (67f6631) and its after score for that session's first changes (eb9f28f), the page shows its rows,
-    and its title keeps those scores."""
-    from corpus_score import STILL_SEALED
-
-    assert EIGHTH_PART not in STILL_SEALED and EIGHTH_PART in LATER_PARTS
-    eighth = [s for s in scores if s.part == "eighth"]
-    text = DOC.read_text(encoding="utf-8")
-    assert totals_markdown(totals(eighth)) in text, "docs/CORPUS.md's eighth-part totals drifted: rerun corpus_score"
-    assert misses_markdown(eighth) in text and table_markdown(eighth) in text
-    assert "at 67f6631: first-ranked 1/10, within three 4/10, healthy controls with an error 3/5" in text
 
 
 @pytest.mark.slow
