@@ -15,7 +15,7 @@ from pathlib import PurePath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from qdqreport.analysis.quantizer import made_by, ort_options
+from qdqreport.analysis.quantizer import ORT_METHODS, TO_ORT, made_by, ort_options
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.findings import Fix
 
@@ -83,23 +83,23 @@ class Change:
     fp32_op_types: tuple[str, ...] = ()  # op types ModelOpt keeps out of its FP16 conversion
 
 
-ORT_METHODS = {"max": "MinMax", "entropy": "Entropy", "percentile": "Percentile"}
-
-
 def requantize_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
                        output: str | None = None) -> str:
     """Re-quantize this bundle's FP32 model with *change*, with the tool that made its QDQ model: ONNX Runtime's
     quantize_static (its recorded options kept) when the graph says so, else ModelOpt 0.47's ONNX PTQ."""
-    detected = made_by(ctx.precision, ctx.modelopt_log)
-    if detected is not None and detected.quantizer == "onnxruntime" and _ort_can(change):
+    if _made_by_ort(ctx) and _ort_can(change):
         return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output)
     return modelopt_command(ctx, change, calibration, output)
 
 
 def quantizer_name(ctx: Context) -> str:
     """How fix titles name the re-quantization tool requantize_command writes for."""
+    return "quantize_static" if _made_by_ort(ctx) else "ModelOpt"
+
+
+def _made_by_ort(ctx: Context) -> bool:
     detected = made_by(ctx.precision, ctx.modelopt_log)
-    return "quantize_static" if detected is not None and detected.quantizer == "onnxruntime" else "ModelOpt"
+    return detected is not None and detected.quantizer == "onnxruntime"
 
 
 def current_calibration_method(ctx: Context) -> str:
@@ -108,18 +108,18 @@ def current_calibration_method(ctx: Context) -> str:
     logged = (ctx.modelopt_log or {}).get("calibration_method")
     if logged:
         return str(logged)
-    return "max" if quantizer_name(ctx) == "quantize_static" else "entropy"
+    return "max" if _made_by_ort(ctx) else "entropy"
 
 
 def method_name(ctx: Context, method: str) -> str:
     """*method* (ModelOpt's name) as the tool requantize_command writes for calls it."""
-    return ORT_METHODS.get(method, method) if quantizer_name(ctx) == "quantize_static" else method
+    return ORT_METHODS.get(TO_ORT.get(method, method), method) if _made_by_ort(ctx) else method
 
 
 def excluded_precision(ctx: Context) -> str:
     """The precision nodes kept out of INT8 run in: FP16 under ModelOpt's default float part, FP32 under
     quantize_static (which never converts the float part)."""
-    return "FP32" if quantizer_name(ctx) == "quantize_static" else "FP16"
+    return "FP32" if _made_by_ort(ctx) else "FP16"
 
 
 def modelopt_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
@@ -146,12 +146,7 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
                             output: str | None = None, reduce_range: bool = False) -> str:
     """A one-line ONNX Runtime quantize_static call (QDQ) for this bundle's FP32 model with *options*
     (analysis/quantizer.ort_options' keys), reading the calibration file one sample per step."""
-    calib = calibration or calibration_file(ctx)
-    # Any object with get_next() is a CalibrationDataReader to ONNX Runtime; one sample per call, as collect read it.
-    if calib.endswith(".npz"):
-        rows = f"d = np.load({calib!r}); it = iter([{{k: d[k][i:i + 1] for k in d.files}} for i in range(len(d[d.files[0]]))]); "
-    else:
-        rows = f"x = np.load({calib!r}); it = iter([{{{_first_input(ctx)!r}: x[i:i + 1]}} for i in range(len(x))]); "
+    rows = calibration_reader(calibration or calibration_file(ctx), first_input_name(ctx, "input"))
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
     kwargs = [f"per_channel={bool(options['per_channel'])}", f"weight_type={types[options['weight_type']]}",
               f"activation_type={types[options['activation_type']]}"]
@@ -192,13 +187,25 @@ def _ort_changed(ctx: Context, change: Change) -> dict[str, Any]:
     excluded = set(change.exclude_op_types)
     options["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in excluded]
     if change.calibration_method:
-        options["calibrate_method"] = {"max": "minmax"}.get(change.calibration_method, change.calibration_method)
+        options["calibrate_method"] = TO_ORT.get(change.calibration_method, change.calibration_method)
     return options
 
 
-def _first_input(ctx: Context) -> str:
+def calibration_reader(calib: str, input_name: str) -> str:
+    """Python that sets `it`, an iterator of one-sample feeds over the calibration file *calib* (an .npz holds one
+    array per input; an .npy is *input_name*'s): any object with get_next() is a CalibrationDataReader to ONNX
+    Runtime, and one sample per call is how collect read the file."""
+    if calib.endswith(".npz"):
+        return (f"d = np.load({calib!r}); it = iter([{{k: d[k][i:i + 1] for k in d.files}} "
+                "for i in range(len(d[d.files[0]]))]); ")
+    return f"x = np.load({calib!r}); it = iter([{{{input_name!r}: x[i:i + 1]}} for i in range(len(x))]); "
+
+
+def first_input_name(ctx: Context, missing: str) -> str:
+    """The model input a single-tensor calibration file holds: the first one the statistics or the manifest name,
+    else *missing*."""
     names = sorted((ctx.eval_stats or {}).get("inputs", {})) or list(ctx.input_names)
-    return names[0] if names else "input"
+    return names[0] if names else missing
 
 
 def requantized_file(ctx: Context) -> str:

@@ -19,6 +19,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 ORT_PRODUCER = "onnx.quantize"
+# quantize_static's calibration methods by their lower-case names (CalibrationMethod's attributes as values), and the
+# same calibration under each quantizer's name: ModelOpt says max where ONNX Runtime says MinMax.
+ORT_METHODS = {"minmax": "MinMax", "entropy": "Entropy", "percentile": "Percentile", "distribution": "Distribution"}
+TO_ORT = {"max": "minmax"}
+TO_MODELOPT = {"minmax": "max"}
 
 
 @dataclass(frozen=True)

@@ -21,15 +21,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from qdqreport.analysis.quantizer import Detected, made_by, ort_options  # noqa: F401  (q.ort_options: confirm's callers)
+from qdqreport.analysis.quantizer import (ORT_METHODS, TO_MODELOPT, TO_ORT, Detected, made_by,  # noqa: F401
+                                          ort_options)  # (q.ort_options: confirm's callers)
 from qdqreport.errors import InputError
 
 QUANTIZERS = ("onnxruntime", "modelopt")
 FLOAT_PRECISIONS = ("fp32", "fp16", "bf16", "float", "mixed")
-ORT_METHODS = {"minmax": "MinMax", "entropy": "Entropy", "percentile": "Percentile", "distribution": "Distribution"}
-# The same calibration under each quantizer's name: ModelOpt says max where ONNX Runtime says MinMax.
-TO_ORT = {"max": "minmax"}
-TO_MODELOPT = {"minmax": "max"}
 
 
 class QuantizerUnavailable(InputError):

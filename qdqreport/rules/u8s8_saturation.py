@@ -14,7 +14,7 @@ from qdqreport.analysis.saturation import (RECOVERED_MIN, UNFUSED_STAGE, Saturat
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
-from qdqreport.fixes import calibration_file, model_file, python_command, requantized_file
+from qdqreport.fixes import calibration_file, calibration_reader, model_file, python_command, requantized_file
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
 from qdqreport.rules._measured import REFUTED_SCORE
@@ -223,12 +223,8 @@ def _evidence(evidence: SaturationEvidence) -> tuple:
 
 
 def _fixes(ctx: Context, signed: bool) -> tuple[Fix, ...]:
-    source, output, calib = model_file(ctx, "fp32"), requantized_file(ctx), calibration_file(ctx)
-    # Any object with get_next() is a CalibrationDataReader to ONNX Runtime; one sample per call, as collect read it.
-    if calib.endswith(".npz"):
-        rows = f"d = np.load({calib!r}); it = iter([{{k: d[k][i:i + 1] for k in d.files}} for i in range(len(d[d.files[0]]))]); "
-    else:
-        rows = f"x = np.load({calib!r}); it = iter([{{{_input_name(ctx)!r}: x[i:i + 1]}} for i in range(len(x))]); "
+    source, output = model_file(ctx, "fp32"), requantized_file(ctx)
+    rows = calibration_reader(calibration_file(ctx), _input_name(ctx))
     head = ("import types, numpy as np; from onnxruntime.quantization import QuantFormat, QuantType, quantize_static; "
             + rows + f"quantize_static({source!r}, {output!r}, types.SimpleNamespace(get_next=lambda: next(it, None)), "
             "quant_format=QuantFormat.QDQ, per_channel=True, weight_type=QuantType.QInt8, ")

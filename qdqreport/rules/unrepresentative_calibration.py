@@ -18,7 +18,8 @@ from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, categorical, conte
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
-from qdqreport.fixes import (Change, calibration_rewrite, current_calibration_method, method_name, requantize_command)
+from qdqreport.fixes import (Change, calibration_rewrite, current_calibration_method, first_input_name, method_name,
+                             requantize_command)
 from qdqreport.rules._clipped_activations import clipped_activations
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
@@ -362,8 +363,7 @@ def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]
 
 def _input_name(ctx: Context) -> str:
     """The model input the calibration file holds (the first one named anywhere), for .npz rewrites."""
-    names = sorted((ctx.eval_stats or {}).get("inputs", {})) or list(ctx.input_names)
-    return names[0] if names else "<input name>"
+    return first_input_name(ctx, "<input name>")
 
 
 def _too_few_samples(ctx: Context) -> Iterator[Finding]:
