@@ -80,6 +80,9 @@ def fix_from_finding(finding: Finding, calib_file: str | None, quantizer: str = 
                      "(no ModelOpt command); confirm exclusions or calibration with --exclude NODE or --calib FILE")
 
 
+_UNRECORDED = object()
+
+
 def _ort_fix(source: str, action: str, call: dict[str, Any], calib_file: str | None,
              recorded: Mapping[str, Any]) -> FixSpec:
     """A quantize_static fix as what it changes: the nodes and op types it adds to the recorded exclusions, the
@@ -89,8 +92,9 @@ def _ort_fix(source: str, action: str, call: dict[str, Any], calib_file: str | N
     op_types = [op for op in recorded.get("op_types_to_quantize") or [] if kept is not None and op not in kept]
     method = call.pop("calibrate_method", None)
     wanted = call.pop("calibration", None)
-    extra = {**(recorded.get("extra_options") or {})}
-    changed = {k: v for k, v in call.items() if (extra[k] if k in extra else recorded.get(k, not v)) != v}
+    extra = recorded.get("extra_options") or {}
+    # An option the recording lacks counts as changed (the sentinel equals no value).
+    changed = {k: v for k, v in call.items() if extra.get(k, recorded.get(k, _UNRECORDED)) != v}
     return FixSpec(source, tuple(nodes), tuple(op_types), calib_file, method, wanted, action, tuple(changed.items()))
 
 
