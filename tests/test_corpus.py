@@ -270,3 +270,14 @@ def test_every_case_is_judged_for_the_runtime_its_recipe_was_made_for():
     assert {labels[c].get("target", "tensorrt") for c in with_bias} == {"onnxruntime", "tensorrt"}
     assert all(labels[c].get("target", "tensorrt") == "tensorrt" for c in with_bias
                if labels[c]["cause"]["number"] == label_targets.TENSORRT_CAUSE)
+
+
+def test_a_sealed_part_missing_from_parts_is_refused_not_scored_as_tuned():
+    """Labels of a new part merged before its PARTS entry would be scored as tuned data and their rows printed."""
+    from corpus_score import part_of
+
+    from qdqreport.errors import InputError
+
+    with pytest.raises(InputError, match=r"'sealed part 99 \(2026-12-01\)' names no part in .*PARTS; register it"):
+        part_of({"added_for": "sealed part 99 (2026-12-01)"})
+    assert part_of({"added_for": NINTH_PART}) == "ninth" and part_of({}) == ""
