@@ -111,9 +111,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(NINTH_PART, "ninth", ", made 2026-11-25 and scored while sealed before the rule changes of session 24's second "
-         "round, at eb9f28f, and after them, at 4b2e51e (totals in the kept section below); spent but not yet read: "
-         "the next round reads it", held_out=True),
+    Part(NINTH_PART, "ninth", "; scored while sealed before the rule changes of session 24's second round, at "
+         "eb9f28f: first-ranked 5/7, within three 7/7, healthy controls with an error 0/5; after them, at 4b2e51e: the "
+         "same; then read and tuned on (2026-11-25, session 25): no longer held out"),
     Part(EIGHTH_PART, "eighth", "; scored while sealed before the rule changes of session 24, at 67f6631: first-ranked "
          "1/10, within three 4/10, healthy controls with an error 3/5; after that session's first changes, at eb9f28f: "
          "the same; then read and tuned on (2026-11-25, session 24, second round): no longer held out"),
