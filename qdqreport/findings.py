@@ -40,10 +40,11 @@ stage pair whose outputs do not agree), and so does `localisation` (QR200: the f
 graph that diverges), so within a severity both come after the causes they locate; `deployment` is what the chosen target will reject or change
 (own report section, never the cause of a divergence ONNX Runtime itself shows), so within a severity it comes
 after the causes and before a bare symptom (under `--target onnxruntime` TensorRT's objections are info notes, listed
-after any info finding about the model itself). So when a divergence
-was measured and a root cause or a measured fix of error or warning severity explains it, no
-deployment finding is ranked before that explanation; otherwise a deployment finding keeps its rank by
-severity (a TensorRT parser error is then the first thing to fix). The verdict leads
+after any info finding about the model itself). So when the outputs
+were measured to collapse (a symptom of error severity) and a root cause or a measured fix of error or warning
+severity explains it, no deployment finding is ranked before that explanation; otherwise (no collapse, or nothing
+explains it) a deployment finding keeps its rank by severity: a TensorRT error outranks the explanation of a mere
+degradation ONNX Runtime shows (a TensorRT parser error is then the first thing to fix). The verdict leads
 with the symptom and the first-ranked root cause; when the outputs agree it says so, quoting the
 number that decided it, and names the most severe other finding.
 """
@@ -145,16 +146,19 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
     """The order findings are reported in (findings.json, the report, SARIF, the corpus scorer).
 
     By `Finding.rank_key`, with one exception that the measurement decides: when the outputs were
-    measured to diverge (a symptom finding) and rules explain that divergence (root causes, or a fix
-    measured to restore the outputs, of error or warning severity), no deployment finding comes before
-    the last of those explanations. What only the target runtime rejects or changes cannot cause a
-    divergence ONNX Runtime measured; without such a divergence or an explanation of it, a deployment
-    finding keeps its rank by severity, as the most important thing to fix before deploying.
+    measured to collapse (a symptom finding of error severity) and rules explain that collapse (root
+    causes, or a fix measured to restore the outputs, of error or warning severity), no deployment
+    finding comes before the last of those explanations. What only the target runtime rejects or
+    changes cannot cause a collapse ONNX Runtime measured, and fixing it would not restore the outputs.
+    Without a collapse (the outputs agree or merely degrade, as a healthy recipe's may) or an
+    explanation of it, a deployment finding keeps its rank by severity, as the most important thing to
+    fix before deploying: the ninth corpus part's YOLOX detector quantized with asymmetric INT8 keeps 44
+    of 47 detections on ONNX Runtime, as its healthy recipe, and TensorRT rejects its zero-points.
     """
     ranked = sorted(findings, key=Finding.rank_key)
     explanations = [f for f in ranked if (ROOT_CAUSE_TAG in f.tags or FIX_TAG in f.tags)
                     and DEPLOYMENT_TAG not in f.tags and f.severity in ("error", "warning")]
-    if not explanations or not any(SYMPTOM_TAG in f.tags for f in ranked):
+    if not explanations or not any(SYMPTOM_TAG in f.tags and f.severity == "error" for f in ranked):
         return ranked
     last = explanations[-1]
     early = [f for f in ranked if DEPLOYMENT_TAG in f.tags and f.rank_key() < last.rank_key()]

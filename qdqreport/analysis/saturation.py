@@ -63,8 +63,19 @@ class SaturationEvidence:
 
     @property
     def worst(self) -> UnfusedGain | None:
-        """The damaged output the unfused run wins back most of."""
+        """The output that decides the finding: of the outputs the unfused run explains (_explains), the one the fused
+        model damages most (a collapse before a degradation: the finding's severity follows it), then one the control
+        agrees on, then the larger share won back; when it explains none, the output it wins back most of."""
+        explained = [g for g in self.gains if _explains(g)]
+        if explained:
+            return max(explained, key=lambda g: (LEVEL_RANK[g.qdq.level], g.control_agrees, g.recovered, g.output))
         return max(self.gains, key=lambda g: (g.control_agrees, g.recovered, g.output), default=None)
+
+
+def _explains(gain: UnfusedGain) -> bool:
+    """The unfused run is judged better than the fused model (collapse to degrade or agree, degrade to agree) and wins
+    back at least RECOVERED_MIN of the fused model's loss on the same samples."""
+    return LEVEL_RANK[gain.control.level] < LEVEL_RANK[gain.qdq.level] and gain.recovered >= RECOVERED_MIN
 
 
 def kernels_explain(ctx: "Context") -> UnfusedGain | None:
@@ -82,8 +93,7 @@ def explaining_gain(evidence: SaturationEvidence | None) -> UnfusedGain | None:
     if evidence is None or evidence.status != "ok" or evidence.worst is None:
         return None
     worst = evidence.worst
-    better = LEVEL_RANK[worst.control.level] < LEVEL_RANK[worst.qdq.level]
-    return worst if better and worst.recovered >= RECOVERED_MIN else None
+    return worst if _explains(worst) else None
 
 
 def is_unfused_control(comparison: "ComparisonInfo") -> bool:
