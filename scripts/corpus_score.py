@@ -94,6 +94,12 @@ EIGHTH_PART = "sealed part 8 (2026-11-25)"
 # session 24's second round, on the rules of commit eb9f28f (docs/CORPUS.md's kept part, totals only), and is to be
 # scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 NINTH_PART = "sealed part 9 (2026-11-25)"
+# The tenth sealed part: a batch made on 2026-11-25 (a new family, SwiftF0, the pitch tracker of swift-f0, and three
+# drawn variants of CenterFace, DNSMOS and Magika) by an engineer who never ran the rules or a report on it. Every case
+# of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit
+# 66e4f04 (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart, its rows
+# withheld (STILL_SEALED).
+TENTH_PART = "sealed part 10 (2026-11-25)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -111,6 +117,8 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(TENTH_PART, "tenth", ", made 2026-11-25 and scored while sealed before the next round of rule changes, at "
+         "66e4f04 (totals in the kept section below)", held_out=True),
     Part(NINTH_PART, "ninth", "; scored while sealed before the rule changes of session 24's second round, at "
          "eb9f28f: first-ranked 5/7, within three 7/7, healthy controls with an error 0/5; after them, at 4b2e51e: the "
          "same; then read and tuned on (2026-11-25, session 25): no longer held out"),
