@@ -26,6 +26,10 @@ def _reference(case: str, output: str) -> list[np.ndarray]:
     ("lm_healthy_ort", "embedding", ("input_ids", "attention_mask"), "embedding"),  # MiniLM sentence embedding
     ("rec_healthy_ort_percentile", "ctc_index", ("x",), "index"),  # CTC argmax
     ("cls_healthy_entropy", "save_infer_model/scale_0.tmp_1", ("x",), "class_scores"),  # 2-class softmax
+    ("cfc_healthy_ort_sym", "537", ("input.1",), "map"),  # CenterFace's face-centre heatmap (a Sigmoid)
+    # CenterFace's landmarks [1, 10, 40, 40]: ten channels over a grid, some of them within [0, 1]; no YOLO head
+    # (boxes then scores along one axis, candidates along one other), so judged by cosine.
+    ("cfc_healthy_ort_sym", "540", ("input.1",), "tensor"),
 ])
 def test_kinds_of_real_outputs(case, output, inputs, kind):
     assert infer_kind(output, _reference(case, output), input_names=inputs).kind == kind

@@ -234,7 +234,11 @@ def _detection_layout(arrays: Sequence[np.ndarray], require_scores: bool = True)
 
 
 def _field_axes(shape: tuple[int, ...]) -> list[int]:
-    """Candidate field axes, the shorter first ([1, 84, 8400] and [1, 8400, 6] both have it shorter)."""
+    """Candidate field axes, the shorter first ([1, 84, 8400] and [1, 8400, 6] both have it shorter). A head lists
+    its candidates along one other axis: where two more axes are longer than 1 ([1, 10, 40, 40]: CenterFace's
+    landmark map), the output is a map of channels over a grid, which no detector decodes as a list of boxes."""
+    if sum(1 for n in shape if n > 1) != 2:
+        return []
     axes = [i for i, n in enumerate(shape) if BOX_FIELDS < n <= MAX_DETECTION_FIELDS and n < max(shape)]
     return sorted(axes, key=lambda i: shape[i])
 
