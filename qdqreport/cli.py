@@ -155,6 +155,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                               "0 skips it): one more FP32 inference per sample measured")
     collect.add_argument("--per-layer", action="store_true",
                          help="per-layer error (local and accumulated), Q-node range use and a measured what-if search")
+    collect.add_argument("--per-layer-samples", metavar="K|all",
+                         help="with --per-layer: the per-layer statistics read K samples spread evenly over the "
+                              "evaluation set, first and last included (default 32), or every sample with 'all'; "
+                              "the what-if search runs on every sample")
     collect.add_argument("--whatif-budget", type=float, default=120.0, metavar="SECONDS",
                          help="time for the what-if search with --per-layer (default 120; 0 disables it)")
     collect.add_argument("--confirm", action="store_true",
@@ -238,6 +242,9 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
             raise InputError(f"--range-samples {args.range_samples}: give a number of samples, or 0 to skip the "
                              "activation-range pass")
         options.range_samples = args.range_samples
+    if args.per_layer_samples is not None:  # the default lives in collect/pipeline.PER_LAYER_SAMPLES
+        from qdqreport.collect.layers_stage import parse_per_layer_samples
+        options.per_layer_samples = parse_per_layer_samples(args.per_layer_samples)
     options.store_outputs = parse_store_outputs(args.store_outputs)
     if args.confirm:  # the collector calls it back; it never imports confirm/ (docs/ARCHITECTURE.md)
         from qdqreport.confirm.whatif_confirm import confirm_chosen

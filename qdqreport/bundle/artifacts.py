@@ -232,7 +232,10 @@ ARTIFACT_SPECS: dict[str, Spec] = {
     "layers_summary": Obj({
         "samples": Count(True), "aligned_tensors": Count(True), "aligned_weights": Count(True), "local": Bool(True),
         "local_error": Str(TEXT_MAX, nullable=True), "quantizers": Count(True), "seconds": Num(0, nullable=True),
-        "unmatched": ListOf(Str(), nullable=True), "unmatched_count": Count(True)}),
+        "unmatched": ListOf(Str(), nullable=True), "unmatched_count": Count(True),
+        # optional, 1.2-compatible (collect --per-layer-samples): the evaluation samples there were, and which the
+        # statistics read when fewer than all (absent: every sample)
+        "of_samples": Count(True), "sample_indices": ListOf(Count(), nullable=True), "sample_choice": Str(nullable=True)}),
     "whatif_summary": Obj({
         "baseline": Obj(_RESULT.fields, required=tuple(_RESULT.fields)),
         "chosen": Obj({**_RESULT.fields, "cost_nodes": Count(True), "nodes": ListOf(Str(), nullable=True),

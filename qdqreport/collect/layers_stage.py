@@ -1,9 +1,12 @@
 """`collect --per-layer`: the per-layer pass and the what-if search, and where their results go in the bundle.
 
 Off by default: it builds three ONNX Runtime sessions with every aligned tensor marked as an
-output and folds every tensor of every sample (with the default stages, 4-8x the plain inference
-time of both models at N = 128 on a quiet machine; see docs/BENCHMARKS.md) and the what-if search
-then spends up to --whatif-budget seconds re-running modified QDQ models.
+output and folds every tensor of the samples it reads: at most --per-layer-samples (collect/pipeline's
+PER_LAYER_SAMPLES by default) spread evenly over the evaluation set, first and last included (activation_ranges.spread_indices),
+or every sample with `--per-layer-samples all`. A sample costs 5-15 plain inferences of both models (marked
+runs that copy every tensor out, the local graph, the folding; docs/BENCHMARKS.md), so the bound keeps the
+pass's cost fixed whatever N is; layers/summary.json records which samples were read. The what-if search
+then spends up to --whatif-budget seconds re-running modified QDQ models on every sample.
 """
 
 from __future__ import annotations
@@ -17,13 +20,16 @@ import onnx
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.bundle.layout import ARTIFACT_PATHS
 from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.activation_ranges import spread_indices
 from qdqreport.collect.align import GraphPair
 from qdqreport.collect.layerwise import LayerCollector
 from qdqreport.collect.models import class_score_outputs
 from qdqreport.collect.whatif import WhatIfOptions, run_whatif
+from qdqreport.errors import InputError
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
+SAMPLE_CHOICE = "spread"  # layers/summary.json's sample_choice: evenly spread, first and last included
 
 
 @dataclass
@@ -36,27 +42,61 @@ class PerLayer:
 
 
 def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[Feed], precision: dict[str, Any] | None,
-                  options: WhatIfOptions, progress: Progress, graphs: GraphPair | None = None) -> PerLayer:
-    """Per-layer statistics over *samples*, then (budget > 0) the what-if search on the same samples. *graphs*: the
-    two models' indices and alignment shared with the collect's other passes (else built here)."""
+                  options: WhatIfOptions, progress: Progress, graphs: GraphPair | None = None,
+                  limit: int | None = None) -> PerLayer:
+    """Per-layer statistics over at most *limit* of *samples* spread over the set (None: every sample), then
+    (budget > 0) the what-if search on every sample. *graphs*: the two models' indices and alignment shared with
+    the collect's other passes (else built here)."""
     import time
 
     progress.say("per-layer pass: aligning the graphs and building the marked and local sessions")
     start = time.perf_counter()
     search = options.budget > 0 and bool(precision)
+    picked = list(range(len(samples))) if limit is None else spread_indices(len(samples), limit)
+    read = [samples[i] for i in picked]
     # The FP32 graph outputs of every sample are kept only for the what-if search (memory flat in N without it).
     collector = LayerCollector(fp32, qdq, options.provider, keep_outputs=search, graphs=graphs)
-    collector.add_all(samples, lambda index: progress.count("per-layer samples", index + 1, len(samples)))
+    collector.add_all(read, lambda index: progress.count("per-layer samples", index + 1, len(read)))
     result = collector.result(time.perf_counter() - start)
-    layers = PerLayer(result.layer_rows, result.qnode_rows, result.summary)
+    layers = PerLayer(result.layer_rows, result.qnode_rows, {**result.summary, **sample_record(picked, len(samples))})
     if search:
         progress.say(f"what-if search (budget {options.budget:g} s)")
-        classes = class_score_outputs(fp32) | {name for name in result.fp32_outputs[0]
-                                               if looks_like_probabilities(result.fp32_outputs, name)}
+        reference = _every_fp32_output(collector, samples, picked, result.fp32_outputs)
+        classes = class_score_outputs(fp32) | {name for name in reference[0]
+                                               if looks_like_probabilities(reference, name)}
         layers.whatif_rows, layers.whatif_summary = run_whatif(
-            collector.q_index, collector.f_index, samples, result.fp32_outputs, result.layer_rows, precision,
+            collector.q_index, collector.f_index, samples, reference, result.layer_rows, precision,
             classes, options)
     return layers
+
+
+def parse_per_layer_samples(text: str) -> int | None:
+    """--per-layer-samples: `all` -> None (every sample), a whole number K >= 1 -> K."""
+    value = text.strip().lower()
+    if value == "all":
+        return None
+    if value.isdigit() and int(value) >= 1:
+        return int(value)
+    raise InputError(f"--per-layer-samples {text}: give a number of samples (1 or more) or all")
+
+
+def sample_record(picked: list[int], count: int) -> dict[str, Any]:
+    """What layers/summary.json says of the samples read: `samples` (the count, as before), `of_samples`, and, when
+    the pass read fewer than all, `sample_indices` and `sample_choice`."""
+    record: dict[str, Any] = {"samples": len(picked), "of_samples": count}
+    if len(picked) < count:
+        record.update(sample_indices=picked, sample_choice=SAMPLE_CHOICE)
+    return record
+
+
+def _every_fp32_output(collector: LayerCollector, samples: Sequence[Feed], picked: list[int],
+                       folded: list[Feed]) -> list[Feed]:
+    """The FP32 graph outputs of every sample, for the what-if: the folded samples' from the pass, the others from
+    the same marked FP32 session asked for its graph outputs only (the same kernels, the same values)."""
+    if len(picked) == len(samples):
+        return folded
+    known = dict(zip(picked, folded))
+    return [known[i] if i in known else collector.fp32_graph_outputs(samples[i]) for i in range(len(samples))]
 
 
 def write_per_layer(writer: BundleWriter, manifest: dict[str, Any], layers: PerLayer | None) -> None:

@@ -155,6 +155,11 @@ class LayerCollector:
         qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_outputs, feed)))
         return fp32, qdq
 
+    def fp32_graph_outputs(self, feed: Feed) -> Feed:
+        """One sample's FP32 graph outputs from the marked FP32 session, nothing folded (the what-if's reference for
+        samples the statistics did not read)."""
+        return dict(zip(self.graph_outputs, self.fp32.run(self.graph_outputs, feed)))
+
     def _run_all(self, feed: Feed) -> tuple[Feed, Feed, Feed | None]:
         fp32, qdq = self._run_marked(feed)
         return fp32, qdq, self._run_local(feed, fp32)

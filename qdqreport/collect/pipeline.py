@@ -43,6 +43,11 @@ if TYPE_CHECKING:  # imported where used: a default collect runs none of them (s
 # node's range use is measured (collect/activation_ranges.py): a bounded cost whatever N is, 16 marked FP32 runs with
 # --calib (each 3-4x a plain one).
 RANGE_SAMPLES = 8
+# Default of --per-layer-samples: samples the per-layer statistics read, spread over the evaluation set like the
+# activation-range pass's (collect/layers_stage.py). Every corpus bundle with per-layer tables (12-24 samples) reads
+# all of its samples; PP-OCRv4's recogniser (30 M values a model a sample, each folded at NumPy's memory speed) stays
+# within 3x plain inference at N = 128 (docs/BENCHMARKS.md, issue 12).
+PER_LAYER_SAMPLES = 32
 MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
 # --per-layer --confirm: re-quantizes the what-if's chosen set and measures it, returning the `confirmed` record or
 # None. The CLI passes confirm/whatif_confirm.confirm_chosen (its arguments); the collector never imports confirm/.
@@ -65,6 +70,8 @@ class CollectOptions:
     argv: list[str] = field(default_factory=list)
     per_layer: bool = False  # per-layer statistics and the what-if search: collect/layers_stage.py
     whatif_budget: float = 120.0
+    # --per-layer-samples: samples the per-layer statistics read, spread over the set; None reads every sample
+    per_layer_samples: int | None = PER_LAYER_SAMPLES
     target_cosine: float = 0.99
     target_top1: float = 0.99
     fp16_check: bool = True  # the FP16 check when the QDQ float part is FP16: collect/fp16_check.py
@@ -365,7 +372,7 @@ def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, An
 
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider)
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress,
-                         loaded.graphs)
+                         loaded.graphs, options.per_layer_samples)
 
 
 def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, layers: PerLayer,

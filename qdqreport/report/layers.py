@@ -20,6 +20,7 @@ class LayersView:
     """Per-layer error along the graph, the first divergence, Q-node range use, what-if trials, FP16 overflows."""
 
     samples: int | None
+    of_samples: int | None  # the evaluation samples there were, when the statistics read fewer (a spread subset)
     aligned_tensors: int
     aligned_weights: int
     local: bool
@@ -51,7 +52,7 @@ def build_layers(ctx: Context) -> LayersView | None:
     chosen = (summary or {}).get("chosen") or {}
     op_type = (summary or {}).get("op_type") or {}
     return LayersView(
-        samples=tables.summary.get("samples"), aligned_tensors=len(tables.activations),
+        samples=tables.summary.get("samples"), of_samples=_subset_of(tables.summary), aligned_tensors=len(tables.activations),
         aligned_weights=len(tables.weights), local=tables.has_local, local_error=tables.summary.get("local_error"),
         tensors=tuple(r["tensor"] for r in tables.activations),
         accumulated_sqnr=tuple(_finite(r.get("sqnr_db")) for r in tables.activations),
@@ -66,6 +67,12 @@ def build_layers(ctx: Context) -> LayersView | None:
         whatif_command=requantize_command(ctx, exclusion(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
         whatif_op_type_command=requantize_command(ctx, exclusion(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
     )
+
+
+def _subset_of(summary: dict[str, Any]) -> int | None:
+    """How many evaluation samples there were when the per-layer statistics read fewer (--per-layer-samples)."""
+    count, total = summary.get("samples"), summary.get("of_samples")
+    return total if isinstance(total, int) and isinstance(count, int) and total > count else None
 
 
 def _finite(value: Any) -> float | None:
