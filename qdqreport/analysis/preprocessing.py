@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from qdqreport.analysis.spectrum import RateMismatch, rate_mismatch
+
 # Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
 # mix-ups differ by 2x ([0,1] vs [-1,1]), ~4x (mean/std) or 255x (raw pixels).
 SCALE_BAND = 1.6
@@ -64,13 +66,13 @@ class Difference:
     """One preprocessing difference: what it is, the transform that undoes it on the calibration tensor x,
     and the number that shows it."""
 
-    kind: str  # categorical | spread | channels | inverted | offset
+    kind: str  # categorical | spread | channels | inverted | offset | binarised | greyscale | sample_rate
     label: str
     expr: str
     factor: float  # calibration/evaluation spread (1.0 unless kind is spread)
     confidence: float
     measure: float | None = None  # channels: reversed/as-is gap ratio; offset: |Δmean| / evaluation std;
-    # greyscale: the evaluation's lowest channel correlation
+    # greyscale: the evaluation's lowest channel correlation; sample_rate: calibration/evaluation median centroid
     advice: str = ""  # the fix in words, where no transform of x undoes the difference
 
 
@@ -107,6 +109,9 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
         return _greyscale(calib, colour)
+    rate = rate_mismatch(calib, evaluation)
+    if rate is not None:
+        return _sample_rate(rate)
     means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
     if len(means) >= 2 and e["std"] > 0:
         direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
@@ -126,6 +131,17 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
         return Difference("offset", f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
                           abs(delta) / e["std"])
     return None
+
+
+def _sample_rate(rate: RateMismatch) -> Difference:
+    """Calibration audio read at another sample rate (analysis/spectrum.py): amplitudes alike, frequencies moved."""
+    where = "lower" if rate.ratio < 1 else "higher"
+    return Difference("sample_rate", f"calibration audio's spectrum sits {max(rate.ratio, 1 / rate.ratio):.2g}x {where} "
+                      f"(as audio recorded at {rate.recorded} Hz read as {rate.read_as} Hz would): a sample rate "
+                      "never converted", "x", 1.0, 0.6, rate.ratio,
+                      advice=f"Resample the calibration audio to the rate the model reads (here likely "
+                             f"{rate.recorded} Hz to {rate.read_as} Hz, as the evaluation pipeline does) before "
+                             "calibrating")
 
 
 def _greyscale(calib: dict[str, Any], eval_correlation: float) -> Difference:

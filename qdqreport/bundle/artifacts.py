@@ -172,12 +172,16 @@ _STATS = Obj({"min": Float(), "max": Float(), "mean": Float(), "std": Num(0, fin
 _STRUCTURE = Obj({"measure": Str(), "axis": Num(-64, 64, integer=True), "samples": Count(),
                   "mean": Num(-1, 1, nullable=True), "min": Num(-1, 1, nullable=True), "max": Num(-1, 1, nullable=True)},
                  required=("measure", "samples", "mean"))
+# Optional (bundles before 2026-11-25, session 25, lack it): 1-D float signals' per-sample spectral centroids summarised.
+_SPECTRUM = Obj({"measure": Str(), "unit": Str(), "axis": Num(-64, 64, integer=True), "samples": Count(),
+                 **{k: Num(0, 0.5) for k in ("min", "p10", "median", "p90", "max")}, "relative_spread": Num(0, 1e6)},
+                required=("measure", "samples", "median", "p10", "p90"))
 _INPUT_STATS = Obj({
     "input": Str(), "source": Str(TEXT_MAX), "samples": Count(True),
     "inputs": Obj(values=Obj({"dtype": Str(), "shape": ListOf(Num(-1, COUNT_MAX, integer=True, nullable=True)),
                               "channel_axis": Num(-64, 64, integer=True, nullable=True), "overall": _STATS,
                               "channels": ListOf(_STATS), "per_sample": ListOf(_STATS), "structure": _STRUCTURE,
-                              "channel_correlation": _STRUCTURE},
+                              "channel_correlation": _STRUCTURE, "spectrum": _SPECTRUM},
                              required=("overall",))),  # never null: rules iterate it (fuzz seed 31, case 29652)
 })
 _NODE = Obj({"name": Str(), "op_type": Str(), "index": Count(),  # never null: the report sorts by it (seed 31, case 24631) "precision": Str(), "feeds_graph_output": Bool(True),

@@ -17,6 +17,7 @@ from onnx import numpy_helper
 
 from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, lag1_autocorrelation,
                                                  structure_summary)
+from qdqreport.analysis.spectrum import signal_axis, spectral_centroid, spectrum_summary
 
 Feed = dict[str, np.ndarray]
 _PASS_THROUGH = ("Cast", "Identity")
@@ -59,6 +60,8 @@ class _InputFold:
         self.empty = False
         self.overall, self.channels, self.rows, self.structure, self.colour = _Moments(), None, [], [], []
         self.channel_axis = None
+        self.centroids: list[float | None] = []  # 1-D float signals (audio): each sample's spectral centroid
+        self.signal_axis: int | None = None
 
     def add(self, array: np.ndarray) -> None:
         array = np.asarray(array)
@@ -93,6 +96,15 @@ class _InputFold:
             self.structure.append(lag1_autocorrelation(values))
         if self.channels:
             self.colour.append(channel_correlation(values, self.channel_axis))
+        self._add_spectrum(array, values)
+
+    def _add_spectrum(self, array: np.ndarray, values: np.ndarray) -> None:
+        """Each row's spectral centroid, for float inputs holding one 1-D signal per row (analysis/spectrum.py)."""
+        axis = signal_axis(values.shape[1:]) if array.dtype.kind == "f" and values.ndim >= 2 else None
+        if axis is None:
+            return
+        self.signal_axis = axis + 1 - values.ndim  # from the end, as `structure`'s axis: batch placement aside
+        self.centroids.extend(spectral_centroid(row) for row in values.reshape(values.shape[0], -1))
 
     def entry(self) -> dict[str, Any] | None:
         if self.empty or self.first is None:
@@ -107,6 +119,9 @@ class _InputFold:
         if self.colour and any(c is not None for c in self.colour):
             # a greyscale set reads 1.0 (QR003)
             entry["channel_correlation"] = correlation_summary(self.colour, self.channel_axis)
+        spectrum = spectrum_summary(self.centroids, self.signal_axis) if self.signal_axis is not None else None
+        if spectrum is not None:
+            entry["spectrum"] = spectrum  # where a calibration read at another sample rate shows (QR003)
         return entry
 
 

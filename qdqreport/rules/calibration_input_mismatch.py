@@ -8,6 +8,7 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.spectrum import SHIFT_BAND
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
                                              Difference, fitted_map, preprocessing_difference)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
@@ -58,13 +59,14 @@ def _binarised(evaluation_grey: bool):
     return build
 
 
-def _audio(factor: float):
-    """[N,1,576] chunks of tones about zero; calibration the same kind of audio times *factor*."""
+def _audio(factor: float, recorded_at: float = 16000.0):
+    """[N,1,576] chunks of tones about zero; calibration the same kind of audio times *factor*, recorded at
+    *recorded_at* and read at 16 kHz."""
     def build(b):
         # Tones are smooth (neighbouring samples alike, the stats' structure says so), not noise (QR009).
         b.artifact("eval_stats", input_stats(CLS_INPUT, audio_chunks(40, 47, 0.1), "eval.npy"))
-        b.artifact("calib_stats", input_stats(CLS_INPUT, audio_chunks(64, 48, 0.1 * factor), "data/calib.npy",
-                                              per_sample=False))
+        b.artifact("calib_stats", input_stats(CLS_INPUT, audio_chunks(64, 48, 0.1 * factor, recorded_at),
+                                              "data/calib.npy", per_sample=False))
     return build
 
 
@@ -176,6 +178,8 @@ def _random_log(b):
                 Quiet("darker images, same preprocessing (a coverage gap, QR006)", _images("dark")),
                 Quiet("audio recorded 20x quieter (a level, QR006; no units step is 20x)", _audio(1 / 20)),
                 Fires("audio left in int16 PCM units (32768x)", _audio(32768.0)),
+                Fires("calibration audio recorded at 48 kHz, read at 16 kHz (never resampled)", _audio(1.0, 48000.0)),
+                Quiet("other tones, the same sample rate", _audio(1.0)),
                 Fires("attention mask all ones in calibration (padding attended)", _tokens("mask1")),
                 Quiet("eval inputs fill the first Q range", _range_use(1.0 / 127)),
                 Quiet("token inputs: shorter calibration texts are not a preprocessing step", _tokens("short")),
@@ -204,6 +208,12 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     Calibration tensors that are synthetic noise (analysis/calibration_data.py), and any model
     whose ModelOpt log says it calibrated on random data, are QR009's: no rescale fixes noise,
     so this rule stays quiet on them.
+
+    For 1-D float signals (audio) the collector also records each sample's spectral centroid
+    (analysis/spectrum.py): calibration audio with the evaluation's amplitudes whose centroids sit
+    apart from the evaluation's, moved by more than 1.25x but no further than two common sample
+    rates are apart, was read at another rate than it was recorded at (the corpus VAD calibrated
+    on 48 kHz speech read as 16 kHz: 0.30x); music for speech moves it 12x, other content: QR006's.
 
     Integer inputs (token ids, attention masks) are categories, not intensities: for them only
     a calibration input frozen at one value where the evaluation varies (an attention mask built
@@ -284,8 +294,20 @@ def _described(found: Difference, calib: dict[str, Any], evaluation: dict[str, A
         return (found.label, found.expr, found.factor, found.confidence,
                 (Metric("calibration channel correlation, lowest sample", rounded(calib["channel_correlation"]["min"], 6),
                         threshold=f">= {GREY_CORRELATION} (greyscale)"), correlation))
+    if found.kind == "sample_rate":
+        return (found.label, found.expr, found.factor, found.confidence, _spectrum_evidence(found, calib, evaluation))
     return (found.label, found.expr, found.factor, found.confidence,
             (Metric("|Δmean| / evaluation std", rounded(found.measure, 3), threshold=f"> {MEAN_SHIFT_STD}"), table))
+
+
+def _spectrum_evidence(found: Difference, calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple:
+    centroids = Table("Spectral centroid per sample, cycles per sample (0 to 0.5)",
+                      ("set", "samples", "10th percentile", "median", "90th percentile"),
+                      tuple((label, s["spectrum"]["samples"], *(rounded(s["spectrum"][k], 4) for k in ("p10", "median", "p90")))
+                            for label, s in (("calibration", calib), ("evaluation", evaluation))),
+                      note="amplitudes alike (the spread and mean checks pass); the frequencies moved")
+    return (Metric("calibration/evaluation median spectral centroid", rounded(found.measure, 3), "×",
+                   threshold=f"outside 1/{SHIFT_BAND}..{SHIFT_BAND}, the sets apart"), centroids)
 
 
 def _spread(ratio: float) -> Metric:

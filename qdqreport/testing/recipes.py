@@ -13,6 +13,7 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, lag1_autocorrelation,
                                                  structure_summary)
+from qdqreport.analysis.spectrum import signal_axis, spectral_centroid, spectrum_summary
 
 CLS_INPUT = "x"
 CLS_OUTPUT = "save_infer_model/scale_0.tmp_1"
@@ -60,10 +61,11 @@ def text_images(samples: int, seed: int = 0) -> np.ndarray:
     return np.where(strokes, rng.uniform(0.0, 0.2, (samples, 3, 48, 192)), paper).astype(np.float32)
 
 
-def audio_chunks(count: int, seed: int, level: float) -> np.ndarray:
-    """[N,1,576] audio-like chunks swinging about zero: three tones, each chunk at its own loudness up to *level*."""
+def audio_chunks(count: int, seed: int, level: float, recorded_at: float = 16000.0) -> np.ndarray:
+    """[N,1,576] audio-like chunks swinging about zero: three tones, each chunk at its own loudness up to *level*,
+    read at 16 kHz; *recorded_at* another rate puts every tone at 16000 / recorded_at of its frequency."""
     rng = np.random.default_rng(seed)
-    t = np.arange(576) / 16000.0
+    t = np.arange(576) / recorded_at
     tones = sum(np.sin(2 * np.pi * rng.uniform(100, 900, (count, 1, 1)) * t + rng.uniform(0, 6.3, (count, 1, 1)))
                 for _ in range(3))
     return (level * rng.uniform(0.3, 1.0, (count, 1, 1)) * tones).astype(np.float32)
@@ -83,6 +85,9 @@ def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = Tr
     samples = [sample[None].astype(np.float64) for sample in batch]
     entry["structure"] = structure_summary([lag1_autocorrelation(sample) for sample in samples])
     entry["channel_correlation"] = correlation_summary([channel_correlation(sample) for sample in samples])
+    axis = signal_axis(batch.shape[1:]) if batch.dtype.kind == "f" else None
+    if axis is not None:
+        entry["spectrum"] = spectrum_summary([spectral_centroid(sample) for sample in batch], axis - batch.ndim + 1)
     return {"format": 1, "source": source, "samples": int(batch.shape[0]), "inputs": {name: entry}}
 
 
