@@ -3,7 +3,7 @@
 Off by default: it builds three ONNX Runtime sessions with every aligned tensor marked as an
 output and folds every tensor of the samples it reads: at most --per-layer-samples (collect/pipeline's
 PER_LAYER_SAMPLES by default) spread evenly over the evaluation set, first and last included (activation_ranges.spread_indices),
-or every sample with `--per-layer-samples all`. A sample costs 5-15 plain inferences of both models (marked
+or every sample with `--per-layer-samples all`. A sample costs 4-7 plain inferences of both models (marked
 runs that copy every tensor out, the local graph, the folding; docs/BENCHMARKS.md), so the bound keeps the
 pass's cost fixed whatever N is; layers/summary.json records which samples were read. The what-if search
 then spends up to --whatif-budget seconds re-running modified QDQ models on every sample.

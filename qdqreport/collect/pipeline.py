@@ -45,8 +45,8 @@ if TYPE_CHECKING:  # imported where used: a default collect runs none of them (s
 RANGE_SAMPLES = 8
 # Default of --per-layer-samples: samples the per-layer statistics read, spread over the evaluation set like the
 # activation-range pass's (collect/layers_stage.py). Every corpus bundle with per-layer tables (12-24 samples) reads
-# all of its samples; PP-OCRv4's recogniser (30 M values a model a sample, each folded at NumPy's memory speed) stays
-# within 3x plain inference at N = 128 (docs/BENCHMARKS.md, issue 12).
+# all of its samples; PP-OCRv4's recogniser (30 M values a model a sample, each folded at NumPy's memory speed) goes
+# from 7.3x plain inference to about 3x at N = 128 on a quiet machine (docs/BENCHMARKS.md, issue 12).
 PER_LAYER_SAMPLES = 32
 MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
 # --per-layer --confirm: re-quantizes the what-if's chosen set and measures it, returning the `confirmed` record or
