@@ -33,7 +33,7 @@ def test_quieter_calibration_audio_is_a_coverage_gap_not_a_missing_normalisation
 
 
 def test_int16_calibration_audio_is_still_a_preprocessing_step():
-    findings = _findings("vad_calib_scale")
+    findings = _findings("vad_calib_scale", target="onnxruntime")  # its label's target (ORT's recipe)
     assert findings[0].rule_id == "QR003" and not [f for f in findings if f.rule_id == "QR006"]
 
 
@@ -50,3 +50,34 @@ def test_the_smoothness_test_stays_quiet_on_healthy_controls_of_every_family():
     assert len(healthy) >= 20
     for case in healthy:
         assert not [f for f in _findings(case) if f.subject.startswith("structure ")], case
+
+
+def test_calibration_audio_at_another_sample_rate_is_a_preprocessing_step():
+    # vad_calib_48k (fifth part, read): the same kind of speech recorded at 48 kHz, never resampled for the 16 kHz
+    # detector. Louder too (spread 1.8x, no units step), so the spread names nothing; the spectral centroid does:
+    # 0.30x the evaluation's, the two sets apart, the spectrum's shape kept (analysis/spectrum.py).
+    ctx = Context(Bundle(CORPUS / "vad_calib_48k"), target="onnxruntime")
+    calib, evaluation = ctx.calib_stats["inputs"]["input"], ctx.eval_stats["inputs"]["input"]
+    found = preprocessing_difference(calib, evaluation)
+    assert found is not None and found.kind == "sample_rate" and 0.25 < found.measure < 0.35
+    findings = run_rules(ctx).findings
+    assert findings[0].rule_id == "QR003" and "48000 Hz read as 16000 Hz" in findings[0].title
+
+
+def test_no_audio_control_reads_as_another_sample_rate():
+    # Every healthy control of the audio families (VAD, basic-pitch, DNSMOS), and the calibration sets of other
+    # content (music for speech: 12x lower, beyond any two common rates; sines for music: the sets overlap).
+    labels = __import__("json").loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
+    cases = [c for c, label in labels.items() if c.split("_")[0] in ("vad", "bp", "dns")
+             and (label["healthy"] or c in ("vad_calib_music", "bp_calib_sines"))
+             and "part 10" not in label.get("added_for", "")]
+    checked = 0
+    for case in cases:
+        ctx = Context(Bundle(CORPUS / case))
+        for name, evaluation in (ctx.eval_stats or {}).get("inputs", {}).items():
+            calib = (ctx.calib_stats or {}).get("inputs", {}).get(name)
+            if calib and calib.get("spectrum"):
+                checked += 1
+                found = preprocessing_difference(calib, evaluation)
+                assert found is None or found.kind != "sample_rate", case
+    assert checked >= 10

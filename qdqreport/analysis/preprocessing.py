@@ -104,8 +104,12 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
         if unexplained and colour is not None:
             return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
         if unexplained and (shares_level(c, e) or same_centre(c, e) or not extremes_fit(c, e, ratio, shift)):
-            return None  # no known preprocessing step explains it: the black/white level (or the zero a signal
-            # swings about) is kept, or no affine map carries one range onto the other: content differs (QR006's)
+            # No known preprocessing step explains the spread: the black/white level (or the zero a signal swings
+            # about) is kept, or no affine map carries one range onto the other: content differs (QR006's), unless
+            # the audio's frequencies moved by a sample rate too (another recording at the wrong rate is louder or
+            # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread).
+            rate = rate_mismatch(calib, evaluation)
+            return _sample_rate(rate) if rate is not None else None
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
         return _greyscale(calib, colour)
