@@ -54,14 +54,17 @@ def _tagged(rule_id: str, severity: str, *tags: str) -> Finding:
     return Finding(rule_id, rule_id, severity, 0.9, score, rule_id.lower(), "x", tags=tags)
 
 
-def test_a_deployment_finding_never_outranks_the_explanation_of_a_measured_divergence():
+def test_a_deployment_finding_never_outranks_the_explanation_of_a_measured_collapse():
     from qdqreport.findings import rank_findings
 
     symptom = _tagged("QR001", "warning", "symptom")
+    collapse = _tagged("QR001", "error", "symptom")
     cause = _tagged("QR002", "warning", "root_cause")
     blocker = _tagged("QR004", "error", "deployment")
-    # ONNX Runtime measured a divergence and a rule explains it: the TensorRT-only error comes after it.
-    assert [f.rule_id for f in rank_findings([symptom, blocker, cause])] == ["QR002", "QR004", "QR001"]
+    # ONNX Runtime measured a collapse and a rule explains it: the TensorRT-only error comes after it.
+    assert [f.rule_id for f in rank_findings([collapse, blocker, cause])] == ["QR002", "QR004", "QR001"]
+    # A mere degradation: the TensorRT error is the first thing to fix (the corpus yolo_ort_int8_asym).
+    assert [f.rule_id for f in rank_findings([symptom, blocker, cause])] == ["QR004", "QR002", "QR001"]
     # Nothing explains the divergence (only its symptom): the deployment error keeps its rank by severity.
     assert [f.rule_id for f in rank_findings([symptom, blocker])] == ["QR004", "QR001"]
     # Nothing diverged: the deployment error is the first thing to fix before deploying.
