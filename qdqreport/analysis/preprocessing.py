@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from qdqreport.analysis.spectrum import RateMismatch, rate_mismatch
+from qdqreport.analysis.spectrum import rate_mismatch
 
 # Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
 # mix-ups differ by 2x ([0,1] vs [-1,1]), ~4x (mean/std) or 255x (raw pixels).
@@ -108,14 +108,13 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
             # about) is kept, or no affine map carries one range onto the other: content differs (QR006's), unless
             # the audio's frequencies moved by a sample rate too (another recording at the wrong rate is louder or
             # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread).
-            rate = rate_mismatch(calib, evaluation)
-            return _sample_rate(rate) if rate is not None else None
+            return _sample_rate(calib, evaluation)
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
         return _greyscale(calib, colour)
-    rate = rate_mismatch(calib, evaluation)
+    rate = _sample_rate(calib, evaluation)
     if rate is not None:
-        return _sample_rate(rate)
+        return rate
     means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
     if len(means) >= 2 and e["std"] > 0:
         direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
@@ -137,10 +136,15 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     return None
 
 
-def _sample_rate(rate: RateMismatch) -> Difference:
-    """Calibration audio read at another sample rate (analysis/spectrum.py): amplitudes alike, frequencies moved."""
+def _sample_rate(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
+    """Calibration audio read at another sample rate (analysis/spectrum.py): amplitudes alike, frequencies moved;
+    None when the spectra show no such move (or either set lacks the statistic)."""
+    rate = rate_mismatch(calib, evaluation)
+    if rate is None:
+        return None
     where = "lower" if rate.ratio < 1 else "higher"
-    return Difference("sample_rate", f"calibration audio's spectrum sits {max(rate.ratio, 1 / rate.ratio):.2g}x {where} "
+    moved = max(rate.ratio, 1 / rate.ratio)
+    return Difference("sample_rate", f"calibration audio's spectrum sits {moved:.2g}x {where} "
                       f"(as audio recorded at {rate.recorded} Hz read as {rate.read_as} Hz would): a sample rate "
                       "never converted", "x", 1.0, 0.6, rate.ratio,
                       advice=f"Resample the calibration audio to the rate the model reads (here likely "

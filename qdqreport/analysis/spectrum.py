@@ -1,13 +1,13 @@
-"""Where a 1-D signal input (audio) keeps its energy, and what a calibration set read at the wrong sample rate does to it.
+"""Where a 1-D signal input (audio) keeps its energy, and what calibration audio read at the wrong sample rate does.
 
 A calibration recorded at 48 kHz and fed to a 16 kHz model without resampling has the amplitude, mean and spread of
 the evaluation audio (the statistics QR003 otherwise compares), but every frequency lands at a third of its place:
 measured in cycles per sample, its spectral centroid is a third of the evaluation's (the corpus VAD's 0.073 against
 0.247). Other content moves the centroid too, often less (calibration sets of other speech stay within 1.25x, or
 overlap the evaluation's), sometimes more than any two common rates are apart (music for speech: 0.021, a twelfth).
-That a shift lies between those bounds with the two sets apart is suggestive, not proof: the finding says "as audio
-recorded at 48000 Hz read as 16000 Hz would", and the fix checks the rate. The collector (collect/stats.py) records each sample's centroid; this module
-summarises them and names a rate mismatch. Needs numpy only.
+That a shift lies between those bounds with the two sets apart, the spectrum's shape kept, is suggestive, not proof:
+the finding says "as audio recorded at 48000 Hz read as 16000 Hz would", and the fix checks the rate. The collector
+(collect/stats.py) measures each sample; this module summarises them and names a rate mismatch. Needs numpy only.
 """
 
 from __future__ import annotations

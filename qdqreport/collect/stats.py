@@ -60,7 +60,8 @@ class _InputFold:
         self.empty = False
         self.overall, self.channels, self.rows, self.structure, self.colour = _Moments(), None, [], [], []
         self.channel_axis = None
-        self.centroids: list[float | None] = []  # 1-D float signals (audio): each sample's spectral centroid
+        # 1-D float signals (audio): each sample's (spectral centroid, relative spread), None where it has none
+        self.centroids: list[tuple[float, float] | None] = []
         self.signal_axis: int | None = None
 
     def add(self, array: np.ndarray) -> None:

@@ -8,9 +8,9 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.spectrum import SHIFT_BAND
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
                                              Difference, fitted_map, preprocessing_difference)
+from qdqreport.analysis.spectrum import SHIFT_BAND
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
@@ -303,7 +303,8 @@ def _described(found: Difference, calib: dict[str, Any], evaluation: dict[str, A
 def _spectrum_evidence(found: Difference, calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple:
     centroids = Table("Spectral centroid per sample, cycles per sample (0 to 0.5)",
                       ("set", "samples", "10th percentile", "median", "90th percentile"),
-                      tuple((label, s["spectrum"]["samples"], *(rounded(s["spectrum"][k], 4) for k in ("p10", "median", "p90")))
+                      tuple((label, s["spectrum"]["samples"],
+                             *(rounded(s["spectrum"][k], 4) for k in ("p10", "median", "p90")))
                             for label, s in (("calibration", calib), ("evaluation", evaluation))),
                       note="amplitudes alike (the spread and mean checks pass); the frequencies moved")
     return (Metric("calibration/evaluation median spectral centroid", rounded(found.measure, 3), "×",
