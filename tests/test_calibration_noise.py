@@ -26,6 +26,8 @@ from qdqreport.cli import main
 from qdqreport.collect.stats import input_stats
 from qdqreport.engine import run_rules
 
+from corpus_cases import ranked
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
 LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
@@ -178,7 +180,7 @@ def test_corpus_random_calibration_without_the_log_ranks_qr009_first(case: str, 
 def test_corpus_controls_and_preprocessing_errors_get_no_qr009(case: str) -> None:
     assert not LABELS[case].get("sealed")
     # Judged for its label's target: for TensorRT a recipe it rejects outranks the cause of a mere degradation.
-    findings = run_rules(Context(Bundle(CORPUS / case), target=LABELS[case].get("target"))).findings
+    findings = ranked(case)[1]
     assert "QR009" not in {f.rule_id for f in findings}
     if case in PREPROCESSING:
         assert findings[0].rule_id == "QR003"  # a rescale is the fix there, and it still ranks first

@@ -12,7 +12,8 @@ from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.collect.saturation_check import cpu_vnni, kernel_nodes, u8s8_nodes
 from qdqreport.engine import run_rules
-from qdqreport.findings import rank_findings
+
+from corpus_cases import ranked
 
 WORK = Path(__file__).resolve().parent.parent / "build" / "corpus-work"
 
@@ -82,10 +83,10 @@ def test_real_u8s8_captcha_reader_is_named_saturation(tmp_path: Path) -> None:
     if stage.details["cpu"]["vnni"] is False:  # the measured case: this CPU saturates
         # Deployed with ONNX Runtime, the saturation is the first thing to fix; for TensorRT (the default target)
         # the outputs only degrade here, and TensorRT's rejection of UINT8 comes first (findings.rank_findings).
-        findings = rank_findings(run_rules(Context(Bundle(out), target="onnxruntime")).findings)
+        findings = run_rules(Context(Bundle(out), target="onnxruntime")).findings
         assert findings[0].rule_id == "QR012", [f.rule_id for f in findings]
         assert "root_cause" in findings[0].tags and "reduce_range=True" in findings[0].fixes[1].command
-        for_tensorrt = rank_findings(run_rules(ctx).findings)
+        for_tensorrt = run_rules(ctx).findings
         assert for_tensorrt[0].rule_id == "QR004" and "QR012" in [f.rule_id for f in for_tensorrt]
 
     skipped = tmp_path / "skipped"
@@ -94,31 +95,20 @@ def test_real_u8s8_captcha_reader_is_named_saturation(tmp_path: Path) -> None:
     assert UNFUSED_STAGE not in {s["id"] for s in Bundle(skipped).manifest["stages"]}
 
 
-def _ranked_corpus(case: str):
-    import json
-
-    from qdqreport.findings import rank_findings
-    from qdqreport.rules import discover
-
-    corpus = Path(__file__).resolve().parent.parent / "corpus"
-    label = json.loads((corpus / "labels.json").read_text(encoding="utf-8"))[case]
-    return rank_findings(run_rules(Context(Bundle(corpus / case), target=label.get("target")), discover()).findings)
-
-
 @pytest.mark.parametrize("case", ["vad_calib_quiet", "mtc_first_conv_int8", "cap_overquant"])
 def test_an_unfused_control_that_changes_no_judgement_explains_nothing(case) -> None:
     """Re-collected corpus cases (S8S8, this AVX2 CPU): vad_calib_quiet's control agrees on its first 32 samples where
     the fused model lost nothing either (its flips are later); MTCNN's INT8 first Conv degrades fused and unfused
     (the control wins back 69% of a cosine shortfall that changes no decision); the over-quantized captcha reader's
     control wins back 43%. None is the kernels' doing: QR012 stays quiet and the labelled cause leads."""
-    findings = _ranked_corpus(case)
+    findings = ranked(case)[1]
     assert not [f for f in findings if f.rule_id == "QR012"]
 
 
 def test_saturation_under_random_calibration_ranks_under_the_calibration() -> None:
     """basic-pitch calibrated on noise (re-collected, S8S8): fused its note map collapses, unfused it agrees; the
     noise set the ranges whose magnitudes saturate, so QR009 leads and QR012 is a warning that says so."""
-    findings = _ranked_corpus("bp_random_calib")
+    findings = ranked("bp_random_calib")[1]
     assert findings[0].rule_id == "QR009"
     kernels = next(f for f in findings if f.rule_id == "QR012")
     assert kernels.severity == "warning" and kernels.score <= 0.2

@@ -8,31 +8,20 @@ data, and each test names the behaviour that the reading changed. Real rapid-lay
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from qdqreport.analysis.agreement import AGREE
-from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
-from qdqreport.engine import run_rules
-from qdqreport.findings import rank_findings
-from qdqreport.rules import discover
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus"
-LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
-
-
-def _ranked(case: str):
-    ctx = Context(Bundle(CORPUS / case), target=LABELS[case].get("target"))
-    return ctx, rank_findings(run_rules(ctx, discover()).findings)
+from corpus_cases import CORPUS, ranked
 
 
 @pytest.mark.parametrize("case", ["lay_healthy_ort_sym", "lay_healthy_ort_percentile", "lay_healthy_trt_nobias"])
 def test_detector_labels_are_judged_where_their_score_keeps_the_detection(case):
     # PicoDet exports score = max(cls) and label = argmax(cls) for all 10,105 anchors; 40% of the background
     # anchors' labels change under INT8 noise, none of the kept detections' labels do.
-    ctx, findings = _ranked(case)
+    ctx, findings = ranked(case)
     comparison = ctx.comparison("quantization")
     label = next(s for s in ctx.output_summaries(comparison.id) if s.output == "label")
     assert label.kind.kind == "index" and label.kind.gated_by == "score"
@@ -59,7 +48,7 @@ def test_the_gate_does_not_hide_a_changed_label():
 
 
 def test_an_inverted_calibration_set_is_named_and_ranked_first():
-    _, findings = _ranked("cap_calib_inverted")
+    _, findings = ranked("cap_calib_inverted")
     assert findings[0].rule_id == "QR003" and "inverted" in findings[0].title
     # Its 11 sigmoids are SiLU activations (x * sigmoid(x)), not sensitive nodes, and its head and softmax are left
     # float: nothing for QR002 to suspect. (A node finding whose error a calibration mismatch predicts is scored
@@ -70,14 +59,14 @@ def test_an_inverted_calibration_set_is_named_and_ranked_first():
 
 
 def test_photographs_calibrating_a_document_model_are_other_content_not_preprocessing():
-    _, findings = _ranked("lay_calib_photos")
+    _, findings = ranked("lay_calib_photos")
     assert not [f for f in findings if f.rule_id == "QR003"]
     content = next(f for f in findings if f.rule_id == "QR006")
     assert content.subject == "content image" and "unlike the evaluation inputs" in content.title
 
 
 def test_the_first_divergence_ranks_after_the_node_where_the_error_is_born():
-    _, findings = _ranked("ori_all_convs")
+    _, findings = ranked("ori_all_convs")
     ids = [f.rule_id for f in findings]
     assert ids[0] == "QR201" and ids.index("QR200") > ids.index("QR201")
 
@@ -85,6 +74,6 @@ def test_the_first_divergence_ranks_after_the_node_where_the_error_is_born():
 def test_a_ctc_recogniser_max_probability_is_no_gate():
     # PP-OCRv4 exports ctc_index (argmax per time step) beside ctc_prob (its max probability): the string is read
     # from every step, confident or not, so all 384 indices stay compared.
-    ctx, _ = _ranked("rec_healthy_ort_percentile")
+    ctx, _ = ranked("rec_healthy_ort_percentile")
     index = next(s for s in ctx.output_summaries(ctx.comparison("quantization").id) if s.output == "ctc_index")
     assert index.kind.gated_by is None and index.judgement.headline == "2 of 384 values differ"

@@ -7,24 +7,11 @@ tuning data now, and each test names the behaviour the reading changed. Real bun
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from qdqreport.analysis.coverage import coverage_gaps, inside_share
 from qdqreport.analysis.preprocessing import extremes_fit, preprocessing_difference
 from qdqreport.analysis.context import Context
-from qdqreport.bundle.reader import Bundle
-from qdqreport.engine import run_rules
-from qdqreport.findings import rank_findings
-from qdqreport.rules import discover
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus"
-LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
-
-
-def _ranked(case: str):
-    ctx = Context(Bundle(CORPUS / case), target=LABELS[case].get("target"))
-    return ctx, rank_findings(run_rules(ctx, discover()).findings)
+from corpus_cases import LABELS, ranked
 
 
 def _input(ctx: Context, name: str = "input_1"):
@@ -35,7 +22,7 @@ def test_silence_calibration_is_a_coverage_gap_not_a_normalisation():
     # Calibrated on room noise alone: log-mel values 3.2..6.3 against speech's 3.7..12.2 (spread 0.165x). An affine map
     # fitted to means and spreads would send the noise floor 9 units below the evaluation minimum: no preprocessing
     # step, so QR003 is quiet and the calibration range, lying inside the evaluation's at its low end, is QR006's gap.
-    ctx, findings = _ranked("oww_calib_silence")
+    ctx, findings = ranked("oww_calib_silence")
     calib, evaluation = _input(ctx)
     c, e = calib["overall"], evaluation["overall"]
     ratio = c["std"] / e["std"]
@@ -50,7 +37,7 @@ def test_silence_calibration_is_a_coverage_gap_not_a_normalisation():
 def test_a_log_mel_scale_step_still_fits_its_extremes():
     # The same model calibrated on the log-mel spectrogram without openWakeWord's x / 10 + 2 (spread 10.4x): the
     # fitted map carries the calibration's extremes onto the evaluation's (4% of the span), so QR003 names the step.
-    ctx, findings = _ranked("oww_calib_raw_mel")
+    ctx, findings = ranked("oww_calib_raw_mel")
     calib, evaluation = _input(ctx)
     c, e = calib["overall"], evaluation["overall"]
     ratio = c["std"] / e["std"]
@@ -63,7 +50,7 @@ def test_first_conv_in_int8_loses_to_saturating_kernels_not_to_its_quantization(
     # (no integer kernels, the same INT8 values) agrees with FP32 (and, measured with the wake-word heads, flips none
     # of 60 detections where the fused model flips 9): the S8S8 kernels saturate on this CPU. QR012 leads and QR002's
     # claim is marked refuted by that measurement.
-    _, findings = _ranked("oww_first_conv_int8")
+    _, findings = ranked("oww_first_conv_int8")
     assert LABELS["oww_first_conv_int8"]["expected_rules"] == ["QR012"]
     assert findings[0].rule_id == "QR012"
     sensitive = [f for f in findings if f.rule_id == "QR002"]

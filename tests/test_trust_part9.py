@@ -8,24 +8,11 @@ changed. Real bundles; nothing synthetic.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from qdqreport.analysis.agreement import COLLAPSE
-from qdqreport.analysis.context import Context
 from qdqreport.analysis.saturation import explaining_gain, saturation_evidence
-from qdqreport.bundle.reader import Bundle
-from qdqreport.engine import run_rules
-from qdqreport.findings import DEPLOYMENT_TAG, rank_findings
-from qdqreport.rules import discover
+from qdqreport.findings import DEPLOYMENT_TAG
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus"
-LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
-
-
-def _ranked(case: str):
-    ctx = Context(Bundle(CORPUS / case), target=LABELS[case].get("target"))
-    return ctx, rank_findings(run_rules(ctx, discover()).findings)
+from corpus_cases import ranked
 
 
 def test_saturation_is_judged_by_the_output_it_rescues_from_collapse():
@@ -33,7 +20,7 @@ def test_saturation_is_judged_by_the_output_it_rescues_from_collapse():
     # 0.23) and the offsets; unfused, the same INT8 values keep 52 of 53 detections, as the healthy recipe. The box-size
     # output only degraded and the control agrees on it, but the collapse it rescues is what decides the finding: an
     # error, ranked before the symptom it explains.
-    ctx, findings = _ranked("cfc_all_convs")
+    ctx, findings = ranked("cfc_all_convs")
     decisive = explaining_gain(saturation_evidence(ctx))
     assert decisive is not None and decisive.qdq.level == COLLAPSE and decisive.output == "537"
     assert decisive.recovered > 0.9
@@ -45,7 +32,7 @@ def test_a_tensorrt_error_outranks_the_explanation_of_a_mere_degradation():
     # The YOLOX detector quantized with asymmetric INT8 keeps 44 of 47 detections on ONNX Runtime (its healthy recipe
     # 45): the outputs degrade (a warning), and TensorRT rejects the non-zero zero-points (an error). The deployment
     # error is the first thing to fix; the sensitive-node explanation of the small degradation follows it.
-    _, findings = _ranked("yolo_ort_int8_asym")
+    _, findings = ranked("yolo_ort_int8_asym")
     symptom = next(f for f in findings if f.rule_id == "QR001")
     assert symptom.severity == "warning"
     assert findings[0].rule_id == "QR004" and DEPLOYMENT_TAG in findings[0].tags and findings[0].severity == "error"
@@ -56,7 +43,7 @@ def test_a_tensorrt_error_outranks_the_explanation_of_a_mere_degradation():
 def test_a_collapse_keeps_its_explanations_before_the_deployment_findings():
     # The same detector with UINT8 activations collapses on ONNX Runtime (U8S8 saturation): there the explanations
     # of the collapse, warnings included, still come before TensorRT's objections.
-    _, findings = _ranked("yolo_ort_uint8")
+    _, findings = ranked("yolo_ort_uint8")
     ids = [(f.rule_id, f.severity) for f in findings]
     assert ids[0] == ("QR012", "error") and ("QR001", "error") in ids
     first_deployment = next(i for i, f in enumerate(findings) if DEPLOYMENT_TAG in f.tags)

@@ -7,7 +7,6 @@ DNSMOS, YOLOX (ddddocr), PP-OCRv4 and RivaGAN bundles; nothing synthetic.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from qdqreport.analysis.context import Context
@@ -16,19 +15,13 @@ from qdqreport.engine import run_rules
 from qdqreport.findings import rank_findings
 from qdqreport.rules import discover
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus"
-LABELS = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
-
-
-def _ranked(case: str):
-    ctx = Context(Bundle(CORPUS / case), target=LABELS[case].get("target"))
-    return ctx, rank_findings(run_rules(ctx, discover()).findings)
+from corpus_cases import ranked
 
 
 def test_a_log_computing_on_int8_input_is_a_sensitive_node_and_the_named_cause():
     # basic-pitch's normalised log reads a constant-Q power that spans decades; quantized, its note F1 falls to 0.65.
     # The collector marks the Log sensitive ("log"); QR002 names it first, above the collapse it explains.
-    ctx, findings = _ranked("bp_log_int8")
+    ctx, findings = ranked("bp_log_int8")
     log = [s for s in ctx.precision["sensitive"] if s["pattern"] == "log"]
     assert [s["op_type"] for s in log] == ["Log"] and log[0]["quantized"]
     assert findings[0].rule_id == "QR002" and findings[0].severity == "error"
@@ -37,7 +30,7 @@ def test_a_log_computing_on_int8_input_is_a_sensitive_node_and_the_named_cause()
 
 def test_a_log_left_in_float_is_not_flagged():
     # The healthy recipe keeps the Log in FP32 (its input is no DQ): it is listed, never counted.
-    ctx, findings = _ranked("bp_healthy_ort_sym")
+    ctx, findings = ranked("bp_healthy_ort_sym")
     assert [s["op_type"] for s in ctx.precision["sensitive"] if s["pattern"] == "log"] == ["Log"]
     assert not [f for f in findings if f.rule_id == "QR002"]
 
@@ -46,7 +39,7 @@ def test_imagenet_normalised_calibration_of_a_raw_pixel_model_is_a_preprocessing
     # Calibration (x/255 - mean)/std spans -2.1..2.6; the detector reads raw 0..255 pixels. The narrow calibration sat
     # within 5% of 255 of the black level and passed for "darker content"; it goes 2.1 below that level, which no
     # content can. Named as the step it is, first, with the transform written without a double sign.
-    _, findings = _ranked("yolo_calib_imagenet")
+    _, findings = ranked("yolo_calib_imagenet")
     assert findings[0].rule_id == "QR003"
     assert "calibration carries a mean/std normalisation the evaluation inputs lack" in findings[0].title
     assert "(x + 2.15) / 0.01797" in " ".join(fix.action for fix in findings[0].fixes)
@@ -56,7 +49,7 @@ def test_darker_pictures_and_blank_pages_keep_their_level_and_stay_content():
     # A quarter of the brightness keeps the black level (0); blank pages keep the white level: content, not a
     # preprocessing step (QR006's, never QR003's).
     for case in ("yolo_calib_dark", "ori_calib_blank"):
-        _, findings = _ranked(case)
+        _, findings = ranked(case)
         assert not [f for f in findings if f.rule_id == "QR003"], case
         assert any(f.rule_id == "QR006" for f in findings), case
 
@@ -65,7 +58,7 @@ def test_a_calibration_range_missing_most_of_the_evaluation_span_outranks_the_se
     # The detector calibrated on pictures at a quarter of their brightness: calibration [0, 64], every evaluation
     # picture beyond it, 164 of 196 detections lost. The gap is the error; the 15 head nodes' tensor error is what it
     # predicts, so QR002 is a warning under it that says to fix the calibration first.
-    _, findings = _ranked("yolo_calib_dark")
+    _, findings = ranked("yolo_calib_dark")
     assert (findings[0].rule_id, findings[0].severity) == ("QR006", "error")
     assert findings[0].title.startswith("Calibration covers [0, 64] of input images")
     sensitive = next(f for f in findings if f.rule_id == "QR002")
@@ -76,7 +69,7 @@ def test_a_calibration_range_missing_most_of_the_evaluation_span_outranks_the_se
 def test_one_grey_picture_is_not_a_greyscale_loader_when_the_evaluation_has_grey_pictures_too():
     # Calibrated on one picture that happens to be grey; the evaluation holds grey pictures of its own. "Load the
     # calibration in colour" would not help: the one picture is the fault, and QR006 names too few samples first.
-    _, findings = _ranked("yolo_calib_one")
+    _, findings = ranked("yolo_calib_one")
     assert not [f for f in findings if f.rule_id == "QR003"]
     assert findings[0].rule_id == "QR006"
 
@@ -85,7 +78,7 @@ def test_dnsmos_int8_stft_is_named_and_measured_where_its_loss_shows():
     # DNSMOS computes its STFT as two Convs on raw audio, then magnitude and a Log. With the Convs in INT8 the
     # quiet bins are lost (|dMOS| up to 2.4): QR002 names the two Convs (it named only the final Gemm before, and its
     # fix excluded the wrong node), measured on the Log's output (cosine 0.79; their own output reads 0.9997).
-    ctx, findings = _ranked("dns_stft_int8")
+    ctx, findings = ranked("dns_stft_int8")
     first = findings[0]
     assert first.rule_id == "QR002" and "stft-real" in first.subject and "stft-imag" in first.subject
     front = {s["node"]: s for s in ctx.precision["sensitive"] if s["pattern"] == "log_front_end"}
@@ -95,7 +88,7 @@ def test_dnsmos_int8_stft_is_named_and_measured_where_its_loss_shows():
     assert worst.value < 0.9
     # quantize_static made the model: its fix is a quantize_static call naming the nodes exactly
     assert "'stft-imag', 'stft-real']" in " ".join(fix.command for fix in first.fixes)
-    _, healthy = _ranked("dns_healthy_ort_sym")  # the healthy recipe keeps the STFT float: listed, not flagged
+    _, healthy = ranked("dns_healthy_ort_sym")  # the healthy recipe keeps the STFT float: listed, not flagged
     assert not [f for f in healthy if f.rule_id == "QR002" and "stft" in f.subject]
 
 
