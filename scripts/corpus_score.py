@@ -117,9 +117,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TENTH_PART, "tenth", ", made 2026-11-25 and scored while sealed before the rule changes of session 25, at "
-         "66e4f04, and after them, at 5a59b7f (totals in the kept section below); spent but not yet read: the next "
-         "round reads it", held_out=True),
+    Part(TENTH_PART, "tenth", "; scored while sealed before the rule changes of session 25, at 66e4f04: first-ranked "
+         "7/9, within three 8/9, healthy controls with an error 0/4; after them, at 5a59b7f: 8/9, 8/9, 0/4; then read "
+         "(2026-11-26, session 26: sf0_calib_22k pending, its fault harmless and untraceable): no longer held out"),
     Part(NINTH_PART, "ninth", "; scored while sealed before the rule changes of session 24's second round, at "
          "eb9f28f: first-ranked 5/7, within three 7/7, healthy controls with an error 0/5; after them, at 4b2e51e: the "
          "same; then read and tuned on (2026-11-25, session 25): no longer held out"),

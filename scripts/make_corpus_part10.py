@@ -386,7 +386,7 @@ def sf0_cases() -> list[Case]:
              f"speech and melodies never resampled: the 22050 Hz samples of espeak-ng and of the synthesiser fed as if "
              f"they were 16 kHz (swift-f0's detect() resamples with soxr, a calibration reader feeding the session "
              f"does not: every pitch 0.73x, the audio 1.4x slower)", "sf0_22k.onnx", "sf0_calib_22k.npz",
-             make=[q("sf0", "sf0_calib_22k.npz", "sf0_22k.onnx", w)]),
+             make=[q("sf0", "sf0_calib_22k.npz", "sf0_22k.onnx", w)], pending=RATE_UNSEEN),
         Case("sf0_random_calib", "sf0", 2, ("QR009",), f"the healthy symmetric recipe ({what}) calibrated on uniform "
              f"random values in [0, 1) of the input's shape (np.random.rand: a stand-in calibration set; no quantizer "
              f"log); the noise file is given to collect as --calib", "sf0_random.onnx", "sf0_calib_random.npz",
@@ -435,6 +435,18 @@ def variant_cases() -> list[Case]:
     ]
     assert sorted(c.id for c in made) == drawn_variants()
     return made
+
+
+# Read in session 26 (after its sealed scores: 7/9 before, 8/9 after): the 22 kHz calibration is harmless here, and
+# its one trace in the bundle does not tell a sample rate from other content. Measured on the committed bundle: the
+# calibration's median spectral centroid is 0.58x the evaluation's (a 22050 Hz recording read as 16 kHz predicts
+# 0.73x) and the two sets' 10th-90th percentile bands overlap (other sentences, melodies and more noise windows move
+# the centroid as much); no activation clips more than 1.4% of the evaluation values (QR006 names a tenth).
+RATE_UNSEEN = ("the fault changes nothing the task decides (5 of 992 voicing decisions flip, the healthy recipe's 11; "
+               "the melodies' notes found as by FP32) and its only trace, a calibration spectrum 0.58x lower whose "
+               "10th-90th percentile band overlaps the evaluation's, is what other speech and music give too: no rule "
+               "can name a sample rate from it without naming healthy audio calibrations, so the case is listed, not "
+               "scored")
 
 
 # What each model did, measured with the task's own decision (--measure, 2026-11-25), before any rule, report or the
