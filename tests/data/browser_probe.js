@@ -37,6 +37,10 @@
         boxRight: round(outer.right),
         fits: inner.right <= (box ? outer.right : innerWidth) + 0.5,
         scrollsX: !!box && ["auto", "scroll"].indexOf(getComputedStyle(box).overflowX) >= 0,
+        // Prose cells squeezed into a column a few words wide: a note of 40+ characters wrapped to a tower of lines.
+        squeezed: Array.from(table.querySelectorAll("td")).filter(function (td) {
+          return td.innerText.trim().length >= 40 && td.getBoundingClientRect().width < 110;  // shown text only
+        }).map(function (td) { return round(td.getBoundingClientRect().width) + " px: " + td.innerText.trim().slice(0, 60); }),
       };
     });
   }
