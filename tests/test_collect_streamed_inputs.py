@@ -134,3 +134,21 @@ def test_the_bundle_is_the_same_as_with_the_inputs_loaded_whole(demo: Path, tmp_
         assert sorted(after) == sorted(before)
         for name in before:
             assert after[name] == before[name], name
+
+
+def test_a_layout_check_reads_the_first_sample_of_a_file_and_every_feed_of_a_script(tmp_path: Path) -> None:
+    """The --qdq layout check (collect/pipeline.py) reads one sample of an .npz: its samples are cut from the same
+    arrays, so every one has the first's names, shapes and dtypes; a loader script's feeds are each checked."""
+    rng = np.random.default_rng(5)
+    path = tmp_path / "x.npz"
+    np.savez(path, state=rng.standard_normal((2, 5, 8)).astype(np.float32), sr=np.array(16000, np.int64))
+    specs = [TensorSpec("state", (2, "n", 8), np.dtype(np.float32)), TensorSpec("sr", (), np.dtype(np.int64))]
+    streamed = load_inputs(str(path), specs, "--inputs", axes={"state": 1, "sr": None})
+    assert all(inputs.check_feed(feed, specs, "x") is None for feed in streamed.samples)  # every sample, same layout
+    reads = []
+    with mock.patch.object(Samples, "__getitem__", lambda self, i: reads.append(i) or {"state": 0}):
+        assert [index for index, _ in inputs.layouts(streamed.samples)] == [0]
+    assert reads == [0]
+    feeds = [{"x": np.zeros(2, np.float32)}, {"x": np.zeros(3, np.float32)}]  # a script may vary its shapes
+    assert [index for index, _ in inputs.layouts(feeds)] == [0, 1]
+    assert list(inputs.layouts(streamed.samples[:0])) == []

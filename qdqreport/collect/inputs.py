@@ -79,6 +79,16 @@ def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int 
     return InputSet(str(path), kind, samples, digest, axes)
 
 
+def layouts(samples: Sequence[Feed]) -> Iterator[tuple[int, Feed]]:
+    """(index, feed) of the samples whose names, shapes and dtypes a layout check must see: the first only for the
+    samples of an .npy/.npz (Samples: every one is cut from the same arrays, so they all share the first's layout),
+    every one for a data-loader script's feeds. A check of layouts alone (check_feed with values=False) then reads
+    one sample from the file instead of all of them (issue 12: vad at N = 1,000 read each sample five times)."""
+    if isinstance(samples, Samples):
+        return iter([(0, samples[0])] if len(samples) else [])
+    return enumerate(samples)
+
+
 def sample_batch(inputs: InputSet) -> int:
     """Rows per sample along the batch axis (1 when no input has one): what each reference sample holds."""
     first = inputs.samples[0]

@@ -20,7 +20,7 @@ from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.align import GraphPair
 from qdqreport.collect.batch_axis import batch_axes, check_overrides
-from qdqreport.collect.inputs import InputSet, check_feed, load_inputs, load_reference, sample_batch
+from qdqreport.collect.inputs import InputSet, check_feed, layouts, load_inputs, load_reference, sample_batch
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
@@ -204,7 +204,7 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
     check_overrides(options.batch_axes, fp32.inputs, fp32.outputs, str(fp32.path))
     axes = batch_axes(fp32.inputs, options.batch_axes, "an input of --fp32")
     eval_set = load_inputs(options.inputs, fp32.inputs, "--inputs", limit=options.max_samples, axes=axes)
-    for index, feed in enumerate(eval_set.samples):  # values: load_inputs found every one finite
+    for index, feed in layouts(eval_set.samples):  # values: load_inputs found every one finite
         check_feed(feed, qdq.inputs, f"{options.inputs} sample {index} (for --qdq {qdq.path})", values=False)
     calib = load_inputs(options.calib, fp32.inputs, "--calib", axes=axes) if options.calib else None
     reference = None
