@@ -6,10 +6,16 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 
+from qdqreport.collect import qdq_graph
 from qdqreport.collect.inputs import load_inputs
-from qdqreport.collect.models import load_model, session_source
-from qdqreport.collect.ort_stage import INFERENCE, open_stage
+from qdqreport.collect.layerwise import float32_outputs
+from qdqreport.collect.models import (EXTERNAL_FOLDER_KEY, ExternalModel, load_model, session_config, session_source,
+                                      with_extra_outputs)
+from qdqreport.collect.ort_stage import INFERENCE, new_session, open_stage
+from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.output_store import NpzStream, OutputStore
 
 
@@ -151,3 +157,87 @@ def test_per_sample_rows_and_structure_are_what_each_sample_alone_gives() -> Non
             if structure:
                 assert (entry["structure"]["min"], entry["structure"]["max"]) == (min(structure), max(structure))
                 assert entry["structure"]["mean"] == float(np.mean(structure))
+
+
+def _with_initializers(source: Path, folder: Path | None = None) -> Path | onnx.ModelProto:
+    """The demo model with its Constant-node weights as initializers (as exporters write them); saved with those of
+    1 KiB or more in one external data file in *folder* when given, else returned."""
+    model = onnx.load(str(source))
+    nodes = []
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.attribute[0].name == "value":
+            model.graph.initializer.append(numpy_helper.from_array(numpy_helper.to_array(node.attribute[0].t), node.output[0]))
+        else:
+            nodes.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    if folder is None:
+        return model
+    folder.mkdir()
+    onnx.save_model(model, str(folder / source.name), save_as_external_data=True, location="weights.data",
+                    size_threshold=1024)
+    return folder / source.name
+
+
+def _marked_the_old_way(proto: onnx.ModelProto, outputs: list[str], nodes=()) -> onnx.ModelProto:
+    """What with_extra_outputs and float32_outputs built before marked_source: a modified copy of the whole model."""
+    model = onnx.ModelProto()
+    model.CopyFrom(proto)
+    present = {o.name for o in model.graph.output}
+    model.graph.node.extend(nodes)
+    for name in outputs:
+        if name not in present:
+            model.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+    return model
+
+
+def test_marked_models_are_the_modified_copies_without_copying_the_weights(demo: Path, tmp_path: Path) -> None:
+    """Issue 12, the 102 MB model's RSS: a marked model is the loaded one serialised once with the additions as a
+    continuation message (the very model a modified copy gives), or, for a model read from external data, its
+    structure alone, whose tensors ONNX Runtime reads from the model's folder (the same outputs)."""
+    fp32 = load_model(demo / "cls_fp32.onnx", "--fp32")
+    names = [node.output[0] for node in fp32.proto.graph.node if node.op_type in ("Conv", "Relu")][:12]
+    names.append(fp32.outputs[0])  # already an output: not added again
+    marked = with_extra_outputs(fp32.proto, names)
+    assert type(marked) is bytes
+    assert onnx.ModelProto.FromString(marked) == _marked_the_old_way(fp32.proto, names)
+    qdq = GraphIndex(load_model(demo / "cls_int8_x255.onnx", "--qdq").proto)  # FP16 float part: read through Casts
+    half = sorted(n for n, t in qdq.elem_types.items() if t == onnx.TensorProto.FLOAT16 and n in qdq.producer)[:6]
+    source, outputs = float32_outputs(qdq, half)
+    assert outputs == [n + "__fp32" for n in half]
+    casts = [onnx.helper.make_node("Cast", [n], [n + "__fp32"], to=onnx.TensorProto.FLOAT, name=n + "__fp32") for n in half]
+    assert onnx.ModelProto.FromString(source) == _marked_the_old_way(qdq.model, outputs, casts)
+
+    external = load_model(_with_initializers(demo / "cls_fp32.onnx", tmp_path / "ext"), "--fp32")
+    inline = _with_initializers(demo / "cls_fp32.onnx")
+    assert external.external_data
+    marked = with_extra_outputs(external.proto, names)
+    assert isinstance(marked, ExternalModel) and marked.folder == str(tmp_path / "ext")
+    assert len(marked) < len(external.proto.SerializeToString()) / 4  # the structure, not the weights
+    assert session_config(marked) == {EXTERNAL_FOLDER_KEY: str(tmp_path / "ext")} and session_config(b"") == {}
+    feeds = load_inputs(str(demo / "eval.npz"), external.inputs, "--inputs", limit=2).samples
+    new, old = new_session(marked, "cpu"), new_session(_marked_the_old_way(inline, names).SerializeToString(), "cpu")
+    assert [o.name for o in new.get_outputs()] == [o.name for o in old.get_outputs()]
+    for feed in feeds:
+        for have, want in zip(new.run(None, feed), old.run(None, feed)):
+            assert have.dtype == want.dtype and np.array_equal(have, want)
+    # A loaded model changed in place since (nothing does so) is no longer its file: serialised whole, as before.
+    external.proto.graph.output.pop()
+    assert type(with_extra_outputs(external.proto, names)) is bytes
+
+
+def test_shape_inference_reads_no_weight_and_gives_the_same_types(demo: Path, monkeypatch) -> None:
+    """GraphIndex infers types on the model with its initializers of INFERENCE_VALUE_BYTES or more as typed graph
+    inputs (issue 12: inference copied a 102 MB model's weights four times); the types are those of the whole model,
+    here with every initializer left out (threshold 1 byte)."""
+    for model in (_with_initializers(demo / "cls_fp32.onnx"), _with_initializers(demo / "cls_int8_x255.onnx"),
+                  onnx.load(str(demo / "cls_int8.onnx"))):
+        monkeypatch.setattr(qdq_graph, "INFERENCE_VALUE_BYTES", 1)
+        light = qdq_graph._without_large_initializers(model)
+        assert light is model or not light.graph.initializer
+        stripped = GraphIndex(model).elem_types
+        monkeypatch.setattr(qdq_graph, "_without_large_initializers", lambda m: m)
+        assert stripped == GraphIndex(model).elem_types
+        monkeypatch.undo()
+    model = _with_initializers(demo / "cls_fp32.onnx")
+    assert qdq_graph._without_large_initializers(model) is model  # no initializer of 1 MiB: inferred as it is

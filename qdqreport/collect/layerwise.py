@@ -26,7 +26,7 @@ import onnx
 from qdqreport.analysis.metrics import Accumulator
 from qdqreport.collect.align import AlignedWeight, Alignment, GraphPair, QuantizerInfo, along_axis, dequantized_weight
 from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
-from qdqreport.collect.models import session_source, with_extra_outputs
+from qdqreport.collect.models import marked_source, session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.streaming import accumulate, fold_pair
@@ -292,19 +292,14 @@ def _nbytes(values: Feed) -> int:
 def float32_outputs(index: GraphIndex, names: list[str]) -> tuple[bytes | str, list[str]]:
     """The model with *names* as outputs, FP16/BF16 ones cast to FP32 inside the graph (ONNX Runtime's
     Cast is vectorised; NumPy's float16 conversion costs more than the run). Returns the output names."""
-    model = onnx.ModelProto()
-    model.CopyFrom(index.model)
-    present = {o.name for o in model.graph.output}
-    outputs = []
+    casts, outputs = [], []
     for name in names:
         if index.elem_types.get(name) in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
-            model.graph.node.append(onnx.helper.make_node("Cast", [name], [name + "__fp32"], to=onnx.TensorProto.FLOAT,
-                                                          name=name + "__fp32"))
+            casts.append(onnx.helper.make_node("Cast", [name], [name + "__fp32"], to=onnx.TensorProto.FLOAT,
+                                               name=name + "__fp32"))
             name = name + "__fp32"
-        if name not in present:
-            model.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
         outputs.append(name)
-    return session_source(model, owned=True), outputs
+    return marked_source(index.model, outputs, casts), outputs
 
 
 def observe_quantizer(stats: QuantizerStats, quantizer: QuantizerInfo, values: np.ndarray,

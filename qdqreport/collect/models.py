@@ -20,6 +20,14 @@ from qdqreport.errors import InputError
 # ONNX Runtime as a file with external data instead (session_source).
 SERIALIZE_LIMIT = 1_500_000_000
 EXTERNAL_DATA_THRESHOLD = 1024  # smaller tensors stay in the .onnx file (shape constants ONNX Runtime reads early)
+# The session config entry that has ONNX Runtime read the external data of a model given as bytes from a folder
+# (ExternalModel); ONNX Runtime 1.18 and later (earlier ones get the model with its tensors, as before).
+EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+# Models load_model read with their tensors in external data files: id(proto) -> (proto, its .onnx file). The
+# passes that mark tensors as outputs (marked_source) give ONNX Runtime such a model's structure alone and let it
+# read the tensors from the model's own folder. The last few loaded are kept (the proto is held, so its id stays its own).
+_ON_DISK: dict[int, tuple[onnx.ModelProto, Path]] = {}
+_ON_DISK_KEPT = 4
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,10 @@ def load_model(path: Path | str, role: str) -> LoadedModel:
     warning = _checker_complaint(path)
     if warning is not None:
         _require_onnxruntime_loads(path, role, warning)
+    if external:
+        _ON_DISK[id(proto)] = (proto, path)
+        while len(_ON_DISK) > _ON_DISK_KEPT:
+            del _ON_DISK[next(iter(_ON_DISK))]
     initializers = {init.name for init in proto.graph.initializer}
     inputs = tuple(_spec(value) for value in proto.graph.input if value.name not in initializers)
     outputs = tuple(_spec(value) for value in proto.graph.output)
@@ -186,14 +198,74 @@ def check_model_pair(fp32: LoadedModel, qdq: LoadedModel, allow_unquantized: boo
 
 
 def with_extra_outputs(proto: onnx.ModelProto, tensor_names: list[str]) -> bytes | str:
-    """The model with *tensor_names* added as graph outputs (for intermediate errors), as session_source() gives it."""
-    model = onnx.ModelProto()
-    model.CopyFrom(proto)
-    present = {o.name for o in model.graph.output}
-    for name in tensor_names:
-        if name not in present:
-            model.graph.output.append(helper.make_empty_tensor_value_info(name))
+    """The model with *tensor_names* added as graph outputs (for intermediate errors), as marked_source() gives it."""
+    return marked_source(proto, tensor_names)
+
+
+class ExternalModel(bytes):
+    """A serialised model whose tensors stay in the external data files of the model it was made from: ONNX Runtime
+    reads them from *folder* (session_config: EXTERNAL_FOLDER_KEY)."""
+
+    folder: str
+
+
+def session_config(source: bytes | str) -> dict[str, str]:
+    """The session config entries *source* needs beyond the caller's own (the folder of an ExternalModel's tensors)."""
+    return {EXTERNAL_FOLDER_KEY: source.folder} if isinstance(source, ExternalModel) else {}
+
+
+def marked_source(proto: onnx.ModelProto, outputs: list[str], nodes: list[onnx.NodeProto] = ()) -> bytes | str:
+    """*proto* with *nodes* appended and *outputs* (those not yet graph outputs) added as graph outputs, as
+    session_source() gives a model, without a copy of its tensors in this process (issue 12: a 102 MB model's marked
+    sessions held the loaded model, a copy and its serialisation at once, 4.5x its weights).
+
+    A model load_model read from external data files goes to ONNX Runtime as its structure alone, re-read from its
+    file, its tensors read by ONNX Runtime from the model's folder (ExternalModel). Any other model is serialised
+    once, the additions as a second message after it: protobuf parses a message and its continuation as one,
+    repeated fields appended in order, so ONNX Runtime gets the very model a modified copy would give."""
+    present = {o.name for o in proto.graph.output}
+    extra = onnx.ModelProto()
+    extra.graph.node.extend(nodes)
+    extra.graph.output.extend(helper.make_empty_tensor_value_info(name) for name in outputs if name not in present)
+    structure = _structure_on_disk(proto)
+    if structure is not None:
+        structure.MergeFrom(extra)
+        source = ExternalModel(structure.SerializeToString())
+        source.folder = str(_ON_DISK[id(proto)][1].parent)
+        return source
+    if _tensor_bytes(proto.graph) < SERIALIZE_LIMIT:
+        return proto.SerializeToString() + extra.SerializeToString()
+    model = _copy(proto)
+    model.MergeFrom(extra)
     return session_source(model, owned=True)
+
+
+def _structure_on_disk(proto: onnx.ModelProto) -> onnx.ModelProto | None:
+    """The model file of *proto* re-read without its external data, when load_model read *proto* from external data
+    files, the file still holds that graph (same nodes, inputs and outputs) and ONNX Runtime reads external data
+    from a folder; else None."""
+    entry = _ON_DISK.get(id(proto))
+    if entry is None or entry[0] is not proto or not _reads_external_folder():
+        return None
+    try:
+        structure = onnx.load(str(entry[1]), load_external_data=False)
+    except Exception:
+        return None
+    same = (len(structure.graph.node) == len(proto.graph.node)
+            and all(a.op_type == b.op_type and a.output == b.output for a, b in zip(structure.graph.node, proto.graph.node))
+            and [i.name for i in structure.graph.input] == [i.name for i in proto.graph.input]
+            and [o.name for o in structure.graph.output] == [o.name for o in proto.graph.output])
+    return structure if same else None
+
+
+@functools.lru_cache(maxsize=1)
+def _reads_external_folder() -> bool:
+    import onnxruntime
+
+    try:
+        return tuple(int(part) for part in onnxruntime.__version__.split(".")[:2]) >= (1, 18)
+    except ValueError:
+        return False
 
 
 def session_source(model: onnx.ModelProto, owned: bool = False) -> bytes | str:

@@ -138,7 +138,9 @@ def new_session(model: bytes | str, provider: str, config: dict[str, str] | None
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    for key, value in (config or {}).items():
+    from qdqreport.collect.models import session_config
+
+    for key, value in {**(config or {}), **session_config(model)}.items():
         options.add_session_config_entry(key, value)
     return onnxruntime.InferenceSession(model, sess_options=options, providers=[_provider_name(provider)])
 

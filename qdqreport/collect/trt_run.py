@@ -102,14 +102,17 @@ class LayerwiseComparison:
         """Compare only tensors that exist under the same name in the ONNX graph and are floating point."""
         import onnxruntime as ort
 
-        from qdqreport.collect.models import with_extra_outputs
+        from qdqreport.collect.models import session_config, with_extra_outputs
 
         order = [out for node in self.proto.graph.node for out in node.output]
         graph_outputs = {o.name for o in self.proto.graph.output}
         self.names = [n for n in order if n in trt_result and n not in graph_outputs
                       and np.issubdtype(np.asarray(trt_result[n]).dtype, np.floating)]
         providers = ["CPUExecutionProvider"] if self.provider == "cpu" else [self.provider]
-        self.session = ort.InferenceSession(with_extra_outputs(self.proto, self.names), providers=providers)
+        source, options = with_extra_outputs(self.proto, self.names), ort.SessionOptions()
+        for key, value in session_config(source).items():  # a model read from external data: its folder
+            options.add_session_config_entry(key, value)
+        self.session = ort.InferenceSession(source, sess_options=options, providers=providers)
         self.accumulators = {name: (Accumulator(), [0.0]) for name in self.names}
 
 
