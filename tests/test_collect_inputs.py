@@ -325,8 +325,10 @@ def test_models_with_external_data(demo: Path, tmp_path: Path, capsys: pytest.Ca
 @pytest.mark.slow
 def test_models_past_the_protobuf_limit_reach_onnxruntime_as_files(demo: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    # A model over 2 GiB cannot be serialised; every session (stages, FP16 check, per-layer, what-if) then
-    # gets a scratch copy saved with external data. The limit is lowered so the demo models take that path.
+    # A model over 2 GiB cannot be serialised, so it has external data: its stage sessions read its file, the passes
+    # that mark tensors get its graph alone and read its weights from its folder (models.marked_source), and every
+    # model the collect builds from it (the FP16 check's control, the local graph, what-if variants) gets a scratch
+    # copy saved with external data. The limit is lowered so the demo models take that path.
     import qdqreport.collect.models as models
 
     fp32 = _save_external(demo / "cls_fp32.onnx", tmp_path / "fp32")
@@ -337,8 +339,12 @@ def test_models_past_the_protobuf_limit_reach_onnxruntime_as_files(demo: Path, t
     original = onnx.save_model
     monkeypatch.setattr(models, "SERIALIZE_LIMIT", 0)
     monkeypatch.setattr(models.onnx, "save_model", lambda model, path, **kw: (saved.append(path), original(model, path, **kw)))
+    structures, on_disk = [], models._structure_on_disk
+    monkeypatch.setattr(models, "_structure_on_disk", lambda proto: structures.append(on_disk(proto)) or structures[-1])
     assert _collect(fp32, qdq, args, tmp_path / "files") == 0
-    assert len(saved) >= 5 and all(Path(p).is_file() for p in saved)
+    assert len(saved) >= 2 and all(Path(p).is_file() for p in saved)
+    assert len(structures) >= 5 and all(s is not None and any(t.data_location == onnx.TensorProto.EXTERNAL for t in s.graph.initializer)
+                                               for s in structures)
     data = [file.stat().st_size for file in (Path(p).with_name("model.data") for p in saved) if file.exists()]
     assert data and max(data) > 100_000
     for stage in ("ort_fp32", "ort_qdq", "ort_qdq_fp32"):
