@@ -323,6 +323,36 @@ def test_models_with_external_data(demo: Path, tmp_path: Path, capsys: pytest.Ca
 
 
 @pytest.mark.slow
+def test_a_collect_that_reads_no_fp32_weight_drops_them_and_writes_the_same_bundle(demo: Path, tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12: a default collect of a model without FP16 (no FP16 check), without --per-layer or TensorRT, keeps the
+    FP32 model's external tensors in its files once the models are checked (models.without_weights); here every
+    external tensor (WEIGHT_BYTES 1), and the bundle's tables and artefacts are those of the collect that held them."""
+    import qdqreport.collect.models as models
+
+    fp32 = _save_external(demo / "cls_fp32.onnx", tmp_path / "fp32")
+    qdq = _save_external(Path(__file__).parent / "data" / "models" / "cls_ort_int8.onnx", tmp_path / "qdq")
+    args = ["--inputs", str(demo / "eval.npz"), "--max-samples", "6"]
+    assert _collect(fp32, qdq, args, tmp_path / "held") == 0
+    dropped: list[onnx.ModelProto] = []
+    real = models.without_weights
+    monkeypatch.setattr(models, "WEIGHT_BYTES", 1)
+    monkeypatch.setattr("qdqreport.collect.pipeline.without_weights",
+                        lambda model: dropped.append(real(model).proto) or real(model))
+    assert _collect(fp32, qdq, args, tmp_path / "dropped") == 0
+    (proto,) = dropped
+    assert not any(t.raw_data for t in proto.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL)
+    held, light = tmp_path / "held", tmp_path / "dropped"
+    for name in ("compare/ort_qdq__vs__ort_fp32.samples.csv", "compare/ort_qdq__vs__ort_fp32.tensors.csv",
+                 "inputs/range_use.json", "quant/precision_summary.json", "stages/ort_qdq/outputs.npz"):
+        assert (held / name).read_bytes() == (light / name).read_bytes(), name
+    ranges = [json.loads((b / "quant/activation_ranges.json").read_text()) for b in (held, light)]
+    assert [r.pop("seconds") is not None for r in ranges] and ranges[0] == ranges[1] and ranges[0]["quantizers"]
+    assert main(["collect", "--fp32", str(fp32), "--qdq", str(qdq), *args, "-o", str(tmp_path / "pl"), "--quiet",
+                 "--per-layer", "--whatif-budget", "0"]) == 0 and len(dropped) == 1  # the per-layer pass reads them
+
+
+@pytest.mark.slow
 def test_models_past_the_protobuf_limit_reach_onnxruntime_as_files(demo: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # A model over 2 GiB cannot be serialised, so it has external data: its stage sessions read its file, the passes

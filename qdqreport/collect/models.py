@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import helper
-from onnx.external_data_helper import ExternalDataInfo, load_external_data_for_model, uses_external_data
+from onnx.external_data_helper import (ExternalDataInfo, load_external_data_for_model, load_external_data_for_tensor,
+                                      uses_external_data)
 
 from qdqreport.bundle.writer import sha256_file
 from qdqreport.errors import InputError
@@ -165,6 +166,40 @@ def _spec(value: onnx.ValueInfoProto) -> TensorSpec:
     dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor_type.shape.dim)
     return TensorSpec(value.name, dims, np.dtype(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)),
                       ranked=tensor_type.HasField("shape"))
+
+
+# Tensors of at least this many bytes that a model keeps in external data are left there by without_weights.
+WEIGHT_BYTES = 1 << 20
+
+
+def without_weights(model: LoadedModel) -> LoadedModel:
+    """*model* with its tensors of WEIGHT_BYTES or more left in its external data files, unread, when it has any: its
+    graph re-read from its file, the smaller external tensors (shape constants, biases) read as load_model reads them.
+    For a collect whose passes read no weight of this model (issue 12: the 102 MB model's loaded weights were its
+    collect's largest copy but the sessions'): its stage sessions read the file, the marking passes get its graph
+    alone (marked_source), shape inference reads small tensors only (qdq_graph._without_large_initializers)."""
+    if not model.external_data:
+        return model
+    structure = onnx.load(str(model.path), load_external_data=False)
+    for tensor in _all_tensors(structure.graph):
+        if uses_external_data(tensor) and _external_bytes(tensor) < WEIGHT_BYTES:
+            load_external_data_for_tensor(tensor, str(model.path.parent))
+    _ON_DISK.pop(id(model.proto), None)  # the loaded weights go with the last reference to them
+    _ON_DISK[id(structure)] = (structure, model.path)
+    while len(_ON_DISK) > _ON_DISK_KEPT:
+        del _ON_DISK[next(iter(_ON_DISK))]
+    return LoadedModel(model.path, structure, model.inputs, model.outputs, model.output_specs, model.external_data,
+                       model.check_warning)
+
+
+def _external_bytes(tensor: onnx.TensorProto) -> int:
+    length = ExternalDataInfo(tensor).length
+    if length:
+        return int(length)
+    try:
+        return int(np.prod(tensor.dims, dtype=np.int64)) * np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
+    except Exception:  # an element type NumPy has no size for: read it, as load_model would
+        return 0
 
 
 def qdq_node_count(graph: onnx.GraphProto) -> int:

@@ -22,7 +22,7 @@ from qdqreport.collect.align import GraphPair
 from qdqreport.collect.batch_axis import batch_axes, check_overrides
 from qdqreport.collect.inputs import InputSet, check_feed, layouts, load_inputs, load_reference, sample_batch
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
-                                      session_source, shorten)
+                                      session_source, shorten, without_weights)
 from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
 from qdqreport.collect.saturation_check import (cpu_vnni, decision, diverging_outputs, kernel_nodes,
@@ -123,6 +123,9 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
 
 def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progress) -> Path:
     loaded = _load_everything(options, progress)
+    if not _reads_fp32_weights(options, loaded):  # checked with the weights; the rest reads none of them
+        loaded.fp32 = without_weights(loaded.fp32)
+        loaded.graphs = GraphPair(loaded.fp32.proto, loaded.qdq.proto)
     precision = _precision_summary(loaded.qdq, progress)
     marked = _marked_tensors(precision, loaded)
     with scratch_folder() as scratch:
@@ -179,6 +182,17 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
                                                      options.reference, options.modelopt_log, options.postprocess,
                                                      options.task_results, options.output])
     return writer.commit(manifest)
+
+
+def _reads_fp32_weights(options: CollectOptions, loaded: _Loaded) -> bool:
+    """Whether a pass of this collect reads the FP32 model's weights: the per-layer pass (weight rows, what-if,
+    --confirm), the FP16 check (the FP32 originals of the FP16 constants) and the TensorRT stages (the engine is built
+    from the model). The stages, the sensitive-node tensor pass, the activation-range pass and the precision summary
+    read its graph only (its sessions read the file: models.without_weights)."""
+    from qdqreport.collect.fp32_float import has_half_float
+
+    return (options.per_layer or options.confirm is not None or tensorrt_version()[0] is not None
+            or (options.fp16_check and has_half_float(loaded.qdq.proto)))
 
 
 def _input_paths(options: CollectOptions) -> list[Path]:
