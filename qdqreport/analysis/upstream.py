@@ -1,9 +1,11 @@
 """Is the calibration data itself unlike the evaluation data? One answer for every finding that sits downstream of
 the calibrated ranges (issue 10, item 4: measured evidence outranks heuristics).
 
-The bundle proves it three ways: the calibration inputs are random noise (analysis/calibration_data.py, QR009, or the
-quantizer's log says so), a preprocessing step tells them apart (analysis/preprocessing.py, QR003), or their value
-range misses a quarter of the evaluation span on a quarter of the samples (analysis/coverage.py, QR006). Every range
+The bundle proves it four ways: the calibration inputs are random noise (analysis/calibration_data.py, QR009, or the
+quantizer's log says so), a preprocessing step tells them apart (analysis/preprocessing.py, QR003), their value
+range misses a quarter of the evaluation span on a quarter of the samples (analysis/coverage.py, QR006), or, with or
+without the calibration file, the model's own input quantizer clips a tenth of the evaluation values or is barely
+used by them (analysis/input_range.py, QR003). Every range
 is then set on the wrong data: a sensitive node's error (QR002) and the integer kernels' saturation (QR012, whose
 magnitudes the ranges decide) are what that predicts, and rank under the calibration finding.
 """
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.coverage import coverage_gaps
+from qdqreport.analysis.input_range import describe, gross_range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
 
 if TYPE_CHECKING:
@@ -28,5 +31,8 @@ def calibration_upstream(ctx: "Context") -> str:
     if named:
         return f"input {named[0]} is preprocessed differently"
     gaps = coverage_gaps(ctx.calib_stats, ctx.eval_stats)
-    return (f"the calibration misses {gaps[0].uncovered:.0%} of the evaluation range of input {gaps[0].name} "
-            f"({len(gaps[0].beyond)} of {gaps[0].samples} samples go beyond it)") if gaps else ""
+    if gaps:
+        return (f"the calibration misses {gaps[0].uncovered:.0%} of the evaluation range of input {gaps[0].name} "
+                f"({len(gaps[0].beyond)} of {gaps[0].samples} samples go beyond it)")
+    misses = gross_range_misses(ctx.range_use)
+    return describe(misses[0]) if misses else ""

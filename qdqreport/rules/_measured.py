@@ -16,7 +16,7 @@ from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.saturation import kernels_explain
 from qdqreport.findings import Finding, Text
-from qdqreport.rules._common import outputs_collapse
+from qdqreport.rules._common import diverging_outputs, outputs_collapse
 
 REFUTED_SCORE = 0.2  # under every calibration finding's score (QR006's 0.3 and up)
 
@@ -28,6 +28,17 @@ def impact_allows_error(ctx: Context) -> bool:
     if ctx.comparison("quantization") is None:
         return True
     return outputs_collapse(ctx)
+
+
+def layer_severity(ctx: Context, severe: bool) -> str:
+    """A layer finding's severity from the outputs' impact (issue 10): an error only for a *severe* tensor when an
+    output collapses too (impact_allows_error); info when the quantization comparison's outputs all agree (a healthy
+    model's inner tensors are where to look if asked, never a reason to fail `--fail-on warning`); else a warning."""
+    if severe and impact_allows_error(ctx):
+        return "error"
+    if ctx.comparison("quantization") is not None and not diverging_outputs(ctx, "quantization"):
+        return "info"
+    return "warning"
 
 
 def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tuple[Text, ...]]:

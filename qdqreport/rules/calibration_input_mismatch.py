@@ -8,6 +8,7 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.input_range import CLIPPED_MAX, RANGE_USED_MIN, imagenet_normalised, range_miss
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
                                              Difference, fitted_map, preprocessing_difference)
 from qdqreport.analysis.spectrum import SHIFT_BAND
@@ -20,10 +21,6 @@ from qdqreport.testing.recipes import CLS_INPUT, audio_chunks, input_stats, text
 
 # A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
 GROSS_FACTOR = 10.0
-# Without calibration stats: eval inputs using under 5% of the first Q range waste ~5 of 8 bits;
-# more than 1% of values clipped saturates bright or dark regions.
-RANGE_USED_MIN = 0.05
-CLIPPED_MAX = 0.01
 
 
 def _images(kind: str):
@@ -250,7 +247,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
         for entry in ctx.range_use or []:
             diagnosis = _from_range_use(entry)
             if diagnosis:
-                yield _finding(ctx, entry["input"], diverged, measured, *diagnosis)
+                *head, advice = diagnosis
+                yield _finding(ctx, entry["input"], diverged, measured, *head, advice=advice)
 
 
 def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
@@ -337,9 +335,12 @@ def _range_tables(ctx: Context, name: str) -> tuple[Table, ...]:
 
 
 def _from_range_use(entry: dict[str, Any]) -> tuple | None:
-    used, clipped = entry["range_used"], entry["clipped_share"]
+    miss = range_miss(entry)  # analysis/input_range.py: the one judgement of how the inputs fill the range
+    if miss is None:
+        return None
+    used, clipped = miss.used, miss.clipped
     table = _range_table(entry)
-    if 0 < used < RANGE_USED_MIN:
+    if miss.wide:
         # Symmetric INT8 doubles the calibrated span, so raw pixels show as ~255x for both [0,1] and [-1,1] inputs.
         signed = entry["eval_min"] < -0.1
         pixels = 100 <= 1 / used <= 320
@@ -347,16 +348,23 @@ def _from_range_use(entry: dict[str, Any]) -> tuple | None:
                  + (" (calibration looks like raw 0–255 pixels)" if pixels else ""))
         expr = ("x / 127.5 - 1" if signed else "x / 255") if pixels else "x"
         return (label, expr, 1 / used, 0.6, (Metric("first Q range used", percent_value(used), "%", threshold=f"< {RANGE_USED_MIN:.0%}"),
-                                             table))
-    if clipped > CLIPPED_MAX:
-        span = max(entry["eval_max"] - entry["eval_min"], 1e-12)
-        narrow = (entry["representable_max"] - entry["representable_min"]) / span
-        pixels = entry["eval_max"] > 100 and 1 / narrow >= 50  # a [0,1]-calibrated Q fed 0–255 pixels
-        label = (f"calibration range {1 / narrow:.3g}× narrower: {clipped:.1%} of evaluation values clip"
-                 + (" (evaluation uses raw 0–255 pixels, calibration [0,1])" if pixels else ""))
-        return (label, "x * 255" if pixels else "x", narrow, 0.55,
-                (Metric("evaluation values clipped", percent_value(clipped), "%", threshold=f"> {CLIPPED_MAX:.0%}"), table))
-    return None
+                                             table), "")
+    span = max(entry["eval_max"] - entry["eval_min"], 1e-12)
+    narrow = (entry["representable_max"] - entry["representable_min"]) / span
+    pixels = entry["eval_max"] > 100 and 1 / narrow >= 50  # a [0,1]-calibrated Q fed 0–255 pixels
+    # A calibrated range within [-1, 1] (symmetric INT8 doubles [0, 1]) for ImageNet-normalised evaluation inputs:
+    # the calibration reader divided by 255 and stopped (the new user's ViT: [-1.008, 1] against [-2.118, 2.640]).
+    unit = imagenet_normalised(entry) and max(abs(entry["representable_min"]), entry["representable_max"]) <= 1.05
+    label = (f"calibration range {1 / narrow:.3g}× narrower: {clipped:.1%} of evaluation values clip"
+             + (" (evaluation uses raw 0–255 pixels, calibration [0,1])" if pixels else "")
+             + (" (the calibration lacks the ImageNet mean/std normalisation the evaluation inputs carry: its range "
+                "is that of [0, 1] pixels)" if unit else ""))
+    advice = ("Apply the evaluation's mean/std normalisation to the calibration tensors, per channel: "
+              "(x - [0.485, 0.456, 0.406]) / [0.229, 0.224, 0.225] on [0, 1] RGB pixels (as your evaluation "
+              "pipeline does), then re-quantize" if unit else "")
+    return (label, "x * 255" if pixels else "x", narrow, 0.55,
+            (Metric("evaluation values clipped", percent_value(clipped), "%", threshold=f"> {CLIPPED_MAX:.0%}"), table),
+            advice)
 
 
 def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str, expr: str, factor: float,
@@ -378,4 +386,6 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                       "evaluation pipeline's own step, per channel where it normalises per channel)"
                       if fitted_map(label) else ""), rewrite) if expr != "x"
                else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
-               Fix("Re-quantize with the corrected calibration data", requantize_command(ctx, calibration=fixed))))
+               # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
+               Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" else
+                   f" (saved as {fixed}, the file this command reads)"), requantize_command(ctx, calibration=fixed))))

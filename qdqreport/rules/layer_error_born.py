@@ -11,7 +11,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import exclusion, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
-from qdqreport.rules._measured import impact_allows_error, reranked
+from qdqreport.rules._measured import layer_severity, reranked
 from qdqreport.testing.layer_examples import (accumulated_only, born_at_bn, chain_precision, healthy_chain, layer_chain,
                                               quantization_run, whatif_trials)
 from qdqreport.wording import plural, verb
@@ -40,7 +40,8 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     cannot represent what it computes. Nodes after it only inherit the damage.
 
     Severity from impact: an error only when the tensor collapses (cosine under 0.9) and an output of
-    the quantization comparison collapses too; when the outputs only degrade or agree, a warning.
+    the quantization comparison collapses too; a warning when the outputs only degrade; info when every
+    output agrees.
 
     Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
     exclusions, the finding drops to a warning scored under the calibration findings, with a line
@@ -58,10 +59,11 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
         return
     worst = births[0]
     nodes = list(dict.fromkeys(r.node for r in births))
-    severe = (worst.local_cosine or 0.0) < COLLAPSED and impact_allows_error(ctx)
+    severity = layer_severity(ctx, (worst.local_cosine or 0.0) < COLLAPSED)
+    severe = severity == "error"
     rows = tuple((r.node, r.op_type, r.tensor, rounded(r.local_cosine), rounded(r.local_sqnr_db, 1),
                   rounded(r.cosine), rounded(r.sqnr_db, 1)) for r in births)
-    severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.6 if severe else 0.4)
+    severity, score, measured = reranked(ctx, severity, 0.6 if severe else 0.4)
     yield layer_error_born.finding(
         title=f"Error is born at {worst.node} ({worst.op_type})",
         severity=severity, confidence=0.85, score=score,

@@ -10,7 +10,7 @@ from qdqreport.analysis.layers import DIVERGED_COSINE, first_divergence, layer_t
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
-from qdqreport.rules._measured import impact_allows_error, reranked
+from qdqreport.rules._measured import layer_severity, reranked
 from qdqreport.testing.layer_examples import accumulated_only, born_at_bn, healthy_chain
 
 TABLE_ROWS = 12
@@ -29,7 +29,8 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     the first divergence is where to look, and everything after it inherits the damage.
 
     Severity from impact: an error only when the tensor collapses (cosine under 0.9) and an output of
-    the quantization comparison collapses too; when the outputs only degrade or agree, a warning.
+    the quantization comparison collapses too; a warning when the outputs only degrade; info when every
+    output agrees (a healthy model's first divergence is where to look if asked, not a fault).
 
     Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
     exclusions (excluding every suspect wins back less than half the loss, or the unmodified QDQ
@@ -44,8 +45,7 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     if first is None:
         return
     position = tables.activations.index(first)
-    severe = (first.cosine or 0.0) < COLLAPSED and impact_allows_error(ctx)
-    severity, score, measured = reranked(ctx, "error" if severe else "warning", 0.4)
+    severity, score, measured = reranked(ctx, layer_severity(ctx, (first.cosine or 0.0) < COLLAPSED), 0.4)
     yield layer_first_divergence.finding(
         title=f"QDQ first diverges from FP32 at {first.node} ({first.op_type})",
         severity=severity, confidence=0.9, score=score, subject=first.tensor,

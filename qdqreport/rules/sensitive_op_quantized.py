@@ -70,7 +70,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     score at most 0.2 and the severity at most a warning (under every calibration finding, as when a
     what-if refutes the exclusions), and the finding says to fix the calibration first. The same holds
     when the calibration range misses a quarter of the evaluation inputs' span on a quarter of the
-    samples (analysis/coverage.py: darker pictures, quieter recordings).
+    samples (analysis/coverage.py: darker pictures, quieter recordings), and, with or without the
+    calibration file, when the model's own input quantizer clips a tenth of the evaluation values or
+    is barely used by them (analysis/input_range.py: a calibration reader that skipped a step).
 
     A softmax, sigmoid, layer-norm, log or log front end counts only when its inputs are INT8; its output feeding a
     QuantizeLinear (the next MatMul quantized) is not the node running in INT8.

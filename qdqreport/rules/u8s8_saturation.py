@@ -104,7 +104,7 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     is the score (1 when the unfused run agrees). Of the outputs it explains, the one the fused model
     damages most decides: an error when that QDQ output collapses, a warning when it degrades. The stage
     details record whether this CPU has VNNI. Under a calibration the bundle proves unlike the evaluation data
-    (analysis/upstream.py: noise, a named step, a coverage gap) the ranges it set decide the magnitudes that
+    (analysis/upstream.py: noise, a named step, a coverage gap, an input quantizer that clips) the ranges it set decide the magnitudes that
     saturate: the finding is then a warning scored 0.2, under the calibration finding; for target tensorrt it is
     scored 0.2 too (the loss is ONNX Runtime's on this CPU; what follows the model is the control's residual).
 

@@ -54,12 +54,15 @@ def chain_precision(count: int = 24, fp16_nodes: tuple[int, ...] = ()) -> dict[s
     return precision_summary(nodes)
 
 
-def quantization_run(b, broken: bool) -> None:
-    """Output stages of the classifier: collapsed (the ×255 model) or within INT8 noise."""
+def quantization_run(b, broken: bool, degraded: bool = False) -> None:
+    """Output stages of the classifier: collapsed (the ×255 model), degraded (a few top-1 decisions change) or within
+    INT8 noise."""
     logits = class_logits(32, seed=21)
     b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
     if broken:
         b.stage("ort_qdq", classifier_run(logits, noise=1.5, shrink=0.3, seed=22))
+    elif degraded:
+        b.stage("ort_qdq", classifier_run(logits, noise=1.5, seed=23))
     else:
         b.stage("ort_qdq", classifier_run(logits, noise=0.01, seed=23))
 
