@@ -8,6 +8,8 @@ consistency, not a ranking.
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -122,6 +124,10 @@ def test_soft_map_pixels_near_the_threshold_are_near_ties_not_changed_decisions(
     assert {j.measure for j in judged} == {"map IoU"}
     assert max(judged, key=lambda j: LEVELS[j.level]).level == level
     assert all("near-tie pixel(s) not counted" in j.detail for j in judged)
+    # The plain IoU, near ties counted, is shown beside the judged one (never above it).
+    for j in judged:
+        plain = float(re.search(r", (\d\.\d{3}) counting them\)", j.detail).group(1))
+        assert plain <= round(j.value, 3)
 
 
 def test_decisions_measured_on_fewer_stored_samples_say_so(tmp_path):

@@ -119,8 +119,11 @@ def _map(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
         inter, union, near = inter + i, union + u, near + tie
         per_sample.append(1.0 if u == 0 else i / u)
     iou = 1.0 if union == 0 else inter / union
-    detail = (f"IoU {iou:.3f} of the maps binarised at {threshold:g} ({union - inter:,} of {union:,} pixels differ"
-              + (f"; {near:,} near-tie pixel(s) not counted" if near else "") + ")")
+    # The plain IoU (near ties counted) beside the judged one: on a smooth map most flips can be near ties (a new
+    # user's saliency map: 0.940 judged, 0.823 plain), and a reader comparing with their own IoU must see both.
+    plain = f", {inter / (union + near):.3f} counting them" if near else ""
+    detail = (f"IoU {iou:.3f} of the maps binarised at {threshold:g} ({union - inter:,} of {union:,} pixels in the "
+              f"union differ" + (f"; {near:,} near-tie pixel(s) not counted{plain}" if near else "") + ")")
     return Decisions("map IoU", iou, union - inter, union, len(pairs), tuple(per_sample), detail,
                      f"map IoU {iou:.3f} at {threshold:g}")
 
