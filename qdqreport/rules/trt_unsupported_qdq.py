@@ -142,7 +142,7 @@ def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict
                                                      "scale max", "constant scale", "pair scales match"), rows,
                       note=f"{len(hits) - EXAMPLES_SHOWN} more not shown" if len(hits) > EXAMPLES_SHOWN else ""),
                 Text(_separation(where, damage)))
-    common = dict(title=f"{len(hits)} Q/DQ pair(s): {defect}", subject=defect, stage="precision",
+    common = dict(title=f"{_counted(hits)}: {defect}", subject=defect, stage="precision",
                   evidence=evidence)
     summary = f"{len(hits)} of {total} Q/DQ pairs have a {defect}: {why}"
     # A defect the QDQ graph itself computes is a root cause: always for a broken scale, for
@@ -164,6 +164,15 @@ def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict
         confidence=0.9 if explains or severity == "error" else 0.7,
         score=0.85 if explains else 0.7 if severity == "error" else 0.3, summary=summary,
         fixes=_fixes(ctx, defect, hits), tags=("deployment",), **common)
+
+
+def _counted(hits: list[dict[str, Any]]) -> str:
+    """How many Q/DQ pairs and lone DequantizeLinear nodes *hits* hold: a weight or an int32 bias stored quantized
+    has a DequantizeLinear and no QuantizeLinear, and a new user read '5 Q/DQ pair(s)' of five biases as a miscount."""
+    pairs = sum(1 for e in hits if e.get("q_node"))
+    lone = len(hits) - pairs
+    parts = ([f"{pairs} Q/DQ pair(s)"] if pairs else []) + ([f"{lone} weight DequantizeLinear node(s)"] if lone else [])
+    return " and ".join(parts)
 
 
 def _not_your_target(ctx: Context) -> str:
