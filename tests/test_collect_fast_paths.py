@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
+from onnx_files import with_initializers
 from qdqreport.collect import qdq_graph
 from qdqreport.collect.inputs import load_inputs
 from qdqreport.collect.layerwise import float32_outputs
@@ -162,15 +162,7 @@ def test_per_sample_rows_and_structure_are_what_each_sample_alone_gives() -> Non
 def _with_initializers(source: Path, folder: Path | None = None) -> Path | onnx.ModelProto:
     """The demo model with its Constant-node weights as initializers (as exporters write them); saved with those of
     1 KiB or more in one external data file in *folder* when given, else returned."""
-    model = onnx.load(str(source))
-    nodes = []
-    for node in model.graph.node:
-        if node.op_type == "Constant" and node.attribute[0].name == "value":
-            model.graph.initializer.append(numpy_helper.from_array(numpy_helper.to_array(node.attribute[0].t), node.output[0]))
-        else:
-            nodes.append(node)
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
+    model = with_initializers(source)
     if folder is None:
         return model
     folder.mkdir()

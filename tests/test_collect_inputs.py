@@ -15,8 +15,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import numpy_helper
 
+from onnx_files import with_initializers
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
@@ -273,15 +273,7 @@ def _save_external(source: Path, folder: Path, size_threshold: int = 1024) -> Pa
     (onnx's and torch.onnx's default threshold) in one external data file beside the model."""
     folder.mkdir()
     target = folder / source.name
-    model = onnx.load(str(source))
-    nodes = []
-    for node in model.graph.node:  # the demo models hold their weights in Constant nodes (Paddle export)
-        if node.op_type == "Constant" and node.attribute[0].name == "value":
-            model.graph.initializer.append(numpy_helper.from_array(numpy_helper.to_array(node.attribute[0].t), node.output[0]))
-        else:
-            nodes.append(node)
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
+    model = with_initializers(source)
     onnx.save_model(model, str(target), save_as_external_data=True, all_tensors_to_one_file=True,
                     location=f"{source.stem}.data", size_threshold=size_threshold)
     return target
