@@ -121,8 +121,11 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--modelopt-log", help="the log ModelOpt wrote while quantizing (--log_file)")
     collect.add_argument("--postprocess", metavar="FILE.py[:FUNC]",
                          help="your decode step: FUNC (default decode) gets one sample's outputs {name: array} and "
-                              "returns the task result {field: value} (labels, scores, boxes); an optional "
-                              "compare(a, b) -> agreement in [0, 1] in the same file replaces the generic comparison. "
+                              "returns the task result {field: value} (labels, scores, boxes; at most 10,000 values "
+                              "per field: downsample a mask or return a summary); an optional "
+                              "compare(a, b) -> agreement in [0, 1] in the same file replaces the generic comparison "
+                              "(compare(a, b) gets arrays as NumPy arrays, single values as Python values). Both are "
+                              "checked on the first FP32 sample before the other samples run. "
                               "It runs as Python code: pass only scripts you trust")
     collect.add_argument("--task-results", metavar="FILE.json|FILE.npz",
                          help="the task results your application decoded, one per input sample (JSON list of "

@@ -330,3 +330,132 @@ def test_stage_matrix_shows_task_agreement(tmp_path: Path) -> None:
     assert matrix.columns[-1] == "task agreement"
     agreement = ctx.task_comparison("quantization")["agreement"]
     assert agreement < 0.9 and matrix.rows[0][-1] == percent(agreement)  # a share, shown as % like every other
+
+
+# --- the script's contract up front, compare() gets arrays, the cap, the wording of a graded score ---------------
+# A graded compare(): 1 - the largest probability difference, below 1 on almost every sample. It uses an array
+# method on the decoded probabilities: compare() gets arrays (it got lists before, AttributeError on .astype).
+SCORED = (f"import numpy as np\ndef decode(outputs):\n    p = outputs[{OUTPUT!r}][0]\n"
+          "    return {'label': int(np.argmax(p)), 'probs': p.astype(np.float32)}\n"
+          "def compare(a, b):\n"
+          "    assert isinstance(a['label'], int) and isinstance(a['probs'], np.ndarray), (type(a['label']), type(a['probs']))\n"
+          "    assert a['probs'].dtype == np.float32 and a['probs'].shape == (2,)\n"
+          "    return float(1 - np.abs(a['probs'].astype(np.float64) - b['probs'].astype(np.float64)).max())\n")
+
+
+@pytest.fixture(scope="module")
+def scored_bundle(tmp_path_factory: pytest.TempPathFactory, demo: Path) -> Path:
+    folder = tmp_path_factory.mktemp("scored")
+    (folder / "graded.py").write_text(SCORED)
+    assert _collect(demo, folder / "bundle", "--postprocess", str(folder / "graded.py")) == 0
+    return folder / "bundle"
+
+
+@pytest.mark.slow
+def test_compare_gets_numpy_arrays_as_decode_returned_them(scored_bundle: Path) -> None:
+    """Arrays arrive as arrays (dtype and shape kept), single values as Python values; the scores are compare()'s."""
+    bundle = Bundle(scored_bundle)
+    ctx = Context(bundle)
+    fp32, qdq = (load_stage_outputs(bundle, s) for s in ("ort_fp32", "ort_qdq"))
+    expected = [1 - np.abs(a[OUTPUT][0].astype(np.float32).astype(np.float64)
+                           - b[OUTPUT][0].astype(np.float32).astype(np.float64)).max() for a, b in zip(fp32, qdq)]
+    comparison = ctx.task_comparison("quantization")
+    assert comparison["agreement"] == pytest.approx(np.mean(expected), abs=1e-5)
+    assert comparison["disagreeing"] == sum(round(e, 6) < 1 for e in expected) > 0  # rows keep 6 decimals
+
+
+@pytest.mark.slow
+def test_graded_compare_is_worded_as_a_score(scored_bundle: Path, tmp_path: Path) -> None:
+    """A compare() score below 1 is not 'decoded differently': the report names the mean score and the samples
+    below 1, and explains the margin column."""
+    assert main(["report", str(scored_bundle), "-o", str(tmp_path)]) == 0
+    comparison = Context(Bundle(scored_bundle)).task_comparison("quantization")
+    below, samples = comparison["disagreeing"], comparison["samples"]
+    md = (tmp_path / "report.md").read_text()
+    html = (tmp_path / "report.html").read_text()
+    score = f"{comparison['agreement']:.3g}"
+    assert (f"- task agreement of the decoded results: mean compare() score **{score}** ({below} of {samples} "
+            "samples scored below 1)") in md
+    assert f"mean compare() score <strong>{score}</strong> ({below} of {samples} samples scored below 1;" in html
+    assert "| mean compare() score | samples below 1 |" in md and "<th>mean compare() score</th>" in html
+    assert f"samples scored below 1 by compare()" in md and f"{below} samples scored below 1 by compare()" in html
+    for text in (md, html):
+        assert "decoded differently" not in text and "flips at" not in text
+        assert "changes at rel. L2" in text and "the decode's margin on that sample" in text
+
+
+@pytest.mark.slow
+def test_generic_comparison_keeps_decoded_differently(task_bundle: Path, tmp_path: Path) -> None:
+    """Without a graded score (decode_cls's compare counts equal fields) the wording stays a share... only the
+    script's compare() is a score; the generic rule's still reads 'decoded differently'."""
+    out = tmp_path / "b"
+    import shutil
+
+    shutil.copytree(task_bundle, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["task"]["postprocess"]["compare"] = None
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["report", str(out), "-o", str(tmp_path / "r")]) == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "samples decoded differently)" in md and "| task agreement | decoded differently |" in md
+    assert "compare() score" not in md and "changes at rel. L2" in md
+
+
+def _counting_inference(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    from qdqreport.collect.ort_stage import OrtStage
+
+    calls: list[tuple[str, int]] = []
+    real = OrtStage.infer
+
+    def counting(self, feed, index):
+        calls.append((self.stage_id, index))
+        return real(self, feed, index)
+
+    monkeypatch.setattr(OrtStage, "infer", counting)
+    return calls
+
+
+EARLY_REFUSALS = {
+    "decode over the cap": (f"import numpy as np\ndef decode(outputs):\n    return {{'mask': np.zeros((224, 224), np.uint8)}}\n",
+                            "holds 50,176 values, over the cap of 10,000 values per field"),
+    "compare raises": (SCORED.replace("return float(1 -", "return a['probs'].no_such_method() or float(1 -"),
+                       "compare() raised AttributeError"),
+    "compare out of range": (SCORED.replace("return float(1 -", "return 2.0 + float(1 -"),
+                             "return an agreement between 0.0 and 1.0"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(EARLY_REFUSALS))
+def test_bad_script_is_refused_after_the_first_fp32_sample(case: str, tmp_path: Path, demo: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    """decode() and compare() run on the first FP32 sample's outputs as soon as they exist: a bad script costs one
+    inference, not both full passes (a new user's ViT: 30 s before the refusal)."""
+    text, expected = EARLY_REFUSALS[case]
+    (tmp_path / "bad_decode.py").write_text(text)
+    calls = _counting_inference(monkeypatch)
+    out = tmp_path / "out" / "bundle"
+    assert _collect(demo, out, "--postprocess", str(tmp_path / "bad_decode.py"), samples=8) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err and "bad_decode.py: sample 0:" in err, err
+    assert calls == [("ort_fp32", 0)]
+    assert not out.exists() and not list(tmp_path.rglob(".*partial*"))
+
+
+def test_cap_refusal_names_the_cap_and_the_fix() -> None:
+    from qdqreport.analysis.decode_step import DecodeFailed, MAX_FIELD_VALUES, normalise_result
+
+    normalise_result({"mask": np.zeros(MAX_FIELD_VALUES, np.uint8)}, "decode()")  # at the cap: kept
+    with pytest.raises(DecodeFailed) as caught:
+        normalise_result({"mask": np.zeros((56, 56 * 4), np.uint8)}, "decode()")
+    message = str(caught.value)
+    assert "12,544 values, over the cap of 10,000 values per field" in message
+    assert "a summary" in message and "downsampled array (e.g. mask[::4, ::4])" in message
+
+
+def test_help_names_the_cap(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        main(["collect", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "at most 10,000 values per field" in text and "compare(a, b) gets arrays as NumPy arrays" in text

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 COMPARE_FUNCTION = "compare"
-MAX_FIELD_VALUES = 10_000  # a task result is small (labels, scores, boxes); a whole tensor is a mistake
+MAX_FIELD_VALUES = 10_000  # values per field: a task result is small (labels, scores, boxes); a whole tensor is a mistake
 ALLOWED_KINDS = "biufU"  # bool, int, uint, float, unicode: what .npz stores without pickle
 
 TaskResult = dict[str, np.ndarray]
@@ -91,11 +91,15 @@ def _field_array(key: str, value: Any, what: str) -> np.ndarray:
         raise DecodeFailed(f"{what} field {key!r} holds {array.dtype} values ({type(value).__name__}); "
                            "use str, int, float or bool values, or arrays of them")
     if array.size > MAX_FIELD_VALUES:
-        raise DecodeFailed(f"{what} field {key!r} holds {array.size} values; a task result is small "
-                           f"(at most {MAX_FIELD_VALUES}): return the decoded labels/boxes, not a tensor")
+        raise DecodeFailed(f"{what} field {key!r} holds {array.size:,} values, over the cap of {MAX_FIELD_VALUES:,} "
+                           "values per field (every sample of every stage is stored); return the decision (labels, "
+                           "boxes, scores), a summary (a count, an area, a bounding box) or a downsampled array "
+                           "(e.g. mask[::4, ::4])")
     return array
 
 
 def _plain(array: np.ndarray) -> Any:
-    """A field as the user's compare() most likely expects it: a Python scalar or a list."""
-    return array.item() if array.ndim == 0 else array.tolist()
+    """A field as compare() gets it: a single value as a Python str/int/float/bool, anything else as the NumPy
+    array decode's result is stored as (a copy: compare() cannot change the stored results). A decode that returned
+    an array gets an array back, with its dtype and shape; a list arrives as the array np.asarray made of it."""
+    return array.item() if array.ndim == 0 else array.copy()

@@ -90,8 +90,7 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
             results[stage] = decode_all(decoder, outputs)
         except DecodeFailed as exc:
             if stage == BASELINE_STAGE:
-                raise InputError(f"{decoder.path}: {exc} on stage {stage}; fix the script so it decodes the "
-                                 "FP32 outputs (dict of output name -> array, batch dimension kept)") from None
+                raise _script_error(decoder, str(exc)) from None
             failures[stage] = str(exc)
     agree = decoder.user_agreement if decoder.compare_fn else generic_agreement
     run = TaskRun(decoder.manifest_entry(), results, failures, app)
@@ -106,6 +105,29 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
         why = failures.get(app.stage, "the stage produced no outputs: it failed or was skipped")
         run.app_error = f"--task-results-stage {app.stage} could not be decoded ({why})"
     return run
+
+
+def check_decoder(decoder: Decoder, first: Mapping[str, np.ndarray]) -> None:
+    """The script's contract on the first sample's FP32 outputs, as soon as they exist: decode() returns a usable
+    result and compare() (when defined) scores it against itself within [0, 1]. A failure is the InputError
+    run_task would raise once every stage has run, before the other samples run (collect calls this after the
+    first FP32 sample); run_task still checks every sample."""
+    try:
+        result = decoder.decode(first)
+    except DecodeFailed as exc:
+        raise _script_error(decoder, f"sample 0: {exc}") from None
+    if decoder.compare_fn is not None:
+        try:
+            decoder.user_agreement(result, result)
+        except DecodeFailed as exc:
+            raise InputError(f"{decoder.path}: sample 0: {exc} (comparing the decode of the {BASELINE_STAGE} outputs "
+                             "with itself); fix compare(a, b) so it returns a float in [0, 1] for two decoded results "
+                             "(single values arrive as Python values, arrays as NumPy arrays)") from None
+
+
+def _script_error(decoder: Decoder, what: str) -> InputError:
+    return InputError(f"{decoder.path}: {what} on stage {BASELINE_STAGE}; fix the script so it decodes the "
+                      "FP32 outputs (dict of output name -> array, batch dimension kept)")
 
 
 def decode_all(decoder: Decoder, outputs: Outputs) -> list[TaskResult]:

@@ -346,7 +346,9 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     fp32 = open_stage("ort_fp32", _stage_source(loaded.fp32), loaded.fp32.outputs, provider)
     fp32.outputs = stores.open("ort_fp32")
     comparer = StageComparer(frozenset(class_score_outputs(loaded.fp32.proto)), detect_probabilities=True)
-    _run_stage(fp32, loaded.eval.samples, progress)
+    for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
+        if index == 0 and fp32_out is not None and loaded.decoder is not None:
+            _check_decoder(loaded.decoder, fp32, fp32_out)
     qdq = open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
     qdq.outputs = stores.open("ort_qdq")
     stages = {"ort_fp32": fp32, "ort_qdq": qdq}
@@ -359,6 +361,19 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     if marked:
         stages["ort_qdq"].details.update(tensors.details())
     return stages, _OrtRun(comparer, tensors.rows)
+
+
+def _check_decoder(decoder: Decoder, stage: OrtStage, outputs: dict[str, np.ndarray]) -> None:
+    """--postprocess's decode (and compare) on the first FP32 sample, before the other samples run: a script
+    that cannot decode is refused after one inference, not after both full passes (a new user's ViT: 30 s)."""
+    from qdqreport.analysis.task import check_decoder
+
+    try:
+        check_decoder(decoder, {name: outputs[name] for name in stage.graph_outputs})
+    except InputError:
+        stage.close()
+        stage.outputs.close()
+        raise
 
 
 def _stage_source(model: LoadedModel) -> bytes | str:

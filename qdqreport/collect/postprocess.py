@@ -7,8 +7,10 @@ Same file[:func] convention as --data-loader-script (and as Polygraphy's
     compare(a: dict, b: dict) -> float in [0, 1]                   (optional, always named `compare`)
 
 `decode` gets one sample's outputs (output name -> array, batch dimension kept) and returns
-the task result: a dict of small values (str, int, float, bool, or lists/arrays of them):
-labels, scores, boxes. Unlike Polygraphy, which applies one post-processing function to every
+the task result: a dict of small values (str, int, float, bool, or lists/arrays of them, at most
+10,000 values per field): labels, scores, boxes. `compare` gets two such results as stored: list and
+array fields as NumPy arrays, single values as Python values (decode_step._plain). Both are checked
+on the first FP32 sample as soon as it has run (analysis/task.check_decoder), then on every sample. Unlike Polygraphy, which applies one post-processing function to every
 runner alike, qdqreport also takes the results the user's own application decoded
 (--task-results), so a decode that differs from the baseline's can be shown.
 

@@ -27,6 +27,7 @@ class TaskPairView:
 class TaskView:
     decode: str  # "decode_cls.py:decode"
     compare: str  # "compare() from the script" or the generic rule
+    scored: bool  # the script's compare() gave each sample's score (any value in [0, 1]), not the generic field rule
     stages: tuple[dict[str, Any], ...]  # stage, status, samples, fields, error
     app: dict[str, Any] | None  # source, kind, stage, samples, fields of --task-results; error: why not compared
     pairs: tuple[TaskPairView, ...]
@@ -51,6 +52,7 @@ def build_task(ctx: Context) -> TaskView | None:
         "samples": app.get("samples"), "fields": ", ".join(app.get("fields", [])), "error": app.get("error") or ""}
     return TaskView(decode=f"{source}:{post.get('function', 'decode')}",
                     compare="compare() from the script" if post.get("compare") else GENERIC,
+                    scored=bool(post.get("compare")),
                     stages=stages, app=app_view, pairs=tuple(_pair(ctx, c) for c in task.get("comparisons", [])))
 
 

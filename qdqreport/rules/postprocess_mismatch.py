@@ -215,14 +215,14 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
         Metric("raw rel. L2 of the run (median, the INT8 noise)", rounded(typical, 6)),
         Table(f"Samples decoded differently ({comparison_label(comparison)})",
               ("sample", "fields", stage_label(comparison.reference), stage_label(comparison.candidate),
-               "raw rel. L2", "flips at rel. L2"),
+               "raw rel. L2", "changes at rel. L2"),
               tuple((r.sample, r.differing.replace(";", ", "), r.reference, r.candidate,
                      rounded(r.raw_rel_l2, 6), rounded(r.flip_rel_l2, 6)) for r in flipped[:ROWS_SHOWN]),
               note=_cut_note(len(flipped))),
         Text(f"The raw outputs agree (cosine {worst_cos:.4f}{', top-1 ' + format(min(top1), '.0%') if top1 else ''}), "
              f"so this is not a quantization defect: {len(flipped)} decision(s) change where only {raw_changes} raw "
              "top-1 class(es) do. Each flipped sample's decision changes once its FP32 outputs move by the "
-             "'flips at' relative L2 towards the quantized ones, within the run's ordinary INT8 difference: "
+             "'changes at' relative L2 towards the quantized ones, within the run's ordinary INT8 difference: "
              f"{decode} decides on margins thinner than INT8 noise (a threshold or a near-tie argmax)."
              + (f" {outliers} other sample(s) decode differently only after a raw change beyond {MARGIN_FACTOR:g}x the "
                 "median: those are per-sample quantization errors, not counted here." if outliers else "")),
