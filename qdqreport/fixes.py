@@ -15,9 +15,13 @@ from pathlib import PurePath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
+from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
+from qdqreport.analysis.input_range import range_miss
+from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.analysis.quantizer import ORT_METHODS, TO_ORT, made_by, ort_options
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.findings import Fix
+from qdqreport.wording import plural
 
 if TYPE_CHECKING:
     from qdqreport.analysis.context import Context
@@ -86,7 +90,11 @@ class Change:
 def requantize_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
                        output: str | None = None) -> str:
     """Re-quantize this bundle's FP32 model with *change*, with the tool that made its QDQ model: ONNX Runtime's
-    quantize_static (its recorded options kept) when the graph says so, else ModelOpt 0.47's ONNX PTQ."""
+    quantize_static (its recorded options kept) when the graph says so, else ModelOpt 0.47's ONNX PTQ.
+
+    Node and op-type exclusions are first resolved to what that quantizer can act on (resolve_exclusions): a node
+    whose INT8 input another node's Q/DQ puts there is replaced by that node; exclusion_note says so in words."""
+    change = resolve_exclusions(ctx, change).change
     if _made_by_ort(ctx) and _ort_can(change):
         return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output)
     return modelopt_command(ctx, change, calibration, output)
@@ -254,6 +262,166 @@ def _renamed_output(path: str) -> str:
 def exclusion(nodes: Iterable[str] = (), op_types: Iterable[str] = ()) -> Change:
     """The change that keeps *nodes* (by name) and every node of *op_types* out of INT8."""
     return Change(exclude_nodes=tuple(sorted(set(nodes))), exclude_op_types=tuple(sorted(set(op_types))))
+
+
+# The op types ModelOpt 0.47's INT8 mode quantizes (so its --nodes_to_exclude can act on them): ONNX Runtime's QDQ and
+# QLinear registries (1.32) plus the ones ModelOpt registers, less the copy, reduction and activation ops its
+# configure_ort removes (Softmax, Sigmoid, Relu, Concat, Reshape, Transpose, ...: modelopt/onnx/quantization/ort_utils.py).
+# ModelOpt quantizes inputs only (OpTypesToExcludeOutputQuantization lists every op type), and its Q/DQ pairs are shared
+# (DedicatedQDQPair False): a Softmax reading INT8 there reads a pair ModelOpt put on another consumer's input.
+MODELOPT_QUANTIZED_OPS = frozenset({
+    "Add", "AveragePool", "BatchNormalization", "Clip", "Conv", "ConvTranspose", "CumSum", "Flatten", "Gemm",
+    "GlobalAveragePool", "HardSwish", "LRN", "LayerNormalization", "MatMul", "MaxPool", "Mul", "Resize", "TopK"})
+NOTE_PAIRS = 4  # redirected nodes named in words (the command names them all)
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """A named node the quantizer cannot exclude, and the nodes whose exclusion frees its INT8 input instead."""
+
+    node: str
+    op_type: str
+    producer: str | None  # the node whose quantized output it reads, when that node is among *instead*
+    producer_op_type: str
+    instead: tuple[str, ...]  # the producer and/or the other consumers that put the Q/DQ pair on its input
+
+
+@dataclass(frozen=True)
+class Resolved:
+    change: Change  # what the command excludes
+    quantizer: str  # quantize_static | ModelOpt
+    redirects: tuple[Redirect, ...] = ()
+    unreachable: tuple[tuple[str, str], ...] = ()  # (node, op type) named but not acted on by the command
+    option: str = ""  # the quantizer's option for excluding nodes
+
+
+def resolve_exclusions(ctx: Context, change: Change) -> Resolved:
+    """*change* with its exclusions made actionable for the quantizer requantize_command writes for.
+
+    quantize_static excludes by name only nodes of the op types it quantizes (the recorded op_types_to_quantize);
+    ModelOpt only nodes of the op types it quantizes (MODELOPT_QUANTIZED_OPS). A named node outside them (a Softmax
+    after an INT8 MatMul) gets its INT8 input from a Q/DQ pair another node puts there: quantize_static quantizes a
+    quantized node's output, so its producer (found through the Q/DQ pair and shape-only ops: the precision summary's
+    pairs list their consumers through them); under either tool, any other consumer of the same pair that is quantized.
+    Those nodes replace it; a node none can free is listed as unreachable, never dropped silently. An op type the
+    quantizer never quantizes is resolved node by node the same way (its INT8-fed nodes)."""
+    ort = _made_by_ort(ctx) and _ort_can(change)
+    quantizer, option = ("quantize_static", "nodes_to_exclude") if ort else ("ModelOpt", "--nodes_to_exclude")
+    precision = ctx.precision or {}
+    nodes = {n["name"]: n for n in precision.get("nodes", []) if isinstance(n, dict) and n.get("name")}
+    if not nodes or not (change.exclude_nodes or change.exclude_op_types):
+        return Resolved(change, quantizer, option=option)
+    acts = set(recorded_ort_options(ctx)["op_types_to_quantize"]) if ort else set(MODELOPT_QUANTIZED_OPS)
+    kept_types = tuple(t for t in change.exclude_op_types if t in acts)
+    gone_types = {t for t in change.exclude_op_types if t not in acts}
+    named = list(dict.fromkeys([*change.exclude_nodes, *(n["name"] for n in nodes.values()
+                                                          if n["op_type"] in gone_types and _quantized(n))]))
+    by_output = {out: n for n in nodes.values() for out in n.get("outputs") or ()}
+    pairs = [g for g in precision.get("qdq") or [] if isinstance(g, dict) and g.get("kind") == "activation"
+             and g.get("dtype") != "int32"]
+    keep: list[str] = []
+    redirects: list[Redirect] = []
+    unreachable: list[tuple[str, str]] = []
+    for name in named:
+        node = nodes.get(name)
+        if node is None or node["op_type"] in acts:
+            keep.append(name)  # a placeholder, an unknown name, or a node the quantizer excludes itself
+            continue
+        instead: list[str] = []
+        producer = None
+        for pair in (g for g in pairs if name in (g.get("consumers") or ())):
+            source = by_output.get(pair.get("tensor"))
+            if (ort and source is not None and source["op_type"] in acts and _quantized(source)
+                    and source.get("output_quantized")):
+                producer = producer or source
+                instead.append(source["name"])
+            instead += [c for c in pair.get("consumers") or () if c != name and c in nodes
+                        and nodes[c]["op_type"] in acts and _quantized(nodes[c])]
+        instead = list(dict.fromkeys(instead))
+        if instead:
+            redirects.append(Redirect(name, node["op_type"], producer["name"] if producer else None,
+                                      producer["op_type"] if producer else "", tuple(instead)))
+        else:
+            unreachable.append((name, node["op_type"]))
+    nodes_out = tuple(sorted(set(keep) | {n for r in redirects for n in r.instead}))
+    return Resolved(Change(exclude_nodes=nodes_out, exclude_op_types=kept_types,
+                           calibration_method=change.calibration_method, float_part_fp32=change.float_part_fp32,
+                           fp32_op_types=change.fp32_op_types),
+                    quantizer, tuple(redirects), tuple(unreachable), option)
+
+
+def _quantized(node: dict[str, Any]) -> bool:
+    return bool(node.get("activation_quantized") or node.get("weight_quantized"))
+
+
+def exclusion_note(ctx: Context, change: Change) -> str:
+    """The words a fix excluding *change*'s nodes adds when the command excludes other nodes than the ones named:
+    which node each one reads its INT8 input from, and any named node the command cannot act on ("" if none)."""
+    resolved = resolve_exclusions(ctx, change)
+    parts = []
+    if resolved.redirects:
+        types = " or ".join(sorted({r.op_type for r in resolved.redirects}))
+        how = (f"{types} is not among the op types it quantizes; their INT8 input is the quantized output of the node "
+               "before them (or a Q/DQ pair it puts on another consumer's input)"
+               if resolved.quantizer == "quantize_static" else
+               f"ModelOpt never quantizes {types}; their INT8 input is a Q/DQ pair it put on another consumer of the "
+               "same tensor (it quantizes inputs only, and shares the pair)")
+        lines = [_redirect_words(r) for r in resolved.redirects[:NOTE_PAIRS]]
+        more = len(resolved.redirects) - NOTE_PAIRS
+        parts.append(f"{resolved.quantizer}'s {resolved.option} cannot keep {types} nodes out of INT8: {how}. The "
+                     "command excludes those nodes instead: " + "; ".join(lines)
+                     + (f"; and {more} more the same way (the command names them all)" if more > 0 else ""))
+    if resolved.unreachable:
+        listed = ", ".join(f"{n} ({t})" for n, t in resolved.unreachable)
+        parts.append(f"Not acted on by this command: {listed}: no node {resolved.quantizer} can exclude puts their "
+                     "INT8 input there in the recorded graph, so they stay as they are")
+    return ". ".join(parts)
+
+
+def _redirect_words(r: Redirect) -> str:
+    others = [n for n in r.instead if n != r.producer]
+    if r.producer:
+        words = f"{r.node} reads the INT8 output of {r.producer_op_type} {r.producer}: exclude {r.producer}"
+        return words + (f" (and {', '.join(others)}, which read the same Q/DQ pair)" if others else "")
+    return f"{r.node} reads the Q/DQ pair on the input of {', '.join(others)}: exclude {', '.join(others)}"
+
+
+def exclusion_fix(ctx: Context, action: str, change: Change, calibration: str | None = None) -> Fix:
+    """Fix(*action*, the re-quantize command excluding *change*), with exclusion_note's words when the command acts
+    on other nodes than the ones named."""
+    note = exclusion_note(ctx, change)
+    return Fix(f"{action}. {note}" if note else action, requantize_command(ctx, change, calibration))
+
+
+def trials_note(ctx: Context, names: Iterable[str]) -> str:
+    """A note for a list of what-if trials excluding *names*: the what-if feeds an excluded node float inputs, which
+    for a node the quantizer cannot exclude by name means excluding the nodes that put its INT8 input there ("" when
+    the quantizer can exclude every one)."""
+    resolved = resolve_exclusions(ctx, exclusion(names))
+    kinds = sorted({r.op_type for r in resolved.redirects} | {t for _, t in resolved.unreachable})
+    if not kinds:
+        return ""
+    unreachable = len(resolved.unreachable)
+    return (f"The what-if measures an exclusion by feeding the excluded nodes float inputs; {resolved.quantizer} cannot "
+            f"exclude {' or '.join(kinds)} nodes by name, so the fixes' commands exclude the nodes whose Q/DQ feeds them "
+            "instead" + (f"; for {plural(unreachable, 'node')} of the trials no such node exists in the recorded graph"
+                         if unreachable else ""))
+
+
+def corrected_calibration(ctx: Context) -> str | None:
+    """The corrected calibration file another finding's fix names, else None: QR009's real_calib.npz when the
+    calibration inputs are random noise (analysis/calibration_data.py), QR003's calibration_rewrite file when a
+    preprocessing step tells them from the evaluation inputs (analysis/preprocessing.py) or, collected without
+    calibration statistics, when the evaluation inputs miss the input quantizer's range (analysis/input_range.py)."""
+    if noise_inputs(ctx.calib_stats, ctx.eval_stats) or log_says_random(ctx.modelopt_log):
+        return RANDOM_CALIBRATION_FIX
+    named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
+    if not (ctx.calib_stats or {}).get("inputs"):  # no calibration statistics: QR003 reads the input quantizer's range
+        named = [m.input for m in (range_miss(e) for e in ctx.range_use or []) if m is not None]
+    return calibration_rewrite(ctx, named[0], "x")[1] if named else None
+
+
+RANDOM_CALIBRATION_FIX = "real_calib.npz"  # the file QR009's fix tells the user to save real samples to
 
 
 def tensorrt_major(ctx: Context) -> int | None:

@@ -22,6 +22,7 @@ from onnx import numpy_helper
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.fixes import Change, exclusion, quantizer_name, requantize_command
+from qdqreport.rules import discover
 
 DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
 CALIB_SAMPLES = 24
@@ -105,3 +106,145 @@ def test_modelopt_only_changes_stay_modelopt_commands(user):
     # quantize_static never converts the float part, so keeping it FP32 is a ModelOpt change only.
     _, _, ctx = user
     assert "modelopt.onnx.quantization" in requantize_command(ctx, Change(float_part_fp32=True))
+
+
+# --- a Softmax quantize_static cannot exclude (the new user's ViT, issue A) ----------------------------------------
+
+def _softmax_input_is_int8(model: onnx.ModelProto, softmax: str = "Softmax@0") -> bool:
+    """Whether the Softmax reads a DequantizeLinear, through the shape-only ops in between (Flatten, Reshape, ...)."""
+    producer = {out: n for n in model.graph.node for out in n.output}
+    [node] = [n for n in model.graph.node if n.name == softmax]
+    source = producer.get(node.input[0])
+    while source is not None and source.op_type in ("Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
+                                                     "Identity", "Cast"):
+        source = producer.get(source.input[0])
+    return source is not None and source.op_type == "DequantizeLinear"
+
+
+@pytest.fixture(scope="module")
+def softmax_user(tmp_path_factory):
+    """The demo classifier quantized as the new user's ViT was: the op before the Softmax (the final linear layer's
+    bias Add) is quantized, so quantize_static quantizes its output and the Softmax reads INT8 through a Flatten."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    folder = tmp_path_factory.mktemp("softmax_user")
+    shutil.copy(DEMO / "cls_fp32.onnx", folder)
+    with np.load(DEMO / "calib.npz") as data:
+        calib = data["x"][:CALIB_SAMPLES]
+    with np.load(DEMO / "eval.npz") as data:
+        np.savez(folder / "eval.npz", x=data["x"][:16])
+    np.savez(folder / "calib.npz", x=calib)
+    rows = iter([{"x": calib[i:i + 1]} for i in range(len(calib))])
+    quantize_static(str(folder / "cls_fp32.onnx"), str(folder / "cls_user.onnx"),
+                    types.SimpleNamespace(get_next=lambda: next(rows, None)), quant_format=QuantFormat.QDQ,
+                    per_channel=False, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    op_types_to_quantize=["Conv", "MatMul", "Add"],
+                    extra_options={"ActivationSymmetric": True, "WeightSymmetric": True})
+    subprocess.run([sys.executable, "-m", "qdqreport", "collect", "--fp32", "cls_fp32.onnx", "--qdq", "cls_user.onnx",
+                    "--inputs", "eval.npz", "--calib", "calib.npz", "-o", "bundle"], cwd=folder, check=True,
+                   capture_output=True)
+    return folder, Context(Bundle(folder / "bundle"))
+
+
+@pytest.mark.slow
+def test_a_softmax_is_kept_out_of_int8_by_excluding_the_node_whose_output_it_reads(softmax_user):
+    folder, ctx = softmax_user
+    assert _softmax_input_is_int8(onnx.load(str(folder / "cls_user.onnx")))
+    [finding] = discover()["QR002"].run(ctx)
+    assert "Softmax@0" in finding.subject
+    [fix] = finding.fixes
+    # Excluding the Softmax (by name or op type) changes nothing in quantize_static: Softmax is not among the op types
+    # it quantizes. The command excludes Add@43, whose quantized output the Softmax reads, and says so.
+    assert "Softmax" not in fix.command and "'Add@43'" in fix.command
+    assert "Softmax@0 reads the INT8 output of Add Add@43: exclude Add@43" in fix.action
+    rebuilt = _run(fix.command, folder)
+    assert not _softmax_input_is_int8(rebuilt)
+
+
+# --- QR204's re-calibration must not rebuild the same model (issue B) -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def unit_calibrated(tmp_path_factory):
+    """The demo classifier quantized with quantize_static's defaults (MinMax, asymmetric UINT8 activations) on its
+    calibration crops left in [0, 1] while it is evaluated in [-1, 1]: the input quantizer clips the dark half."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    folder = tmp_path_factory.mktemp("unit_calibrated")
+    shutil.copy(DEMO / "cls_fp32.onnx", folder)
+    with np.load(DEMO / "calib.npz") as data:
+        calib = (data["x"][:CALIB_SAMPLES] + 1.0) / 2.0
+    with np.load(DEMO / "eval.npz") as data:
+        np.savez(folder / "eval.npz", x=data["x"][:16])
+    np.savez(folder / "calib01.npz", x=calib.astype(np.float32))
+    rows = iter([{"x": calib[i:i + 1]} for i in range(len(calib))])
+    quantize_static(str(folder / "cls_fp32.onnx"), str(folder / "cls_user.onnx"),
+                    types.SimpleNamespace(get_next=lambda: next(rows, None)), quant_format=QuantFormat.QDQ,
+                    per_channel=False, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    op_types_to_quantize=["Conv"])
+    subprocess.run([sys.executable, "-m", "qdqreport", "collect", "--fp32", "cls_fp32.onnx", "--qdq", "cls_user.onnx",
+                    "--inputs", "eval.npz", "--calib", "calib01.npz", "--per-layer", "-o", "bundle"], cwd=folder,
+                   check=True, capture_output=True)
+    return folder, Context(Bundle(folder / "bundle"))
+
+
+@pytest.mark.slow
+def test_the_clipping_fix_recalibrates_on_the_corrected_file_not_the_users_own_recipe(unit_calibrated):
+    folder, ctx = unit_calibrated
+    findings = discover()
+    [mismatch] = findings["QR003"].run(ctx)
+    assert "calib_fixed.npz" in mismatch.fixes[-1].command
+    [clipping] = [f for f in findings["QR204"].run(ctx) if f.subject.startswith("clipping:")]
+    [fix] = clipping.fixes
+    # The recipe already calibrates with MinMax: "max calibration" on calib01.npz would rebuild the same model.
+    assert fix.command != requantize_command(ctx)
+    assert "np.load('calib_fixed.npz')" in fix.command and "calib01.npz" not in fix.command
+    assert "calib_fixed.npz" in fix.action
+
+
+@pytest.mark.slow
+def test_without_a_corrected_file_the_clipping_fix_prints_no_command_that_rebuilds_the_same_model(unit_calibrated,
+                                                                                                  monkeypatch):
+    """With nothing telling the calibration data apart (no statistics, no input-range evidence) and MinMax already in
+    the recipe, no command would change the model: the fix says what to change instead."""
+    folder, ctx = unit_calibrated
+    fresh = Context(Bundle(folder / "bundle"))
+    monkeypatch.setattr(fresh, "calib_stats", None)
+    monkeypatch.setattr(fresh, "range_use", None)
+    [clipping] = [f for f in discover()["QR204"].run(fresh) if f.subject.startswith("clipping:")]
+    [fix] = clipping.fixes
+    assert fix.command == ""
+    assert "already uses MinMax calibration" in fix.action and "span their range" in fix.action
+
+
+@pytest.mark.slow
+def test_the_symptom_names_the_quantizer_whose_commands_the_report_prints(unit_calibrated):
+    _, ctx = unit_calibrated
+    [symptom] = [f for f in discover()["QR001"].run(ctx) if f.stage.startswith("ort_qdq")]
+    actions = " ".join(fix.action for fix in symptom.fixes)
+    assert "the quantize_static commands above" in actions and "ModelOpt" not in actions
+
+
+@pytest.mark.slow
+def test_the_error_born_fix_says_what_the_what_if_measured(unit_calibrated):
+    """QR201 quoted 'Confirmed by measurement' while its fix said '(unmeasured until QR203 confirms it)': both now say
+    which nodes the what-if excluded, and the fix which of its own nodes that covers."""
+    _, ctx = unit_calibrated
+    chosen = ctx.whatif_summary["chosen"]["nodes"]
+    [born] = discover()["QR201"].run(ctx)
+    [fix] = born.fixes
+    measured = [e.text for e in born.evidence if getattr(e, "text", "").startswith("Confirmed by measurement")]
+    assert measured and f"excluded: {', '.join(chosen)}" in measured[0]
+    assert "unmeasured until QR203" not in fix.action
+    assert all(node in fix.action for node in chosen)
+
+
+@pytest.mark.slow
+def test_the_what_if_trials_say_which_nodes_quantize_static_cannot_exclude_by_name(unit_calibrated):
+    """The what-if feeds an excluded node float inputs; an Add (not among this model's quantized op types) cannot be
+    excluded by name, so its trials are not commands: the table says the commands exclude the Conv before it."""
+    _, ctx = unit_calibrated
+    [proven] = discover()["QR203"].run(ctx)
+    [trials] = [e for e in proven.evidence if getattr(e, "title", "").startswith("What-if trials")]
+    excluded = {n for row in trials.rows for n in str(row[2]).replace(" (+", ", ").split(", ")}
+    assert any(n.startswith("Add@") for n in excluded)
+    assert "quantize_static cannot exclude Add" in trials.note and "by name" in trials.note

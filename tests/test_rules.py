@@ -15,7 +15,7 @@ import qdqreport.rules as rules_package
 from qdqreport.findings import SEVERITIES, Finding, Fix, Text
 from qdqreport.rules import FindingFactory, RuleSpec, WrongRuleIdError, discover, rule
 from qdqreport.fixes import exclusion, modelopt_command
-from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, node
+from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, node, qdq_entry
 from qdqreport.testing import BundleBuilder
 
 RULES = discover()
@@ -234,8 +234,25 @@ def test_sensitive_op_fix_excludes_by_name_when_the_op_type_is_shared(tmp_path):
     [finding] = RULES["QR002"].run(builder.context())
     argv = shlex.split(finding.fixes[0].command)
     assert argv[argv.index("--nodes_to_exclude") + 1] == r"MatMul@0$"
-    assert argv[argv.index("--op_types_to_exclude") + 1:][:1] == ["Softmax"]
+    # ModelOpt never quantizes a Softmax (configure_ort drops it from ORT's registries): --op_types_to_exclude Softmax
+    # would change nothing. No pair in this graph says which node put the Softmax's INT8 input there, so the fix says it
+    # cannot act on it instead of dropping it silently.
+    assert "--op_types_to_exclude" not in argv and "Softmax" not in finding.fixes[0].command
+    assert "Not acted on by this command: Softmax@0 (Softmax)" in finding.fixes[0].action
     assert finding.severity == "warning"  # nothing measured: no tensor errors, no diverging comparison
+
+
+def test_a_softmax_modelopt_cannot_exclude_is_freed_through_the_consumer_that_shares_its_pair(tmp_path):
+    """ModelOpt quantizes inputs only and shares a tensor's Q/DQ pair among its consumers: a Softmax reading INT8
+    reads the pair ModelOpt put on another consumer's input, so that consumer is the node to exclude, in words."""
+    graph = classifier_graph(head_precision="int8", softmax_precision="int8")
+    graph["nodes"].append(node("MatMul@1", "MatMul", 8, "int8"))
+    graph["qdq"].append(qdq_entry("linear_1.tmp_0", ["Softmax@0", "MatMul@1"]))
+    [finding] = RULES["QR002"].run(BundleBuilder(tmp_path).artifact("precision_summary", graph).context())
+    argv = shlex.split(finding.fixes[0].command)
+    start = argv.index("--nodes_to_exclude") + 1
+    assert argv[start:start + 2] == [r"MatMul@0$", r"MatMul@1$"] and "--op_types_to_exclude" not in argv
+    assert "Softmax@0 reads the Q/DQ pair on the input of MatMul@1: exclude MatMul@1" in finding.fixes[0].action
 
 
 # --- each diagnosis names the right cause -----------------------------------------------------

@@ -70,8 +70,10 @@ def whatif(ctx: Context) -> WhatIfEvidence | None:
     closed = _closed(base, chosen)
     verdict = CONFIRMS if chosen.get("reached") else REFUTES if closed < REFUTED_BELOW else PARTIAL
     count = len(chosen["nodes"])
+    named = ", ".join(chosen["nodes"][:3]) + (f" and {count - 3} more" if count > 3 else "")
     line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed the output cosine from "
-            f"{base['cosine']:.4f} to {chosen['cosine']:.4f} ({closed:.0%} of the loss won back; target {target})")
+            f"{base['cosine']:.4f} to {chosen['cosine']:.4f} ({closed:.0%} of the loss won back; target {target}; "
+            f"excluded: {named})")
     return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line)
 
 

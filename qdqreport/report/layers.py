@@ -9,7 +9,7 @@ from typing import Any
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
                                        underused_quantizers, worst_local)
-from qdqreport.fixes import exclusion, requantize_command
+from qdqreport.fixes import exclusion, exclusion_note, requantize_command, trials_note
 
 TOP_N = 15
 LIST_LIMIT = 20
@@ -40,6 +40,8 @@ class LayersView:
     whatif_summary: dict[str, Any] | None
     whatif_command: str
     whatif_op_type_command: str
+    whatif_note: str = ""  # what the command excludes instead of nodes the quantizer cannot exclude
+    whatif_trials_note: str = ""
 
 
 def build_layers(ctx: Context) -> LayersView | None:
@@ -65,6 +67,8 @@ def build_layers(ctx: Context) -> LayersView | None:
         overflows=tuple(fp16_overflows(tables, (ctx.precision or {}).get("float_dtype"))[:LIST_LIMIT]),
         whatif=tuple(tables.whatif), whatif_summary=summary,
         whatif_command=requantize_command(ctx, exclusion(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
+        whatif_note=exclusion_note(ctx, exclusion(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
+        whatif_trials_note=trials_note(ctx, [n for t in tables.whatif for n in str(t.get("excluded") or "").split(";") if n]),
         whatif_op_type_command=requantize_command(ctx, exclusion(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
     )
 

@@ -10,7 +10,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSED, COSINE_OK, collapses, cosine_of, diverges, signal_slices
-from qdqreport.fixes import exclusion, excluded_precision, requantize_command, trtexec_fixes
+from qdqreport.fixes import exclusion, exclusion_fix, excluded_precision, trtexec_fixes
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
 from qdqreport.testing.recipes import DET_OUTPUT, detector_run, node, precision_summary
 
@@ -102,8 +102,8 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
     slices.sort(key=lambda s: (cosine_of(s), s.index))
     collapsed = [s for s in slices if cosine_of(s) < SLICE_COLLAPSED]
     heads = _heads_feeding(ctx, summary.output)
-    fixes = [Fix(f"Keep the head nodes feeding {summary.output} in {excluded_precision(ctx)} so its fields get their own "
-                 "precision", requantize_command(ctx, exclusion(heads or ["<head node regex>"])))]
+    fixes = [exclusion_fix(ctx, f"Keep the head nodes feeding {summary.output} in {excluded_precision(ctx)} so its fields "
+                           "get their own precision", exclusion(heads or ["<head node regex>"]))]
     if comparison.purpose == "deployment":
         fixes += trtexec_fixes(ctx)
     return hidden_slice_collapse.finding(

@@ -8,7 +8,8 @@ from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import LOCAL_BAD_COSINE, error_births, layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import exclusion, requantize_command
+from qdqreport.analysis import evidence
+from qdqreport.fixes import exclusion, exclusion_fix
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
 from qdqreport.rules._measured import layer_severity, reranked
@@ -48,8 +49,11 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     saying which measurement refuted it ("excluding the 12 suspects from INT8 changed the output
     cosine from X to Y"); when the what-if confirms them, it keeps its severity and score.
 
-    Fix: exclude the node from quantization (ModelOpt --nodes_to_exclude, command below; QR203
-    says whether the exclusion was measured to restore the outputs), or fix its calibration range.
+    Fix: exclude the node from quantization (ModelOpt --nodes_to_exclude or quantize_static's
+    nodes_to_exclude, command below; a node the quantizer cannot exclude by name is replaced by the
+    node whose Q/DQ feeds it, as QR002 does), or fix its calibration range. The fix says what the
+    what-if measured of it: the same set ("measured by the what-if"), part of it (which nodes; the
+    others unmeasured), another set, or nothing ("unmeasured until QR203 confirms it").
     """
     tables = layer_tables(ctx)
     if tables is None or not tables.has_local:
@@ -76,5 +80,23 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
                   Table("Nodes that add error (local = fed FP32 inputs; accumulated = inside the QDQ model)",
                         ("node", "op type", "tensor", "local cosine", "local SQNR dB", "accumulated cosine",
                          "accumulated SQNR dB"), rows), *measured),
-        fixes=(Fix(f"Keep {'this node' if len(nodes) == 1 else 'these nodes'} out of INT8 (unmeasured until QR203 "
-                   "confirms it)", requantize_command(ctx, exclusion(nodes[:5]))),))
+        fixes=(_fix(ctx, nodes[:5]),))
+
+
+def _fix(ctx: Context, nodes: list[str]) -> Fix:
+    """Exclude *nodes*, saying what the what-if measured of that: the same set, part of it, or another set."""
+    subject = "this node" if len(nodes) == 1 else "these nodes"
+    chosen = list(((ctx.whatif_summary or {}).get("chosen") or {}).get("nodes") or [])
+    found = evidence.whatif(ctx)
+    if found is None or not chosen:
+        said = "unmeasured until QR203 confirms it"
+    elif set(chosen) == set(nodes):
+        said = f"measured by the what-if: {found.line}; QR203"
+    else:
+        measured = [n for n in nodes if n in chosen]
+        others = len(nodes) - len(measured)
+        named = ", ".join(chosen[:5]) + (" …" if len(chosen) > 5 else "")
+        said = (f"the what-if measured excluding {named} only (QR203 prints that command); the other "
+                f"{plural(others, 'node')} here {verb(others, 'is')} unmeasured" if measured else
+                f"unmeasured: the what-if measured another set, {named} (QR203)")
+    return exclusion_fix(ctx, f"Keep {subject} out of INT8 ({said})", exclusion(nodes))

@@ -12,7 +12,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COSINE_OK, TOP1_OK, diverges
-from qdqreport.fixes import exclusion, requantize_command
+from qdqreport.fixes import exclusion, exclusion_fix
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run
 
@@ -254,8 +254,8 @@ def _head_fix(ctx: Context) -> tuple[Fix, ...]:
     head = [n["name"] for n in nodes if n.get("feeds_graph_output") and n.get("activation_quantized")]
     if not head:
         return ()
-    return (Fix("To shrink the noise at the decision itself, keep the quantized nodes feeding the outputs out of "
-                "INT8 (or use QAT)", requantize_command(ctx, exclusion(head))),)
+    return (exclusion_fix(ctx, "To shrink the noise at the decision itself, keep the quantized nodes feeding the "
+                          "outputs out of INT8 (or use QAT)", exclusion(head)),)
 
 
 # --- shared helpers --------------------------------------------------------------------------

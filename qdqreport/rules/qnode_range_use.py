@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, layer_tables, underused_quantizers
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import Change, requantize_command
+from qdqreport.fixes import Change, corrected_calibration, current_calibration_method, method_name, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01
 from qdqreport.testing.layer_examples import layer_chain, qnode, quantization_run
@@ -45,7 +45,11 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     calibration data on another scale or a few outliers).
 
     Fix: calibrate on data like the evaluation data; for clipping use max calibration, for
-    under-use try entropy or percentile calibration, or exclude the node.
+    under-use try entropy or percentile calibration, or exclude the node. The clipping fix never
+    reprints the user's own recipe: when another finding names a corrected calibration file
+    (QR003's calib_fixed, QR009's real_calib.npz) its command reads that file; when the model already
+    used max (MinMax) calibration and no corrected file exists, it prints no command and says what
+    the calibration data must change (the same recipe on the same file rebuilds the same ranges).
     """
     tables = layer_tables(ctx)
     if tables is None:
@@ -60,8 +64,7 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
             tags=("root_cause",), evidence=(Metric("worst clipped share", percent_value(worst.clipped_share), "%",
                                                    threshold=f"> {HEAVY_CLIPPING:.0%}"), _qnode_table(clipping)),
             summary=f"{worst.q_node} saturates {percent(worst.clipped_share)} of the values of {worst.tensor}.",
-            fixes=(Fix("Re-calibrate with max calibration on representative data",
-                       requantize_command(ctx, Change(calibration_method="max"))),))
+            fixes=(_clipping_fix(ctx, worst),))
     if under:
         worst = under[0]
         yield qnode_range_use.finding(
@@ -75,6 +78,33 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
                      f"{percent(worst.range_used)} of the range."),
             fixes=(Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
                        requantize_command(ctx, Change(calibration_method="entropy"))),))
+
+
+def _clipping_fix(ctx: Context, worst) -> Fix:
+    """Re-calibrate so that *worst* stops clipping, never with the user's own recipe unchanged: on the corrected
+    calibration file another finding names (QR003, QR009), with max calibration when the model used another method;
+    when neither changes anything (max calibration already, no corrected file), say what to change instead."""
+    fixed = corrected_calibration(ctx)
+    already_max = current_calibration_method(ctx) == "max"
+    method = method_name(ctx, "max")
+    if fixed:
+        return Fix(f"Re-calibrate on the corrected calibration data ({fixed}, which the calibration finding's fix "
+                   f"writes: the current file is unlike the evaluation inputs)"
+                   + ("" if already_max else f", with {method} calibration"),
+                   requantize_command(ctx, Change(calibration_method=None if already_max else "max"), fixed))
+    if not already_max:
+        return Fix(f"Re-calibrate with {method} calibration (it keeps the calibration data's whole range), on data "
+                   "like the evaluation inputs", requantize_command(ctx, Change(calibration_method="max")))
+    return Fix(f"Calibrate on data that covers the evaluation inputs: {worst.tensor} reaches "
+               f"[{_g(worst.observed_min)}, {_g(worst.observed_max)}] but its calibrated scale represents "
+               f"[{_g(worst.representable_min)}, {_g(worst.representable_max)}]. The model already uses {method} "
+               "calibration, which keeps every calibration value, so re-running the same recipe on the same file "
+               "rebuilds the same ranges: the calibration samples must be preprocessed as the evaluation inputs and "
+               "span their range (then re-quantize with that file)")
+
+
+def _g(value: float | None) -> str:
+    return "?" if value is None else f"{value:.4g}"
 
 
 def _qnode_table(rows: list[dict]) -> Table:

@@ -6,10 +6,10 @@ from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
-from qdqreport.fixes import Change, exclusion, excluded_precision, requantize_command
+from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision
 from qdqreport.rules._common import clamp01, diverging_outputs, rounded
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
@@ -89,7 +89,14 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     measurement that refuted it; when the what-if confirms them, it keeps its severity and score.
 
     Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
-    regex-escaped names, or --op_types_to_exclude when every node of the type is at fault).
+    regex-escaped names, or --op_types_to_exclude when every node of the type is at fault;
+    quantize_static's nodes_to_exclude, or the op type left out of op_types_to_quantize). A node the
+    quantizer does not quantize itself cannot be excluded by its name (fixes.resolve_exclusions): a
+    Softmax after an INT8 MatMul under quantize_static reads that MatMul's quantized output, so the
+    command excludes the MatMul and the fix says so ("... reads the INT8 output of MatMul X: exclude
+    X"); under ModelOpt, which never quantizes a Softmax and quantizes inputs only, it excludes the
+    other consumers whose shared Q/DQ pair the Softmax reads. A named node no such node frees is
+    listed as not acted on, never dropped silently.
     """
     nodes = {n["name"]: n for n in (ctx.precision or {}).get("nodes", [])}
     flagged = [s for s in (ctx.precision or {}).get("sensitive", []) if s.get("quantized") and _in_int8(s, nodes)]
@@ -144,7 +151,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                   *([Text(f"The calibration inputs differ from the evaluation inputs ({upstream}): every calibrated range "
                           "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
                           "collect again before excluding nodes.")] if upstream else [])),
-        fixes=(Fix(f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", requantize_command(ctx, _exclusions(ctx, flagged))),),
+        fixes=(exclusion_fix(ctx, f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", _exclusions(ctx, flagged)),),
         stage=comparison.id if comparison else "", tags=("root_cause",)))
 
 

@@ -10,7 +10,8 @@ from qdqreport.analysis.agreement import (COSINE_OK, DECISION_LEVELS, LEVEL_RANK
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import Change, exclusion, recollect_command, requantize_command, requantized_file, trtexec_fixes
+from qdqreport.fixes import (Change, exclusion, exclusion_fix, quantizer_name, recollect_command, requantize_command,
+                             requantized_file, trtexec_fixes)
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run
 
@@ -195,10 +196,10 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
     if comparison.purpose == "quantization":
         producers = _output_producers(ctx, outputs)
         if producers:
-            return [Fix("Work through the ranked root causes of this report; as a first step keep the nodes producing "
-                        "the diverging outputs out of INT8", requantize_command(ctx, exclusion(producers)))]
+            return [exclusion_fix(ctx, "Work through the ranked root causes of this report; as a first step keep the "
+                                  "nodes producing the diverging outputs out of INT8", exclusion(producers))]
         # No generic re-quantize command here: it would repeat whatever calibration caused the collapse.
-        return [Fix(f"Fix the root causes ranked in this report and re-quantize (the ModelOpt commands above write "
+        return [Fix(f"Fix the root causes ranked in this report and re-quantize (the {quantizer_name(ctx)} commands above write "
                     f"{requantized_file(ctx)}), then collect again with that model to confirm the outputs agree",
                     recollect_command(ctx))]
     if comparison.purpose == "fp16":

@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
-from qdqreport.fixes import exclusion, requantize_command
+from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01, rounded
 from qdqreport.testing.layer_examples import layer_chain, quantization_run, whatif_trials
@@ -48,7 +48,10 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
 
     Why it matters: a hand search removes Q/DQ one node at a time; this one is measured and sized.
 
-    Fix: re-quantize with the printed ModelOpt command; its cost is the number of nodes that leave INT8.
+    Fix: re-quantize with the printed command (the quantizer that made the model); its cost is the number of
+    nodes that leave INT8. The what-if feeds an excluded node float inputs; for a node the quantizer
+    cannot exclude by name (a Softmax under quantize_static or ModelOpt) the command excludes the node
+    whose Q/DQ feeds it instead, and the fix and the trials table say so.
     """
     summary = ctx.whatif_summary
     if not summary or not summary.get("baseline") or not summary.get("chosen"):
@@ -73,12 +76,13 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                      "error is spread over the graph, so look at calibration first."))
         return
     collapsed = base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED)
-    fixes = [Fix(f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
-                 requantize_command(ctx, exclusion(chosen["nodes"])))]
+    fixes = [exclusion_fix(ctx, f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
+                           exclusion(chosen["nodes"]))]
     op_type = summary.get("op_type") or {}
     if op_type.get("reached"):
-        fixes.append(Fix(f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; measured cosine "
-                         f"{op_type['cosine']:.4f})", requantize_command(ctx, exclusion(op_types=[op_type["op_type"]]))))
+        fixes.append(exclusion_fix(ctx, f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; "
+                                        f"measured cosine {op_type['cosine']:.4f})",
+                                   exclusion(op_types=[op_type["op_type"]])))
     yield whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
         severity="error" if collapsed else "warning", confidence=0.95, score=_recovered(base, chosen),
@@ -111,7 +115,8 @@ def _trials_table(ctx: Context) -> Table:
                  ("trial", "kind", "excluded", "cosine", "top-1", "SQNR dB", "target met"),
                  tuple((r.trial, r.kind, r.op_types or _names(r.excluded), rounded(r.cosine),
                         rounded(r.top1_agree), rounded(r.sqnr_db, 1), "yes" if r.reached else "no")
-                       for r in rows[:25]))
+                       for r in rows[:25]),
+                 note=trials_note(ctx, [n for r in rows[:25] for n in (r.excluded or "").split(";") if n]))
 
 
 def _names(joined: str) -> str:
