@@ -239,7 +239,15 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "unmatched": ListOf(Str(), nullable=True), "unmatched_count": Count(True),
         # optional, 1.2-compatible (collect --per-layer-samples): the evaluation samples there were, and which the
         # statistics read when fewer than all (absent: every sample)
-        "of_samples": Count(True), "sample_indices": ListOf(Count(), nullable=True), "sample_choice": Str(nullable=True)}),
+        "of_samples": Count(True), "sample_indices": ListOf(Count(), nullable=True), "sample_choice": Str(nullable=True),
+        # optional, 1.2-compatible (2026-11-26): pairs the names give but whose two sides are not the same quantity
+        # (collect/align.py: fused before quantization, another shape or element type), counted and not compared;
+        # and the whole pass skipped (`status` "skipped", `reason` one line) when nothing could be compared
+        "skipped_tensors": Count(True), "skipped_reasons": Obj(values=Count(), nullable=True),
+        "skipped": ListOf(Obj({"tensor": Str(), "qdq_tensor": Str(nullable=True), "kind": Str(nullable=True),
+                               "reason": Str(), "fp32": Str(nullable=True), "qdq": Str(nullable=True)},
+                              required=("tensor", "reason")), nullable=True),
+        "status": Str(nullable=True), "reason": Str(TEXT_MAX, nullable=True)}),
     "whatif_summary": Obj({
         "baseline": Obj(_RESULT.fields, required=tuple(_RESULT.fields)),
         "chosen": Obj({**_RESULT.fields, "cost_nodes": Count(True), "nodes": ListOf(Str(), nullable=True),

@@ -10,7 +10,8 @@ Changelog:
   1.2  optional additions of the 2026-11-23 session: `task` (decoded task results of a user decode
        step, collect --postprocess, and their per-pair agreement); the FP16 check (stage
        `ort_qdq_fp32`, table `fp16_ranges`); see docs/bundle.md. Later optional 1.2-compatible
-       additions: input `structure`/`channel_correlation`/`spectrum` statistics, artefact `activation_ranges`.
+       additions: input `structure`/`channel_correlation`/`spectrum` statistics, artefact `activation_ranges`,
+       `layers_summary` `skipped_tensors`/`skipped_reasons`/`skipped` and `status`/`reason`.
 
 docs/bundle.md documents every field; tests/test_bundle.py keeps the two in step.
 """

@@ -7,7 +7,15 @@ them, so an FP32 activation `t` is found in the QDQ graph:
     `t_QuantizeLinear_Output` / `t_DequantizeLinear_Output` after it; with ModelOpt's FP16
     conversion `t` is simply FP16 and Casts sit between it and its Q), or
   * as the same output of the node of the same name, when the tensor itself was renamed
-    (ONNX's opset converter renames a Softmax output `t_intermediate`).
+    (ONNX's opset converter renames a Softmax output `t_intermediate`), but never onto a tensor
+    the FP32 graph computes under that name: that node was fused with the node after it, so it
+    computes another quantity than the FP32 node of its name (SkippedTensor, reason "fused"):
+    onnxruntime's `quant_pre_process` folds a BatchNormalization into the Conv before it, and
+    `quantize_static` drops the Relu/Clip after a node whose output it quantizes.
+
+A pair must also agree in shape and element kind (float) before it is compared or spliced into a
+graph: `check_pairs` drops the pairs whose values on the first sample differ (the transpose
+optimizer of `quant_pre_process` keeps a tensor's name but moves a Transpose across it).
 
 Weights: ModelOpt keeps the float weight and adds `w -> Q -> DQ` (or, with dq_only, stores INT8
 values under `w`); ORT stores `w_quantized -> DQ`. Each weight's dequantized value is computed
@@ -71,12 +79,36 @@ class QuantizerInfo:
     qmax: int
 
 
+# Why a tensor the names pair is not compared (layers/summary.json `skipped_reasons`, docs/bundle.md).
+SKIP_FUSED = "fused"  # the QDQ node of the same name computes another FP32 tensor (fused with the node after it)
+SKIP_SHAPE = "shape"  # the two graphs give the tensor (or the weight) different shapes
+SKIP_DTYPE = "dtype"  # one side is not a float tensor
+SKIP_REASONS = (SKIP_FUSED, SKIP_SHAPE, SKIP_DTYPE)
+
+
+@dataclass(frozen=True)
+class SkippedTensor:
+    """A tensor the names pair but that is not compared: its two sides are not the same quantity."""
+
+    name: str  # the FP32 graph's name
+    qdq_name: str
+    kind: str  # activation / weight
+    reason: str  # one of SKIP_REASONS
+    fp32: str = ""  # what the FP32 side holds, e.g. float32[1, 257, 384]
+    qdq: str = ""
+
+    def record(self) -> dict[str, str]:
+        return {"tensor": self.name, "qdq_tensor": self.qdq_name, "kind": self.kind, "reason": self.reason,
+                "fp32": self.fp32, "qdq": self.qdq}
+
+
 @dataclass
 class Alignment:
     tensors: list[AlignedTensor] = field(default_factory=list)  # QDQ topological order
     weights: list[AlignedWeight] = field(default_factory=list)
     quantizers: list[QuantizerInfo] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)  # FP32 compute outputs with no QDQ counterpart
+    skipped: list[SkippedTensor] = field(default_factory=list)  # paired by name, not the same quantity
 
     def by_name(self) -> dict[str, AlignedTensor]:
         return {t.name: t for t in self.tensors}
@@ -88,6 +120,7 @@ def align(fp32: onnx.ModelProto | GraphIndex, qdq: onnx.ModelProto | GraphIndex)
     q_index = qdq if isinstance(qdq, GraphIndex) else GraphIndex(qdq)
     result = Alignment()
     q_by_name = {q_index.name_of(n): n for n in q_index.nodes}
+    fp32_tensors = set(f_index.producer) | {i.name for i in f_index.model.graph.input} | set(f_index.constant_protos)
     for node in f_index.nodes:
         if not f_index.is_compute(node):
             continue
@@ -98,10 +131,17 @@ def align(fp32: onnx.ModelProto | GraphIndex, qdq: onnx.ModelProto | GraphIndex)
             if qdq_name is None:
                 result.unmatched.append(name)
                 continue
+            if qdq_name != name and qdq_name in fp32_tensors:  # the QDQ node of this name computes another FP32 tensor
+                result.skipped.append(SkippedTensor(name, qdq_name, "activation", SKIP_FUSED))
+                continue
             producer = q_index.producer[qdq_name]
-            result.tensors.append(AlignedTensor(name, qdq_name, f_index.name_of(node), node.op_type,
-                                                q_index.position[id(producer)], q_index.dtype(qdq_name),
-                                                f_index.dtype(name)))
+            node_name, op_type = f_index.name_of(node), node.op_type
+            if node_name not in q_by_name and q_index.is_compute(producer):
+                # The FP32 node is gone, fused into the QDQ node computing its output (quantize_static drops a Relu
+                # after a Conv): the row names that node, the one a what-if or an exclusion can act on.
+                node_name, op_type = q_index.name_of(producer), producer.op_type
+            result.tensors.append(AlignedTensor(name, qdq_name, node_name, op_type, q_index.position[id(producer)],
+                                                q_index.dtype(qdq_name), f_index.dtype(name)))
     result.tensors.sort(key=lambda t: (t.index, t.name))
     result.weights, result.quantizers = _quantized_constants_and_activations(f_index, q_index)
     return result
@@ -129,6 +169,37 @@ class GraphPair:
     @cached_property
     def alignment(self) -> Alignment:
         return align(self.fp32, self.qdq)
+
+
+def check_pairs(alignment: Alignment, fp32: dict[str, Any], qdq: dict[str, Any]) -> Alignment:
+    """*alignment* without the tensors whose two sides differ in shape or are not both float, on one sample's values
+    (*fp32* by FP32 name, *qdq* by QDQ name, as the marked sessions return them); those go to `skipped`. A tensor
+    missing from either side is kept (nothing to judge it by). The alignment itself is not changed: the collect's
+    other passes share it (GraphPair)."""
+    kept, skipped = [], list(alignment.skipped)
+    for tensor in alignment.tensors:
+        left, right = fp32.get(tensor.name), qdq.get(tensor.qdq_name)
+        if left is None or right is None:
+            kept.append(tensor)
+            continue
+        reason = (SKIP_DTYPE if not (_is_float(left) and _is_float(right))
+                  else SKIP_SHAPE if np.shape(left) != np.shape(right) else None)
+        if reason is None:
+            kept.append(tensor)
+        else:
+            skipped.append(SkippedTensor(tensor.name, tensor.qdq_name, "activation", reason, describe(left),
+                                         describe(right)))
+    return Alignment(kept, alignment.weights, alignment.quantizers, alignment.unmatched, skipped)
+
+
+def describe(value: Any) -> str:
+    """A value's element type and shape as the bundle records a skipped pair: `float32[1, 257, 384]`."""
+    array = np.asarray(value) if not hasattr(value, "dtype") else value
+    return f"{array.dtype}[{', '.join(str(d) for d in np.shape(array))}]"
+
+
+def _is_float(value: Any) -> bool:
+    return np.issubdtype(getattr(value, "dtype", np.asarray(value).dtype), np.floating)
 
 
 def _counterpart(q_index: GraphIndex, same_node: onnx.NodeProto | None, name: str, position: int) -> str | None:

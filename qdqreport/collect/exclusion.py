@@ -104,8 +104,12 @@ class _Builder:
         stored = dq.input[0]
         original = stored[: -len("_quantized")] if stored.endswith("_quantized") else stored
         value = self.f.constant_value(original) if self.f is not None else None
-        if value is None or not np.size(value) or not np.issubdtype(np.asarray(value).dtype, np.floating):
-            integers = np.asarray(self.q.constant_value(stored), dtype=np.float64)
+        stored_value = self.q.constant_value(stored)
+        # The FP32 weight of the same name only when it is the same tensor: a model pre-processed before quantization
+        # (onnxruntime's quant_pre_process) may hold another value of another shape under that name.
+        if (value is None or not np.size(value) or not np.issubdtype(np.asarray(value).dtype, np.floating)
+                or (stored_value is not None and np.size(stored_value) and np.shape(value) != np.shape(stored_value))):
+            integers = np.asarray(stored_value, dtype=np.float64)
             scale, zero = qdq_params(self.q, dq)
             axis = axis_of(dq, integers.ndim)
             value = (integers - along_axis(zero, axis, integers.ndim)) * along_axis(scale, axis, integers.ndim)

@@ -7,6 +7,11 @@ or every sample with `--per-layer-samples all`. A sample costs 4-7 plain inferen
 runs that copy every tensor out, the local graph, the folding; docs/BENCHMARKS.md), so the bound keeps the
 pass's cost fixed whatever N is; layers/summary.json records which samples were read. The what-if search
 then spends up to --whatif-budget seconds re-running modified QDQ models on every sample.
+
+A graph pair the pass cannot fully align never stops the collect: pairs whose two sides are not the same quantity
+(align.check_pairs, nodes fused before quantization) are skipped and counted in layers/summary.json, and when no
+activation pair is left, or a session cannot be built or run, the pass is recorded as skipped (`status`, `reason`)
+with no tables (SKIP_HINT names the usual cause and its fix).
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
 SAMPLE_CHOICE = "spread"  # layers/summary.json's sample_choice: evenly spread, first and last included
+# The usual cause of a pair nothing aligns in: the FP32 model given is not the one the QDQ model was quantized from.
+SKIP_HINT = ("pass the FP32 model the QDQ model was quantized from (e.g. the output of onnxruntime's "
+             "quant_pre_process when quantize_static was run on it)")
 
 
 @dataclass
@@ -55,9 +63,26 @@ def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence
     picked = list(range(len(samples))) if limit is None else spread_indices(len(samples), limit)
     read = [samples[i] for i in picked]
     # The FP32 graph outputs of every sample are kept only for the what-if search (memory flat in N without it).
-    collector = LayerCollector(fp32, qdq, options.provider, keep_outputs=search, graphs=graphs)
-    collector.add_all(read, lambda index: progress.count("per-layer samples", index + 1, len(read)))
-    result = collector.result(time.perf_counter() - start)
+    try:
+        collector = LayerCollector(fp32, qdq, options.provider, keep_outputs=search, graphs=graphs)
+        collector.add_all(read, lambda index: progress.count("per-layer samples", index + 1, len(read)))
+        result = collector.result(time.perf_counter() - start)
+    except Exception as exc:  # a session ONNX Runtime cannot build or run on this pair: the pass, not the bundle
+        text = str(exc).strip()
+        reason = f"ONNX Runtime failed on the marked graphs ({type(exc).__name__}: {text.splitlines()[0][:300] if text else ''})"
+        progress.say(f"per-layer pass skipped: {reason}")
+        return skipped_per_layer(f"{reason}; {SKIP_HINT}", len(samples), time.perf_counter() - start)
+    if read and not any(row["kind"] == "activation" for row in result.layer_rows):
+        skipped = result.summary.get("skipped_tensors", 0)
+        reason = (f"no activation of the two graphs is the same quantity ({skipped} paired by name differ in shape "
+                  f"or were fused); {SKIP_HINT}" if skipped else f"no activation of the FP32 graph has a counterpart "
+                  f"in the QDQ graph; {SKIP_HINT}")
+        progress.say(f"per-layer pass skipped: {reason}")
+        return PerLayer([], [], {**result.summary, "status": "skipped", "reason": reason, "samples": 0,
+                                 "of_samples": len(samples)})
+    if result.summary.get("skipped_tensors"):
+        progress.say(f"per-layer pass: {result.summary['skipped_tensors']} tensor(s) paired by name were not compared "
+                     f"(their two sides differ: {_reasons(result.summary)})")
     layers = PerLayer(result.layer_rows, result.qnode_rows, {**result.summary, **sample_record(picked, len(samples))})
     if search:
         progress.say(f"what-if search (budget {options.budget:g} s)")
@@ -68,6 +93,19 @@ def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence
             collector.q_index, collector.f_index, samples, reference, result.layer_rows, precision,
             classes, options)
     return layers
+
+
+def skipped_per_layer(reason: str, count: int, seconds: float) -> PerLayer:
+    """The per-layer pass recorded as skipped: layers/summary.json with `status` "skipped" and the one-line `reason`,
+    no tables."""
+    return PerLayer([], [], {"format": 1, "status": "skipped", "reason": reason, "samples": 0, "of_samples": count,
+                             "aligned_tensors": 0, "aligned_weights": 0, "quantizers": 0, "unmatched": [],
+                             "unmatched_count": 0, "local": False, "local_error": None, "seconds": round(seconds, 3)})
+
+
+def _reasons(summary: dict[str, Any]) -> str:
+    words = {"shape": "of another shape", "dtype": "of another element type", "fused": "fused with the next node"}
+    return ", ".join(f"{n} {words.get(k, k)}" for k, n in (summary.get("skipped_reasons") or {}).items())
 
 
 def parse_per_layer_samples(text: str) -> int | None:
@@ -102,6 +140,9 @@ def _every_fp32_output(collector: LayerCollector, samples: Sequence[Feed], picke
 def write_per_layer(writer: BundleWriter, manifest: dict[str, Any], layers: PerLayer | None) -> None:
     """Attach the tables to the quantization comparison and the summaries to manifest['artifacts']."""
     if layers is None:
+        return
+    if layers.summary.get("status") == "skipped":  # no tables: the summary says why
+        manifest["artifacts"]["layers_summary"] = writer.add_json(ARTIFACT_PATHS["layers_summary"], layers.summary)
         return
     comparison = next((c for c in manifest["comparisons"] if c["purpose"] == "quantization"), None)
     if comparison is not None:

@@ -2,7 +2,10 @@
 
 Three sessions are built once: the FP32 model and the QDQ model with every aligned tensor marked
 as an output, and the local model (qdqreport.collect.local_model) that recomputes each aligned
-tensor from FP32 inputs. Per sample, the three runs' tensors are folded into running sums
+tensor from FP32 inputs. The local model is built after the first sample's marked runs: a pair whose
+two sides differ in shape or type on that sample (align.check_pairs) is neither compared nor fed to
+it (FP32 values of the wrong shape spliced into the QDQ graph made ONNX Runtime fail), and a local
+run that fails anyway costs the local error, not the pass. Per sample, the three runs' tensors are folded into running sums
 (qdqreport.analysis.metrics.Accumulator) and dropped once folded, so memory does not grow with the
 number of samples (`add_all` runs the next sample while folding this one: two samples' tensors at most).
 
@@ -24,7 +27,8 @@ import numpy as np
 import onnx
 
 from qdqreport.analysis.metrics import Accumulator
-from qdqreport.collect.align import AlignedWeight, Alignment, GraphPair, QuantizerInfo, along_axis, dequantized_weight
+from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedWeight, Alignment, GraphPair, QuantizerInfo,
+                                     SkippedTensor, along_axis, check_pairs, dequantized_weight, describe)
 from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
 from qdqreport.collect.models import marked_source, session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
@@ -37,6 +41,7 @@ Feed = dict[str, np.ndarray]
 # stay below this (the overlap holds about 1.5x that more); above it (PP-OCRv4 rec: 230 MB, the synthetic 102 MB
 # model: 103 MB) the pass goes sample by sample and holds one sample's tensors.
 PIPELINE_BYTES = 96 * 2 ** 20
+SKIPPED_LISTED = 20  # skipped pairs layers/summary.json lists (all are counted)
 
 
 @dataclass
@@ -89,12 +94,10 @@ class LayerCollector:
         self.fp32 = new_session(with_extra_outputs(fp32, self.fp32_names), provider)
         marked, self.qdq_outputs = float32_outputs(self.q_index, self.qdq_names)
         self.qdq = new_session(marked, provider)
-        self.local, self.local_error = None, None
-        try:
-            self.local_model = build_local_model(self.q_index, self.alignment)
-            self.local = new_session(session_source(self.local_model.proto), provider)
-        except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
-            self.local_error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
+        self.provider = provider
+        self.local, self.local_error, self.local_model = None, None, None
+        self.checked = False  # the pairs are checked on the first sample's values (_check), then the local graph built
+        self.skipped_weights: list[SkippedTensor] = []
         self.to_fp32_name = {t.qdq_name: t.name for t in tensors}
         self.stats = {t.name: _TensorStats() for t in tensors}
         self.qstats = {q.q_node: QuantizerStats() for q in self.alignment.quantizers}
@@ -128,6 +131,8 @@ class LayerCollector:
             return
         first = samples[0]
         fp32, qdq = self._run_marked(first)
+        if not self.alignment.tensors:  # nothing left to compare (check_pairs): the caller records the pass as skipped
+            return
         pipelined = _nbytes(fp32) + _nbytes(qdq) <= PIPELINE_BYTES
         if not pipelined:
             pending = self._pool.submit(self._run_local, first, fp32) if self.local is not None else None
@@ -153,7 +158,25 @@ class LayerCollector:
     def _run_marked(self, feed: Feed) -> tuple[Feed, Feed]:
         fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
         qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_outputs, feed)))
+        if not self.checked:
+            self._check(fp32, qdq)
         return fp32, qdq
+
+    def _check(self, fp32: Feed, qdq: Feed) -> None:
+        """On the first sample's values: drop the pairs whose sides differ in shape or type, then build the local
+        graph from the pairs that are left (it feeds FP32 values into the QDQ graph's tensors of the same name)."""
+        self.checked = True
+        self.alignment = check_pairs(self.alignment, fp32, qdq)
+        self.to_fp32_name = {t.qdq_name: t.name for t in self.alignment.tensors}
+        self.stats = {t.name: self.stats[t.name] for t in self.alignment.tensors}
+        if not self.alignment.tensors:
+            self.local_error = "no aligned tensor to recompute"
+            return
+        try:
+            self.local_model = build_local_model(self.q_index, self.alignment)
+            self.local = new_session(session_source(self.local_model.proto), self.provider)
+        except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
+            self.local_error = _one_line(exc)
 
     def fp32_graph_outputs(self, feed: Feed) -> Feed:
         """One sample's FP32 graph outputs from the marked FP32 session, nothing folded (the what-if's reference for
@@ -208,27 +231,34 @@ class LayerCollector:
         self.samples += 1
 
     def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
-        if self.local is None:
+        local, model = self.local, self.local_model
+        if local is None or model is None:
             return None
         inputs = {}
-        for name, elem in self.local_model.inputs.items():
+        for name, elem in model.inputs.items():
             tensor = name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
             value = feed[tensor] if tensor in feed else fp32[self.to_fp32_name[tensor]]
             wanted = onnx.helper.tensor_dtype_to_np_dtype(elem)
             inputs[name] = value if value.dtype == wanted else value.astype(wanted)
-        names = list(self.local_model.outputs)
-        values = self.local.run(names, inputs)
+        names = list(model.outputs)
+        try:
+            values = local.run(names, inputs)
+        except Exception as exc:  # e.g. a shape only a later sample has: the local error is lost, not the pass
+            self.local, self.local_error = None, _one_line(exc)
+            return None
         return {name[: -len("__local")]: value for name, value in zip(names, values)}
 
     def result(self, seconds: float = 0.0) -> LayerResult:
         rows = [self._tensor_row(t) for t in self.alignment.tensors] + self._weight_rows()
         qnode_rows = [quantizer_row(q, self.qstats[q.q_node]) for q in self.alignment.quantizers]
         qnode_rows += self._weight_quantizer_rows()
+        skipped = [*self.alignment.skipped, *self.skipped_weights]
         summary = {
             "format": 1, "samples": self.samples, "aligned_tensors": len(self.alignment.tensors),
-            "aligned_weights": len(self.alignment.weights), "quantizers": len(self.alignment.quantizers),
+            "aligned_weights": len(self.alignment.weights) - len(self.skipped_weights), "quantizers": len(self.alignment.quantizers),
             "unmatched": self.alignment.unmatched[:50], "unmatched_count": len(self.alignment.unmatched),
             "local": self.local is not None, "local_error": self.local_error, "seconds": round(seconds, 3),
+            **skipped_record(skipped),
         }
         return LayerResult(rows, qnode_rows, summary, self.fp32_outputs)
 
@@ -241,11 +271,15 @@ class LayerCollector:
                 "ref_min": _finite(stats.ref_min), "ref_max": _finite(stats.ref_max), "ref_absmax": ref_absmax}
 
     def _weight_rows(self) -> list[dict[str, Any]]:
-        rows = []
+        rows, self.skipped_weights = [], []
         for weight in self.alignment.weights:
             value = self.f_index.constant_value(weight.name)
             dequantized = _safe_dequantize(self.q_index, weight, value)
-            if dequantized is None or dequantized.shape != np.shape(value):
+            if dequantized is None:
+                continue
+            if dequantized.shape != np.shape(value):  # the same name, another tensor (reshaped before quantization)
+                self.skipped_weights.append(SkippedTensor(weight.name, weight.dq_node, "weight", SKIP_SHAPE,
+                                                          describe(np.asarray(value)), describe(dequantized)))
                 continue
             acc = Accumulator()
             accumulate(acc, np.asarray(value), dequantized)
@@ -283,6 +317,21 @@ def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     collector.add_all(samples, None if progress is None else
                       lambda index: progress.count("per-layer samples", index + 1, len(samples)))
     return collector.result(time.perf_counter() - start)
+
+
+def skipped_record(skipped: list[SkippedTensor]) -> dict[str, Any]:
+    """What layers/summary.json says of the pairs not compared (optional, 1.2-compatible; absent when none):
+    `skipped_tensors` (how many), `skipped_reasons` (how many per reason) and `skipped` (the first SKIPPED_LISTED)."""
+    if not skipped:
+        return {}
+    reasons = {reason: sum(1 for s in skipped if s.reason == reason) for reason in SKIP_REASONS}
+    return {"skipped_tensors": len(skipped), "skipped_reasons": {k: n for k, n in reasons.items() if n},
+            "skipped": [s.record() for s in skipped[:SKIPPED_LISTED]]}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
 def _nbytes(values: Feed) -> int:

@@ -40,6 +40,10 @@ class LayersView:
     whatif_summary: dict[str, Any] | None
     whatif_command: str
     whatif_op_type_command: str
+    skipped_tensors: int = 0  # pairs the names gave whose two sides are not the same quantity, not compared
+    skipped_reasons: str = ""  # "2 of another shape, 3 fused with the next node"
+    skipped_hint: bool = False  # some differ in shape or type: the FP32 model is not the one the QDQ model came from
+    skipped_reason: str | None = None  # the whole pass was skipped, and why (no tables then)
     whatif_note: str = ""  # what the command excludes instead of nodes the quantizer cannot exclude
     whatif_trials_note: str = ""
 
@@ -48,7 +52,7 @@ def build_layers(ctx: Context) -> LayersView | None:
     """The per-layer section, or None when the bundle has no per-layer tables."""
     tables = layer_tables(ctx)
     if tables is None:
-        return None
+        return _skipped(ctx.layers_summary or {})
     first = first_divergence(tables)
     summary = tables.whatif_summary or None
     chosen = (summary or {}).get("chosen") or {}
@@ -70,7 +74,34 @@ def build_layers(ctx: Context) -> LayersView | None:
         whatif_note=exclusion_note(ctx, exclusion(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
         whatif_trials_note=trials_note(ctx, [n for t in tables.whatif for n in str(t.get("excluded") or "").split(";") if n]),
         whatif_op_type_command=requantize_command(ctx, exclusion(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
+        **_skipped_tensors(tables.summary),
     )
+
+
+# layers/summary.json's skipped_reasons, as the report words them (collect/align.py SKIP_REASONS)
+SKIP_WORDS = {"shape": "of another shape", "dtype": "of another element type", "fused": "fused with the next node"}
+
+
+def _skipped_tensors(summary: dict[str, Any]) -> dict[str, Any]:
+    count = summary.get("skipped_tensors")
+    if not isinstance(count, int) or count <= 0:
+        return {}
+    reasons = summary.get("skipped_reasons") or {}
+    words = ", ".join(f"{n:,} {SKIP_WORDS.get(k, k)}" for k, n in reasons.items() if isinstance(n, int) and n)
+    return {"skipped_tensors": count, "skipped_reasons": words,
+            "skipped_hint": any(reasons.get(k) for k in ("shape", "dtype") if isinstance(reasons.get(k), int))}
+
+
+def _skipped(summary: dict[str, Any]) -> LayersView | None:
+    """The section of a pass recorded as skipped (layers/summary.json `status` "skipped"): its reason, nothing else."""
+    if summary.get("status") != "skipped":
+        return None
+    return LayersView(
+        samples=0, of_samples=None, aligned_tensors=0, aligned_weights=0, local=False, local_error=None, tensors=(),
+        accumulated_sqnr=(), local_sqnr=(), first_divergence=None, first_position=None, top=(), weights=(), clipping=(),
+        underused=(), qnodes_total=0, overflows=(), whatif=(), whatif_summary=None, whatif_command="",
+        whatif_op_type_command="", skipped_reason=str(summary.get("reason") or "no reason recorded"),
+        **_skipped_tensors(summary))
 
 
 def _subset_of(summary: dict[str, Any]) -> int | None:
