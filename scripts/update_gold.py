@@ -2,6 +2,10 @@
 
     python scripts/update_gold.py          # after an intended change to the report; review the diff
 
+The demo's S8S8 model gets the saturation check's control only on an x86-64 CPU without VNNI, so each kind of CPU has
+its gold: tests/gold/ (no VNNI, an AMD EPYC with AVX2) and tests/gold/vnni/ (an Intel Xeon with AVX512-VNNI); this
+script writes the one of the CPU it runs on (gold_dir()), and the other must be regenerated on such a machine.
+
 tests/test_gold.py runs the same steps and compares its result with these files byte for byte.
 
 The demo (`qdqreport demo`) is really collected (real ONNX Runtime runs of the shipped models);
@@ -64,12 +68,24 @@ def normalise_manifest(path: Path, checkout: str) -> None:
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def gold_dir() -> Path | None:
+    """The gold folder of this CPU: tests/gold/ without VNNI, tests/gold/vnni/ with it; None where unknown (not x86)."""
+    from qdqreport.collect.saturation_check import cpu_vnni
+
+    vnni = cpu_vnni()["vnni"]
+    return None if vnni is None else GOLD / "vnni" if vnni else GOLD
+
+
 def main() -> int:
+    folder = gold_dir()
+    if folder is None:
+        print("this CPU's VNNI support is unknown (not x86-64): no gold folder for it", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="qdqreport-gold-") as tmp:
         files = build_gold(Path(tmp))
-    GOLD.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
-        target = GOLD / name
+        target = folder / name
         changed = not target.is_file() or target.read_bytes() != data
         staged = target.with_name(target.name + ".tmp")
         staged.write_bytes(data)
