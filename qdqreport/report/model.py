@@ -167,8 +167,9 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
     ctx = ctx if ctx is not None else Context(bundle)
     comparisons = tuple(_comparison_view(ctx, info) for info in ctx.comparisons)
     stages = _stage_rows(ctx)
+    task = build_task(ctx)
     return ReportModel(
-        verdict=build_verdict(result.findings, comparisons, stages),
+        verdict=build_verdict(result.findings, comparisons, stages, task is not None and task.scored),
         stages=stages,
         comparisons=comparisons,
         findings=tuple(_finding_view(f) for f in result.findings),
@@ -179,7 +180,7 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
         provenance=_provenance(ctx.manifest),
         engine=build_engine(ctx),
         layers=build_layers(ctx),
-        task=build_task(ctx),
+        task=task,
         fp16=build_fp16(ctx),
         target=ctx.target,
     )
@@ -190,14 +191,16 @@ FIX_TAG = "fix"  # a measured remedy (QR203), not a cause: the verdict calls it 
 
 
 def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ...],
-                  stages: tuple[StageRow, ...] = ()) -> Verdict:
-    """Lead with the output symptom (the first finding tagged SYMPTOM_TAG: QR001's measured divergence) and its most
-    likely root cause; otherwise say what agrees. Chosen by tags, never by rule id, so a plug-in symptom leads too."""
+                  stages: tuple[StageRow, ...] = (), task_scored: bool = False) -> Verdict:
+    """Lead with the output symptom (the first finding tagged SYMPTOM_TAG: QR001's measured divergence), the user's
+    own task agreement of that stage pair when --postprocess measured it (*task_scored*: the script's compare() gave
+    the scores), and its most likely root cause; otherwise say what agrees. Chosen by tags, never by rule id, so a
+    plug-in symptom leads too."""
     counts = {name: sum(f.severity == name for f in findings) for name in SEVERITIES}
     severity = min((f.severity for f in findings), key=SEVERITY_RANK.__getitem__, default="ok")
     symptom = next((f for f in findings if SYMPTOM_TAG in f.tags), None)
     if symptom is not None:
-        text = _symptom_sentence(symptom, findings, comparisons)
+        text = _symptom_sentence(symptom, findings, comparisons, task_scored)
     else:
         text = _agreement_sentence(comparisons, stages)
         # Raw outputs can agree while a cause shows elsewhere (e.g. decoded task results, QR010): name it.
@@ -210,11 +213,15 @@ def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ..
     return Verdict(text, severity, counts)
 
 
-def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tuple[ComparisonView, ...]) -> str:
+def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tuple[ComparisonView, ...],
+                      task_scored: bool = False) -> str:
     text = symptom.title.rstrip(".")
-    worst = _worst_output(_comparison_for(symptom.stage, comparisons))
+    comparison = _comparison_for(symptom.stage, comparisons)
+    worst = _worst_output(comparison)
     if worst is not None:
         text += f": {_moved_metric(worst)}"
+        if comparison.task is not None:  # what the user's own decode makes of it (collect --postprocess)
+            text += f", {_task_words(comparison.task, task_scored)}"
     # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured. A
     # measured fix ranked above every cause (QR203: re-running without some nodes restored the outputs) leads instead.
     cause = next((f for f in findings if ("root_cause" in f.tags or FIX_TAG in f.tags) and DEPLOYMENT_TAG not in f.tags),
@@ -229,6 +236,13 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
             return text + f"; no root cause identified; before deploying to TensorRT: {first.title.rstrip('.')}"
         return text + "; no root cause identified, see the findings below"
     return text + f"; most likely cause: {cause.title.rstrip('.')}"
+
+
+def _task_words(task: tuple[float, int, int], scored: bool) -> str:
+    agreement, below, samples = task
+    if scored:
+        return f"mean compare() score {agreement:.3g} ({below:,} of {samples:,} samples scored below 1)"
+    return f"task agreement {percent(agreement)} ({below:,} of {samples:,} samples decoded differently)"
 
 
 def _moved_metric(row: OutputRow) -> str:
