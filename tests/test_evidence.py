@@ -49,8 +49,10 @@ def _refuted(b):
     b.artifact("precision_summary", chain_precision()).layers(layer_chain(born_at=5), whatif=rows, whatif_summary=summary)
 
 
-def _confirmed(b):
+def _confirmed(b, born_excluded: bool = True):
     rows, summary = whatif_trials(reached=True)
+    if born_excluded:  # the measured set holds the node where the chain's error is born (Conv@5)
+        summary["chosen"]["nodes"] = [*summary["chosen"]["nodes"][:7], "Conv@5"]
     quantization_run(b, broken=True)
     b.artifact("precision_summary", chain_precision()).layers(layer_chain(born_at=5), whatif=rows, whatif_summary=summary)
 
@@ -72,6 +74,14 @@ def test_confirming_whatif_keeps_the_error_birth_an_error(tmp_path):
     finding = _qr201(_confirmed, tmp_path)
     assert finding.severity == "error" and finding.score == pytest.approx(0.6)
     assert _texts(finding).startswith("Confirmed by measurement: excluding the 8 suspects")
+
+
+def test_a_whatif_that_confirmed_other_nodes_does_not_confirm_this_one(tmp_path):
+    # A new user's ViT: the what-if confirmed excluding the patch-embedding Conv, and QR002's Softmax nodes said
+    # "Confirmed by measurement" all the same.
+    finding = _qr201(lambda b: _confirmed(b, born_excluded=False), tmp_path)
+    assert not _texts(finding).startswith("Confirmed")
+    assert "None of the nodes named here is in that set" in _texts(finding)
 
 
 @pytest.mark.slow

@@ -50,6 +50,7 @@ class WhatIfEvidence:
     before: float  # output cosine of the unmodified QDQ model (median sample)
     after: float  # ... with the set excluded
     line: str  # the sentence a finding quotes
+    nodes: tuple[str, ...] = ()  # the excluded set measured
 
 
 def whatif(ctx: Context) -> WhatIfEvidence | None:
@@ -74,7 +75,7 @@ def whatif(ctx: Context) -> WhatIfEvidence | None:
     line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed the output cosine from "
             f"{base['cosine']:.4f} to {chosen['cosine']:.4f} ({closed:.0%} of the loss won back; target {target}; "
             f"excluded: {named})")
-    return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line)
+    return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line, tuple(chosen["nodes"]))
 
 
 IMPLICATES, EXONERATES = "implicates", "exonerates"

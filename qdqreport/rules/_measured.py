@@ -11,6 +11,7 @@ finding keeps its severity and score and says so.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Sequence
 
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
@@ -41,8 +42,9 @@ def layer_severity(ctx: Context, severe: bool) -> str:
     return "warning"
 
 
-def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tuple[Text, ...]]:
-    """(severity, score, evidence lines) of a layer finding after the what-if's verdict."""
+def reranked(ctx: Context, severity: str, score: float,
+             nodes: Sequence[str] = ()) -> tuple[str, float, tuple[Text, ...]]:
+    """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict."""
     found = evidence.whatif(ctx)
     confirmed = found is not None and found.verdict == evidence.CONFIRMS
     kernels = kernels_explain(ctx)
@@ -60,6 +62,11 @@ def reranked(ctx: Context, severity: str, score: float) -> tuple[str, float, tup
     if found.verdict == evidence.REFUTES:
         return _refuted(severity, score, f"{found.line}. This node is not where the damage comes from; look at "
                         "calibration first (QR006, QR003, QR204).")
+    if confirmed and nodes and not set(nodes) & set(found.nodes):
+        # The what-if confirmed another set: these nodes were not what it measured (a new user read "Confirmed"
+        # on QR002's Softmax nodes while the confirmed exclusion was a Conv elsewhere).
+        return severity, score, (Text(f"Measured: {found.line}. None of the nodes named here is in that set: the "
+                                      "measurement confirms another exclusion, not this one."),)
     if confirmed:
         return severity, score, (Text(f"Confirmed by measurement: {found.line}."),)
     return severity, score, (Text(f"Measured: {found.line}; the exclusion explains part of the damage only."),)
@@ -71,7 +78,7 @@ def _refuted(severity: str, score: float, why: str) -> tuple[str, float, tuple[T
         Text(f"Refuted by measurement: {why}"),)
 
 
-def rerank(ctx: Context, finding: Finding) -> Finding:
-    """*finding* with the severity, score and evidence line the what-if's verdict gives it."""
-    severity, score, lines = reranked(ctx, finding.severity, finding.score)
+def rerank(ctx: Context, finding: Finding, nodes: Sequence[str] = ()) -> Finding:
+    """*finding* (about *nodes*) with the severity, score and evidence line the what-if's verdict gives it."""
+    severity, score, lines = reranked(ctx, finding.severity, finding.score, nodes)
     return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, *lines))

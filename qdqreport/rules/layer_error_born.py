@@ -67,7 +67,7 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     severe = severity == "error"
     rows = tuple((r.node, r.op_type, r.tensor, rounded(r.local_cosine), rounded(r.local_sqnr_db, 1),
                   rounded(r.cosine), rounded(r.sqnr_db, 1)) for r in births)
-    severity, score, measured = reranked(ctx, severity, 0.6 if severe else 0.4)
+    severity, score, measured = reranked(ctx, severity, 0.6 if severe else 0.4, nodes)
     yield layer_error_born.finding(
         title=f"Error is born at {worst.node} ({worst.op_type})",
         severity=severity, confidence=0.85, score=score,

@@ -45,7 +45,7 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     if first is None:
         return
     position = tables.activations.index(first)
-    severity, score, measured = reranked(ctx, layer_severity(ctx, (first.cosine or 0.0) < COLLAPSED), 0.4)
+    severity, score, measured = reranked(ctx, layer_severity(ctx, (first.cosine or 0.0) < COLLAPSED), 0.4, (first.node,))
     yield layer_first_divergence.finding(
         title=f"QDQ first diverges from FP32 at {first.node} ({first.op_type})",
         severity=severity, confidence=0.9, score=score, subject=first.tensor,

@@ -9,7 +9,7 @@ from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import collapses
-from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision
+from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision, resolve_exclusions
 from qdqreport.rules._common import clamp01, diverging_outputs, rounded
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
@@ -152,7 +152,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                           "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
                           "collect again before excluding nodes.")] if upstream else [])),
         fixes=(exclusion_fix(ctx, f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", _exclusions(ctx, flagged)),),
-        stage=comparison.id if comparison else "", tags=("root_cause",)))
+        stage=comparison.id if comparison else "", tags=("root_cause",)), _acted_on(ctx, flagged))
 
 
 HEAD_PATTERNS = ("final_matmul", "head")
@@ -180,6 +180,15 @@ def _in_int8(sensitive: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> boo
 def _errors(row: dict[str, Any] | None) -> tuple[Any, Any, Any]:
     return (None, None, None) if row is None else (rounded(row.cosine), rounded(row.sqnr_db, 1),
                                                     rounded(row.max_abs))
+
+
+def _acted_on(ctx: Context, flagged: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The flagged nodes and the nodes a command excludes to free them (a Softmax's INT8-quantized producer): what a
+    what-if exclusion must touch to have measured this finding."""
+    names = [s["node"] for s in flagged]
+    resolved = resolve_exclusions(ctx, exclusion(names))
+    return tuple(dict.fromkeys([*names, *resolved.change.exclude_nodes,
+                                *(n for r in resolved.redirects for n in r.instead)]))
 
 
 def _exclusions(ctx: Context, flagged: list[dict[str, Any]]) -> Change:
