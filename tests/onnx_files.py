@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import onnx
 from onnx import numpy_helper
 
@@ -22,3 +23,13 @@ def with_initializers(source: Path) -> onnx.ModelProto:
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     return model
+
+
+class FeedReader:
+    """onnxruntime.quantization's CalibrationDataReader over a list of feeds (get_next until None)."""
+
+    def __init__(self, feeds: list[dict[str, np.ndarray]]):
+        self.feeds = iter(feeds)
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        return next(self.feeds, None)

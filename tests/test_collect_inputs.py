@@ -16,7 +16,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from onnx_files import with_initializers
+from onnx_files import FeedReader, with_initializers
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
@@ -61,14 +61,6 @@ def vad_stream(session: ort.InferenceSession, seconds: float, seed: int) -> list
     return feeds
 
 
-class _Calibration:
-    def __init__(self, feeds: list[dict[str, np.ndarray]]):
-        self.feeds = iter(feeds)
-
-    def get_next(self) -> dict[str, np.ndarray] | None:
-        return next(self.feeds, None)
-
-
 @pytest.fixture(scope="module")
 def vad(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """FP32 Silero VAD, its Conv-only per-channel QDQ model from onnxruntime's quantize_static, and eval data."""
@@ -78,7 +70,7 @@ def vad(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     work = tmp_path_factory.mktemp("vad")
     session = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
     calib = [f for seed in (1, 2) for f in vad_stream(session, 1.5, seed)]
-    quantize_static(str(fp32), str(work / "vad_qdq.onnx"), _Calibration(calib), quant_format=QuantFormat.QDQ,
+    quantize_static(str(fp32), str(work / "vad_qdq.onnx"), FeedReader(calib), quant_format=QuantFormat.QDQ,
                     per_channel=True, op_types_to_quantize=["Conv"])
     feeds = [f for seed in (10, 11) for f in vad_stream(session, 0.4, seed)]
     stacked = {"input": np.concatenate([f["input"] for f in feeds]),
@@ -234,7 +226,7 @@ def test_a_quantizer_run_that_quantized_nothing_is_refused(vad: dict[str, Path],
 
     fp32 = _silero_dir() / "silero_vad.onnx"
     session = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
-    quantize_static(str(fp32), str(tmp_path / "not_quantized.onnx"), _Calibration(vad_stream(session, 0.5, 3)),
+    quantize_static(str(fp32), str(tmp_path / "not_quantized.onnx"), FeedReader(vad_stream(session, 0.5, 3)),
                     quant_format=QuantFormat.QDQ, per_channel=True, op_types_to_quantize=["Conv"])
     assert _collect(fp32, tmp_path / "not_quantized.onnx", ["--inputs", str(vad["eval"])], tmp_path / "b") == 2
     err = capsys.readouterr().err

@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 import pytest
 
+from onnx_files import FeedReader
 from qdqreport.bundle.artifacts import check_artifact
 from qdqreport.cli import main
 from qdqreport.collect.align import SKIP_FUSED, check_pairs, align
@@ -30,14 +31,6 @@ from qdqreport.progress import Progress
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "data" / "models"
 DEMO = ROOT / "qdqreport" / "demo"
-
-
-class _Reader:
-    def __init__(self, feeds: list[dict[str, np.ndarray]]):
-        self.feeds = iter(feeds)
-
-    def get_next(self) -> dict[str, np.ndarray] | None:
-        return next(self.feeds, None)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +47,7 @@ def _preprocessed_pair(work: Path, original: Path, crops: np.ndarray, **pre_opti
 
     pre, qdq = work / f"{original.stem}_pre.onnx", work / f"{original.stem}_int8.onnx"
     quant_pre_process(str(original), str(pre), **pre_options)
-    quantize_static(str(pre), str(qdq), _Reader([{"x": crops[i:i + 1]} for i in range(2)]), quant_format=QuantFormat.QDQ)
+    quantize_static(str(pre), str(qdq), FeedReader([{"x": crops[i:i + 1]} for i in range(2)]), quant_format=QuantFormat.QDQ)
     np.save(work / "eval.npy", crops)
     return {"fp32": original, "pre": pre, "qdq": qdq, "eval": work / "eval.npy"}
 
