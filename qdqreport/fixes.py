@@ -15,11 +15,11 @@ from pathlib import PurePath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
-from qdqreport.analysis.input_range import range_miss
+from qdqreport.analysis.input_range import range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.analysis.quantizer import ORT_METHODS, TO_ORT, made_by, ort_options
 from qdqreport.analysis.trt_build_info import major_version
+from qdqreport.analysis.upstream import calibrated_on_noise
 from qdqreport.findings import Fix
 from qdqreport.wording import plural
 
@@ -413,11 +413,11 @@ def corrected_calibration(ctx: Context) -> str | None:
     calibration inputs are random noise (analysis/calibration_data.py), QR003's calibration_rewrite file when a
     preprocessing step tells them from the evaluation inputs (analysis/preprocessing.py) or, collected without
     calibration statistics, when the evaluation inputs miss the input quantizer's range (analysis/input_range.py)."""
-    if noise_inputs(ctx.calib_stats, ctx.eval_stats) or log_says_random(ctx.modelopt_log):
+    if calibrated_on_noise(ctx):
         return RANDOM_CALIBRATION_FIX
     named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
     if not (ctx.calib_stats or {}).get("inputs"):  # no calibration statistics: QR003 reads the input quantizer's range
-        named = [m.input for m in (range_miss(e) for e in ctx.range_use or []) if m is not None]
+        named = [m.input for m in range_misses(ctx.range_use)]
     return calibration_rewrite(ctx, named[0], "x")[1] if named else None
 
 

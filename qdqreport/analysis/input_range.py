@@ -50,11 +50,15 @@ def range_miss(entry: dict[str, Any]) -> RangeMiss | None:
     return None
 
 
+def range_misses(range_use: Iterable[dict[str, Any]] | None) -> list[RangeMiss]:
+    """Every range_use entry's miss (range_miss), in the bundle's order."""
+    return [m for m in (range_miss(e) for e in range_use or []) if m is not None]
+
+
 def gross_range_misses(range_use: Iterable[dict[str, Any]] | None) -> list[RangeMiss]:
     """The misses that prove the calibration data unlike the evaluation data: a range the inputs barely use, or a
     tenth of their values clipped."""
-    misses = [m for m in (range_miss(e) for e in range_use or []) if m is not None]
-    return [m for m in misses if m.wide or m.clipped >= UPSTREAM_CLIPPED]
+    return [m for m in range_misses(range_use) if m.wide or m.clipped >= UPSTREAM_CLIPPED]
 
 
 def imagenet_normalised(entry: dict[str, Any]) -> bool:

@@ -23,9 +23,15 @@ if TYPE_CHECKING:
     from qdqreport.analysis.context import Context
 
 
+def calibrated_on_noise(ctx: "Context") -> bool:
+    """The calibration inputs are random noise (their statistics, analysis/calibration_data.py), or the quantizer's
+    log says it calibrated on random data."""
+    return bool(noise_inputs(ctx.calib_stats, ctx.eval_stats) or log_says_random(ctx.modelopt_log))
+
+
 def calibration_upstream(ctx: "Context") -> str:
     """What makes the calibration inputs unlike the evaluation inputs, in a few words ("" when nothing does)."""
-    if noise_inputs(ctx.calib_stats, ctx.eval_stats) or log_says_random(ctx.modelopt_log):
+    if calibrated_on_noise(ctx):
         return "calibrated on random noise"
     named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
     if named:

@@ -86,9 +86,9 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
 def _fix(ctx: Context, nodes: list[str]) -> Fix:
     """Exclude *nodes*, saying what the what-if measured of that: the same set, part of it, or another set."""
     subject = "this node" if len(nodes) == 1 else "these nodes"
-    chosen = list(((ctx.whatif_summary or {}).get("chosen") or {}).get("nodes") or [])
     found = evidence.whatif(ctx)
-    if found is None or not chosen:
+    chosen = list(found.nodes) if found is not None else []  # the set the what-if measured
+    if not chosen:
         said = "unmeasured until QR203 confirms it"
     elif set(chosen) == set(nodes):
         said = f"measured by the what-if: {found.line}; QR203"

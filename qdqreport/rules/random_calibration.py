@@ -11,7 +11,7 @@ from qdqreport.analysis.calibration_data import (
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import model_file, python_command, requantize_command, requantized_file
+from qdqreport.fixes import RANDOM_CALIBRATION_FIX, model_file, python_command, requantize_command, requantized_file
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
@@ -166,12 +166,12 @@ def _value(value: float | None) -> Any:
 def _fixes(ctx: Context) -> tuple[Fix, ...]:
     # Any object with get_next() is a CalibrationDataReader to ONNX Runtime (its __subclasshook__); one sample per call.
     reader = ("import types, numpy as np; from onnxruntime.quantization import quantize_static; "
-              "d = np.load('real_calib.npz'); n = len(d[d.files[0]]); "
+              f"d = np.load({RANDOM_CALIBRATION_FIX!r}); n = len(d[d.files[0]]); "
               "it = iter([{k: d[k][i:i + 1] for k in d.files} for i in range(n)]); "
               f"quantize_static({model_file(ctx, 'fp32')!r}, {requantized_file(ctx)!r}, "
               "types.SimpleNamespace(get_next=lambda: next(it, None)))")
     return (Fix("Save real, preprocessed samples (the evaluation preprocessing, shape [N, ...] per model input, a few "
                 "hundred for a CNN) and re-quantize with them: ModelOpt --calibration_data_path",
-                requantize_command(ctx, calibration="real_calib.npz")),
+                requantize_command(ctx, calibration=RANDOM_CALIBRATION_FIX)),
             Fix("With ONNX Runtime quantize_static: a CalibrationDataReader whose get_next() yields those samples "
                 "({input name: one preprocessed sample}), never np.random data", python_command(reader)))

@@ -186,9 +186,7 @@ def _acted_on(ctx: Context, flagged: list[dict[str, Any]]) -> tuple[str, ...]:
     """The flagged nodes and the nodes a command excludes to free them (a Softmax's INT8-quantized producer): what a
     what-if exclusion must touch to have measured this finding."""
     names = [s["node"] for s in flagged]
-    resolved = resolve_exclusions(ctx, exclusion(names))
-    return tuple(dict.fromkeys([*names, *resolved.change.exclude_nodes,
-                                *(n for r in resolved.redirects for n in r.instead)]))
+    return tuple(dict.fromkeys([*names, *resolve_exclusions(ctx, exclusion(names)).change.exclude_nodes]))
 
 
 def _exclusions(ctx: Context, flagged: list[dict[str, Any]]) -> Change:
