@@ -19,6 +19,8 @@ DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
 HEAVY_CLIPPING = 0.01  # share of an activation's values saturated at the integer limits
 UNDER_USE = 0.10  # share of the representable range actually spanned
+# layers/summary.json's skipped_reasons (collect/align.py SKIP_REASONS) in words, for the report and the progress line
+SKIP_WORDS = {"shape": "of another shape", "dtype": "of another element type", "fused": "fused with the next node"}
 # A tenth more of an activation's evaluation values beyond its calibrated range than of the calibration data's own
 # (which entropy and percentile calibration clip by design: the demo's MobileNetV3 squeeze-excite vectors clip 19% of
 # their evaluation values and about as much of the calibration's): the calibration never saw values like these.
@@ -148,3 +150,8 @@ def _sqnr(value: Any) -> float:
 
 def _index(row: dict[str, Any]) -> int:
     return row["index"] if isinstance(row.get("index"), int) else 1 << 30
+
+
+def skipped_words(reasons: dict[str, Any]) -> str:
+    """A per-layer pass's skipped_reasons as words: "2 of another shape, 3 fused with the next node"."""
+    return ", ".join(f"{n:,} {SKIP_WORDS.get(k, k)}" for k, n in reasons.items() if isinstance(n, int) and n)

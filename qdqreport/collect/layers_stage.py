@@ -23,11 +23,12 @@ import numpy as np
 import onnx
 
 from qdqreport.analysis.compare import looks_like_probabilities
+from qdqreport.analysis.layers import skipped_words
 from qdqreport.bundle.layout import ARTIFACT_PATHS
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.activation_ranges import spread_indices
 from qdqreport.collect.align import GraphPair
-from qdqreport.collect.layerwise import LayerCollector
+from qdqreport.collect.layerwise import LayerCollector, exception_line
 from qdqreport.collect.models import class_score_outputs
 from qdqreport.collect.whatif import WhatIfOptions, run_whatif
 from qdqreport.errors import InputError
@@ -68,8 +69,7 @@ def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence
         collector.add_all(read, lambda index: progress.count("per-layer samples", index + 1, len(read)))
         result = collector.result(time.perf_counter() - start)
     except Exception as exc:  # a session ONNX Runtime cannot build or run on this pair: the pass, not the bundle
-        text = str(exc).strip()
-        reason = f"ONNX Runtime failed on the marked graphs ({type(exc).__name__}: {text.splitlines()[0][:300] if text else ''})"
+        reason = f"ONNX Runtime failed on the marked graphs ({exception_line(exc)})"
         progress.say(f"per-layer pass skipped: {reason}")
         return skipped_per_layer(f"{reason}; {SKIP_HINT}", len(samples), time.perf_counter() - start)
     if read and not any(row["kind"] == "activation" for row in result.layer_rows):
@@ -82,7 +82,7 @@ def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence
                                  "of_samples": len(samples)})
     if result.summary.get("skipped_tensors"):
         progress.say(f"per-layer pass: {result.summary['skipped_tensors']} tensor(s) paired by name were not compared "
-                     f"(their two sides differ: {_reasons(result.summary)})")
+                     f"(their two sides differ: {skipped_words(result.summary.get('skipped_reasons') or {})})")
     layers = PerLayer(result.layer_rows, result.qnode_rows, {**result.summary, **sample_record(picked, len(samples))})
     if search:
         progress.say(f"what-if search (budget {options.budget:g} s)")
@@ -101,11 +101,6 @@ def skipped_per_layer(reason: str, count: int, seconds: float) -> PerLayer:
     return PerLayer([], [], {"format": 1, "status": "skipped", "reason": reason, "samples": 0, "of_samples": count,
                              "aligned_tensors": 0, "aligned_weights": 0, "quantizers": 0, "unmatched": [],
                              "unmatched_count": 0, "local": False, "local_error": None, "seconds": round(seconds, 3)})
-
-
-def _reasons(summary: dict[str, Any]) -> str:
-    words = {"shape": "of another shape", "dtype": "of another element type", "fused": "fused with the next node"}
-    return ", ".join(f"{n} {words.get(k, k)}" for k, n in (summary.get("skipped_reasons") or {}).items())
 
 
 def parse_per_layer_samples(text: str) -> int | None:

@@ -176,7 +176,7 @@ class LayerCollector:
             self.local_model = build_local_model(self.q_index, self.alignment)
             self.local = new_session(session_source(self.local_model.proto), self.provider)
         except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
-            self.local_error = _one_line(exc)
+            self.local_error = exception_line(exc)
 
     def fp32_graph_outputs(self, feed: Feed) -> Feed:
         """One sample's FP32 graph outputs from the marked FP32 session, nothing folded (the what-if's reference for
@@ -244,7 +244,7 @@ class LayerCollector:
         try:
             values = local.run(names, inputs)
         except Exception as exc:  # e.g. a shape only a later sample has: the local error is lost, not the pass
-            self.local, self.local_error = None, _one_line(exc)
+            self.local, self.local_error = None, exception_line(exc)
             return None
         return {name[: -len("__local")]: value for name, value in zip(names, values)}
 
@@ -329,7 +329,8 @@ def skipped_record(skipped: list[SkippedTensor]) -> dict[str, Any]:
             "skipped": [s.record() for s in skipped[:SKIPPED_LISTED]]}
 
 
-def _one_line(exc: BaseException) -> str:
+def exception_line(exc: BaseException) -> str:
+    """An exception as one line for a bundle's record: its type and the first 300 characters of its first line."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 

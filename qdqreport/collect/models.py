@@ -80,9 +80,7 @@ def load_model(path: Path | str, role: str) -> LoadedModel:
     if warning is not None:
         _require_onnxruntime_loads(path, role, warning)
     if external:
-        _ON_DISK[id(proto)] = (proto, path)
-        while len(_ON_DISK) > _ON_DISK_KEPT:
-            del _ON_DISK[next(iter(_ON_DISK))]
+        _remember_on_disk(proto, path)
     initializers = {init.name for init in proto.graph.initializer}
     inputs = tuple(_spec(value) for value in proto.graph.input if value.name not in initializers)
     outputs = tuple(_spec(value) for value in proto.graph.output)
@@ -185,11 +183,17 @@ def without_weights(model: LoadedModel) -> LoadedModel:
         if uses_external_data(tensor) and _external_bytes(tensor) < WEIGHT_BYTES:
             load_external_data_for_tensor(tensor, str(model.path.parent))
     _ON_DISK.pop(id(model.proto), None)  # the loaded weights go with the last reference to them
-    _ON_DISK[id(structure)] = (structure, model.path)
-    while len(_ON_DISK) > _ON_DISK_KEPT:
-        del _ON_DISK[next(iter(_ON_DISK))]
+    _remember_on_disk(structure, model.path)
     return LoadedModel(model.path, structure, model.inputs, model.outputs, model.output_specs, model.external_data,
                        model.check_warning)
+
+
+def _remember_on_disk(proto: onnx.ModelProto, path: Path) -> None:
+    """Record that *proto*'s tensors live in the external data beside *path* (marked_source reads it), keeping the last
+    _ON_DISK_KEPT."""
+    _ON_DISK[id(proto)] = (proto, path)
+    while len(_ON_DISK) > _ON_DISK_KEPT:
+        del _ON_DISK[next(iter(_ON_DISK))]
 
 
 def _external_bytes(tensor: onnx.TensorProto) -> int:

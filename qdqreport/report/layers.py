@@ -8,7 +8,7 @@ from typing import Any
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
-                                       underused_quantizers, worst_local)
+                                       skipped_words, underused_quantizers, worst_local)
 from qdqreport.fixes import exclusion, exclusion_note, requantize_command, trials_note
 
 TOP_N = 15
@@ -56,6 +56,7 @@ def build_layers(ctx: Context) -> LayersView | None:
     first = first_divergence(tables)
     summary = tables.whatif_summary or None
     chosen = (summary or {}).get("chosen") or {}
+    proven = exclusion(chosen["nodes"]) if chosen.get("reached") and chosen.get("nodes") else None
     op_type = (summary or {}).get("op_type") or {}
     return LayersView(
         samples=tables.summary.get("samples"), of_samples=_subset_of(tables.summary), aligned_tensors=len(tables.activations),
@@ -70,16 +71,12 @@ def build_layers(ctx: Context) -> LayersView | None:
         qnodes_total=len(tables.qnodes),
         overflows=tuple(fp16_overflows(tables, (ctx.precision or {}).get("float_dtype"))[:LIST_LIMIT]),
         whatif=tuple(tables.whatif), whatif_summary=summary,
-        whatif_command=requantize_command(ctx, exclusion(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
-        whatif_note=exclusion_note(ctx, exclusion(chosen["nodes"])) if chosen.get("reached") and chosen.get("nodes") else "",
+        whatif_command=requantize_command(ctx, proven) if proven else "",
+        whatif_note=exclusion_note(ctx, proven) if proven else "",
         whatif_trials_note=trials_note(ctx, [n for t in tables.whatif for n in str(t.get("excluded") or "").split(";") if n]),
         whatif_op_type_command=requantize_command(ctx, exclusion(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
         **_skipped_tensors(tables.summary),
     )
-
-
-# layers/summary.json's skipped_reasons, as the report words them (collect/align.py SKIP_REASONS)
-SKIP_WORDS = {"shape": "of another shape", "dtype": "of another element type", "fused": "fused with the next node"}
 
 
 def _skipped_tensors(summary: dict[str, Any]) -> dict[str, Any]:
@@ -87,8 +84,7 @@ def _skipped_tensors(summary: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(count, int) or count <= 0:
         return {}
     reasons = summary.get("skipped_reasons") or {}
-    words = ", ".join(f"{n:,} {SKIP_WORDS.get(k, k)}" for k, n in reasons.items() if isinstance(n, int) and n)
-    return {"skipped_tensors": count, "skipped_reasons": words,
+    return {"skipped_tensors": count, "skipped_reasons": skipped_words(reasons),
             "skipped_hint": any(reasons.get(k) for k in ("shape", "dtype") if isinstance(reasons.get(k), int))}
 
 
