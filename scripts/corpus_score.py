@@ -14,7 +14,10 @@ report`), in rank order (findings.rank_findings: findings.json's order; the repo
 with deployment findings, what only TensorRT rejects, in their own section, drawn first when one of
 them ranks first). A faulty case scores on the rank of the first
 finding whose rule is expected; a healthy control must have no error-severity finding. A case
-labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. Cases
+labelled "pending" (a cause no rule can name yet) is listed but left out of the totals. A case labelled
+"harmless" (a fault of causes 1-4 whose measured task impact is no worse than its family's healthy controls'; the
+label says what was measured; HARMLESS_POLICY) is scored as a healthy control is, no error finding, with whether a
+finding names its fault within three counted apart and not gated. Cases
 labelled "sealed": true (chosen once by select_sealed's fixed seed, before any rule was tuned on
 them) are scored and reported apart from the tuned part, so tuning can be judged on cases it never
 saw; each later batch listed in PARTS (cases whose "added_for" names it, made by an engineer who never ran the
@@ -27,6 +30,7 @@ A developer tool (not in the wheel); needs only the core install (no ONNX, no ON
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 import math
@@ -46,6 +50,16 @@ from qdqreport.rules import discover
 TOP1_TARGET = 0.9  # share of faulty cases whose first finding names the cause
 TOP3_TARGET = 1.0  # share whose cause is among the first three findings
 COMMAND = "python scripts/corpus_score.py corpus/ --markdown docs/CORPUS.md"
+# Decided 2026-11-26 (session 27), before the twelfth part was made and before the eleventh part's rows were read,
+# because several sealed parts' faults changed no decision on the task (0-1 flips, as the healthy recipe): the report
+# of such a model rightly says the outputs agree, so "the first finding names the cause" does not measure diagnosis.
+# A label's "harmless" is set by the case's maker from the task measurement, never from the rules' output: a fault of
+# causes 1-4 whose decision changes are no more than the most of the family's healthy controls made with it. Cause 5
+# (what TensorRT will not honour) is never harmless: its impact is on the target, which ONNX Runtime does not show.
+HARMLESS_POLICY = ("a fault of causes 1-4 whose measured decision changes on the task are no more than the most of "
+                   "its family's healthy controls' is scored as harmless: no error finding allowed, and whether a "
+                   "finding names the fault within three is counted apart, not gated (decided 2026-11-26, before the "
+                   "twelfth part was made)")
 SEAL_SEED = 20261123  # fixed once, when the sealed part was drawn (issue 10); never changed to reshuffle
 NEW_BATCH = "issue 10"  # labels' "added_for" of the cases the rules had never seen when the part was sealed
 # Cases added after the part was sealed carry this in their "added_for": they never enter the draw, so
@@ -184,6 +198,7 @@ class CaseScore:
     errors: int  # error-severity findings
     rule_failures: tuple[str, ...]
     pending: str = ""  # a cause no rule can name yet: shown in the table, left out of the totals
+    harmless: str = ""  # the fault changed no more decisions than the healthy recipe: scored as a healthy control
     part: str = ""  # the part it is scored in: "first" (SEAL_SEED's draw), a later part's ordinal, "" when tuned on
 
     @property
@@ -199,8 +214,13 @@ class CaseScore:
         return self.rank is not None and self.rank <= 3
 
     @property
+    def judged_as_healthy(self) -> bool:
+        """Healthy controls and harmless faults: what they must not get is an error finding."""
+        return self.healthy or bool(self.harmless)
+
+    @property
     def passed(self) -> bool:
-        return (self.errors == 0 if self.healthy else self.top1) and not self.rule_failures
+        return (self.errors == 0 if self.judged_as_healthy else self.top1) and not self.rule_failures
 
 
 @dataclass(frozen=True)
@@ -211,6 +231,9 @@ class Totals:
     healthy: int
     healthy_with_errors: int
     rule_failures: int
+    harmless: int = 0
+    harmless_with_errors: int = 0
+    harmless_named: int = 0  # harmless faults with a finding that names the fault within three: measured, not gated
 
     @property
     def top1_share(self) -> float:
@@ -223,7 +246,7 @@ class Totals:
     @property
     def met(self) -> bool:
         return (self.top1_share >= TOP1_TARGET and self.top3_share >= TOP3_TARGET
-                and self.healthy_with_errors == 0 and self.rule_failures == 0)
+                and self.healthy_with_errors == 0 and self.harmless_with_errors == 0 and self.rule_failures == 0)
 
 
 def load_labels(corpus: Path) -> dict[str, dict]:
@@ -253,7 +276,16 @@ def score_case(corpus: Path, case: str, label: dict) -> CaseScore:
                      expected=expected, ranking=tuple(f"{f.rule_id} {f.severity}" for f in findings), first=first,
                      rank=rank, errors=sum(f.severity == "error" for f in findings),
                      rule_failures=tuple(f"{r.rule_id}: {r.message}" for r in result.failures),
-                     pending=label.get("pending", ""), part=part_of(label))
+                     pending=label.get("pending", ""), harmless=harmless_reason(case, label), part=part_of(label))
+
+
+def harmless_reason(case: str, label: dict) -> str:
+    """The label's measured reason the fault is harmless (HARMLESS_POLICY), checked against what the policy allows."""
+    reason = str(label.get("harmless", ""))
+    if reason and (label.get("healthy") or label["cause"]["number"] not in (1, 2, 3, 4)):
+        raise InputError(f"corpus/labels.json: case {case!r} is labelled harmless but its cause is "
+                         f"{label['cause']['number']}; only faults of causes 1-4 can be ({HARMLESS_POLICY})")
+    return reason
 
 def score_corpus(corpus: Path) -> list[CaseScore]:
     labels = load_labels(corpus)
@@ -299,11 +331,19 @@ def select_sealed(labels: dict[str, dict], seed: int = SEAL_SEED) -> list[str]:
 
 
 def totals(scores: Sequence[CaseScore]) -> Totals:
-    faulty = [s for s in scores if not s.healthy and not s.pending]
+    faulty = [s for s in scores if not s.healthy and not s.pending and not s.harmless]
     healthy = [s for s in scores if s.healthy]
+    harmless = [s for s in scores if s.harmless and not s.pending]
     return Totals(faulty=len(faulty), top1=sum(s.top1 for s in faulty), top3=sum(s.top3 for s in faulty),
                   healthy=len(healthy), healthy_with_errors=sum(s.errors > 0 for s in healthy),
-                  rule_failures=sum(len(s.rule_failures) for s in scores))
+                  rule_failures=sum(len(s.rule_failures) for s in scores), harmless=len(harmless),
+                  harmless_with_errors=sum(s.errors > 0 for s in harmless),
+                  harmless_named=sum(s.top3 for s in harmless))
+
+
+def totals_as_faults(scores: Sequence[CaseScore]) -> Totals:
+    """The totals under the policy before HARMLESS_POLICY: harmless faults scored as faults (for comparison)."""
+    return totals([dataclasses.replace(s, harmless="") for s in scores])
 
 
 def table_markdown(scores: Sequence[CaseScore]) -> str:
@@ -313,9 +353,11 @@ def table_markdown(scores: Sequence[CaseScore]) -> str:
         mark = (lambda ok: "✓" if ok else "✗")
         lines.append("| " + " | ".join([
             s.case, s.cause, ", ".join(s.expected) or "—", s.first.replace("|", "\\|"),
-            "—" if s.healthy else "pending" if s.pending else (str(s.rank) if s.rank else "absent"),
-            "—" if s.healthy or s.pending else mark(s.top1), "—" if s.healthy or s.pending else mark(s.top3),
-            (f"{s.errors} {mark(s.errors == 0)}" if s.healthy else str(s.errors)),
+            "—" if s.healthy else "pending" if s.pending else (str(s.rank) if s.rank else "absent")
+            + (" (harmless)" if s.harmless else ""),
+            "—" if s.judged_as_healthy or s.pending else mark(s.top1),
+            "—" if s.judged_as_healthy or s.pending else mark(s.top3),
+            (f"{s.errors} {mark(s.errors == 0)}" if s.judged_as_healthy else str(s.errors)),
             ", ".join(s.ranking) or "—"]) + " |")
     return "\n".join(lines) + "\n"
 
@@ -323,14 +365,27 @@ def table_markdown(scores: Sequence[CaseScore]) -> str:
 def totals_markdown(t: Totals) -> str:
     def verdict(ok: bool) -> str:
         return "met" if ok else "**missed**"
+    harmless = (f"| harmless faults with an error finding | {t.harmless_with_errors}/{t.harmless} | 0 | "
+                f"{verdict(t.harmless_with_errors == 0)} |\n"
+                f"| harmless faults named within the first three | {t.harmless_named}/{t.harmless} | not gated | |\n"
+                if t.harmless else "")
     return (f"| measure | value | target | |\n|---|---|---|---|\n"
             f"| first-ranked finding names the cause | {t.top1}/{t.faulty} ({t.top1_share:.0%}) | ≥ {TOP1_TARGET:.0%} | "
             f"{verdict(t.top1_share >= TOP1_TARGET)} |\n"
             f"| cause within the first three | {t.top3}/{t.faulty} ({t.top3_share:.0%}) | {TOP3_TARGET:.0%} | "
             f"{verdict(t.top3_share >= TOP3_TARGET)} |\n"
             f"| healthy controls with an error finding | {t.healthy_with_errors}/{t.healthy} | 0 | "
-            f"{verdict(t.healthy_with_errors == 0)} |\n"
+            f"{verdict(t.healthy_with_errors == 0)} |\n{harmless}"
             f"| rules that crashed | {t.rule_failures} | 0 | {verdict(t.rule_failures == 0)} |\n")
+
+
+def as_faults_line(scores: Sequence[CaseScore]) -> str:
+    """Under the earlier policy (harmless faults scored as faults): kept beside the totals so no number moves unseen."""
+    if not any(s.harmless for s in scores):
+        return ""
+    t = totals_as_faults(scores)
+    return (f"Counting the harmless faults as faults (the policy before 2026-11-26): first-ranked {t.top1}/{t.faulty}, "
+            f"within three {t.top3}/{t.faulty}.\n")
 
 
 def misses_markdown(scores: Sequence[CaseScore]) -> str:
@@ -339,9 +394,10 @@ def misses_markdown(scores: Sequence[CaseScore]) -> str:
     for s in scores:
         if s.pending:
             continue
-        if s.healthy and s.errors:
-            lines.append(f"- `{s.case}` (healthy): {s.errors} error finding(s); first: {s.first}")
-        elif not s.healthy and not s.top1:
+        if s.judged_as_healthy and s.errors:
+            kind = "healthy" if s.healthy else "harmless fault"
+            lines.append(f"- `{s.case}` ({kind}): {s.errors} error finding(s); first: {s.first}")
+        elif not s.judged_as_healthy and not s.top1:
             where = f"ranked {s.rank}" if s.rank else "absent"
             lines.append(f"- `{s.case}` ({s.cause}): expected {', '.join(s.expected)} ({where}); first: {s.first}")
     lines += [f"- `{s.case}`: rule crashed: {failure}" for s in scores for failure in s.rule_failures]
@@ -366,7 +422,7 @@ def part_title(part: Part, cases: int) -> str:
 def part_markdown(title: str, scores: Sequence[CaseScore], rows: bool = True) -> str:
     if not rows:
         return f"## {title}: held out\n\n{WITHHELD}\n"
-    return (f"## {title}: totals\n\n{totals_markdown(totals(scores))}\n"
+    return (f"## {title}: totals\n\n{totals_markdown(totals(scores))}\n{as_faults_line(scores)}\n"
             f"Wrong rankings:\n\n{misses_markdown(scores)}\n"
             f"## {title}: case by case\n\n{table_markdown(scores)}\n")
 
@@ -416,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in PARTS:
         if of_part := [s for s in scores if s.part == p.ordinal]:
             name = "sealed part" if p.ordinal == "first" else f"{p.ordinal} sealed part"
-            print(f"{name} ({len(of_part)} cases):\n{totals_markdown(totals(of_part))}")
+            print(f"{name} ({len(of_part)} cases):\n{totals_markdown(totals(of_part))}{as_faults_line(of_part)}")
     result = totals(tuned)  # the exit status: the targets on the tuned part (the sealed part is measured, not gated)
     print(f"tuned part ({len(tuned)} cases):\n{totals_markdown(result)}")
     if args.markdown:
