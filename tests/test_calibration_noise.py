@@ -205,3 +205,25 @@ def test_structure_field_is_optional_and_checked() -> None:
     document["inputs"]["x"]["structure"]["mean"] = 2.0
     with pytest.raises(BundleError):
         check_artifact("calib_stats", document, "calib_stats.json")
+
+
+# Real calibration whose neighbours do not correlate: DeepCut (the eleventh part, read 2026-11-26) is fed character
+# codes as floats. English letters' codes are uncorrelated (0.009) yet fit no noise law; a Thai file decoded as
+# Latin-1 is mostly one code, 0.674 over 453 windows of 21 (one window's correlation is uncertain to 0.65, the mean
+# of 453 to 0.03). Both were called random noise, ranked first above the real cause.
+@pytest.mark.parametrize("case, cause_rule", [("dcut_calib_english", "QR006"), ("dcut_calib_latin1", "QR003")])
+def test_real_text_codes_are_not_called_noise(case: str, cause_rule: str) -> None:
+    assert LABELS[case]["added_for"] == "sealed part 11 (2026-11-26)"
+    stats = {kind: json.loads((CORPUS / case / "inputs" / f"{kind}_stats.json").read_text(encoding="utf-8"))
+             for kind in ("calib", "eval")}
+    verdicts = {v.input: v for v in judge_inputs(stats["calib"], stats["eval"])}
+    assert verdicts["input_1"].test == "structure" and not verdicts["input_1"].noise, verdicts["input_1"].reason
+    findings = ranked(case)[1]
+    assert "QR009" not in {f.rule_id for f in findings}
+    assert findings[0].rule_id == cause_rule, [(f.rule_id, f.title) for f in findings[:3]]
+
+
+def test_noise_codes_of_the_same_model_are_still_noise() -> None:
+    """The control: DeepCut calibrated on np.random.rand keeps its QR009, by the structure test and a law."""
+    findings = ranked("dcut_random_calib")[1]
+    assert findings[0].rule_id == "QR009"

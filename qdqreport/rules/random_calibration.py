@@ -92,7 +92,8 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
     Two sources. The ModelOpt log says it initialised its RandomDataProvider (no
     --calibration_data_path). Without the log, the calibration statistics (collect --calib) are
     judged by analysis/calibration_data.py: neighbouring values of noise are uncorrelated (lag-1
-    autocorrelation ~0 where the evaluation inputs have 0.5-0.99), and, for bundles without that
+    autocorrelation ~0 where the evaluation inputs have 0.5-0.99) and fit a textbook law (real codes
+    fed as floats, English letters' say, can be uncorrelated too, but fit none), and, for bundles without that
     measure, noise fits a textbook law (uniform, normal) identically in every channel and sample
     while real data vary. The finding names the test that decided. With both, the statistics
     corroborate the log.
