@@ -120,6 +120,12 @@ TENTH_PART = "sealed part 10 (2026-11-25)"
 # rules of commit 5ad6f45 (docs/CORPUS.md's kept part, totals only), and is to be scored "after" them, reported apart,
 # its rows withheld (STILL_SEALED).
 ELEVENTH_PART = "sealed part 11 (2026-11-26)"
+# The twelfth sealed part: a batch made on 2026-11-26 (a new family, KhmerSM, the Khmer word segmenter of khmersm: a
+# transformer encoder and a CRF; no variant of an earlier family: their work folders were gone) by an engineer who never
+# ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone.
+# Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules
+# of commit d415b77 (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+TWELFTH_PART = "sealed part 12 (2026-11-26)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -137,6 +143,8 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(TWELFTH_PART, "twelfth", ", made 2026-11-26 and scored while sealed before the next round of rule changes, "
+         "at d415b77 (totals in the kept section below)", held_out=True),
     Part(ELEVENTH_PART, "eleventh", "; scored while sealed before the rule changes of session 26, at 5ad6f45: "
          "first-ranked 6/9, within three 8/9, healthy controls with an error 0/3; after them, at f88ca0c: the same; "
          "then read (2026-11-26, session 27: five faults labelled harmless by the maker's measurements, 0-1 of 525 "
