@@ -27,6 +27,7 @@ from qdqreport.collect.stats import input_stats
 from qdqreport.engine import run_rules
 
 from corpus_cases import ranked
+from qdqreport.rules._common import outputs_collapse
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
@@ -227,3 +228,14 @@ def test_noise_codes_of_the_same_model_are_still_noise() -> None:
     """The control: DeepCut calibrated on np.random.rand keeps its QR009, by the structure test and a law."""
     findings = ranked("dcut_random_calib")[1]
     assert findings[0].rule_id == "QR009"
+
+
+@pytest.mark.parametrize("case, severity", [("lay_random_calib", "warning"), ("vad_random_calib", "warning"),
+                                            ("yolo_random_calib", "error"), ("cls_random_calib", "error")])
+def test_qr009_severity_follows_the_impact(case: str, severity: str) -> None:
+    """Random calibration is named first either way; an error only where an output collapses (as QR003's): the layout
+    model changes 3 of 127 labels (its healthy controls 0-1) and the VAD 8 of 75 decisions (a degradation); the
+    YOLOX head and the ModelOpt-calibrated classifier collapse."""
+    ctx, findings = ranked(case)
+    assert findings[0].rule_id == "QR009" and findings[0].severity == severity
+    assert outputs_collapse(ctx) == (severity == "error")

@@ -12,7 +12,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import RANDOM_CALIBRATION_FIX, model_file, python_command, requantize_command, requantized_file
-from qdqreport.rules._common import diverging_outputs, rounded
+from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
 LOG_LINES_SHOWN = 5  # the warnings that mention the random data, not the whole log
@@ -98,6 +98,10 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
     while real data vary. The finding names the test that decided. With both, the statistics
     corroborate the log.
 
+    Severity follows the measured impact, as for every calibration cause: an error when an output
+    collapses (or no comparison measured the quantized model), a warning when the outputs only
+    degrade or agree.
+
     Why it matters: random tensors calibrate every activation range to noise. The model
     quantizes without an error and then loses accuracy everywhere; nothing else in the graph
     looks wrong. A rescale does not fix it (noise has no preprocessing to undo).
@@ -114,11 +118,19 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
         yield _from_stats(ctx, noise)
 
 
+def _severity(ctx: Context) -> str:
+    """Severity from impact (analysis/agreement.py, as QR003's): an error when an output collapses, or when nothing
+    measured the quantized model; a warning when its outputs only degrade or agree (the recipe is still wrong, and
+    the fix stands, but it is not what failed the model: a layout model calibrated on noise changed 3 of 127 labels
+    where its healthy controls change 0-1)."""
+    return "error" if outputs_collapse(ctx) or ctx.comparison("quantization") is None else "warning"
+
+
 def _from_log(ctx: Context, log: dict[str, Any], noise: list[NoiseVerdict]) -> Finding:
     diverged = bool(diverging_outputs(ctx, "quantization"))
     mentions = [w for w in log.get("warnings", []) if "random" in w.lower()][:LOG_LINES_SHOWN]
     return random_calibration.finding(
-        title="ModelOpt calibrated on random data", severity="error", confidence=0.95,
+        title="ModelOpt calibrated on random data", severity=_severity(ctx), confidence=0.95,
         # Random ranges damage every quantized tensor; once outputs diverge this explains nearly all of it.
         score=0.9 if diverged else 0.6, subject="modelopt calibration", stage="quantization", tags=("root_cause",),
         summary="ModelOpt was run without --calibration_data_path and calibrated every activation range on random "
@@ -140,7 +152,7 @@ def _from_stats(ctx: Context, noise: list[NoiseVerdict]) -> Finding:
     confidence = 0.9 if tests == ["structure"] else 0.8
     return random_calibration.finding(
         title=f"Calibration data is random noise (input {names})",
-        severity="error" if diverged or not measured else "warning", confidence=confidence,
+        severity=_severity(ctx), confidence=confidence,
         score=0.9 if diverged else 0.6 if not measured else 0.2, subject="calibration data", stage="calibration",
         tags=("root_cause",),
         summary=f"The calibration tensors for input {names} are synthetic noise, not preprocessed samples: "
