@@ -159,6 +159,41 @@ def test_per_sample_rows_and_structure_are_what_each_sample_alone_gives() -> Non
                 assert entry["structure"]["mean"] == float(np.mean(structure))
 
 
+def test_held_back_samples_give_the_statistics_of_each_alone(monkeypatch) -> None:
+    """Input statistics folded a run of samples at a time (issue 12) are those of each sample folded alone, bit for bit
+    (compared as JSON text: signed zeros too): images with channels first and last, audio with its state and `sr`,
+    two signals per sample, a constant sample, shape changes midway, a non-contiguous batch axis, an empty sample."""
+    import json
+
+    from qdqreport.collect import stats
+
+    rng = np.random.default_rng(5)
+    fortran = np.asfortranarray(rng.standard_normal((2, 5, 16)).astype(np.float32))
+    zeros = np.zeros((1, 3, 4, 4))
+    zeros[0, 0] = -0.0
+    audio = [{"input": (rng.standard_normal((1, 576)) * 0.1).astype(np.float32),
+              "state": rng.standard_normal((2, 1, 128)).astype(np.float32), "sr": np.array(16000)} for _ in range(150)]
+    audio[7]["input"][:] = 0.25
+    cases = [([{"x": rng.standard_normal((1, 3, 20, 20)).astype(np.float32) * 50 + 3} for _ in range(9)], {"x": 0}),
+             ([{"x": rng.standard_normal((1, 8, 8, 3)).astype(np.float32)} for _ in range(9)], {"x": 0}),
+             ([{"s": fortran[:, i:i + 1, :]} for i in range(5)], {"s": 1}),
+             ([{"s": np.ascontiguousarray(fortran[:, i:i + 1, :])} for i in range(5)], {"s": 1}),
+             ([{"a": rng.integers(-9, 9, (1, 700)), "sr": np.array(16000)} for _ in range(3)], {"a": 0, "sr": None}),
+             ([{"z": zeros}, {"z": zeros + 1.5}, {"z": -zeros}, {"z": zeros * 0}], {"z": 0}),
+             ([{"z": np.array([[a, b]])} for a, b in ((-0.0, 1.0), (0.0, 2.0), (1.0, -0.0), (0.0, -0.0))], {"z": 0}),
+             (audio, {"input": 0, "state": 1, "sr": None}),
+             ([{"input": rng.standard_normal((2, 1000)).astype(np.float32)} for _ in range(40)], {"input": 0}),
+             ([{"t": rng.standard_normal((1, n)).astype(np.float32)} for n in (5, 5, 5, 7, 7, 5, 5, 300, 300)], {"t": 0}),
+             ([{"t": np.zeros((1, 3))}, {"t": np.zeros((1, 0))}, {"t": np.zeros((1, 3))}], {"t": 0})]
+    for samples, axes in cases:
+        for per_sample in (True, False):
+            found = []
+            for run in (1, 64):  # each alone; runs of up to 64 (the audio's 150 samples end one midway)
+                monkeypatch.setattr(stats, "_RUN_SAMPLES", run)
+                found.append(json.dumps(stats.input_stats(samples, "x", per_sample, batch_axes=axes)))
+            assert found[0] == found[1], (list(axes), per_sample)
+
+
 def _with_initializers(source: Path, folder: Path | None = None) -> Path | onnx.ModelProto:
     """The demo model with its Constant-node weights as initializers (as exporters write them); saved with those of
     1 KiB or more in one external data file in *folder* when given, else returned."""
