@@ -16,9 +16,11 @@ from typing import Mapping
 import numpy as np
 
 from qdqreport.analysis.compare import MAX_SLICES, SLICE_SPREAD, ComparisonResult
-from qdqreport.analysis.metrics import Accumulator, error_stats, topk_agreement
+from qdqreport.analysis.metrics import ROWS_MAX_VALUES, Accumulator, error_stats, error_stats_rows, topk_agreement
 
 Sample = Mapping[str, np.ndarray]
+_RUN_SAMPLES = 256  # samples held back at most (StageComparer.add), and values of all their outputs
+_RUN_VALUES = 1 << 16
 
 
 @dataclass
@@ -60,6 +62,27 @@ class _SliceSums:
         if diff.shape[1]:
             self.max_abs = np.maximum(self.max_abs, np.abs(diff).max(axis=1))
 
+    def add_samples(self, ref: np.ndarray, cand: np.ndarray, all_finite: list[bool]) -> None:
+        """add() of each sample of float64 [samples, slices, values] arrays in turn (each sample's block laid out as
+        add() gets it: np.moveaxis and reshape of the stacked samples), the same sums bit for bit: each sample's
+        reduced over its own block, folded into the running sums one sample after another (add.accumulate)."""
+        if not all(all_finite):
+            for r, c, finite in zip(ref, cand, all_finite):
+                self.add(r, c, finite)
+            return
+        values = ref.shape[2]
+        diff = cand - ref
+        for name, part in (("rms_sq", (ref ** 2).sum(axis=2)), ("ref_sq", np.einsum("kij,kij->ki", ref, ref)),
+                           ("cand_sq", np.einsum("kij,kij->ki", cand, cand)), ("dot", np.einsum("kij,kij->ki", ref, cand)),
+                           ("diff_sq", np.einsum("kij,kij->ki", diff, diff))):
+            setattr(self, name, np.add.accumulate(np.concatenate([getattr(self, name)[None], part]), axis=0)[-1])
+        self.rms_count += values * len(ref)
+        self.count = np.add.accumulate(np.concatenate([self.count[None], np.full((len(ref), self.size), values)]),
+                                       axis=0)[-1]
+        if values:
+            self.max_abs = np.maximum.accumulate(np.concatenate([self.max_abs[None], np.abs(diff).max(axis=2)]),
+                                                 axis=0)[-1]
+
     def spread(self) -> float:
         rms = np.sqrt(self.rms_sq / max(self.rms_count, 1))
         positive = rms[rms > 0]
@@ -99,14 +122,69 @@ class StageComparer:
         self.skipped: dict[str, str] = {}
         self.reference_names: set[str] = set()
         self.samples = 0
+        self._pending: list[tuple[int, Sample, Sample]] = []  # samples held back (add), compared at _flush()
+        self._pending_values = 0
 
     def add(self, reference: Sample, candidate: Sample) -> None:
         if self.samples == 0:
             self._start(reference, candidate)
-        for name, state in self.outputs.items():
-            if state.mismatch is None:
-                self._add_output(name, state, np.asarray(reference[name]), np.asarray(candidate[name]))
+        self._pending.append((self.samples, reference, candidate))
+        self._pending_values += sum(np.size(reference[name]) for name in self.outputs)
         self.samples += 1
+        if len(self._pending) >= _RUN_SAMPLES or self._pending_values >= _RUN_VALUES:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Compare the held-back samples, output by output (each output's state is its own): each run of samples
+        whose output has the first sample's shape, and at most ROWS_MAX_VALUES values, at once (_add_run), any other
+        alone (_add_output), in sample order."""
+        pending, self._pending, self._pending_values = self._pending, [], 0
+        for name, state in self.outputs.items():
+            run: list[tuple[int, np.ndarray, np.ndarray]] = []
+            for index, reference, candidate in pending:
+                if state.mismatch is not None:
+                    break
+                ref, cand = np.asarray(reference[name]), np.asarray(candidate[name])
+                if (ref.shape == cand.shape == state.shape and 0 < ref.size <= ROWS_MAX_VALUES
+                        and (not run or (ref.dtype, cand.dtype) == (run[0][1].dtype, run[0][2].dtype))):
+                    run.append((index, ref, cand))
+                    continue
+                self._add_run(name, state, run)
+                run = []
+                if state.mismatch is None:
+                    if ref.shape == cand.shape == state.shape and 0 < ref.size <= ROWS_MAX_VALUES:
+                        run.append((index, ref, cand))  # another dtype: the next run's first
+                    else:
+                        self._add_output(name, state, ref, cand, index)
+            self._add_run(name, state, run)
+
+    def _add_run(self, name: str, state: _Output, run: list[tuple[int, np.ndarray, np.ndarray]]) -> None:
+        """_add_output of each sample of *run* (one shape, the output's first; one dtype each side), the same rows and
+        sums: the sums by error_stats_rows and _SliceSums.add_samples, the probability check and top-k per sample."""
+        if len(run) < 2:
+            for index, ref, cand in run:
+                self._add_output(name, state, ref, cand, index)
+            return
+        refs, cands = np.stack([r for _, r, _ in run]), np.stack([c for _, _, c in run])
+        ref64, cand64 = refs.astype(np.float64), cands.astype(np.float64)
+        stats = error_stats_rows(ref64.reshape(len(run), -1), cand64.reshape(len(run), -1))
+        all_finite = []
+        for (index, ref, cand), sample_stats in zip(run, stats):
+            if self.detect and state.probabilities:
+                state.probabilities = _is_probability(ref)
+                state.is_class = state.probabilities or name in self.class_outputs  # no top-k for a non-class map
+            row = {"output": name, "sample": index, **sample_stats.as_row()}
+            if state.is_class and ref.ndim >= 1 and ref.shape[-1] >= 2:
+                row["top1_agree"] = topk_agreement(ref, cand, 1)
+                if ref.shape[-1] > 5:
+                    row["top5_agree"] = topk_agreement(ref, cand, 5)
+            state.rows.append(row)
+            all_finite.append(not (sample_stats.ref_nan or sample_stats.ref_inf or sample_stats.cand_nan
+                                   or sample_stats.cand_inf))
+        for axis, sums in state.axes.items():
+            size = state.shape[axis]
+            sums.add_samples(np.moveaxis(ref64, axis + 1, 1).reshape(len(run), size, -1),
+                             np.moveaxis(cand64, axis + 1, 1).reshape(len(run), size, -1), all_finite)
 
     def _start(self, reference: Sample, candidate: Sample) -> None:
         self.reference_names = set(reference)
@@ -119,7 +197,7 @@ class StageComparer:
                           if 2 <= shape[axis] <= MAX_SLICES}
             self.outputs[name] = state
 
-    def _add_output(self, name: str, state: _Output, ref: np.ndarray, cand: np.ndarray) -> None:
+    def _add_output(self, name: str, state: _Output, ref: np.ndarray, cand: np.ndarray, index: int) -> None:
         if ref.shape != cand.shape:
             state.mismatch = f"shapes differ ({state.shape} vs {cand.shape})"
             return
@@ -128,7 +206,7 @@ class StageComparer:
             state.is_class = state.probabilities or name in self.class_outputs  # no top-k for a non-class map
         ref64, cand64 = ref.astype(np.float64), cand.astype(np.float64)
         stats = error_stats(ref64, cand64)  # converts nothing more: float64 already
-        row = {"output": name, "sample": self.samples, **stats.as_row()}
+        row = {"output": name, "sample": index, **stats.as_row()}
         if state.is_class and ref.ndim >= 1 and ref.shape[-1] >= 2:
             row["top1_agree"] = topk_agreement(ref, cand, 1)
             if ref.shape[-1] > 5:
@@ -145,10 +223,12 @@ class StageComparer:
 
     def classes(self) -> frozenset[str]:
         """The class outputs: given, or (detect_probabilities) probability vectors in every sample."""
+        self._flush()
         found = {n for n, s in self.outputs.items() if self.detect and s.probabilities and s.mismatch is None}
         return self.class_outputs | (found if self.samples else set())
 
     def result(self) -> ComparisonResult:
+        self._flush()
         result = ComparisonResult(skipped=dict(self.skipped))
         classes = self.classes()
         for name, state in self.outputs.items():
