@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from qdqreport.analysis.input_range import range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
-from qdqreport.analysis.quantizer import ORT_METHODS, TO_ORT, made_by, ort_options
+from qdqreport.analysis.quantizer import ORT_DEFAULT_OPS, ORT_METHODS, TO_ORT, made_by, ort_options
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.analysis.upstream import calibrated_on_noise
 from qdqreport.findings import Fix
@@ -158,8 +158,8 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
     kwargs = [f"per_channel={bool(options['per_channel'])}", f"weight_type={types[options['weight_type']]}",
               f"activation_type={types[options['activation_type']]}"]
-    if options.get("op_types_to_quantize"):
-        kwargs.append(f"op_types_to_quantize={list(options['op_types_to_quantize'])!r}")
+    if options.get("op_types_to_quantize") and set(options["op_types_to_quantize"]) != ORT_DEFAULT_OPS:
+        kwargs.append(f"op_types_to_quantize={list(options['op_types_to_quantize'])!r}")  # left out: the default
     if options.get("nodes_to_exclude"):
         kwargs.append(f"nodes_to_exclude={list(options['nodes_to_exclude'])!r}")
     method = options.get("calibrate_method") or "minmax"
@@ -284,6 +284,7 @@ class Redirect:
     producer: str | None  # the node whose quantized output it reads, when that node is among *instead*
     producer_op_type: str
     instead: tuple[str, ...]  # the producer and/or the other consumers that put the Q/DQ pair on its input
+    itself: bool = False  # the quantizer quantizes the node itself too: the command excludes it as well
 
 
 @dataclass(frozen=True)
@@ -306,26 +307,38 @@ def resolve_exclusions(ctx: Context, change: Change) -> Resolved:
     Those nodes replace it; a node none can free is listed as unreachable, never dropped silently. An op type the
     quantizer never quantizes is resolved node by node the same way (its INT8-fed nodes)."""
     ort = _made_by_ort(ctx) and _ort_can(change)
+    return resolve_for(ctx.precision or {}, "onnxruntime" if ort else "modelopt", change)
+
+
+def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Resolved:
+    """resolve_exclusions for the quantizer *quantizer* (onnxruntime | modelopt) and the precision summary *precision*:
+    what `qdqreport confirm` and `collect --confirm` re-quantize with, so they measure what the printed fix does."""
+    ort = quantizer == "onnxruntime"
     quantizer, option = ("quantize_static", "nodes_to_exclude") if ort else ("ModelOpt", "--nodes_to_exclude")
-    precision = ctx.precision or {}
     nodes = {n["name"]: n for n in precision.get("nodes", []) if isinstance(n, dict) and n.get("name")}
     if not nodes or not (change.exclude_nodes or change.exclude_op_types):
         return Resolved(change, quantizer, option=option)
-    acts = set(recorded_ort_options(ctx)["op_types_to_quantize"]) if ort else set(MODELOPT_QUANTIZED_OPS)
+    acts = set(ort_options(precision)["op_types_to_quantize"]) if ort else set(MODELOPT_QUANTIZED_OPS)
     kept_types = tuple(t for t in change.exclude_op_types if t in acts)
     gone_types = {t for t in change.exclude_op_types if t not in acts}
     named = list(dict.fromkeys([*change.exclude_nodes, *(n["name"] for n in nodes.values()
                                                           if n["op_type"] in gone_types and _quantized(n))]))
+    # An op type left out of op_types_to_quantize frees its nodes' own Q/DQ, not the INT8 output of the node before them.
+    typed = [n["name"] for n in nodes.values() if ort and n["op_type"] in kept_types and _activation_only(n)
+             and n["name"] not in named]
     by_output = {out: n for n in nodes.values() for out in n.get("outputs") or ()}
     pairs = [g for g in precision.get("qdq") or [] if isinstance(g, dict) and g.get("kind") == "activation"
              and g.get("dtype") != "int32"]
     keep: list[str] = []
     redirects: list[Redirect] = []
     unreachable: list[tuple[str, str]] = []
-    for name in named:
+    for name in [*named, *typed]:
         node = nodes.get(name)
-        if node is None or node["op_type"] in acts:
-            keep.append(name)  # a placeholder, an unknown name, or a node the quantizer excludes itself
+        itself = node is not None and node["op_type"] in acts
+        # A node the quantizer excludes itself: by name, unless under quantize_static its only INT8 part is its input
+        # and that input is a pair other nodes put there (below): excluded alone it would still read INT8.
+        if node is None or (itself and not (ort and _activation_only(node))):
+            keep.append(name)  # a placeholder, an unknown name, or a node with weights the quantizer keeps in float
             continue
         instead: list[str] = []
         producer = None
@@ -338,10 +351,12 @@ def resolve_exclusions(ctx: Context, change: Change) -> Resolved:
             instead += [c for c in pair.get("consumers") or () if c != name and c in nodes
                         and nodes[c]["op_type"] in acts and _quantized(nodes[c])]
         instead = list(dict.fromkeys(instead))
+        if itself and name in named:
+            keep.append(name)
         if instead:
             redirects.append(Redirect(name, node["op_type"], producer["name"] if producer else None,
-                                      producer["op_type"] if producer else "", tuple(instead)))
-        else:
+                                      producer["op_type"] if producer else "", tuple(instead), itself))
+        elif not itself:
             unreachable.append((name, node["op_type"]))
     nodes_out = tuple(sorted(set(keep) | {n for r in redirects for n in r.instead}))
     return Resolved(Change(exclude_nodes=nodes_out, exclude_op_types=kept_types,
@@ -354,20 +369,37 @@ def _quantized(node: dict[str, Any]) -> bool:
     return bool(node.get("activation_quantized") or node.get("weight_quantized"))
 
 
+def _activation_only(node: dict[str, Any]) -> bool:
+    """A node whose only INT8 part is its activation input (a Softmax, a Sigmoid, an attention MatMul): keeping it out
+    of INT8 means feeding it float, as the what-if measures it."""
+    return bool(node.get("activation_quantized")) and not node.get("weight_quantized")
+
+
 def exclusion_note(ctx: Context, change: Change) -> str:
     """The words a fix excluding *change*'s nodes adds when the command excludes other nodes than the ones named:
     which node each one reads its INT8 input from, and any named node the command cannot act on ("" if none)."""
     resolved = resolve_exclusions(ctx, change)
     parts = []
-    if resolved.redirects:
-        types = " or ".join(sorted({r.op_type for r in resolved.redirects}))
+    also = [r for r in resolved.redirects if r.itself]
+    if also:
+        types = " or ".join(sorted({r.op_type for r in also}))
+        lines = [_redirect_words(r) for r in also[:NOTE_PAIRS]]
+        more = len(also) - NOTE_PAIRS
+        parts.append(f"{resolved.quantizer} quantizes {types} nodes here (all op types, its default) and excluding them "
+                     "keeps their own Q/DQ out, but their INT8 input is also the quantized output of the node before them (or a Q/DQ "
+                     "pair it puts on another consumer's input), so excluded alone they would still read INT8. The "
+                     "command excludes those nodes too: " + "; ".join(lines)
+                     + (f"; and {more} more the same way (the command names them all)" if more > 0 else ""))
+    if any(not r.itself for r in resolved.redirects):
+        redirects = [r for r in resolved.redirects if not r.itself]
+        types = " or ".join(sorted({r.op_type for r in redirects}))
         how = (f"{types} is not among the op types it quantizes; their INT8 input is the quantized output of the node "
                "before them (or a Q/DQ pair it puts on another consumer's input)"
                if resolved.quantizer == "quantize_static" else
                f"ModelOpt never quantizes {types}; their INT8 input is a Q/DQ pair it put on another consumer of the "
                "same tensor (it quantizes inputs only, and shares the pair)")
-        lines = [_redirect_words(r) for r in resolved.redirects[:NOTE_PAIRS]]
-        more = len(resolved.redirects) - NOTE_PAIRS
+        lines = [_redirect_words(r) for r in redirects[:NOTE_PAIRS]]
+        more = len(redirects) - NOTE_PAIRS
         parts.append(f"{resolved.quantizer}'s {resolved.option} cannot keep {types} nodes out of INT8: {how}. The "
                      "command excludes those nodes instead: " + "; ".join(lines)
                      + (f"; and {more} more the same way (the command names them all)" if more > 0 else ""))
@@ -381,7 +413,8 @@ def exclusion_note(ctx: Context, change: Change) -> str:
 def _redirect_words(r: Redirect) -> str:
     others = [n for n in r.instead if n != r.producer]
     if r.producer:
-        words = f"{r.node} reads the INT8 output of {r.producer_op_type} {r.producer}: exclude {r.producer}"
+        words = (f"{r.node} reads the INT8 output of {r.producer_op_type} {r.producer}: exclude {r.producer}"
+                 + (" too" if r.itself else ""))
         return words + (f" (and {', '.join(others)}, which read the same Q/DQ pair)" if others else "")
     return f"{r.node} reads the Q/DQ pair on the input of {', '.join(others)}: exclude {', '.join(others)}"
 
@@ -398,14 +431,21 @@ def trials_note(ctx: Context, names: Iterable[str]) -> str:
     for a node the quantizer cannot exclude by name means excluding the nodes that put its INT8 input there ("" when
     the quantizer can exclude every one)."""
     resolved = resolve_exclusions(ctx, exclusion(names))
-    kinds = sorted({r.op_type for r in resolved.redirects} | {t for _, t in resolved.unreachable})
-    if not kinds:
+    kinds = sorted({r.op_type for r in resolved.redirects if not r.itself} | {t for _, t in resolved.unreachable})
+    also = sorted({r.op_type for r in resolved.redirects if r.itself})
+    if not (kinds or also):
         return ""
     unreachable = len(resolved.unreachable)
-    return (f"The what-if measures an exclusion by feeding the excluded nodes float inputs; {resolved.quantizer} cannot "
-            f"exclude {' or '.join(kinds)} nodes by name, so the fixes' commands exclude the nodes whose Q/DQ feeds them "
-            "instead" + (f"; for {plural(unreachable, 'node')} of the trials no such node exists in the recorded graph"
-                         if unreachable else ""))
+    how = []
+    if kinds:
+        how.append(f"{resolved.quantizer} cannot exclude {' or '.join(kinds)} nodes by name, so the fixes' commands "
+                   "exclude the nodes whose Q/DQ feeds them instead")
+    if also:
+        how.append(f"{' or '.join(also)} nodes excluded by name would still read the INT8 output of the node before "
+                   "them, so the fixes' commands exclude that node too")
+    return ("The what-if measures an exclusion by feeding the excluded nodes float inputs; " + "; ".join(how)
+            + (f"; for {plural(unreachable, 'node')} of the trials no such node exists in the recorded graph"
+               if unreachable else ""))
 
 
 def corrected_calibration(ctx: Context) -> str | None:

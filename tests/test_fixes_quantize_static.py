@@ -8,6 +8,7 @@ user's model exactly (the options are read back from the QDQ graph); with an exc
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -248,3 +249,101 @@ def test_the_what_if_trials_say_which_nodes_quantize_static_cannot_exclude_by_na
     excluded = {n for row in trials.rows for n in str(row[2]).replace(" (+", ", ").split(", ")}
     assert any(n.startswith("Add@") for n in excluded)
     assert "quantize_static cannot exclude Add" in trials.note and "by name" in trials.note
+
+
+# --- a Softmax quantize_static quantized itself (op_types_to_quantize left at its default) ---------------------------
+
+@pytest.fixture(scope="module")
+def default_user(tmp_path_factory):
+    """The demo classifier quantized with quantize_static's default op types (every op type, as the new user's
+    all-ops ViT was): the Softmax is quantized itself, and reads the quantized output of the bias Add before it."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    folder = tmp_path_factory.mktemp("default_user")
+    shutil.copy(DEMO / "cls_fp32.onnx", folder)
+    with np.load(DEMO / "calib.npz") as data:
+        calib = data["x"][:CALIB_SAMPLES]
+    with np.load(DEMO / "eval.npz") as data:
+        np.savez(folder / "eval.npz", x=data["x"][:16])
+    np.savez(folder / "calib.npz", x=calib)
+    rows = iter([{"x": calib[i:i + 1]} for i in range(len(calib))])
+    quantize_static(str(folder / "cls_fp32.onnx"), str(folder / "cls_user.onnx"),
+                    types.SimpleNamespace(get_next=lambda: next(rows, None)), quant_format=QuantFormat.QDQ,
+                    per_channel=False, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    extra_options={"ActivationSymmetric": True, "WeightSymmetric": True})
+    subprocess.run([sys.executable, "-m", "qdqreport", "collect", "--fp32", "cls_fp32.onnx", "--qdq", "cls_user.onnx",
+                    "--inputs", "eval.npz", "--calib", "calib.npz", "-o", "bundle"], cwd=folder, check=True,
+                   capture_output=True)
+    return folder, Context(Bundle(folder / "bundle"))
+
+
+@pytest.mark.slow
+def test_the_unchanged_command_rebuilds_a_model_quantized_with_every_op_type(default_user):
+    """The graph is read as quantize_static's default op types (analysis/quantizer.default_op_types), not as the op
+    types whose weights are quantized: the command leaves op_types_to_quantize out and rebuilds the user's model."""
+    folder, ctx = default_user
+    command = requantize_command(ctx)
+    assert "op_types_to_quantize" not in command
+    assert _quantization(_run(command, folder)) == _quantization(onnx.load(str(folder / "cls_user.onnx")))
+
+
+@pytest.mark.slow
+def test_a_softmax_quantize_static_quantized_itself_is_freed_with_the_node_before_it(default_user):
+    """Excluding the Softmax (by name or op type) keeps its own Q/DQ out, but the bias Add before it still quantizes
+    its output: the command excludes both, says so, and run as printed leaves the Softmax reading float."""
+    folder, ctx = default_user
+    assert _softmax_input_is_int8(onnx.load(str(folder / "cls_user.onnx")))
+    [finding] = discover()["QR002"].run(ctx)
+    assert "Softmax@0" in finding.subject
+    [fix] = finding.fixes
+    assert "not among the op types it quantizes" not in fix.action
+    assert "Softmax@0 reads the INT8 output of Add Add@43: exclude Add@43 too" in fix.action
+    assert "'Add@43'" in fix.command and "'Mul'" in fix.command and "'Softmax'" not in fix.command
+    rebuilt = _run(fix.command, folder)
+    assert not _softmax_input_is_int8(rebuilt)
+    # Only the tensors of the nodes the command excludes lost their Q/DQ: everything else is quantized as the user's.
+    fp32 = {n.name: n for n in onnx.load(str(folder / "cls_fp32.onnx")).graph.node}
+    touched = {t for name in ("MatMul@0", "Add@43", "Softmax@0") for t in [*fp32[name].input, *fp32[name].output]}
+    before, after = _quantization(onnx.load(str(folder / "cls_user.onnx"))), _quantization(rebuilt)
+    assert set(after) <= set(before) and set(before) - set(after) <= touched
+
+
+# --- confirm and collect --confirm re-quantize what the printed fix excludes -----------------------------------------
+
+@pytest.mark.slow
+def test_confirm_excluding_a_softmax_builds_the_printed_fixs_model(softmax_user):
+    """`confirm --exclude Softmax@0` re-quantizes with the nodes the report's command excludes (fixes.resolve_for:
+    the Add whose quantized output the Softmax reads), not with the Softmax alone, which quantize_static ignores: its
+    model is the one the printed command builds, Q/DQ for Q/DQ, and its Softmax reads float."""
+    folder, ctx = softmax_user
+    printed = requantize_command(ctx, exclusion(["Softmax@0"]))
+    subprocess.run([sys.executable, "-m", "qdqreport", "confirm", "bundle", "--exclude", "Softmax@0", "--inputs",
+                    "eval.npz", "-o", "confirmed", "--quiet"], cwd=folder, check=True, capture_output=True)
+    record = json.loads((folder / "confirmed" / "bundle" / "manifest.json").read_text())["quantization"]
+    assert record["excluded_nodes"] == ["Add@43"] and "'Add@43'" in printed
+    confirmed = onnx.load(str(folder / "confirmed" / "cls_fp32.confirm.onnx"))
+    assert not _softmax_input_is_int8(confirmed)
+    assert _quantization(confirmed) == _quantization(_run(printed, folder))
+
+
+@pytest.mark.slow
+def test_collect_confirm_requantizes_the_what_ifs_set_as_the_printed_fix_does(softmax_user):
+    """collect --per-layer --confirm re-quantizes the what-if's chosen set: a chosen Softmax is excluded through the
+    Add before it, as the printed command does (the record keeps the chosen set and what was excluded)."""
+    import onnxruntime
+
+    from qdqreport.confirm.whatif_confirm import confirm_chosen
+
+    folder, ctx = softmax_user
+    with np.load(folder / "eval.npz") as data:
+        samples = [{"x": data["x"][i:i + 1]} for i in range(4)]
+    with np.load(folder / "calib.npz") as data:
+        calib = [{"x": data["x"][i:i + 1]} for i in range(len(data["x"]))]
+    session = onnxruntime.InferenceSession(str(folder / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    outputs = [dict(zip(names, session.run(None, feed))) for feed in samples]
+    record = confirm_chosen(folder / "cls_fp32.onnx", {"chosen": {"nodes": ["Softmax@0"]}}, ctx.precision, None, calib,
+                            "calib.npz", samples, outputs, set(names), "cpu")
+    assert record["error"] is None and record["nodes"] == ["Softmax@0"] and record["excluded"] == ["Add@43"]
+    assert "nodes_to_exclude=['Add@43']" in record["command"]
+

@@ -54,14 +54,71 @@ def ort_options(precision: Mapping[str, Any]) -> dict[str, Any]:
     nodes = precision.get("nodes") or []
     op_types = sorted({n["op_type"] for n in nodes if n.get("weight_quantized")}) or sorted(
         {n["op_type"] for n in nodes if n.get("activation_quantized") and n.get("output_quantized")})
-    excluded = [n["name"] for n in nodes if n["op_type"] in op_types and not n.get("weight_quantized")
-                and not n.get("activation_quantized")]
+    default = default_op_types(precision, op_types)
+    if default:  # written out whole; fix commands leave the argument out while it is the whole default
+        op_types = sorted(ORT_DEFAULT_OPS)
+    # Under the default, every node of an op type it always quantizes is quantized (default_op_types): none is excluded,
+    # and a Reshape or MaxPool left float was never meant to be quantized (its input was not).
+    excluded = [] if default else [n["name"] for n in nodes if n["op_type"] in op_types and not n.get("weight_quantized")
+                                   and not n.get("activation_quantized")]
     activation, weight = _dtype(acts, "uint8"), _dtype(weights, "int8")
     return {"quant_format": "QDQ", "activation_type": activation, "weight_type": weight,
             "per_channel": any(g.get("axis") is not None for g in weights),
             "op_types_to_quantize": op_types, "nodes_to_exclude": excluded, "calibrate_method": "minmax",
             "extra_options": {"ActivationSymmetric": _symmetric(acts, activation),
                               "WeightSymmetric": _symmetric(weights, weight)}}
+
+
+# quantize_static's default op_types_to_quantize (None): every op type of ONNX Runtime 1.32's QLinearOpsRegistry and
+# QDQRegistry (onnxruntime/quantization/registry.py). Of these, the ones quantize_static quantizes unconditionally (the
+# generic QDQOperatorBase and the weight-bearing ops): the others (QDQDirect8BitOp: Reshape, Transpose, MaxPool, ...;
+# Relu and Clip, removable; Gather, Pad, Split, Where, Resize) are quantized only when their input already is.
+ORT_DEFAULT_OPS = frozenset({
+    "Add", "ArgMax", "AveragePool", "BatchNormalization", "Clip", "Concat", "Conv", "ConvTranspose", "CumSum",
+    "EmbedLayerNormalization", "Flatten", "Gather", "GatherElements", "Gemm", "GlobalAveragePool",
+    "InstanceNormalization", "LayerNormalization", "LeakyRelu", "MatMul", "MaxPool", "Mul", "Pad", "Relu", "Reshape",
+    "Resize", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "TopK", "Transpose", "Unsqueeze", "Where"})
+_ORT_ALWAYS = frozenset({
+    "Add", "ArgMax", "BatchNormalization", "Concat", "Conv", "ConvTranspose", "CumSum", "EmbedLayerNormalization",
+    "Gemm", "GlobalAveragePool", "InstanceNormalization", "LayerNormalization", "LeakyRelu", "MatMul", "Mul",
+    "Sigmoid", "Softmax"})
+
+
+def default_op_types(precision: Mapping[str, Any], weight_types: list[str]) -> bool:
+    """Whether the graph says quantize_static ran with op_types_to_quantize left at its default (every op type).
+
+    The op types whose weights are quantized are what an explicit list names. Beyond them, a Q/DQ pair that no such node
+    explains (neither its producer, which quantizes its own output, nor a consumer, which quantizes its input, is of
+    those types and quantized) was put there by another op type: a Softmax or Sigmoid feeding a graph output, a Concat
+    between float ops. That alone could be an explicit list naming that type too, so the default is read only when,
+    besides, every node of an op type the default quantizes unconditionally (_ORT_ALWAYS) is quantized: an explicit
+    list leaves some Add, Mul or Softmax float; and a node of an op type the default never quantizes (a Pow with its
+    constant quantized, or a pair only a Log or a Sqrt could have put there) proves an explicit list."""
+    nodes = [n for n in precision.get("nodes") or [] if isinstance(n, dict) and n.get("name")]
+    listed = set(weight_types)
+    if not listed or not listed <= ORT_DEFAULT_OPS:  # a quantized Pow or Div was listed by name: the default never is
+        return False
+    if any(n["op_type"] in _ORT_ALWAYS and not _node_quantized(n) for n in nodes):
+        return False
+    by_name = {n["name"]: n for n in nodes}
+    by_output = {out: n for n in nodes for out in n.get("outputs") or ()}
+    unexplained = []  # the op types that could have put each pair no listed node explains
+    for pair in precision.get("qdq") or []:
+        if not isinstance(pair, dict) or pair.get("kind") != "activation" or pair.get("dtype") == "int32":
+            continue
+        consumers = [by_name.get(c) for c in pair.get("consumers") or ()]
+        if any(c is None for c in consumers):
+            continue  # a consumer the summary does not list (a shape-only op): cannot tell
+        producer = by_output.get(pair.get("tensor"))
+        sides = [c for c in consumers if c] + ([producer] if producer else [])
+        if sides and not any(s["op_type"] in listed and _node_quantized(s) for s in sides):
+            unexplained.append({s["op_type"] for s in sides})
+    # A pair only an op type outside the default's could have put there (a Log, a Sqrt) proves an explicit list.
+    return bool(unexplained) and all(types & ORT_DEFAULT_OPS for types in unexplained)
+
+
+def _node_quantized(node: Mapping[str, Any]) -> bool:
+    return bool(node.get("activation_quantized") or node.get("weight_quantized"))
 
 
 def _dtype(groups: list[dict[str, Any]], default: str) -> str:

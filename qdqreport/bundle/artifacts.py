@@ -256,7 +256,8 @@ ARTIFACT_SPECS: dict[str, Spec] = {
                        required=(*_RESULT.fields, "op_type", "nodes", "reached"), nullable=True),
         "confirmed": Obj({**_RESULT.fields, "quantizer": Str(nullable=True), "version": Str(nullable=True),
                           "command": Str(TEXT_MAX, nullable=True), "error": Str(TEXT_MAX, nullable=True),
-                          "nodes": ListOf(Str(), nullable=True), "seconds": Num(0, nullable=True)},
+                          "nodes": ListOf(Str(), nullable=True), "excluded": ListOf(Str(), nullable=True),
+                          "seconds": Num(0, nullable=True)},
                          required=(*_RESULT.fields, "quantizer", "version", "nodes", "error"), nullable=True),  # collect --per-layer --confirm (qdqreport/confirm/whatif_confirm.py)
         "candidates": ListOf(Str(), nullable=True), "quantized_nodes": Count(True), "samples": Count(True),
         "seconds": Num(0, nullable=True), "budget_seconds": Num(0, nullable=True), "stopped": Str(TEXT_MAX, nullable=True),

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from qdqreport.analysis.quantizer import (ORT_METHODS, TO_MODELOPT, TO_ORT, Detected, made_by,  # noqa: F401
+from qdqreport.analysis.quantizer import (ORT_DEFAULT_OPS, ORT_METHODS, TO_MODELOPT, TO_ORT, Detected, made_by,  # noqa: F401
                                           ort_options)  # (q.ort_options: confirm's callers)
 from qdqreport.errors import InputError
 
@@ -82,11 +82,16 @@ def run_ort(fp32: Path, output: Path, calib: Sequence[Mapping[str, np.ndarray]],
     types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}
     with _quiet_root_logger():  # its "consider pre-processing" advice is logged on every call
         quantize_static(str(fp32), str(output), Reader(), quant_format=QuantFormat.QDQ,
-                        op_types_to_quantize=list(options["op_types_to_quantize"]), per_channel=options["per_channel"],
+                        op_types_to_quantize=_op_types(options["op_types_to_quantize"]), per_channel=options["per_channel"],
                         activation_type=types[options["activation_type"]], weight_type=types[options["weight_type"]],
                         nodes_to_exclude=list(options["nodes_to_exclude"]),
                         calibrate_method=getattr(CalibrationMethod, ORT_METHODS[options["calibrate_method"]]),
                         extra_options=dict(options["extra_options"]))
+
+
+def _op_types(op_types: Sequence[str]) -> list[str] | None:
+    """None (quantize_static's default, every op type) for the whole default list, as the fix commands write it."""
+    return None if set(op_types) == ORT_DEFAULT_OPS else list(op_types)
 
 
 @contextlib.contextmanager

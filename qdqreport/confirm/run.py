@@ -26,6 +26,7 @@ from qdqreport.bundle.writer import sha256_file
 from qdqreport.confirm import fix as fixes
 from qdqreport.confirm import quantizers as q
 from qdqreport.errors import InputError
+from qdqreport.fixes import exclusion, resolve_for
 from qdqreport.progress import Progress
 
 RECORD = "confirm.json"
@@ -64,7 +65,9 @@ class _Plan:
     fp32: Path
     calib: str | None
     detected: q.Detected
-    nodes: list[str]
+    nodes: list[str]  # the nodes the fix names (its patterns resolved to names)
+    excluded: list[str]  # what the quantizer call excludes: *nodes* and the op types as the printed fix resolves them
+    op_types: tuple[str, ...]
 
 
 def confirm(options: ConfirmOptions, progress: Progress | None = None) -> ConfirmResult:
@@ -107,7 +110,11 @@ def _plan(options: ConfirmOptions, ctx: Context) -> _Plan:
 
     names = [n.name for n in onnx.load(str(fp32), load_external_data=False).graph.node if n.name]
     nodes = fixes.resolve_nodes(fix.node_patterns, names, str(fp32))
-    return _Plan(fix, fp32, calib, detected, nodes)
+    # One owner for what an exclusion means (qdqreport/fixes.resolve_for): a node the quantizer cannot free by its name
+    # (a Softmax reading another node's INT8 output) is freed as the report's printed command frees it, so the confirm
+    # measures what that command would build, whether the nodes came from a finding, --exclude or --exclude-op-type.
+    resolved = resolve_for(ctx.precision or {}, detected.quantizer, exclusion(nodes, fix.op_types)).change
+    return _Plan(fix, fp32, calib, detected, nodes, list(resolved.exclude_nodes), tuple(resolved.exclude_op_types))
 
 
 def _fix(options: ConfirmOptions, ctx: Context, quantizer: str) -> fixes.FixSpec:
@@ -221,12 +228,12 @@ def _caveats(changes: Any) -> list[str]:
 def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, progress: Progress) -> dict[str, Any]:
     """Run the quantizer; return the manifest's `quantization` record."""
     base = {"quantizer": plan.detected.quantizer, "detected_by": plan.detected.reason, "fix": plan.fix.describe(),
-            "excluded_nodes": plan.nodes, "calibration": plan.calib, "by": "qdqreport confirm",
+            "excluded_nodes": plan.excluded, "calibration": plan.calib, "by": "qdqreport confirm",
             "estimate": _estimate(ctx, plan), "high_precision_dtype": options.high_precision_dtype}
     if plan.detected.quantizer == "modelopt":
         recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
         args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
-                               plan.nodes, plan.fix.op_types, plan.fix.calibration_method,
+                               plan.excluded, plan.op_types, plan.fix.calibration_method,
                                options.high_precision_dtype)
         progress.say(f"re-quantizing with ModelOpt {q.modelopt_version()}")
         q.run_modelopt(args, model.parent / "modelopt.log")
@@ -235,7 +242,7 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     from qdqreport.collect.models import load_model
 
     recovered = q.ort_options(ctx.precision or {})
-    used = q.apply_fix_ort(recovered, plan.nodes, plan.fix.op_types, plan.fix.calibration_method,
+    used = q.apply_fix_ort(recovered, plan.excluded, plan.op_types, plan.fix.calibration_method,
                            dict(plan.fix.ort_options))
     specs = load_model(plan.fp32, "--fp32").inputs
     calib = load_inputs(plan.calib, specs, "--calib", axes=_batch_axes(ctx))
@@ -251,11 +258,17 @@ def _estimate(ctx: Context, plan: _Plan) -> dict[str, Any] | None:
     summary = ctx.whatif_summary if isinstance(ctx.whatif_summary, dict) else {}
     trials = [summary.get("chosen") or {}, summary.get("op_type") or {}]
     for trial in trials:
-        same_nodes = trial.get("nodes") and isinstance(trial.get("nodes"), list) and set(trial["nodes"]) == set(plan.nodes)
+        same_nodes = trial.get("nodes") and isinstance(trial.get("nodes"), list) and (
+            set(trial["nodes"]) == set(plan.nodes) or set(_excluded(ctx, plan, trial["nodes"])) == set(plan.excluded))
         same_type = trial.get("op_type") and list(plan.fix.op_types) == [trial["op_type"]] and not plan.nodes
         if (same_nodes or same_type) and not plan.fix.calibration and not plan.fix.ort_options:
             return {"by": "what-if bypass (collect --per-layer)", "cosine": trial.get("cosine"), "top1": trial.get("top1")}
     return None
+
+
+def _excluded(ctx: Context, plan: _Plan, nodes: list[str]) -> tuple[str, ...]:
+    """*nodes* as the quantizer call would exclude them (fixes.resolve_for), to compare with the plan's own call."""
+    return resolve_for(ctx.precision or {}, plan.detected.quantizer, exclusion(nodes)).change.exclude_nodes
 
 
 def _measured(after: Context) -> dict[str, Any] | None:
@@ -307,7 +320,7 @@ def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model:
     out = Path(options.output)
     recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
     args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(out / "modelopt.log"), recovered,
-                           plan.nodes, plan.fix.op_types, plan.fix.calibration_method,
+                           plan.excluded, plan.op_types, plan.fix.calibration_method,
                                options.high_precision_dtype)
     saved = Path(options.bundle) / "inputs" / "qdqreport_inputs.py"  # collect --save-inputs' loader (zips: unzip first)
     source = ["--inputs", options.inputs] if options.inputs else [

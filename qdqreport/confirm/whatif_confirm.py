@@ -2,8 +2,8 @@
 
 The what-if measures an exclusion by bypassing the Q/DQ pairs of the excluded nodes in the existing
 QDQ model. Here the FP32 model is quantized again by the quantizer that made the QDQ model
-(quantizers.py: options recovered from the graph, the chosen nodes excluded, the collect's --calib
-data) and the result runs on the same samples through the what-if's own measurement (WhatIf.trial),
+(quantizers.py: options recovered from the graph, the chosen nodes excluded as the report's printed fix excludes
+them, fixes.resolve_for, the collect's --calib data) and the result runs on the same samples through the what-if's own measurement (WhatIf.trial),
 so the two numbers are directly comparable. The record goes into the what-if summary as `confirmed`.
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 
 from qdqreport.confirm import quantizers as q
 from qdqreport.errors import InputError
+from qdqreport.fixes import exclusion, resolve_for
 
 Feed = dict[str, np.ndarray]
 
@@ -30,13 +31,17 @@ def confirm_chosen(fp32: Path, summary: dict[str, Any], precision: Mapping[str, 
     if not nodes:
         return None
     detected = q.detect(precision, modelopt_log, None)
-    record: dict[str, Any] = {"quantizer": detected.quantizer, "nodes": nodes, "cosine": None, "top1": None,
-                              "sqnr_db": None, "error": None}
+    # The nodes the re-quantization excludes are the printed fix's (fixes.resolve_for): a Softmax the quantizer cannot
+    # free by its name is freed through the node whose Q/DQ feeds it, as the report's command does.
+    excluded = list(resolve_for(dict(precision), detected.quantizer, exclusion(nodes)).change.exclude_nodes)
+    record: dict[str, Any] = {"quantizer": detected.quantizer, "nodes": nodes, "excluded": excluded, "cosine": None,
+                              "top1": None, "sqnr_db": None, "error": None}
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="qdqreport-confirm-") as scratch:
         model = Path(scratch) / "requantized.onnx"
         try:
-            record.update(_quantize(fp32, model, detected.quantizer, precision, modelopt_log, calib, calib_source, nodes))
+            record.update(_quantize(fp32, model, detected.quantizer, precision, modelopt_log, calib, calib_source,
+                                    excluded))
         except q.QuantizerUnavailable as exc:
             return {**record, "error": str(exc), "command": exc.commands[0], "version": None}
         except InputError as exc:
