@@ -24,6 +24,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.fixes import Change, exclusion, quantizer_name, requantize_command
 from qdqreport.rules import discover
+from qdqreport.wording import percent
 
 DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
 CALIB_SAMPLES = 24
@@ -347,3 +348,30 @@ def test_collect_confirm_requantizes_the_what_ifs_set_as_the_printed_fix_does(so
     assert record["error"] is None and record["nodes"] == ["Softmax@0"] and record["excluded"] == ["Add@43"]
     assert "nodes_to_exclude=['Add@43']" in record["command"]
 
+
+# --- QR003 and QR204 say which samples each clipped share is over ----------------------------------------------------
+
+@pytest.mark.slow
+def test_the_input_quantizers_clipped_shares_say_which_samples_they_are_over(unit_calibrated):
+    """QR003's first quantizer range is measured on every evaluation sample, QR204's Q nodes on the per-layer pass's
+    spread subset: a new user read 56.8% and 59.2% for the same input quantizer. Each share now says its samples
+    (analysis/input_range.over_samples), and QR204 quotes the whole set's share beside its own for an input quantizer."""
+    folder, _ = unit_calibrated
+    subprocess.run([sys.executable, "-m", "qdqreport", "collect", "--fp32", "cls_fp32.onnx", "--qdq", "cls_user.onnx",
+                    "--inputs", "eval.npz", "--per-layer", "--per-layer-samples", "5", "--whatif-budget", "0",
+                    "-o", "bundle_subset"], cwd=folder, check=True, capture_output=True)
+    ctx = Context(Bundle(folder / "bundle_subset"))
+    findings = discover()
+    [mismatch] = findings["QR003"].run(ctx)
+    [table] = [e for e in mismatch.evidence if getattr(e, "title", "") == "First quantizer range"]
+    whole = ctx.range_use[0]["clipped_share"]
+    assert table.note == "range used and clipped over all 16 evaluation samples"
+    assert f"of evaluation values clip (over all 16 evaluation samples)" in mismatch.title
+    [clipping] = [f for f in findings["QR204"].run(ctx) if f.subject.startswith("clipping:")]
+    assert "x_QuantizeLinear" in clipping.subject and " over 5 of the 16 evaluation samples" in clipping.summary
+    [qnodes] = [e for e in clipping.evidence if getattr(e, "title", "") == "Q nodes"]
+    [subset] = [row[2] for row in qnodes.rows if row[0] == "x_QuantizeLinear"]
+    assert subset != percent(whole)  # the two numbers differ, and each says its samples
+    assert "clipped and range used over 5 of the 16 evaluation samples (the per-layer pass's)" in qnodes.note
+    assert (f"x_QuantizeLinear, an input quantizer, clips {percent(whole)} over all 16 evaluation samples "
+            "(the first quantizer range)") in qnodes.note

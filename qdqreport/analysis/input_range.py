@@ -70,6 +70,28 @@ def imagenet_normalised(entry: dict[str, Any]) -> bool:
                for value, expected in zip((low, high), IMAGENET_SPAN))
 
 
+def range_use_samples(manifest: dict[str, Any] | None) -> int | None:
+    """How many evaluation samples the range_use shares are over: collect measures the input quantizers on every
+    evaluation sample it ran (collect/stats.range_use), so the bundle's evaluation count (None when unrecorded)."""
+    samples = (((manifest or {}).get("inputs") or {}).get("eval") or {}).get("samples")
+    return samples if isinstance(samples, int) and not isinstance(samples, bool) and samples > 0 else None
+
+
+def over_samples(count: int | None, of: int | None) -> str:
+    """The samples a clipped share or range use is over, in words ("" when unknown): QR003 quotes the input quantizer
+    over every evaluation sample, QR204 over the per-layer pass's spread subset, and the two numbers differ by that."""
+    if not count:
+        return ""
+    if of is None:
+        return f"over {count:,} evaluation sample{'s' if count != 1 else ''}"
+    return f"over all {of:,} evaluation samples" if count >= of else f"over {count:,} of the {of:,} evaluation samples"
+
+
+def input_clipping(range_use: Iterable[dict[str, Any]] | None, q_node: str) -> float | None:
+    """The clipped share range_use measured at *q_node* (an input quantizer), or None when it is not one."""
+    return next((e["clipped_share"] for e in range_use or [] if e.get("q_node") == q_node), None)
+
+
 def describe(miss: RangeMiss) -> str:
     """The miss in a few words, for a finding that cites it as upstream evidence."""
     if miss.wide:
