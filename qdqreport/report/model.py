@@ -22,7 +22,7 @@ from qdqreport.report.engine import EngineView, build_engine
 from qdqreport.report.sections import InputsView, PrecisionView, build_inputs, build_precision
 from qdqreport.report.task import TaskView, build_task, task_agreement_of
 
-from qdqreport.analysis.agreement import LEVEL_RANK
+from qdqreport.analysis.agreement import DEFAULT_THRESHOLD, LEVEL_RANK, default_threshold_decides
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, ratio
 # A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
@@ -146,6 +146,7 @@ class ReportModel:
     task: TaskView | None = None  # task-level section (collect --postprocess): report/task.py
     fp16: Fp16View | None = None  # FP16 check (QDQ float part in FP16): report/fp16.py
     target: str = "tensorrt"  # the deployment runtime the findings were judged for (analysis/target.py)
+    threshold_note: str = ""  # an output judged at the default decision threshold does not agree: say it can be set
 
     @property
     def causes(self) -> tuple[FindingView, ...]:
@@ -183,7 +184,17 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
         task=task,
         fp16=build_fp16(ctx),
         target=ctx.target,
+        threshold_note=_threshold_note(ctx, comparisons),
     )
+
+
+def _threshold_note(ctx: Context, comparisons: tuple[ComparisonView, ...]) -> str:
+    judgements = [o.judgement for c in comparisons for o in c.outputs]
+    if not default_threshold_decides(ctx.judging, judgements):
+        return ""
+    return (f"Thresholded outputs were judged at the default decision threshold {DEFAULT_THRESHOLD:g}. If the "
+            "application decides at another probability (a face detector's heatmap at 0.2, say), pass "
+            "--decision-threshold P to qdqreport report: flips, map IoU and kept detections are measured there.")
 
 
 # --- verdict ------------------------------------------------------------------------------
