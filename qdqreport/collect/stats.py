@@ -23,9 +23,12 @@ Feed = dict[str, np.ndarray]
 _PASS_THROUGH = ("Cast", "Identity")
 # Samples of one input held back and folded together (_InputFold.flush): NumPy's per-call cost, not the data, was most
 # of a small input's statistics (vad: 3 inputs of 1-576 values, 0.16-0.27 ms a sample; issue 12). Bounded in values
-# too, so the memory held stays small whatever the input's size.
+# too, so the memory held stays small whatever the input's size. Samples of more than _RUN_MAX_VALUES values are folded
+# one by one: their data outweighs the calls, and stacking them cost more than it saved (the demo's 27,648-value
+# images: 54 -> 94 ms for 128 samples).
 _RUN_SAMPLES = 256
 _RUN_VALUES = 1 << 16
+_RUN_MAX_VALUES = 4096
 
 
 def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
@@ -103,9 +106,9 @@ class _InputFold:
             start = end
 
     def _in_order(self, run: list[np.ndarray]) -> bool:
-        """Whether _add_run takes *run*: values to describe, every sample in C order and its batch-first values too
-        (the layouts _add_one folds from the block it centres)."""
-        return (run[0].size > 0 and all(a.flags.c_contiguous for a in run)
+        """Whether _add_run takes *run*: values to describe, not more than _RUN_MAX_VALUES a sample, every sample in C
+        order and its batch-first values too (the layouts _add_one folds from the block it centres)."""
+        return (0 < run[0].size <= _RUN_MAX_VALUES and all(a.flags.c_contiguous for a in run)
                 and _batch_first(run[0], self.axis).flags.c_contiguous)
 
     def _add_run(self, run: list[np.ndarray]) -> None:
