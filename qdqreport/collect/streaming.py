@@ -20,6 +20,12 @@ except ImportError:  # NumPy < 2
     _einsum = np.einsum
 
 
+# _same_bits compares this many values first (a differing pair usually differs there), then blocks of _BLOCK values
+# (two 256 KiB slices and their comparison stay in the CPU's caches).
+_PROBE = 1024
+_BLOCK = 1 << 16
+
+
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """Σ a·b with NumPy's own SIMD loop: BLAS dots wait on their threads beside ONNX Runtime's (issue 12)."""
     return float(_einsum("i,i->", a, b))
@@ -58,6 +64,11 @@ def _fold(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq
         return  # a reshaped counterpart (e.g. a renamed Softmax output) cannot be compared element-wise
     if not ref.size:
         return
+    if _same_bits(ref, cand):
+        ref_sq = _dot(ref, ref) if ref_sq is None else ref_sq
+        if math.isfinite(ref_sq):
+            _fold_identical(acc, ref.size, ref_sq)
+            return
     diff = cand - ref
     sums = (_dot(ref, ref) if ref_sq is None else ref_sq, _dot(cand, cand), _dot(diff, diff))
     if not (math.isfinite(sums[0]) and math.isfinite(sums[1]) and math.isfinite(sums[2])):
@@ -70,6 +81,36 @@ def _fold(acc: Accumulator, reference: np.ndarray, candidate: np.ndarray, ref_sq
     acc.dot += (sums[0] + sums[1] - sums[2]) / 2.0
     acc.abs_sum = math.nan
     acc.max_abs = max(acc.max_abs, float(diff.max()), -float(diff.min()))
+
+
+def _same_bits(ref: np.ndarray, cand: np.ndarray) -> bool:
+    """Whether two flat float32 arrays of one size hold the same bits, three values first, then a block at a time: a pair
+    that differs (a quantized tensor) usually costs three values, a pair that does not (a tensor upstream of every quantized node, or a
+    float node recomputed from the same FP32 values) one read of both instead of the five passes of the fold."""
+    last = ref.size - 1
+    if ref[0] != cand[0] or ref[last] != cand[last] or ref[last // 2] != cand[last // 2]:
+        return False  # most quantized pairs: three values, no array made (NaN != NaN: the fold's own path)
+    a, b = ref.view(np.uint32), cand.view(np.uint32)
+    start, step = 0, _PROBE
+    while start < a.size:
+        stop = start + step
+        if not np.equal(a[start:stop], b[start:stop]).all():
+            return False
+        start, step = stop, _BLOCK
+    return True
+
+
+def _fold_identical(acc: Accumulator, count: int, ref_sq: float) -> None:
+    """What _fold adds for a candidate with the bits of its finite reference, without the passes: Σcand² is Σref²
+    (the same einsum over the same bits), cand − ref is +0.0 everywhere, so Σ(cand−ref)² is 0.0 and max |Δ| is 0.0."""
+    sums = (ref_sq, ref_sq, 0.0)
+    acc.count += count
+    acc.ref_sq += sums[0]
+    acc.cand_sq += sums[1]
+    acc.diff_sq += sums[2]
+    acc.dot += (sums[0] + sums[1] - sums[2]) / 2.0
+    acc.abs_sum = math.nan
+    acc.max_abs = max(acc.max_abs, 0.0, -0.0)  # diff.max(), -diff.min() of +0.0s, as _fold takes them
 
 
 def _accumulate_finite(acc: Accumulator, ref: np.ndarray, cand: np.ndarray) -> None:
