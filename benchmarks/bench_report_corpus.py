@@ -6,7 +6,8 @@ process (Python start-up, imports, reading, rules, HTML, Markdown and JSON inclu
 job runs it), `--repeat` times with the bundles interleaved round by round; wall time from process
 start to exit and peak RSS from `wait4`. Prints the slowest bundles and the spread, writes every run to
 benchmarks/results_report_corpus.json (with the 1-minute load before each round). Run on a quiet
-machine: other work shows in the times.
+machine: other work shows in the times. `--exclude PREFIX ...` leaves out the bundles whose names
+start with a prefix (a corpus part still held out, whose reports nobody may read, e.g. `dcut_`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ RESULTS = ROOT / "benchmarks" / "results_report_corpus.json"
 TARGET_S = 2.0
 
 
-def bundles() -> list[Path]:
+def bundles(exclude: tuple[str, ...] = ()) -> list[Path]:
     found = [p for folder in ("corpus", "sample_bundles") for p in sorted((ROOT / folder).iterdir())
-             if (p / "manifest.json").is_file() or p.suffix == ".zip"]
+             if ((p / "manifest.json").is_file() or p.suffix == ".zip") and not p.name.startswith(exclude)]
     return found
 
 
@@ -59,12 +60,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--exclude", nargs="+", default=[], metavar="PREFIX",
+                        help="leave out the bundles whose names start with PREFIX (a held-out corpus part)")
     args = parser.parse_args()
     runs: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.repeat):
             load = os.getloadavg()[0]
-            for bundle in bundles():
+            for bundle in bundles(tuple(args.exclude)):
                 code, wall, cpu, rss = run_once(bundle, Path(tmp) / f"{bundle.name}-{round_}")
                 runs.setdefault(bundle.name, []).append({"round": round_, "exit": code, "wall_s": round(wall, 3),
                                                          "cpu_s": round(cpu, 3), "rss_gb": round(rss, 3),
@@ -74,6 +77,7 @@ def main() -> int:
     failed = sorted(name for name, rows in runs.items() if any(r["exit"] not in (0, 1) for r in rows))
     summary = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.processor() or platform.machine(),
                "cores": os.cpu_count(), "python": platform.python_version(), "repeat": args.repeat,
+               "excluded_prefixes": args.exclude,
                "bundles": len(runs), "median_of_medians_s": round(statistics.median(medians.values()), 3),
                "max_median_s": round(max(medians.values()), 3), "slowest": sorted(medians, key=medians.get)[-5:][::-1],
                "median_of_cpu_medians_s": round(statistics.median(cpu_medians.values()), 3),
