@@ -20,6 +20,7 @@ from html import escape
 from typing import Any, Iterable
 
 import matplotlib
+from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -274,6 +275,15 @@ def to_svg(figure: Figure, key: str, title: str = "") -> str:
     """The figure as an <svg> element ready to inline: no XML prolog, no metadata, ids prefixed by *key*,
     a <title> named by aria-labelledby so screen readers and tooltips say what the plot shows."""
     buffer = io.StringIO()
+    # savefig on a figure with a layout engine draws it twice: once with drawing switched off, for the engine to
+    # place the axes, then into the SVG. The engine placed here, on an SVG canvas (whose text metrics the layout
+    # reads, as savefig's first draw does), and then dropped, the figure is drawn once: the same SVG, byte for byte
+    # (every report of corpus/ and sample_bundles/ compared), in 60-75% of the time (issue 12).
+    FigureCanvasSVG(figure)
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)
+        figure.set_layout_engine(None)
     figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
