@@ -241,13 +241,13 @@ def _quantized_constants_and_activations(f_index: GraphIndex, q_index: GraphInde
 # --- weights ------------------------------------------------------------------------------
 def dequantized_weight(q_index: GraphIndex, weight: AlignedWeight, float_value: np.ndarray) -> np.ndarray:
     """The weight as the QDQ graph computes it: DQ(Q(w)) for float weights, DQ(w_q) for stored integers."""
-    dq = next(n for n in q_index.nodes if q_index.name_of(n) == weight.dq_node)
+    dq = q_index.node_named(weight.dq_node)
     d_scale, d_zero = qdq_params(q_index, dq)
     if weight.q_node is None:
         stored = q_index.constant_value(dq.input[0])
         integers = np.asarray(stored, dtype=np.float64)
     else:
-        q_node = next(n for n in q_index.nodes if q_index.name_of(n) == weight.q_node)
+        q_node = q_index.node_named(weight.q_node)
         q_scale, q_zero = qdq_params(q_index, q_node)
         source = q_index.constant_value(q_node.input[0])
         values = np.asarray(source if source is not None and np.size(source) else float_value, dtype=np.float64)

@@ -284,7 +284,7 @@ class LayerCollector:
             acc = Accumulator()
             accumulate(acc, np.asarray(value), dequantized)
             consumer = weight.consumers[0] if weight.consumers else weight.dq_node
-            node = next((n for n in self.q_index.nodes if self.q_index.name_of(n) == consumer), None)
+            node = self.q_index.named.get(consumer)
             rows.append({"tensor": weight.name, "node": consumer, "op_type": node.op_type if node is not None else "",
                          "index": self.q_index.position[id(node)] if node is not None else None, "kind": "weight",
                          "qdq_dtype": weight.dtype, "samples": 0, **_metrics(acc, ""),
@@ -298,7 +298,7 @@ class LayerCollector:
         for weight in self.alignment.weights:
             if weight.q_node is None:
                 continue  # integers stored directly: the clipping happened before the graph was written
-            q_node = next(n for n in self.q_index.nodes if self.q_index.name_of(n) == weight.q_node)
+            q_node = self.q_index.node_named(weight.q_node)
             info = _weight_quantizer(self.q_index, q_node, weight)
             value = self.q_index.constant_value(q_node.input[0])
             if info is None or value is None or not np.size(value):

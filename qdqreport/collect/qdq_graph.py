@@ -146,6 +146,22 @@ class GraphIndex:
         """The node's name; unnamed nodes get `<op_type>_<index>` so they can still be told apart."""
         return node.name or f"{node.op_type}_{self.position[id(node)]}"
 
+    @cached_property
+    def named(self) -> dict[str, onnx.NodeProto]:
+        """The nodes by name_of, the first of a name kept (what a search of `nodes` in order finds): the per-layer
+        pass looks up a node per weight, which searched every node (issue 12: 0.1 s of DBNet's 197 weights)."""
+        found: dict[str, onnx.NodeProto] = {}
+        for node in self.nodes:
+            found.setdefault(self.name_of(node), node)
+        return found
+
+    def node_named(self, name: str) -> onnx.NodeProto:
+        """The first node whose name_of is *name*; StopIteration when none is (as the search it replaces raised)."""
+        node = self.named.get(name)
+        if node is None:
+            raise StopIteration(name)
+        return node
+
     # --- walking ---------------------------------------------------------------------------
     def source_through(self, name: str, ops: frozenset[str] = PASS_THROUGH) -> tuple[str, onnx.NodeProto | None]:
         """Walk up from a tensor through *ops* nodes; return the tensor reached and its producer."""
