@@ -81,7 +81,8 @@ def levels_table() -> list[tuple[str, str, str]]:
     meaning = {"top-1 agreement": "top-1 agreement (class scores, logits; share of rows)",
                "threshold decisions": "threshold decisions kept (probabilities; share of values not flipped)",
                "map IoU": "IoU of the maps binarised at the threshold (dense probability maps)",
-               "detections": "1 − (lost + extra + moved) / reference detections (detector heads)",
+               "detections": "1 − (lost + extra + moved) / reference detections (detector heads: one per object "
+                             "after NMS per class, matched at IoU 0.5; anchor by anchor for a raw head)",
                "exact matches": "exact matches (integer outputs such as CTC indices; share of values; a detector's "
                                 "labels only where its score output keeps the detection)"}
     rows = [(meaning.get(measure, measure), f"≥ {agree:g}", f"< {collapse:g}")
