@@ -213,3 +213,18 @@ def test_a_softmax_declared_as_probabilities_counts_one_decision_per_row():
     assert summary.kind.kind == "probabilities" and top1.kind.kind == "class_scores"
     assert summary.judgement.headline == "9 of 24 decisions flip at 0.5" and "9 of 24 top-1" in top1.judgement.headline
     assert summary.judgement.sample_agreement == top1.judgement.sample_agreement
+
+
+@pytest.mark.parametrize("case", ["lm_modelopt_default", "lm_healthy_ort", "emb_fp16_l2norm"])
+def test_an_embedding_has_no_worst_slice(case):
+    """A slice of an embedding is one dimension across samples (a new user's L2-normalised 2048-d vector: dimension
+    1069 at cosine -0.83 beside a whole-vector cosine of 0.42): the vector's cosine judges it, and no table, note or
+    finding quotes a worst slice."""
+    ctx, model = _model(ROOT / "corpus" / case, target=LABELS[case].get("target"))
+    info = ctx.comparison("quantization")
+    assert [s for s in ctx.slice_rows(info.id) if s.output == "embedding"], "the collector compared it per slice"
+    [summary] = [s for s in ctx.output_summaries(info.id) if s.output == "embedding"]
+    assert summary.kind.kind == "embedding" and summary.worst_slice is None and summary.worst_slice_cosine is None
+    row = next(r for v in model.comparisons for r in v.outputs if r.output == "embedding" and v.id == info.id)
+    assert "worst slice" not in row.slice_note
+    assert not [m for f in model.findings for m in f.evidence if getattr(m, "name", "") == "worst slice cosine"]

@@ -167,6 +167,10 @@ class Context:
         top1 = summary.top1 if kind.kind == "class_scores" else None
         summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None,
                                       top1=top1)
+        if kind.kind == "embedding":
+            # A slice of an embedding is one dimension across samples: an L2-normalised vector's dimension 1069 at
+            # cosine -0.83 is noise (a new user's EfficientWord-Net), and the vector's own cosine judges it.
+            summary = dataclasses.replace(summary, worst_slice=None, worst_slice_cosine=None, worst_slice_sqnr=None)
         return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
 
     def _score_gate(self, info: ComparisonInfo, output: str, kind: OutputKind) -> tuple[str, list, list] | None:
@@ -232,6 +236,13 @@ class Context:
     @cached_property
     def modelopt_log(self) -> dict[str, Any] | None:
         return self._artifact_json("modelopt_log")
+
+    @cached_property
+    def modelopt_log_text(self) -> str | None:
+        """ModelOpt's log as collect copied it (quant/modelopt.log), for what the parsed log does not record (the
+        calibration's execution providers: analysis/quantizer.modelopt_recipe)."""
+        path = self.manifest["artifacts"].get("modelopt_log_text")
+        return self.bundle.text(path) if isinstance(path, str) and self.bundle.has(path) else None
 
     @cached_property
     def engines(self) -> dict[str, Any]:
