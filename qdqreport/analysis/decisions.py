@@ -181,6 +181,11 @@ def _detections(kind: OutputKind, pairs: list, threshold: float) -> Decisions | 
 # mostly 0.45-0.5), and the IoU at which a candidate detection is the same object as a reference one.
 NMS_IOU = 0.5
 MATCH_IOU = 0.5
+# At most this many anchors per sample enter NMS and this many detections leave it, the best scored (YOLO's own
+# decoders cap both: max_nms, max_det): a head whose every anchor passes the threshold (calibration on noise can do
+# that) must not make the report quadratic in its anchors.
+MAX_CANDIDATES = 1000
+MAX_DETECTIONS = 100
 
 
 @dataclass
@@ -225,6 +230,8 @@ def _detected(fields: np.ndarray, kind: OutputKind, threshold: float) -> _Detect
     """The detections a decoder keeps from one sample's [fields, anchors]: score >= threshold, then NMS per class."""
     confidence = _confidence(fields, kind)
     keep = np.flatnonzero(confidence >= threshold)
+    if len(keep) > MAX_CANDIDATES:
+        keep = keep[np.argsort(-confidence[keep], kind="stable")[:MAX_CANDIDATES]]
     class_scores = fields[list(kind.score_fields[1:] if kind.objectness else kind.score_fields)]
     boxes = _corners(fields[:BOX_FIELDS, keep]).T
     scores, classes = confidence[keep], class_scores[:, keep].argmax(axis=0)
@@ -241,21 +248,21 @@ def _corners(boxes: np.ndarray) -> np.ndarray:
 
 
 def _iou(box: np.ndarray, others: np.ndarray) -> np.ndarray:
-    low, high = np.maximum(box[:2], others[:, :2]), np.minimum(box[2:], others[:, 2:])
-    inter = np.prod(np.clip(high - low, 0, None), axis=1)
-    area = lambda b: np.prod(np.clip(b[..., 2:] - b[..., :2], 0, None), axis=-1)  # noqa: E731
-    return inter / np.maximum(area(box) + area(others) - inter, 1e-12)
+    """IoU of one corner box with each of *others* ([n, 4]); plain column arithmetic: NMS calls it per detection."""
+    width = np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0])
+    height = np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1])
+    inter = np.maximum(width, 0) * np.maximum(height, 0)
+    area = max(box[2] - box[0], 0) * max(box[3] - box[1], 0)
+    areas = np.maximum(others[:, 2] - others[:, 0], 0) * np.maximum(others[:, 3] - others[:, 1], 0)
+    return inter / np.maximum(area + areas - inter, 1e-12)
 
 
 def _nms(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    order, kept = list(np.argsort(-scores, kind="stable")), []
-    while order:
-        best, rest = order[0], np.array(order[1:], dtype=int)
+    order, kept = np.argsort(-scores, kind="stable"), []
+    while len(order) and len(kept) < MAX_DETECTIONS:
+        best, order = order[0], order[1:]
         kept.append(best)
-        if not len(rest):
-            break
-        overlap = (_iou(boxes[best], boxes[rest]) > NMS_IOU) & (classes[rest] == classes[best])
-        order = list(rest[~overlap])
+        order = order[~((_iou(boxes[best], boxes[order]) > NMS_IOU) & (classes[order] == classes[best]))]
     return np.array(kept, dtype=int)
 
 
