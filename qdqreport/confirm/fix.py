@@ -19,7 +19,7 @@ from qdqreport.errors import InputError
 from qdqreport.findings import Finding
 
 CALIB_METHODS = ("minmax", "max", "entropy", "percentile", "distribution")  # max: ModelOpt's name of minmax
-_LIST_FLAGS = ("--nodes_to_exclude", "--op_types_to_exclude")
+_LIST_FLAGS = ("--nodes_to_exclude", "--op_types_to_exclude", "--op_types_to_exclude_fp16")
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,14 @@ class FixSpec:
     wants_calibration: str | None = None  # the file a fix's command names that the user must supply
     action: str = ""
     ort_options: tuple[tuple[str, object], ...] = ()  # quantize_static arguments a fix sets (QR004's QInt8)
+    high_precision_dtype: str | None = None  # ModelOpt's float part a fix names (QR011's fp32)
+    fp32_op_types: tuple[str, ...] = ()  # ModelOpt --op_types_to_exclude_fp16 a fix names
 
     def describe(self) -> dict[str, object]:
         return {"source": self.source, "action": self.action, "nodes_to_exclude": list(self.node_patterns),
                 "op_types_to_exclude": list(self.op_types), "calibration": self.calibration,
-                "calibration_method": self.calibration_method, "quantize_static_options": dict(self.ort_options)}
+                "calibration_method": self.calibration_method, "quantize_static_options": dict(self.ort_options),
+                "high_precision_dtype": self.high_precision_dtype, "op_types_to_exclude_fp16": list(self.fp32_op_types)}
 
 
 @dataclass
@@ -45,6 +48,8 @@ class _Parsed:
     op_types: list[str] = field(default_factory=list)
     calibration: str | None = None
     method: str | None = None
+    high_precision_dtype: str | None = None
+    fp32_op_types: list[str] = field(default_factory=list)
 
 
 def find_finding(findings: Sequence[Finding], wanted: str, bundle: str) -> Finding:
@@ -75,7 +80,8 @@ def fix_from_finding(finding: Finding, calib_file: str | None, quantizer: str = 
         if parsed is None:
             continue
         return FixSpec(source, tuple(parsed.patterns), tuple(parsed.op_types), calib_file, parsed.method,
-                       parsed.calibration, fix.action)
+                       parsed.calibration, fix.action, high_precision_dtype=parsed.high_precision_dtype,
+                       fp32_op_types=tuple(parsed.fp32_op_types))
     raise InputError(f"finding {finding.rule_id} ({finding.fingerprint}): none of its fixes re-quantizes the model "
                      "(no ModelOpt command); confirm exclusions or calibration with --exclude NODE or --calib FILE")
 
@@ -146,7 +152,7 @@ def merge(fix: FixSpec, exclude: Iterable[str], op_types: Iterable[str], method:
     """A finding's fix plus what the command line adds (more exclusions, another calibration method)."""
     return FixSpec(fix.source, tuple(dict.fromkeys([*fix.node_patterns, *exclude])),
                    tuple(dict.fromkeys([*fix.op_types, *op_types])), fix.calibration, method or fix.calibration_method,
-                   fix.wants_calibration, fix.action, fix.ort_options)
+                   fix.wants_calibration, fix.action, fix.ort_options, fix.high_precision_dtype, fix.fp32_op_types)
 
 
 def check_calibration(fix: FixSpec, original: str | None) -> None:
@@ -190,6 +196,8 @@ def _parse_command(command: str) -> _Parsed | None:
         return None
     if "modelopt.onnx.quantization" not in args:
         return None
+    if "|" in args:  # `2>&1 | tee LOG`: the console saved beside the model
+        args = args[:args.index("|")]
     parsed, current = _Parsed(), None
     for arg in args:
         flag, eq, value = arg.partition("=")
@@ -209,9 +217,12 @@ def _set(parsed: _Parsed, flag: str, value: str) -> None:
         parsed.calibration = value
     elif flag == "--calibration_method":
         parsed.method = value.lower()
+    elif flag == "--high_precision_dtype":
+        parsed.high_precision_dtype = value.lower()
     elif flag in _LIST_FLAGS:
         _add(parsed, flag, value.split(","))
 
 
 def _add(parsed: _Parsed, flag: str, values: list[str]) -> None:
-    (parsed.patterns if flag == "--nodes_to_exclude" else parsed.op_types).extend(v for v in values if v)
+    target = {"--nodes_to_exclude": parsed.patterns, "--op_types_to_exclude_fp16": parsed.fp32_op_types}
+    target.get(flag, parsed.op_types).extend(v for v in values if v)

@@ -133,10 +133,11 @@ def modelopt_version() -> str | None:
 
 def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, recovered: Mapping[str, Any],
                   nodes: Sequence[str], op_types: Sequence[str], method: str | None,
-                  high_precision_dtype: str | None = None) -> list[str]:
+                  high_precision_dtype: str | None = None, fp32_op_types: Sequence[str] = ()) -> list[str]:
     """`python -m modelopt.onnx.quantization …` with the options its log and the graph recorded, plus the fix.
 
-    *nodes* are exact node names; *high_precision_dtype* (fp32/fp16/bf16) overrides the recovered float part."""
+    *nodes* are exact node names; *high_precision_dtype* (fp32/fp16/bf16) overrides the recovered float part;
+    *fp32_op_types* are kept out of the FP16 conversion (--op_types_to_exclude_fp16)."""
     args = [sys.executable, "-m", "modelopt.onnx.quantization", f"--onnx_path={fp32}",
             f"--quantize_mode={recovered.get('quantize_mode') or 'int8'}"]
     if calib:  # without it ModelOpt calibrates on random data, as the original run did
@@ -152,6 +153,8 @@ def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, reco
         args += ["--nodes_to_exclude", *(re.escape(name) + "$" for name in nodes)]
     if op_types:
         args += ["--op_types_to_exclude", *op_types]
+    if fp32_op_types:
+        args += ["--op_types_to_exclude_fp16", *fp32_op_types]
     return args + [f"--output_path={output}", f"--log_file={log_file}"]
 
 

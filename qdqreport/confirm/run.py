@@ -229,12 +229,12 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     """Run the quantizer; return the manifest's `quantization` record."""
     base = {"quantizer": plan.detected.quantizer, "detected_by": plan.detected.reason, "fix": plan.fix.describe(),
             "excluded_nodes": plan.excluded, "calibration": plan.calib, "by": "qdqreport confirm",
-            "estimate": _estimate(ctx, plan), "high_precision_dtype": options.high_precision_dtype}
+            "estimate": _estimate(ctx, plan), "high_precision_dtype": _high_precision(options, plan)}
     if plan.detected.quantizer == "modelopt":
         recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
         args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
                                plan.excluded, plan.op_types, plan.fix.calibration_method,
-                               options.high_precision_dtype)
+                               _high_precision(options, plan), plan.fix.fp32_op_types)
         progress.say(f"re-quantizing with ModelOpt {q.modelopt_version()}")
         q.run_modelopt(args, model.parent / "modelopt.log")
         return {**base, "version": q.modelopt_version(), "recovered": recovered, "command": q.shell(args)}
@@ -251,6 +251,11 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
     q.run_ort(plan.fp32, model, calib.samples, used)
     return {**base, "version": q.onnxruntime_version(), "recovered": recovered, "options": used,
             "command": q.ort_call(str(plan.fp32), str(model), plan.calib, used)}
+
+
+def _high_precision(options: ConfirmOptions, plan: _Plan) -> str | None:
+    """ModelOpt's float part: --high-precision-dtype, else the one the finding's fix names (QR011's fp32)."""
+    return options.high_precision_dtype or plan.fix.high_precision_dtype
 
 
 def _estimate(ctx: Context, plan: _Plan) -> dict[str, Any] | None:
@@ -321,7 +326,7 @@ def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model:
     recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
     args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(out / "modelopt.log"), recovered,
                            plan.excluded, plan.op_types, plan.fix.calibration_method,
-                               options.high_precision_dtype)
+                           _high_precision(options, plan), plan.fix.fp32_op_types)
     saved = Path(options.bundle) / "inputs" / "qdqreport_inputs.py"  # collect --save-inputs' loader (zips: unzip first)
     source = ["--inputs", options.inputs] if options.inputs else [
         "--data-loader-script", str(saved) if Path(options.bundle).is_dir() else f"<unzipped {options.bundle}>/{saved.relative_to(options.bundle)}"]
