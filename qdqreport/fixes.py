@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from qdqreport.analysis.input_range import range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
-from qdqreport.analysis.quantizer import ORT_DEFAULT_OPS, ORT_METHODS, TO_ORT, made_by, ort_options
+from qdqreport.analysis.quantizer import (MODELOPT_DEFAULT_METHOD, ORT_DEFAULT_OPS, ORT_METHODS, TO_MODELOPT, TO_ORT,
+                                          ModelOptRecipe, made_by, modelopt_recipe, ort_options)
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.analysis.upstream import calibrated_on_noise
 from qdqreport.findings import Fix
@@ -125,29 +126,54 @@ def method_name(ctx: Context, method: str) -> str:
 
 
 def excluded_precision(ctx: Context) -> str:
-    """The precision nodes kept out of INT8 run in: FP16 under ModelOpt's default float part, FP32 under
-    quantize_static (which never converts the float part)."""
-    return "FP32" if _made_by_ort(ctx) else "FP16"
+    """The precision nodes kept out of INT8 run in: FP16 under ModelOpt's default float part, else the float part the
+    recipe keeps (FP32 under quantize_static, which never converts it, or ModelOpt's --high_precision_dtype)."""
+    if _made_by_ort(ctx):
+        return "FP32"
+    return (recipe(ctx).high_precision_dtype or "fp16").upper()
+
+
+def recipe(ctx: Context) -> ModelOptRecipe:
+    """The ModelOpt options this bundle shows its model was made with (analysis/quantizer.modelopt_recipe)."""
+    return modelopt_recipe(ctx.precision, ctx.modelopt_log, ctx.manifest, ctx.modelopt_log_text)
 
 
 def modelopt_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
                      output: str | None = None) -> str:
-    """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model with *change*."""
+    """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model with *change*, on the recipe the bundle shows
+    (recipe(ctx): the float part's dtype, the logged calibration method, the exclusions a confirm recorded,
+    --calibration_eps cpu when the run calibrated on the CPU provider alone), so that only *change* differs.
+
+    When the bundle holds ModelOpt's log, the console output is saved as requantized_log(ctx) (ModelOpt's own --log_file
+    stops before the calibration lines), the log recollect_command gives the new collect."""
+    shown = recipe(ctx)
     extra = []
-    if change.exclude_nodes:
-        extra += ["--nodes_to_exclude", *node_patterns(change.exclude_nodes)]
-    if change.exclude_op_types:
-        extra += ["--op_types_to_exclude", *sorted(set(change.exclude_op_types))]
-    if change.calibration_method:
-        extra += ["--calibration_method", change.calibration_method]
-    if change.float_part_fp32:
-        extra += ["--high_precision_dtype", "fp32"]
+    nodes = [*shown.exclude_nodes, *change.exclude_nodes]
+    if nodes:
+        extra += ["--nodes_to_exclude", *node_patterns(nodes)]
+    op_types = sorted({*shown.exclude_op_types, *change.exclude_op_types})
+    if op_types:
+        extra += ["--op_types_to_exclude", *op_types]
+    method = change.calibration_method or TO_MODELOPT.get(shown.calibration_method or "", shown.calibration_method)
+    if method and (change.calibration_method or method != MODELOPT_DEFAULT_METHOD):
+        extra += ["--calibration_method", method]
+    high = "fp32" if change.float_part_fp32 else shown.high_precision_dtype
+    if high:
+        extra += ["--high_precision_dtype", high]
     if change.fp32_op_types:
         extra += ["--op_types_to_exclude_fp16", *sorted(set(change.fp32_op_types))]
+    if shown.calibration_eps:
+        extra += ["--calibration_eps", *shown.calibration_eps]
     args = ["python", "-m", "modelopt.onnx.quantization", f"--onnx_path={model_file(ctx, 'fp32')}",
-            "--quantize_mode=int8", f"--calibration_data_path={calibration or calibration_file(ctx)}", *extra,
-            f"--output_path={output or requantized_file(ctx)}"]
-    return " ".join(shell_quote(a) for a in args)
+            f"--quantize_mode={shown.quantize_mode}", f"--calibration_data_path={calibration or calibration_file(ctx)}",
+            *extra, f"--output_path={output or requantized_file(ctx)}"]
+    command = " ".join(shell_quote(a) for a in args)
+    return command + f" 2>&1 | tee {shell_quote(requantized_log(ctx))}" if ctx.modelopt_log else command
+
+
+def requantized_log(ctx: Context) -> str:
+    """The console log modelopt_command saves beside requantized_file (in the folder it runs in)."""
+    return re.sub(r"\.onnx$", ".log", requantized_file(ctx))
 
 
 def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: str | None = None,
@@ -228,21 +254,32 @@ def recollect_command(ctx: Context) -> str:
     The recorded collect command is reused (its paths are relative to where it ran); a bundle made by
     `qdqreport demo` (or an unknown tool) gets a collect command built from the manifest's paths."""
     argv = [str(a) for a in (ctx.manifest.get("collector") or {}).get("argv") or []]
+    log = requantized_log(ctx) if ctx.modelopt_log and not _made_by_ort(ctx) else None
     if len(argv) > 2 and argv[1] == "collect":
-        return " ".join(shell_quote(a) for a in _swap_collect_args(argv[:1] + ["collect"] + argv[2:], requantized_file(ctx)))
+        swapped = _swap_collect_args(argv[:1] + ["collect"] + argv[2:], requantized_file(ctx), log)
+        return " ".join(shell_quote(a) for a in swapped)
     inputs = (ctx.manifest.get("inputs") or {}).get("eval")
     source = inputs.get("source") if isinstance(inputs, dict) else None
     args = ["qdqreport", "collect", "--fp32", model_file(ctx, "fp32"), "--qdq", requantized_file(ctx),
-            "--inputs", str(source) if source else "<inputs.npz>", "-o", "qdqreport-bundle-requantized"]
+            "--inputs", str(source) if source else "<inputs.npz>", *(["--modelopt-log", log] if log else []),
+            "-o", "qdqreport-bundle-requantized"]
     return " ".join(shell_quote(a) for a in args)
 
 
-def _swap_collect_args(argv: list[str], qdq: str) -> list[str]:
-    """*argv* with --qdq replaced by *qdq* and the output folder renamed, so the first bundle stays."""
+def _swap_collect_args(argv: list[str], qdq: str, log: str | None = None) -> list[str]:
+    """*argv* with --qdq replaced by *qdq*, --modelopt-log by *log* (the new quantization's; the option is dropped
+    without one: the old run's log would describe the old model) and the output folder renamed, so the first bundle
+    stays."""
     out: list[str] = []
     for i, arg in enumerate(argv):
         previous = argv[i - 1] if i else ""
-        if previous == "--qdq":
+        if arg == "--modelopt-log" and log is None:
+            continue
+        if previous == "--modelopt-log" or arg.startswith("--modelopt-log="):
+            if log is None:
+                continue
+            arg = f"--modelopt-log={log}" if arg.startswith("--modelopt-log=") else log
+        elif previous == "--qdq":
             arg = qdq
         elif previous in ("-o", "--output"):
             arg = _renamed_output(arg)

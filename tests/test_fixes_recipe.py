@@ -18,6 +18,7 @@ from qdqreport.bundle.reader import Bundle
 from qdqreport.confirm import quantizers as q
 from qdqreport.confirm.fix import fix_from_finding
 from qdqreport.engine import run_rules
+from qdqreport.fixes import Change, modelopt_command
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
@@ -64,3 +65,48 @@ def test_confirm_of_qr011_builds_its_printed_fp32_float_part() -> None:
     assert second.fp32_op_types and second.high_precision_dtype is None
     args = q.modelopt_args("m.onnx", "o.onnx", None, "o.log", recovered, [], (), None, None, second.fp32_op_types)
     assert _options(shlex.join(args))["--op_types_to_exclude_fp16"] == list(second.fp32_op_types)
+
+
+def test_modelopt_commands_carry_the_bundles_recipe() -> None:
+    """An FP32 float part and a calibration on the CPU provider alone are repeated by every ModelOpt command of the
+    report (QR009's and QR002's here); nodes kept out of INT8 then stay in FP32, as the action says."""
+    findings = _findings("yolo_random_calib_modelopt")
+    commands = [fix.command for f in findings.values() for fix in f.fixes
+                if fix.command and "modelopt.onnx.quantization" in fix.command]
+    assert len(commands) >= 2
+    for command in commands:
+        options = _options(command)
+        assert options["--high_precision_dtype"] == ["fp32"] and options["--calibration_eps"] == ["cpu"], command
+    assert "in FP32" in findings["QR002"].fixes[0].action
+    # ModelOpt's default FP16 float part and no log: nothing added.
+    for f in _findings("det_fp16_default").values():
+        for fix in f.fixes:
+            if fix.command and "modelopt.onnx.quantization" in fix.command and "fp32" not in fix.action.lower():
+                assert "--high_precision_dtype" not in _options(fix.command), fix.command
+                assert "--calibration_eps" not in _options(fix.command)
+
+
+def test_the_logged_calibration_method_and_a_confirms_exclusions_are_repeated() -> None:
+    from qdqreport.analysis.quantizer import modelopt_recipe
+
+    ctx = Context(Bundle(str(CORPUS / "cls_calib_x255")))
+    ctx.__dict__["modelopt_log"] = {**ctx.modelopt_log, "calibration_method": "max"}  # as ModelOpt logs --calibration_method=max
+    assert _options(modelopt_command(ctx))["--calibration_method"] == ["max"]
+    assert _options(modelopt_command(ctx, Change(calibration_method="entropy")))["--calibration_method"] == ["entropy"]
+    # A model `qdqreport confirm` made: its manifest's record holds the exclusions and --calibration_eps it ran with.
+    record = {"quantizer": "modelopt", "command": "python -m modelopt.onnx.quantization --onnx_path=m.onnx "
+              "--calibration_eps=cpu --nodes_to_exclude 'Conv@1$' --output_path=o.onnx", "excluded_nodes": ["Conv@1"],
+              "fix": {"op_types_to_exclude": ["MatMul"], "calibration_method": "max"}}
+    recipe = modelopt_recipe({"float_dtype": "fp32"}, None, {"quantization": record})
+    assert (recipe.exclude_nodes, recipe.exclude_op_types, recipe.calibration_eps) == (("Conv@1",), ("MatMul",), ("cpu",))
+    assert (recipe.high_precision_dtype, recipe.calibration_method) == ("fp32", "max")
+
+
+def test_recollect_reads_the_new_quantizations_log() -> None:
+    """QR001's collect command names the log the ModelOpt commands above write, not the old model's."""
+    findings = _findings("cls_calib_x255")
+    requantize = next(fix.command for fix in findings["QR003"].fixes if "modelopt.onnx.quantization" in fix.command)
+    assert requantize.endswith("2>&1 | tee cls_fp32.quant.log")
+    argv = shlex.split(findings["QR001"].fixes[0].command)
+    assert argv[argv.index("--modelopt-log") + 1] == "cls_fp32.quant.log"
+    assert argv[argv.index("--qdq") + 1] == "cls_fp32.quant.onnx"

@@ -9,11 +9,13 @@ were quantized) are read back from the bundle's precision summary; the calibrati
 in the graph: ONNX Runtime's default (MinMax) is assumed.
 
 Fix commands (qdqreport/fixes.py) re-quantize with the tool that made the model; `qdqreport confirm`
-reruns it (confirm/quantizers.py). Both read this one judgement.
+reruns it (confirm/quantizers.py). Both read this one judgement, and for ModelOpt the one recipe
+(modelopt_recipe) the bundle shows: the options a re-quantization must repeat so that only the fix changes.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -44,6 +46,70 @@ def made_by(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any]
     if ((precision or {}).get("producer") or {}).get("name") == ORT_PRODUCER:
         return Detected("onnxruntime", f"producer {ORT_PRODUCER} with an FP32 float part and no ModelOpt log")
     return None
+
+
+@dataclass(frozen=True)
+class ModelOptRecipe:
+    """The ModelOpt options a bundle shows its QDQ model was made with (modelopt_recipe). Every ModelOpt command
+    qdqreport prints (fixes.modelopt_command) or runs (confirm) starts from it, so a fix changes only what it names."""
+
+    quantize_mode: str = "int8"
+    calibration_method: str | None = None  # as ModelOpt's log states it (None: not logged)
+    high_precision_dtype: str | None = None  # fp32/bf16 when the float part is; None: ModelOpt's default (fp16)
+    calibration_eps: tuple[str, ...] = ()  # ("cpu",) when the run calibrated on the CPU provider alone
+    random_calibration: bool = False
+    exclude_nodes: tuple[str, ...] = ()  # node names the run excluded (known from a confirm's record only)
+    exclude_op_types: tuple[str, ...] = ()  # op types the run excluded (likewise)
+
+
+# The float precisions ModelOpt's --high_precision_dtype writes; its default fp16 is left out of commands.
+_HIGH_PRECISION = {"fp32": "fp32", "bf16": "bf16"}
+MODELOPT_DEFAULT_METHOD = "entropy"  # ModelOpt 0.47's INT8 default calibration
+
+
+def modelopt_recipe(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any] | None,
+                    manifest: Mapping[str, Any] | None = None, log_text: str | None = None) -> ModelOptRecipe:
+    """The ModelOpt options the bundle shows: the float part's dtype (--high_precision_dtype), the log's calibration
+    method, random calibration and execution providers (--calibration_eps cpu when only the CPU provider ran), and,
+    for a model `qdqreport confirm` made, the exclusions and --calibration_eps its manifest's quantization record
+    holds. A QDQ graph cannot tell the user's node exclusions from ModelOpt's own, so outside such a record none are
+    recovered."""
+    log = modelopt_log or {}
+    types = {str(k).lower() for k in (log.get("quantized_type_counts") or {})}
+    record = (manifest or {}).get("quantization")
+    record = record if isinstance(record, dict) and record.get("quantizer") == "modelopt" else {}
+    fix = record.get("fix") if isinstance(record.get("fix"), dict) else {}
+    recovered = record.get("recovered") if isinstance(record.get("recovered"), dict) else {}
+    command = str(record.get("command") or "")
+    eps = _calibration_eps(command) or _log_eps(log_text)
+    method = log.get("calibration_method") or fix.get("calibration_method") or recovered.get("calibration_method")
+    return ModelOptRecipe(
+        quantize_mode="fp8" if any("fp8" in t or "float8" in t for t in types) else "int8",
+        calibration_method=str(method) if method else None,
+        high_precision_dtype=_HIGH_PRECISION.get(str((precision or {}).get("float_dtype"))),
+        calibration_eps=eps, random_calibration=bool(log.get("random_calibration")),
+        exclude_nodes=tuple(str(n) for n in record.get("excluded_nodes") or ()),
+        exclude_op_types=tuple(str(t) for t in fix.get("op_types_to_exclude") or ()))
+
+
+_EPS_FLAG = re.compile(r"--calibration_eps(?:=|\s+)([\w:,-]+(?:\s+(?!-)[\w:-]+)*)")
+
+
+def _calibration_eps(command: str) -> tuple[str, ...]:
+    match = _EPS_FLAG.search(command)
+    return tuple(e for e in re.split(r"[\s,]+", match.group(1)) if e) if match else ()
+
+
+_EPS_LINE = re.compile(r"Successfully enabled \d+ EPs for ORT: \[(.{0,2000})\]")
+_EP_NAME = re.compile(r"'(\w+)ExecutionProvider'")
+
+
+def _log_eps(text: str | None) -> tuple[str, ...]:
+    """("cpu",) when ModelOpt's console log ("Successfully enabled 1 EPs for ORT: ['CPUExecutionProvider']", its last
+    such line) shows calibration on the CPU provider alone; () otherwise (its default list, cpu cuda:0 trt, enables
+    CUDA where it can, and ModelOpt's --log_file stops before that line)."""
+    lines = _EPS_LINE.findall(text or "")
+    return ("cpu",) if lines and _EP_NAME.findall(lines[-1]) == ["CPU"] else ()
 
 
 def ort_options(precision: Mapping[str, Any]) -> dict[str, Any]:

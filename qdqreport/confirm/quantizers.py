@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from qdqreport.analysis.quantizer import (ORT_DEFAULT_OPS, ORT_METHODS, TO_MODELOPT, TO_ORT, Detected, made_by,  # noqa: F401
-                                          ort_options)  # (q.ort_options: confirm's callers)
+                                          modelopt_recipe, ort_options)  # (q.ort_options: confirm's callers)
 from qdqreport.errors import InputError
 
 QUANTIZERS = ("onnxruntime", "modelopt")
@@ -134,10 +134,13 @@ def modelopt_version() -> str | None:
 def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, recovered: Mapping[str, Any],
                   nodes: Sequence[str], op_types: Sequence[str], method: str | None,
                   high_precision_dtype: str | None = None, fp32_op_types: Sequence[str] = ()) -> list[str]:
-    """`python -m modelopt.onnx.quantization …` with the options its log and the graph recorded, plus the fix.
+    """`python -m modelopt.onnx.quantization …` with the options its log and the graph recorded (modelopt_options: the
+    recipe the report's fix commands start from too), plus the fix.
 
     *nodes* are exact node names; *high_precision_dtype* (fp32/fp16/bf16) overrides the recovered float part;
     *fp32_op_types* are kept out of the FP16 conversion (--op_types_to_exclude_fp16)."""
+    nodes = list(dict.fromkeys([*(recovered.get("exclude_nodes") or ()), *nodes]))
+    op_types = list(dict.fromkeys([*(recovered.get("exclude_op_types") or ()), *op_types]))
     args = [sys.executable, "-m", "modelopt.onnx.quantization", f"--onnx_path={fp32}",
             f"--quantize_mode={recovered.get('quantize_mode') or 'int8'}"]
     if calib:  # without it ModelOpt calibrates on random data, as the original run did
@@ -158,14 +161,15 @@ def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, reco
     return args + [f"--output_path={output}", f"--log_file={log_file}"]
 
 
-def modelopt_options(log: Mapping[str, Any] | None, precision: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What ModelOpt's log and the QDQ graph say about the original run."""
-    log = log or {}
-    types = {str(k).lower() for k in (log.get("quantized_type_counts") or {})}
-    return {"quantize_mode": "fp8" if any("fp8" in t or "float8" in t for t in types) else "int8",
-            "calibration_method": log.get("calibration_method"),
-            "random_calibration": bool(log.get("random_calibration")),
-            "high_precision_dtype": "fp32" if (precision or {}).get("float_dtype") == "fp32" else None}
+def modelopt_options(log: Mapping[str, Any] | None, precision: Mapping[str, Any] | None,
+                     manifest: Mapping[str, Any] | None = None, log_text: str | None = None) -> dict[str, Any]:
+    """What ModelOpt's log, the QDQ graph and a confirm's record say about the original run: the recipe the report's
+    fix commands start from (analysis/quantizer.modelopt_recipe), as the manifest's `recovered` record."""
+    recipe = modelopt_recipe(precision, log, manifest, log_text)
+    return {"quantize_mode": recipe.quantize_mode, "calibration_method": recipe.calibration_method,
+            "random_calibration": recipe.random_calibration, "high_precision_dtype": recipe.high_precision_dtype,
+            "calibration_eps": list(recipe.calibration_eps), "exclude_nodes": list(recipe.exclude_nodes),
+            "exclude_op_types": list(recipe.exclude_op_types)}
 
 
 def run_modelopt(args: Sequence[str], log_file: Path) -> None:

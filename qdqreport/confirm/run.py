@@ -231,7 +231,7 @@ def _quantize(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, p
             "excluded_nodes": plan.excluded, "calibration": plan.calib, "by": "qdqreport confirm",
             "estimate": _estimate(ctx, plan), "high_precision_dtype": _high_precision(options, plan)}
     if plan.detected.quantizer == "modelopt":
-        recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
+        recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision, ctx.manifest, ctx.modelopt_log_text)
         args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(model.parent / "modelopt.log"), recovered,
                                plan.excluded, plan.op_types, plan.fix.calibration_method,
                                _high_precision(options, plan), plan.fix.fp32_op_types)
@@ -323,7 +323,7 @@ def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, in
 
 def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path) -> q.QuantizerUnavailable:
     out = Path(options.output)
-    recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision)
+    recovered = q.modelopt_options(ctx.modelopt_log, ctx.precision, ctx.manifest, ctx.modelopt_log_text)
     args = q.modelopt_args(str(plan.fp32), str(model), plan.calib, str(out / "modelopt.log"), recovered,
                            plan.excluded, plan.op_types, plan.fix.calibration_method,
                            _high_precision(options, plan), plan.fix.fp32_op_types)
