@@ -203,6 +203,15 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
     return python_command(code)
 
 
+def tensorrt_ort_options(options: dict[str, Any]) -> dict[str, Any]:
+    """quantize_static *options* made what TensorRT accepts (the corpus' *_healthy_trt_nobias recipe): signed INT8
+    activations and weights, symmetric (zero points 0), biases left in float (QuantizeBias False: TensorRT rejects INT32
+    bias DequantizeLinear nodes); the op types, nodes and per-channel choice kept."""
+    return {**options, "activation_type": "int8", "weight_type": "int8",
+            "extra_options": {**options["extra_options"], "ActivationSymmetric": True, "WeightSymmetric": True,
+                              "QuantizeBias": False}}
+
+
 def recorded_ort_options(ctx: Context) -> dict[str, Any]:
     """quantize_static's options as this bundle's QDQ graph records them (analysis/quantizer.ort_options)."""
     return ort_options(ctx.precision or {})

@@ -12,6 +12,7 @@ import dataclasses
 import shlex
 from pathlib import Path
 
+import pytest
 
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
@@ -110,3 +111,24 @@ def test_recollect_reads_the_new_quantizations_log() -> None:
     argv = shlex.split(findings["QR001"].fixes[0].command)
     assert argv[argv.index("--modelopt-log") + 1] == "cls_fp32.quant.log"
     assert argv[argv.index("--qdq") + 1] == "cls_fp32.quant.onnx"
+
+
+def _quantize_static_kwargs(command: str) -> str:
+    return shlex.split(command)[2].split("quantize_static(", 2)[-1]
+
+
+@pytest.mark.parametrize("case", ["yolo_random_calib", "yolo_random_calib_modelopt"])
+def test_random_calibration_alternative_for_tensorrt(case: str) -> None:
+    """Target TensorRT: quantize_static's defaults (UINT8, non-zero zero points, INT32 biases) are what TensorRT rejects;
+    the alternative is symmetric signed INT8 with float biases, or left out when ModelOpt made the model."""
+    fixes = _findings(case)["QR009"].fixes
+    alternatives = [fix.command for fix in fixes if "quantize_static(" in (fix.command or "")]
+    if case.endswith("modelopt"):
+        assert len(fixes) == 1 and not alternatives
+        onnxruntime = _findings(case, target="onnxruntime")["QR009"].fixes
+        assert len(onnxruntime) == 2 and "quantize_static(" in onnxruntime[1].command  # ORT's own recipe is fine there
+        return
+    kwargs = _quantize_static_kwargs(fixes[-1].command)
+    assert "activation_type=QuantType.QInt8" in kwargs and "weight_type=QuantType.QInt8" in kwargs
+    assert "'ActivationSymmetric': True" in kwargs and "'WeightSymmetric': True" in kwargs
+    assert "'QuantizeBias': False" in kwargs and "real_calib.npz" in fixes[-1].command

@@ -11,7 +11,9 @@ from qdqreport.analysis.calibration_data import (
 from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import RANDOM_CALIBRATION_FIX, model_file, python_command, requantize_command, requantized_file
+from qdqreport.analysis.target import TENSORRT
+from qdqreport.fixes import (RANDOM_CALIBRATION_FIX, model_file, python_command, quantize_static_command, quantizer_name,
+                             recorded_ort_options, requantize_command, requantized_file, tensorrt_ort_options)
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
@@ -183,8 +185,22 @@ def _fixes(ctx: Context) -> tuple[Fix, ...]:
               "it = iter([{k: d[k][i:i + 1] for k in d.files} for i in range(n)]); "
               f"quantize_static({model_file(ctx, 'fp32')!r}, {requantized_file(ctx)!r}, "
               "types.SimpleNamespace(get_next=lambda: next(it, None)))")
-    return (Fix("Save real, preprocessed samples (the evaluation preprocessing, shape [N, ...] per model input, a few "
+    first = Fix("Save real, preprocessed samples (the evaluation preprocessing, shape [N, ...] per model input, a few "
                 "hundred for a CNN) and re-quantize with them: ModelOpt --calibration_data_path",
-                requantize_command(ctx, calibration=RANDOM_CALIBRATION_FIX)),
-            Fix("With ONNX Runtime quantize_static: a CalibrationDataReader whose get_next() yields those samples "
-                "({input name: one preprocessed sample}), never np.random data", python_command(reader)))
+                requantize_command(ctx, calibration=RANDOM_CALIBRATION_FIX))
+    if ctx.target != TENSORRT:
+        return (first, Fix("With ONNX Runtime quantize_static: a CalibrationDataReader whose get_next() yields those "
+                           "samples ({input name: one preprocessed sample}), never np.random data", python_command(reader)))
+    # quantize_static's defaults (UINT8 activations, non-zero zero points, INT32 biases) are what TensorRT rejects (QR004).
+    if quantizer_name(ctx) != "quantize_static":
+        return (first,)  # ModelOpt made the model: its command above is the fix, on TensorRT's recipe already
+    recorded = recorded_ort_options(ctx)
+    bias = any(isinstance(g, dict) and g.get("dtype") == "int32" for g in (ctx.precision or {}).get("qdq") or [])
+    if not bias and (recorded["activation_type"], recorded["weight_type"]) == ("int8", "int8") and \
+            recorded["extra_options"]["ActivationSymmetric"] and recorded["extra_options"]["WeightSymmetric"]:
+        return (first,)  # the recorded settings, which the command above keeps, are TensorRT's already
+    options = tensorrt_ort_options(recorded)
+    return (first, Fix("For TensorRT, quantize_static with TensorRT-compatible settings: symmetric signed INT8 "
+                       "activations and weights (zero points 0), biases left in float (QuantizeBias False), "
+                       "calibrated on those samples",
+                       quantize_static_command(ctx, options, RANDOM_CALIBRATION_FIX)))
