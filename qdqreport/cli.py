@@ -118,7 +118,9 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                              "It runs as Python code: pass only scripts you trust")
     collect.add_argument("--calib", help="the calibration data used for quantization (.npy/.npz), to compare with --inputs")
     collect.add_argument("--reference", help="framework outputs (.npz keyed by output name), one row per input row")
-    collect.add_argument("--modelopt-log", help="the log ModelOpt wrote while quantizing (--log_file)")
+    collect.add_argument("--modelopt-log", help="ModelOpt's console output while quantizing "
+                         "(`python -m modelopt.onnx.quantization ... 2>&1 | tee quant.log`; its --log_file stops "
+                         "before the summary counts)")
     collect.add_argument("--postprocess", metavar="FILE.py[:FUNC]",
                          help="your decode step: FUNC (default decode) gets one sample's outputs {name: array} and "
                               "returns the task result {field: value} (labels, scores, boxes; at most 10,000 values "

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from qdqreport.collect.modelopt_log import parse_modelopt_log, read_modelopt_log
+from qdqreport.collect.modelopt_log import parse_modelopt_log, partial_note, read_modelopt_log
 from qdqreport.errors import InputError
 
 LOGS = Path(__file__).resolve().parent / "data" / "modelopt"
 TYPE_COUNTS = {"Conv": 49, "Add": 41, "Mul": 27, "BatchNormalization": 2, "GlobalAveragePool": 10}
 KEYS = {"format", "total_nodes", "quantized_nodes", "quantizable_nodes", "non_quantizable_partitions",
         "nodes_to_quantize", "quantized_type_counts", "random_calibration", "calibration_method",
-        "already_quantized", "warnings"}
+        "already_quantized", "warnings", "complete"}
 
 
 def parsed(name: str) -> dict:
@@ -31,6 +31,7 @@ def test_calibrated_run() -> None:
     assert result["random_calibration"] is False
     assert result["calibration_method"] == "entropy"
     assert result["already_quantized"] is False
+    assert result["complete"] is True  # the quantized-node summary and "Quantized onnx model is saved as"
     assert "Shared constants were detected and duplicated accordingly." in result["warnings"]
 
 
@@ -55,6 +56,21 @@ def test_log_file_stops_before_the_summary() -> None:
     result = parsed("calibrated.log_file.log")
     assert result["total_nodes"] is None and result["quantized_type_counts"] is None
     assert result["random_calibration"] is False and result["calibration_method"] is None
+    assert result["complete"] is False
+    note = partial_note(LOGS / "calibrated.log_file.log", result)
+    assert note.count("\n") == 0 and "calibrated.log_file.log" in note and "quantized-node summary" in note
+    assert "python -m modelopt.onnx.quantization ... 2>&1 | tee quant.log" in note
+    assert all(partial_note("x.log", parsed(name)) is None
+               for name in ("calibrated.log", "random_calibration.log", "already_quantized.log"))
+
+
+def test_a_run_cut_after_the_summary_is_partial() -> None:
+    """A run that died while saving: the summary is there, the "saved as" line is not."""
+    lines = (LOGS / "calibrated.log").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if "Quantized onnx model is saved as" in line)
+    result = parse_modelopt_log("\n".join(lines[:cut]))
+    assert result["quantized_nodes"] == 129 and result["complete"] is False
+    assert "saved as" in partial_note("x.log", result)
 
 
 def test_last_run_wins_and_warnings_are_deduplicated() -> None:
@@ -69,6 +85,20 @@ def test_a_file_that_is_not_a_modelopt_log_is_refused(tmp_path: Path) -> None:
     other.write_text("epoch 1 loss 0.3\n")
     with pytest.raises(InputError, match="train.log"):
         read_modelopt_log(other)
+
+
+def test_binary_and_foreign_files_are_refused(tmp_path: Path) -> None:
+    model = LOGS.parent / "models" / "cls_modelopt_int8.onnx"  # an .onnx passed as the log
+    with pytest.raises(InputError, match=r"cls_modelopt_int8.onnx: a binary file \(NUL bytes\).*tee quant.log"):
+        read_modelopt_log(model)
+    script = tmp_path / "quantize.sh"  # names ModelOpt (the old check took any mention) but holds no line of its log
+    script.write_text("python -m modelopt.onnx.quantization --onnx_path m.onnx --log_file quant.log\n")
+    with pytest.raises(InputError, match="quantize.sh: holds no line ModelOpt writes"):
+        read_modelopt_log(script)
+    latin = tmp_path / "latin1.log"
+    latin.write_bytes((LOGS / "calibrated.log").read_text().replace("tmp", "Åtmp").encode("latin-1", errors="replace"))
+    with pytest.raises(InputError, match=r"latin1.log: not UTF-8 text \(byte \d+\)"):
+        read_modelopt_log(latin)
 
 
 def test_a_huge_log_line_parses_in_linear_time():

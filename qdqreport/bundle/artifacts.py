@@ -210,6 +210,8 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "quantized_nodes": Count(True), "non_quantizable_partitions": Count(True),
         "calibration_method": Str(nullable=True), "random_calibration": Bool(True), "already_quantized": Bool(True),
         "quantized_type_counts": Obj(values=Count(), nullable=True), "warnings": ListOf(Str(TEXT_MAX), nullable=True),
+        # optional (bundles before 2026-11-26 lack it): the log holds the end of a finished run (false: ModelOpt's --log_file)
+        "complete": Bool(True),
     }),
     "eval_stats": _INPUT_STATS,
     "calib_stats": _INPUT_STATS,

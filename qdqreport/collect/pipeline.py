@@ -207,6 +207,7 @@ def _input_paths(options: CollectOptions) -> list[Path]:
 def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
     progress.say("loading models and inputs")
     check_provider(options.ort_provider)
+    log_text = _modelopt_log_text(options.modelopt_log, progress) if options.modelopt_log else None
     fp32 = load_model(options.fp32, "--fp32")
     qdq = load_model(options.qdq, "--qdq")
     check_model_pair(fp32, qdq, options.allow_unquantized)
@@ -226,7 +227,6 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
         output_axes = batch_axes(fp32.output_specs, options.batch_axes, "an output of --fp32")
         reference = load_reference(options.reference, fp32.outputs, len(eval_set.samples), sample_batch(eval_set),
                                    output_axes)
-    log_text = _read_text(options.modelopt_log, "--modelopt-log") if options.modelopt_log else None
     decoder, app = _load_task_inputs(options, len(eval_set.samples))
     return _Loaded(fp32, qdq, eval_set, calib, reference, log_text, decoder, app)
 
@@ -273,11 +273,16 @@ def _check_same_interface(fp32: LoadedModel, qdq: LoadedModel) -> None:
         raise InputError(f"{qdq.path}: shares no output name with {fp32.path}; pass the QDQ model quantized from it")
 
 
-def _read_text(path: str, role: str) -> str:
-    file = Path(path)
-    if not file.is_file():
-        raise InputError(f"{file}: no such file ({role}); pass the log that ModelOpt wrote (--log_file)")
-    return file.read_text(encoding="utf-8", errors="replace")
+def _modelopt_log_text(path: str, progress: Progress) -> str:
+    """The --modelopt-log text, checked before any model loads (a binary or foreign file is refused, exit 2); one
+    line when it lacks what a finished ModelOpt run writes (ModelOpt 0.47's --log_file)."""
+    from qdqreport.collect.modelopt_log import parse_modelopt_log, partial_note, read_modelopt_text
+
+    text = read_modelopt_text(path)
+    note = partial_note(path, parse_modelopt_log(text))
+    if note:
+        progress.say(note)
+    return text
 
 
 # --- running ----------------------------------------------------------------------------

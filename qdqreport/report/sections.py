@@ -91,7 +91,13 @@ def _modelopt(log: dict[str, Any]) -> dict[str, Any]:
     warnings = [str(w) for w in log.get("warnings") or []]
     return {**{key: log.get(key) for key in MODELOPT_KEYS},
             "quantized_type_counts": dict(sorted((log.get("quantized_type_counts") or {}).items())),
-            "warnings": warnings[:10], "warnings_total": len(warnings)}
+            "warnings": warnings[:10], "warnings_total": len(warnings), "partial": _partial(log)}
+
+
+def _partial(log: dict[str, Any]) -> bool:
+    """The log lacks the end of a finished run (modelopt_log `complete` false: ModelOpt 0.47's --log_file, a failed
+    run); a bundle written before `complete` was recorded: no quantized-node summary, which every finished run logs."""
+    return log.get("complete") is False or ("complete" not in log and log.get("quantized_nodes") is None)
 
 
 # --- input statistics -----------------------------------------------------------------------

@@ -1,0 +1,76 @@
+"""collect's own stderr and the ModelOpt log it is given, on real files.
+
+- ModelOpt 0.47's --log_file (tests/data/modelopt/calibrated.log_file.log) stops before the summary: collect says
+  so in one line and the bundle records the log as partial, so the report does not show "0 warnings" as measured.
+- A --modelopt-log that is not a ModelOpt log (a binary .onnx, a text without a ModelOpt line) is refused:
+  one line naming the file and the fix, exit 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qdqreport.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "qdqreport" / "demo"
+MODELS = ROOT / "tests" / "data" / "models"
+LOGS = ROOT / "tests" / "data" / "modelopt"
+FIX = "2>&1 | tee quant.log"
+
+
+def _demo_args(out: Path, log: Path, *more: str) -> list[str]:
+    return ["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8.onnx"),
+            "--inputs", str(DEMO / "eval.npz"), "--max-samples", "2", "--modelopt-log", str(log), "-o", str(out), *more]
+
+
+@pytest.mark.slow
+def test_log_file_output_is_recorded_partial(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    log = LOGS / "calibrated.log_file.log"  # what ModelOpt 0.47 wrote to --log_file
+    out = tmp_path / "bundle"
+    assert main(_demo_args(out, log)) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "calibrated.log_file.log" in line]
+    assert len(said) == 1 and "warning:" in said[0] and "quantized-node summary" in said[0] and FIX in said[0]
+    parsed = json.loads((out / "quant" / "modelopt_log.json").read_text())
+    assert parsed["complete"] is False and parsed["total_nodes"] is None and parsed["quantized_nodes"] is None
+    assert main(["validate", str(out)]) == 0
+    assert main(["report", str(out), "-o", str(tmp_path / "report")]) == 0
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "**ModelOpt log (partial):**" in md and "in the part it holds" in md
+    assert "**ModelOpt log:** — nodes" not in md
+    assert "ModelOpt log (partial)</h3>" in (tmp_path / "report" / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_console_log_is_complete_and_quiet(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "bundle"
+    assert main(_demo_args(out, LOGS / "calibrated.log")) == 0
+    assert "calibrated.log" not in capsys.readouterr().err
+    parsed = json.loads((out / "quant" / "modelopt_log.json").read_text())
+    assert parsed["complete"] is True and parsed["quantized_nodes"] == 129
+
+
+def _not_logs(tmp: Path) -> dict[str, tuple[Path, str]]:
+    script = tmp / "quantize.sh"  # mentions ModelOpt, but is not its log
+    script.write_text("python -m modelopt.onnx.quantization --onnx_path m.onnx --log_file quant.log\n")
+    latin = tmp / "latin1.log"  # a real log re-encoded: the Å of a path is one byte, not UTF-8
+    latin.write_bytes((LOGS / "calibrated.log").read_text().replace("tmpqelhj52v", "Åtmp").encode("latin-1", errors="replace"))
+    utf16 = tmp / "utf16.log"  # Windows PowerShell's `>` writes UTF-16
+    utf16.write_bytes((LOGS / "calibrated.log").read_text().encode("utf-16"))
+    return {"onnx": (MODELS / "cls_modelopt_int8.onnx", "NUL bytes"), "script": (script, "holds no line ModelOpt writes"),
+            "latin-1": (latin, "not UTF-8"), "utf-16": (utf16, "UTF-16")}
+
+
+@pytest.mark.parametrize("case", ["onnx", "script", "latin-1", "utf-16"])
+@pytest.mark.slow
+def test_a_file_that_is_not_a_modelopt_log_is_refused(case: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path, expected = _not_logs(tmp_path)[case]
+    out = tmp_path / "out" / "bundle"
+    assert main(_demo_args(out, path, "--quiet")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("qdqreport: error: ") and str(path) in err
+    assert expected in err and FIX in err
+    assert not out.exists() and not list(tmp_path.rglob(".*partial*"))
