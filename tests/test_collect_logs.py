@@ -4,6 +4,7 @@
   so in one line and the bundle records the log as partial, so the report does not show "0 warnings" as measured.
 - A --modelopt-log that is not a ModelOpt log (a binary .onnx, a text without a ModelOpt line) is refused:
   one line naming the file and the fix, exit 2, nothing written.
+- confirm saves ModelOpt's console as its log, not --log_file's file.
 """
 
 from __future__ import annotations
@@ -74,3 +75,28 @@ def test_a_file_that_is_not_a_modelopt_log_is_refused(case: str, tmp_path: Path,
     assert err.count("\n") == 1 and err.startswith("qdqreport: error: ") and str(path) in err
     assert expected in err and FIX in err
     assert not out.exists() and not list(tmp_path.rglob(".*partial*"))
+
+
+def test_confirm_saves_modelopt_console_not_its_log_file(tmp_path: Path) -> None:
+    from qdqreport.confirm import quantizers as q
+
+    log = tmp_path / "out" / "modelopt.log"
+    args = q.modelopt_args("m.onnx", "q.onnx", "calib.npz", str(log), {}, [], [], None)
+    assert not any(a.startswith("--log_file") for a in args)
+    assert q.shell(args).endswith(f"--output_path=q.onnx 2>&1 | tee {log}")
+
+
+@pytest.mark.slow
+def test_confirm_modelopt_run_saves_a_complete_log(tmp_path: Path) -> None:
+    from qdqreport.collect.modelopt_log import read_modelopt_log
+    from qdqreport.confirm import quantizers as q
+
+    if q.modelopt_version() is None:
+        pytest.skip("ModelOpt is not installed (pip install 'qdqreport[modelopt]'; /work/movenv has it)")
+    fp32 = tmp_path / "l2net_fp32.onnx"  # ModelOpt writes its intermediate models beside it
+    fp32.write_bytes((MODELS / "l2net_fp32.onnx").read_bytes())
+    log, model = tmp_path / "modelopt.log", tmp_path / "l2net_q.onnx"
+    q.run_modelopt(q.modelopt_args(str(fp32), str(model), None, str(log), {}, [], [], None), log)
+    parsed = read_modelopt_log(log)
+    assert model.is_file() and parsed["complete"] is True and parsed["quantized_nodes"]
+    assert parsed["random_calibration"] is True  # no calibration data given

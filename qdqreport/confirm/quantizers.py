@@ -158,7 +158,9 @@ def modelopt_args(fp32: str, output: str, calib: str | None, log_file: str, reco
         args += ["--op_types_to_exclude", *op_types]
     if fp32_op_types:
         args += ["--op_types_to_exclude_fp16", *fp32_op_types]
-    return args + [f"--output_path={output}", f"--log_file={log_file}"]
+    # The log is the console, captured (run_modelopt; shell prints `2>&1 | tee LOG`): ModelOpt 0.47's --log_file
+    # stops before "Starting INT8 quantization", without the counts collect --modelopt-log reads.
+    return args + [f"--output_path={output}", *_TEE, log_file]
 
 
 def modelopt_options(log: Mapping[str, Any] | None, precision: Mapping[str, Any] | None,
@@ -172,12 +174,28 @@ def modelopt_options(log: Mapping[str, Any] | None, precision: Mapping[str, Any]
             "exclude_op_types": list(recipe.exclude_op_types)}
 
 
+_TEE = ("2>&1", "|", "tee")  # modelopt_args' tail: the console (stdout and stderr) saved to the file that follows
+
+
+def _command_and_log(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """modelopt_args' list split into the command and the file its console goes to (None: no such tail)."""
+    if len(args) > len(_TEE) and tuple(args[-len(_TEE) - 1:-1]) == _TEE:
+        return list(args[:-len(_TEE) - 1]), args[-1]
+    return list(args), None
+
+
 def run_modelopt(args: Sequence[str], log_file: Path) -> None:
-    done = subprocess.run(list(args), capture_output=True, text=True, check=False)
+    """Run ModelOpt with stderr merged into stdout, as `2>&1 | tee` does, and save that console as *log_file*."""
+    command, _ = _command_and_log(args)
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                          check=False)
+    Path(log_file).write_text(done.stdout or "", encoding="utf-8")
     if done.returncode != 0:
-        tail = " ".join((done.stderr or done.stdout).split()[-40:])
+        tail = " ".join((done.stdout or "").split()[-40:])
         raise InputError(f"ModelOpt failed (exit {done.returncode}; its log: {log_file}): {tail}")
 
 
 def shell(args: Sequence[str]) -> str:
-    return " ".join(shlex.quote(a) for a in ["python", *args[1:]])
+    command, log = _command_and_log(args)
+    text = " ".join(shlex.quote(a) for a in ["python", *command[1:]])
+    return f"{text} {' '.join(_TEE)} {shlex.quote(log)}" if log else text
