@@ -188,7 +188,8 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--redact", action="store_true",
                          help="reduce paths to file names and drop host details (platform, CPU, host name) in the "
                               "bundle; the manifest lists what was removed")
-    collect.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    collect.add_argument("--quiet", action="store_true",
+                         help="no progress, notes or ONNX Runtime session warnings on stderr (errors still print)")
     add_target(collect, collect=True)
     add_judging(collect)
     collect.set_defaults(handler=_collect)

@@ -4,6 +4,9 @@
   so in one line and the bundle records the log as partial, so the report does not show "0 warnings" as measured.
 - A --modelopt-log that is not a ModelOpt log (a binary .onnx, a text without a ModelOpt line) is refused:
   one line naming the file and the fix, exit 2, nothing written.
+- ONNX Runtime's session warnings (a ModelOpt model's FP16 float part on the CPU provider: "can't constant fold
+  Mul node 'conv1_scale'", tests/data/models/l2net_modelopt_int8.onnx) are counted, not printed: --quiet prints
+  nothing, the default one line.
 - confirm saves ModelOpt's console as its log, not --log_file's file.
 """
 
@@ -75,6 +78,28 @@ def test_a_file_that_is_not_a_modelopt_log_is_refused(case: str, tmp_path: Path,
     assert err.count("\n") == 1 and err.startswith("qdqreport: error: ") and str(path) in err
     assert expected in err and FIX in err
     assert not out.exists() and not list(tmp_path.rglob(".*partial*"))
+
+
+def _l2net(out: Path, *more: str) -> list[str]:
+    return ["collect", "--fp32", str(MODELS / "l2net_fp32.onnx"), "--qdq", str(MODELS / "l2net_modelopt_int8.onnx"),
+            "--inputs", str(DEMO / "eval.npz"), "--max-samples", "2", "-o", str(out), *more]
+
+
+@pytest.mark.slow
+def test_onnxruntime_session_warnings_are_one_line_and_quiet_is_quiet(tmp_path: Path,
+                                                                       capfd: pytest.CaptureFixture) -> None:
+    # ONNX Runtime writes to file descriptor 2 from C++: capfd sees it, capsys would not.
+    assert main(_l2net(tmp_path / "quiet", "--quiet")) == 0
+    assert capfd.readouterr().err == ""
+    assert main(_l2net(tmp_path / "loud", "--per-layer", "--whatif-budget", "5")) == 0
+    err = capfd.readouterr().err
+    assert "W:onnxruntime" not in err
+    summary = [line for line in err.splitlines() if "ONNX Runtime gave" in line]
+    assert len(summary) == 1 and "can't constant fold Mul node …" in summary[0]
+    # Same bundle either way but timings: the warnings never reach it.
+    quiet, loud = (json.loads((tmp_path / name / "quant" / "fp16_check.json").read_text()) for name in ("quiet", "loud"))
+    quiet.pop("seconds"), loud.pop("seconds")
+    assert quiet == loud
 
 
 def test_confirm_saves_modelopt_console_not_its_log_file(tmp_path: Path) -> None:

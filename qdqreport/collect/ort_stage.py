@@ -23,9 +23,14 @@ on a loaded 2-core machine; issue 12, docs/BENCHMARKS.md).
 from __future__ import annotations
 
 import os
+import re
+import sys
+import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -142,7 +147,66 @@ def new_session(model: bytes | str, provider: str, config: dict[str, str] | None
 
     for key, value in {**(config or {}), **session_config(model)}.items():
         options.add_session_config_entry(key, value)
-    return onnxruntime.InferenceSession(model, sess_options=options, providers=[_provider_name(provider)])
+    with session_log():
+        return onnxruntime.InferenceSession(model, sess_options=options, providers=[_provider_name(provider)])
+
+
+# ONNX Runtime's warnings while it builds a session, counted by kind (ort_warning_summary) instead of printed: its
+# graph optimisation warns once per node it cannot constant-fold (an FP16 float part on the CPU provider, which has
+# no FP16 kernel to fold with: 36 lines a session for EfficientWord-Net, every session of a collect), which changes
+# no output. Errors and anything else written to stderr meanwhile are passed on.
+ORT_WARNINGS: dict[str, int] = {}
+_ORT_LINE = re.compile(r"^(?:\x1b\[[0-9;]*m)?\S+ \S+ \[W:onnxruntime:[^\]]*\] (.*?)(?:\x1b\[m)?$")
+_NODE_NAME = re.compile(r"(?<!\S)(?:'[^']*'|\"[^\"]*\")")  # a quoted name (not the ' of "can't")
+_CAPTURING = threading.Lock()
+
+
+@contextmanager
+def session_log() -> Iterator[None]:
+    """Capture what ONNX Runtime writes to file descriptor 2 while a session is created (it writes there from C++,
+    past sys.stderr); count its warnings into ORT_WARNINGS and write everything else back. One capture at a time:
+    descriptor 2 is the process's, and two threads swapping it would leave it pointing at a closed capture."""
+    with _CAPTURING:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError):  # no usable stderr: leave it alone
+            yield
+            return
+        with tempfile.TemporaryFile() as captured:
+            os.dup2(captured.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                captured.seek(0)
+                _sort_out(captured.read().decode("utf-8", errors="replace"))
+
+
+def _sort_out(text: str) -> None:
+    passed_on = []
+    for line in text.splitlines():
+        match = _ORT_LINE.match(line)
+        if match:  # the kind: the message with node and tensor names left out
+            kind = _NODE_NAME.sub("…", match.group(1))
+            ORT_WARNINGS[kind] = ORT_WARNINGS.get(kind, 0) + 1
+        else:
+            passed_on.append(line)
+    if passed_on:
+        print("\n".join(passed_on), file=sys.stderr, flush=True)
+
+
+def ort_warning_summary() -> str | None:
+    """One line for the warnings ONNX Runtime gave while building this process's sessions; None when it gave none.
+    Clears the count."""
+    if not ORT_WARNINGS:
+        return None
+    total = sum(ORT_WARNINGS.values())
+    kinds = sorted(ORT_WARNINGS.items(), key=lambda item: (-item[1], item[0]))
+    ORT_WARNINGS.clear()
+    listed = "; ".join(f"{n} x {kind}" for kind, n in kinds[:3]) + ("; ..." if len(kinds) > 3 else "")
+    return f"ONNX Runtime gave {total} warning{'s' if total != 1 else ''} while building its sessions: {listed}"
 
 
 def _provider_name(provider: str) -> str:

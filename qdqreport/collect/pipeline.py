@@ -23,7 +23,7 @@ from qdqreport.collect.batch_axis import batch_axes, check_overrides
 from qdqreport.collect.inputs import InputSet, check_feed, layouts, load_inputs, load_reference, sample_batch
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten, without_weights)
-from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage
+from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage, ort_warning_summary
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
 from qdqreport.collect.saturation_check import (cpu_vnni, decision, diverging_outputs, kernel_nodes,
                                                 run_saturation_check, skipped_entry, write_saturation_check)
@@ -114,9 +114,13 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
     check_target(options.target)  # API callers too: an unknown target is refused before any inference
     if options.confirm is not None and not (options.per_layer and options.whatif_budget > 0):
         raise InputError("--confirm re-quantizes the what-if's best set: it needs --per-layer and a --whatif-budget above 0")
+    ort_warning_summary()  # cleared: the line below counts this collect's sessions only
     # The -o check and its lock come first: a refused -o costs no inference, and the lock is held to the commit.
     with BundleWriter(options.output, overwrite=options.force, protect=_input_paths(options)) as writer:
         path = _collect_into(writer, options, progress)
+    summary = ort_warning_summary()  # its session warnings, counted instead of printed (ort_stage.new_session)
+    if summary:
+        progress.say(summary)
     progress.say(f"bundle written to {path}")
     return path
 

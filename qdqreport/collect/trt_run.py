@@ -112,7 +112,10 @@ class LayerwiseComparison:
         source, options = with_extra_outputs(self.proto, self.names), ort.SessionOptions()
         for key, value in session_config(source).items():  # a model read from external data: its folder
             options.add_session_config_entry(key, value)
-        self.session = ort.InferenceSession(source, sess_options=options, providers=providers)
+        from qdqreport.collect.ort_stage import session_log
+
+        with session_log():  # its warnings counted, not printed (ort_stage.ort_warning_summary)
+            self.session = ort.InferenceSession(source, sess_options=options, providers=providers)
         self.accumulators = {name: (Accumulator(), [0.0]) for name in self.names}
 
 

@@ -74,10 +74,13 @@ class WhatIf:
             return None
         import onnxruntime as ort
 
+        from qdqreport.collect.ort_stage import session_log
+
         began = time.perf_counter()
         model = exclusion_variant(self.q, nodes, self.f) if nodes else self.q.model
         providers = ["CUDAExecutionProvider" if self.options.provider == "cuda" else "CPUExecutionProvider"]
-        session = ort.InferenceSession(session_source(model), providers=providers)
+        with session_log():  # its warnings counted, not printed (ort_stage.ort_warning_summary)
+            session = ort.InferenceSession(session_source(model), providers=providers)
         names = [o.name for o in session.get_outputs() if o.name in self.reference[0]]
         per_output: dict[str, list[tuple[float, float, float | None]]] = {name: [] for name in names}
         for feed, ref in zip(self.samples, self.reference):
