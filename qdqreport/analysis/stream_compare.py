@@ -16,7 +16,8 @@ from typing import Mapping
 import numpy as np
 
 from qdqreport.analysis.compare import MAX_SLICES, SLICE_SPREAD, ComparisonResult
-from qdqreport.analysis.metrics import ROWS_MAX_VALUES, Accumulator, error_stats, error_stats_rows, topk_agreement
+from qdqreport.analysis.metrics import (ROWS_MAX_VALUES, Accumulator, ErrorStats, error_stats, error_stats_rows,
+                                        topk_agreement)
 
 Sample = Mapping[str, np.ndarray]
 _RUN_SAMPLES = 256  # samples held back at most (StageComparer.add), and values of all their outputs
@@ -168,19 +169,8 @@ class StageComparer:
         refs, cands = np.stack([r for _, r, _ in run]), np.stack([c for _, _, c in run])
         ref64, cand64 = refs.astype(np.float64), cands.astype(np.float64)
         stats = error_stats_rows(ref64.reshape(len(run), -1), cand64.reshape(len(run), -1))
-        all_finite = []
-        for (index, ref, cand), sample_stats in zip(run, stats):
-            if self.detect and state.probabilities:
-                state.probabilities = _is_probability(ref)
-                state.is_class = state.probabilities or name in self.class_outputs  # no top-k for a non-class map
-            row = {"output": name, "sample": index, **sample_stats.as_row()}
-            if state.is_class and ref.ndim >= 1 and ref.shape[-1] >= 2:
-                row["top1_agree"] = topk_agreement(ref, cand, 1)
-                if ref.shape[-1] > 5:
-                    row["top5_agree"] = topk_agreement(ref, cand, 5)
-            state.rows.append(row)
-            all_finite.append(not (sample_stats.ref_nan or sample_stats.ref_inf or sample_stats.cand_nan
-                                   or sample_stats.cand_inf))
+        all_finite = [self._sample_row(name, state, ref, cand, index, sample_stats)
+                      for (index, ref, cand), sample_stats in zip(run, stats)]
         for axis, sums in state.axes.items():
             size = state.shape[axis]
             sums.add_samples(np.moveaxis(ref64, axis + 1, 1).reshape(len(run), size, -1),
@@ -201,18 +191,9 @@ class StageComparer:
         if ref.shape != cand.shape:
             state.mismatch = f"shapes differ ({state.shape} vs {cand.shape})"
             return
-        if self.detect and state.probabilities:
-            state.probabilities = _is_probability(ref)
-            state.is_class = state.probabilities or name in self.class_outputs  # no top-k for a non-class map
         ref64, cand64 = ref.astype(np.float64), cand.astype(np.float64)
         stats = error_stats(ref64, cand64)  # converts nothing more: float64 already
-        row = {"output": name, "sample": index, **stats.as_row()}
-        if state.is_class and ref.ndim >= 1 and ref.shape[-1] >= 2:
-            row["top1_agree"] = topk_agreement(ref, cand, 1)
-            if ref.shape[-1] > 5:
-                row["top5_agree"] = topk_agreement(ref, cand, 5)
-        state.rows.append(row)
-        all_finite = not (stats.ref_nan or stats.ref_inf or stats.cand_nan or stats.cand_inf)
+        all_finite = self._sample_row(name, state, ref, cand, index, stats)
         for axis in list(state.axes):
             if ref.ndim != len(state.shape) or ref.shape[axis] != state.shape[axis]:
                 del state.axes[axis]  # a varying axis length has no fixed slices to compare
@@ -220,6 +201,21 @@ class StageComparer:
             size = state.shape[axis]
             state.axes[axis].add(np.moveaxis(ref64, axis, 0).reshape(size, -1),
                                  np.moveaxis(cand64, axis, 0).reshape(size, -1), all_finite)
+
+    def _sample_row(self, name: str, state: _Output, ref: np.ndarray, cand: np.ndarray, index: int,
+                    stats: ErrorStats) -> bool:
+        """One sample's row of *name* (its error stats, top-1/top-5 where it holds class scores), appended in sample
+        order by both the one-sample and the run path; whether every value of both sides was finite."""
+        if self.detect and state.probabilities:
+            state.probabilities = _is_probability(ref)
+            state.is_class = state.probabilities or name in self.class_outputs  # no top-k for a non-class map
+        row = {"output": name, "sample": index, **stats.as_row()}
+        if state.is_class and ref.ndim >= 1 and ref.shape[-1] >= 2:
+            row["top1_agree"] = topk_agreement(ref, cand, 1)
+            if ref.shape[-1] > 5:
+                row["top5_agree"] = topk_agreement(ref, cand, 5)
+        state.rows.append(row)
+        return not (stats.ref_nan or stats.ref_inf or stats.cand_nan or stats.cand_inf)
 
     def classes(self) -> frozenset[str]:
         """The class outputs: given, or (detect_probabilities) probability vectors in every sample."""
