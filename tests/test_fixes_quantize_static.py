@@ -123,13 +123,12 @@ def _softmax_input_is_int8(model: onnx.ModelProto, softmax: str = "Softmax@0") -
     return source is not None and source.op_type == "DequantizeLinear"
 
 
-@pytest.fixture(scope="module")
-def softmax_user(tmp_path_factory):
-    """The demo classifier quantized as the new user's ViT was: the op before the Softmax (the final linear layer's
-    bias Add) is quantized, so quantize_static quantizes its output and the Softmax reads INT8 through a Flatten."""
+def _demo_user(tmp_path_factory, name: str, **options):
+    """The demo classifier quantized by quantize_static (symmetric INT8, per tensor) with *options* on 16 demo crops
+    and collected on 16 others: (folder, the bundle's Context)."""
     from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
-    folder = tmp_path_factory.mktemp("softmax_user")
+    folder = tmp_path_factory.mktemp(name)
     shutil.copy(DEMO / "cls_fp32.onnx", folder)
     with np.load(DEMO / "calib.npz") as data:
         calib = data["x"][:CALIB_SAMPLES]
@@ -140,12 +139,18 @@ def softmax_user(tmp_path_factory):
     quantize_static(str(folder / "cls_fp32.onnx"), str(folder / "cls_user.onnx"),
                     types.SimpleNamespace(get_next=lambda: next(rows, None)), quant_format=QuantFormat.QDQ,
                     per_channel=False, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
-                    op_types_to_quantize=["Conv", "MatMul", "Add"],
-                    extra_options={"ActivationSymmetric": True, "WeightSymmetric": True})
+                    extra_options={"ActivationSymmetric": True, "WeightSymmetric": True}, **options)
     subprocess.run([sys.executable, "-m", "qdqreport", "collect", "--fp32", "cls_fp32.onnx", "--qdq", "cls_user.onnx",
                     "--inputs", "eval.npz", "--calib", "calib.npz", "-o", "bundle"], cwd=folder, check=True,
                    capture_output=True)
     return folder, Context(Bundle(folder / "bundle"))
+
+
+@pytest.fixture(scope="module")
+def softmax_user(tmp_path_factory):
+    """The demo classifier quantized as the new user's ViT was: the op before the Softmax (the final linear layer's
+    bias Add) is quantized, so quantize_static quantizes its output and the Softmax reads INT8 through a Flatten."""
+    return _demo_user(tmp_path_factory, "softmax_user", op_types_to_quantize=["Conv", "MatMul", "Add"])
 
 
 @pytest.mark.slow
@@ -258,24 +263,7 @@ def test_the_what_if_trials_say_which_nodes_quantize_static_cannot_exclude_by_na
 def default_user(tmp_path_factory):
     """The demo classifier quantized with quantize_static's default op types (every op type, as the new user's
     all-ops ViT was): the Softmax is quantized itself, and reads the quantized output of the bias Add before it."""
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
-
-    folder = tmp_path_factory.mktemp("default_user")
-    shutil.copy(DEMO / "cls_fp32.onnx", folder)
-    with np.load(DEMO / "calib.npz") as data:
-        calib = data["x"][:CALIB_SAMPLES]
-    with np.load(DEMO / "eval.npz") as data:
-        np.savez(folder / "eval.npz", x=data["x"][:16])
-    np.savez(folder / "calib.npz", x=calib)
-    rows = iter([{"x": calib[i:i + 1]} for i in range(len(calib))])
-    quantize_static(str(folder / "cls_fp32.onnx"), str(folder / "cls_user.onnx"),
-                    types.SimpleNamespace(get_next=lambda: next(rows, None)), quant_format=QuantFormat.QDQ,
-                    per_channel=False, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
-                    extra_options={"ActivationSymmetric": True, "WeightSymmetric": True})
-    subprocess.run([sys.executable, "-m", "qdqreport", "collect", "--fp32", "cls_fp32.onnx", "--qdq", "cls_user.onnx",
-                    "--inputs", "eval.npz", "--calib", "calib.npz", "-o", "bundle"], cwd=folder, check=True,
-                   capture_output=True)
-    return folder, Context(Bundle(folder / "bundle"))
+    return _demo_user(tmp_path_factory, "default_user")
 
 
 @pytest.mark.slow
