@@ -265,7 +265,10 @@ def recollect_command(ctx: Context) -> str:
     argv = [str(a) for a in (ctx.manifest.get("collector") or {}).get("argv") or []]
     log = requantized_log(ctx) if ctx.modelopt_log and not _made_by_ort(ctx) else None
     if len(argv) > 2 and argv[1] == "collect":
-        swapped = _swap_collect_args(argv[:1] + ["collect"] + argv[2:], requantized_file(ctx), log)
+        # The re-quantization read the corrected calibration another finding's fix wrote: collected with the old
+        # file, the new bundle would name the old calibration's fault again (a new user's re-collect did).
+        swapped = _swap_collect_args(argv[:1] + ["collect"] + argv[2:], requantized_file(ctx), log,
+                                     corrected_calibration(ctx))
         return " ".join(shell_quote(a) for a in swapped)
     inputs = (ctx.manifest.get("inputs") or {}).get("eval")
     source = inputs.get("source") if isinstance(inputs, dict) else None
@@ -275,13 +278,16 @@ def recollect_command(ctx: Context) -> str:
     return " ".join(shell_quote(a) for a in args)
 
 
-def _swap_collect_args(argv: list[str], qdq: str, log: str | None = None) -> list[str]:
+def _swap_collect_args(argv: list[str], qdq: str, log: str | None = None, calib: str | None = None) -> list[str]:
     """*argv* with --qdq replaced by *qdq*, --modelopt-log by *log* (the new quantization's; the option is dropped
-    without one: the old run's log would describe the old model) and the output folder renamed, so the first bundle
-    stays."""
+    without one: the old run's log would describe the old model), --calib by *calib* when given (the corrected
+    calibration file) and the output folder renamed, so the first bundle stays."""
     out: list[str] = []
     for i, arg in enumerate(argv):
         previous = argv[i - 1] if i else ""
+        if calib is not None and (previous == "--calib" or arg.startswith("--calib=")):
+            out.append(f"--calib={calib}" if arg.startswith("--calib=") else calib)
+            continue
         if arg == "--modelopt-log" and log is None:
             continue
         if previous == "--modelopt-log" or arg.startswith("--modelopt-log="):

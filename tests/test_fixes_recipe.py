@@ -132,3 +132,23 @@ def test_random_calibration_alternative_for_tensorrt(case: str) -> None:
     assert "activation_type=QuantType.QInt8" in kwargs and "weight_type=QuantType.QInt8" in kwargs
     assert "'ActivationSymmetric': True" in kwargs and "'WeightSymmetric': True" in kwargs
     assert "'QuantizeBias': False" in kwargs and "real_calib.npz" in fixes[-1].command
+
+
+@pytest.mark.parametrize("case, calib, fixed", [
+    ("cls_calib_x255", "build/corpus-work/cls_calib_x255.npy", "calib_fixed.npy"),  # QR003's rescaled file
+    ("yolo_random_calib", "build/corpus-work/yolo_calib_random.npz", "real_calib.npz"),  # QR009's real samples
+])
+def test_the_recollect_reads_the_corrected_calibration(case, calib, fixed):
+    """QR001's collect-again command after the ranked fixes: the re-quantization read the corrected calibration, so
+    the new bundle is collected with it (a new user's re-collect with the old file named the old fault again)."""
+    from qdqreport.fixes import recollect_command
+
+    words = shlex.split(recollect_command(Context(Bundle(CORPUS / case))))
+    assert words[words.index("--calib") + 1] == fixed and calib not in words
+
+
+def test_a_healthy_bundle_is_collected_again_with_its_own_calibration():
+    from qdqreport.fixes import recollect_command
+
+    words = shlex.split(recollect_command(Context(Bundle(CORPUS / "cls_healthy_entropy"))))
+    assert words[words.index("--calib") + 1] == "build/corpus-work/cls_calib.npy"
