@@ -130,6 +130,18 @@ def test_calibration_fix_without_the_new_file_is_refused(x255_bundle: Path, tmp_
     assert not (tmp_path / "out").exists()
 
 
+def test_a_python_that_cannot_render_the_diff_is_refused_before_quantizing(uint8_bundle: Path, tmp_path: Path,
+                                                                         monkeypatch, capsys) -> None:
+    """The diff is the last step: without its renderer (a ModelOpt venv without matplotlib) confirm stops at once, in
+    one line, with nothing written, instead of after the quantization and the collect."""
+    monkeypatch.setitem(__import__("sys").modules, "qdqreport.diff.render", None)  # import fails as if absent
+    out = tmp_path / "no_renderer"
+    assert main(["confirm", str(uint8_bundle), "--exclude-op-type", "Conv", "-o", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot render its diff" in err
+    assert not out.exists()
+
+
 @pytest.mark.slow
 def test_excluding_an_op_type_restores_top1(uint8_bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "no_conv"

@@ -79,6 +79,7 @@ def confirm(options: ConfirmOptions, progress: Progress | None = None) -> Confir
     model_path = out / f"{plan.fp32.stem}.confirm.onnx"
     if plan.detected.quantizer == "modelopt" and q.modelopt_version() is None:
         raise _modelopt_missing(options, ctx, plan, model_path)
+    _check_renderer()
     old = _prepare(out, options.force, options.bundle)
     try:
         result = _run(options, ctx, plan, out, model_path, progress)
@@ -90,6 +91,18 @@ def confirm(options: ConfirmOptions, progress: Progress | None = None) -> Confir
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return result
+
+
+def _check_renderer() -> None:
+    """The last step renders the diff (jinja2, matplotlib): a Python without them (a ModelOpt venv qdqreport was
+    installed into without its dependencies) must fail now, not after minutes of quantization and collection whose
+    results the all-or-nothing OUT folder then removes (a new user lost a 3-minute confirm so)."""
+    try:
+        import qdqreport.diff.render  # noqa: F401  (imports jinja2's and matplotlib's modules the diff needs)
+    except ImportError as error:
+        raise InputError(f"qdqreport confirm: cannot render its diff in this Python ({error}); install qdqreport with "
+                         f"its dependencies here (pip install 'qdqreport[collect]') or run confirm from the "
+                         "environment qdqreport was installed into") from None
 
 
 # --- planning: everything is checked before anything is written -------------------------------
