@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from qdqreport.analysis.input_range import range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.analysis.quantizer import (MODELOPT_DEFAULT_METHOD, ORT_DEFAULT_OPS, ORT_METHODS, TO_MODELOPT, TO_ORT,
-                                          ModelOptRecipe, made_by, modelopt_recipe, ort_options)
+                                          ModelOptRecipe, made_by, modelopt_recipe, node_quantized, ort_options)
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.analysis.upstream import calibrated_on_noise
 from qdqreport.findings import Fix
@@ -374,7 +374,7 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
     kept_types = tuple(t for t in change.exclude_op_types if t in acts)
     gone_types = {t for t in change.exclude_op_types if t not in acts}
     named = list(dict.fromkeys([*change.exclude_nodes, *(n["name"] for n in nodes.values()
-                                                          if n["op_type"] in gone_types and _quantized(n))]))
+                                                          if n["op_type"] in gone_types and node_quantized(n))]))
     # An op type left out of op_types_to_quantize frees its nodes' own Q/DQ, not the INT8 output of the node before them.
     typed = [n["name"] for n in nodes.values() if ort and n["op_type"] in kept_types and _activation_only(n)
              and n["name"] not in named]
@@ -396,12 +396,12 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
         producer = None
         for pair in (g for g in pairs if name in (g.get("consumers") or ())):
             source = by_output.get(pair.get("tensor"))
-            if (ort and source is not None and source["op_type"] in acts and _quantized(source)
+            if (ort and source is not None and source["op_type"] in acts and node_quantized(source)
                     and source.get("output_quantized")):
                 producer = producer or source
                 instead.append(source["name"])
             instead += [c for c in pair.get("consumers") or () if c != name and c in nodes
-                        and nodes[c]["op_type"] in acts and _quantized(nodes[c])]
+                        and nodes[c]["op_type"] in acts and node_quantized(nodes[c])]
         instead = list(dict.fromkeys(instead))
         if itself and name in named:
             keep.append(name)
@@ -415,10 +415,6 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
                            calibration_method=change.calibration_method, float_part_fp32=change.float_part_fp32,
                            fp32_op_types=change.fp32_op_types),
                     quantizer, tuple(redirects), tuple(unreachable), option)
-
-
-def _quantized(node: dict[str, Any]) -> bool:
-    return bool(node.get("activation_quantized") or node.get("weight_quantized"))
 
 
 def _activation_only(node: dict[str, Any]) -> bool:
@@ -435,31 +431,32 @@ def exclusion_note(ctx: Context, change: Change) -> str:
     also = [r for r in resolved.redirects if r.itself]
     if also:
         types = " or ".join(sorted({r.op_type for r in also}))
-        lines = [_redirect_words(r) for r in also[:NOTE_PAIRS]]
-        more = len(also) - NOTE_PAIRS
         parts.append(f"{resolved.quantizer} quantizes {types} nodes here (all op types, its default) and excluding them "
                      "keeps their own Q/DQ out, but their INT8 input is also the quantized output of the node before them (or a Q/DQ "
                      "pair it puts on another consumer's input), so excluded alone they would still read INT8. The "
-                     "command excludes those nodes too: " + "; ".join(lines)
-                     + (f"; and {more} more the same way (the command names them all)" if more > 0 else ""))
-    if any(not r.itself for r in resolved.redirects):
-        redirects = [r for r in resolved.redirects if not r.itself]
+                     "command excludes those nodes too: " + _redirects_words(also))
+    redirects = [r for r in resolved.redirects if not r.itself]
+    if redirects:
         types = " or ".join(sorted({r.op_type for r in redirects}))
         how = (f"{types} is not among the op types it quantizes; their INT8 input is the quantized output of the node "
                "before them (or a Q/DQ pair it puts on another consumer's input)"
                if resolved.quantizer == "quantize_static" else
                f"ModelOpt never quantizes {types}; their INT8 input is a Q/DQ pair it put on another consumer of the "
                "same tensor (it quantizes inputs only, and shares the pair)")
-        lines = [_redirect_words(r) for r in redirects[:NOTE_PAIRS]]
-        more = len(redirects) - NOTE_PAIRS
         parts.append(f"{resolved.quantizer}'s {resolved.option} cannot keep {types} nodes out of INT8: {how}. The "
-                     "command excludes those nodes instead: " + "; ".join(lines)
-                     + (f"; and {more} more the same way (the command names them all)" if more > 0 else ""))
+                     "command excludes those nodes instead: " + _redirects_words(redirects))
     if resolved.unreachable:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.unreachable)
         parts.append(f"Not acted on by this command: {listed}: no node {resolved.quantizer} can exclude puts their "
                      "INT8 input there in the recorded graph, so they stay as they are")
     return ". ".join(parts)
+
+
+def _redirects_words(redirects: list[Redirect]) -> str:
+    """The first NOTE_PAIRS redirects in words, and how many more the command names."""
+    more = len(redirects) - NOTE_PAIRS
+    return ("; ".join(_redirect_words(r) for r in redirects[:NOTE_PAIRS])
+            + (f"; and {more} more the same way (the command names them all)" if more > 0 else ""))
 
 
 def _redirect_words(r: Redirect) -> str:

@@ -164,7 +164,7 @@ def default_op_types(precision: Mapping[str, Any], weight_types: list[str]) -> b
     listed = set(weight_types)
     if not listed or not listed <= ORT_DEFAULT_OPS:  # a quantized Pow or Div was listed by name: the default never is
         return False
-    if any(n["op_type"] in _ORT_ALWAYS and not _node_quantized(n) for n in nodes):
+    if any(n["op_type"] in _ORT_ALWAYS and not node_quantized(n) for n in nodes):
         return False
     by_name = {n["name"]: n for n in nodes}
     by_output = {out: n for n in nodes for out in n.get("outputs") or ()}
@@ -177,13 +177,14 @@ def default_op_types(precision: Mapping[str, Any], weight_types: list[str]) -> b
             continue  # a consumer the summary does not list (a shape-only op): cannot tell
         producer = by_output.get(pair.get("tensor"))
         sides = [c for c in consumers if c] + ([producer] if producer else [])
-        if sides and not any(s["op_type"] in listed and _node_quantized(s) for s in sides):
+        if sides and not any(s["op_type"] in listed and node_quantized(s) for s in sides):
             unexplained.append({s["op_type"] for s in sides})
     # A pair only an op type outside the default's could have put there (a Log, a Sqrt) proves an explicit list.
     return bool(unexplained) and all(types & ORT_DEFAULT_OPS for types in unexplained)
 
 
-def _node_quantized(node: Mapping[str, Any]) -> bool:
+def node_quantized(node: Mapping[str, Any]) -> bool:
+    """A precision-summary node with an INT8 input: its activation, its weights, or both (fixes reads it too)."""
     return bool(node.get("activation_quantized") or node.get("weight_quantized"))
 
 
