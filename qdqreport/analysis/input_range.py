@@ -87,6 +87,12 @@ def over_samples(count: int | None, of: int | None) -> str:
     return f"over all {of:,} evaluation samples" if count >= of else f"over {count:,} of the {of:,} evaluation samples"
 
 
+def over_every_sample(manifest: dict[str, Any] | None) -> str:
+    """The words for what the range_use shares are over ("over all N evaluation samples"; "" when unrecorded)."""
+    samples = range_use_samples(manifest)
+    return over_samples(samples, samples)
+
+
 def input_clipping(range_use: Iterable[dict[str, Any]] | None, q_node: str) -> float | None:
     """The clipped share range_use measured at *q_node* (an input quantizer), or None when it is not one."""
     return next((e["clipped_share"] for e in range_use or [] if e.get("q_node") == q_node), None)

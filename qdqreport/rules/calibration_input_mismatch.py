@@ -8,8 +8,8 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.input_range import (CLIPPED_MAX, RANGE_USED_MIN, imagenet_normalised, over_samples,
-                                            range_miss, range_use_samples)
+from qdqreport.analysis.input_range import (CLIPPED_MAX, RANGE_USED_MIN, imagenet_normalised, over_every_sample,
+                                            range_miss)
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
                                              Difference, fitted_map, preprocessing_difference)
 from qdqreport.analysis.spectrum import SHIFT_BAND
@@ -246,7 +246,7 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
                                escalate=outputs_collapse(ctx), advice=advice)
     if not calib:
         for entry in ctx.range_use or []:
-            diagnosis = _from_range_use(entry, range_use_samples(ctx.manifest))
+            diagnosis = _from_range_use(entry, over_every_sample(ctx.manifest))
             if diagnosis:
                 *head, advice = diagnosis
                 yield _finding(ctx, entry["input"], diverged, measured, *head, advice=advice)
@@ -314,8 +314,8 @@ def _spread(ratio: float) -> Metric:
     return Metric("calibration/evaluation spread", rounded(ratio, 3), "×", f"outside 1/{SCALE_BAND}..{SCALE_BAND}")
 
 
-def _range_table(entry: dict[str, Any], samples: int | None) -> Table:
-    over = over_samples(samples, samples)  # analysis/input_range.py: range_use is measured on every evaluation sample
+def _range_table(entry: dict[str, Any], over: str) -> Table:
+    """*over*: the samples the shares are over (analysis/input_range.over_every_sample: every evaluation sample)."""
     return Table("First quantizer range", ("input", "Q node", "representable", "evaluation", "range used", "clipped"),
                  ((entry["input"], entry["q_node"], _interval(entry["representable_min"], entry["representable_max"]),
                    _interval(entry["eval_min"], entry["eval_max"]), percent(entry["range_used"]),
@@ -334,16 +334,16 @@ def _bound(value: float | None) -> str:
 
 def _range_tables(ctx: Context, name: str) -> tuple[Table, ...]:
     """The input quantizer's range use: the same mismatch seen from the QDQ graph, independent of the statistics."""
-    return tuple(_range_table(entry, range_use_samples(ctx.manifest)) for entry in ctx.range_use or []
+    return tuple(_range_table(entry, over_every_sample(ctx.manifest)) for entry in ctx.range_use or []
                  if entry["input"] == name)
 
 
-def _from_range_use(entry: dict[str, Any], samples: int | None) -> tuple | None:
+def _from_range_use(entry: dict[str, Any], over: str) -> tuple | None:
     miss = range_miss(entry)  # analysis/input_range.py: the one judgement of how the inputs fill the range
     if miss is None:
         return None
     used, clipped = miss.used, miss.clipped
-    table = _range_table(entry, samples)
+    table = _range_table(entry, over)
     if miss.wide:
         # Symmetric INT8 doubles the calibrated span, so raw pixels show as ~255x for both [0,1] and [-1,1] inputs.
         signed = entry["eval_min"] < -0.1
@@ -359,7 +359,6 @@ def _from_range_use(entry: dict[str, Any], samples: int | None) -> tuple | None:
     # A calibrated range within [-1, 1] (symmetric INT8 doubles [0, 1]) for ImageNet-normalised evaluation inputs:
     # the calibration reader divided by 255 and stopped (the new user's ViT: [-1.008, 1] against [-2.118, 2.640]).
     unit = imagenet_normalised(entry) and max(abs(entry["representable_min"]), entry["representable_max"]) <= 1.05
-    over = over_samples(samples, samples)
     label = (f"calibration range {1 / narrow:.3g}× narrower: {clipped:.1%} of evaluation values clip"
              + (f" ({over})" if over else "")
              + (" (evaluation uses raw 0–255 pixels, calibration [0,1])" if pixels else "")

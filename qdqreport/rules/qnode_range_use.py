@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.input_range import input_clipping, over_samples, range_use_samples
+from qdqreport.analysis.input_range import input_clipping, over_every_sample, over_samples
 from qdqreport.analysis.layers import HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, layer_tables, underused_quantizers
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import Change, corrected_calibration, current_calibration_method, method_name, requantize_command
@@ -59,16 +59,16 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     # The per-layer pass reads a spread subset of the evaluation samples; QR003's first quantizer range reads them all
     # (analysis/input_range.py): each share says which samples it is over, and an input quantizer's quotes both.
     over = over_samples(tables.summary.get("samples"), tables.summary.get("of_samples"))
+    everyone = over_every_sample(ctx.manifest)
     if clipping:
         worst = clipping[0]
         whole = input_clipping(ctx.range_use, worst.q_node)
-        everyone = over_samples(range_use_samples(ctx.manifest), range_use_samples(ctx.manifest))
         yield qnode_range_use.finding(
             title=f"{plural(len(clipping), 'Q node')} {verb(len(clipping), 'clips')} more than {HEAVY_CLIPPING:.0%} of {'its' if len(clipping) == 1 else 'their'} values",
             severity="warning", confidence=0.85, score=clamp01(worst.clipped_share * 5),
             subject="clipping:" + ";".join(q.q_node for q in clipping[:5]), stage=tables.comparison_id,
             tags=("root_cause",), evidence=(Metric("worst clipped share", percent_value(worst.clipped_share), "%",
-                                                   threshold=f"> {HEAVY_CLIPPING:.0%}"), _qnode_table(clipping, over, ctx)),
+                                                   threshold=f"> {HEAVY_CLIPPING:.0%}"), _qnode_table(clipping, over, everyone, ctx)),
             summary=f"{worst.q_node} saturates {percent(worst.clipped_share)} of the values of {worst.tensor}"
                     + (f" {over}" if over else "")
                     + (f" ({percent(whole)} {everyone}, as the first quantizer range shows)"
@@ -81,7 +81,7 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
             severity="warning", confidence=0.8, score=clamp01(1.0 - worst.range_used / UNDER_USE) * 0.6,
             subject="under-use:" + ";".join(q.q_node for q in under[:5]), stage=tables.comparison_id,
             tags=("root_cause",), evidence=(Metric("smallest range used", percent_value(worst.range_used), "%",
-                                                   threshold=f"< {UNDER_USE:.0%}"), _qnode_table(under, over, ctx)),
+                                                   threshold=f"< {UNDER_USE:.0%}"), _qnode_table(under, over, everyone, ctx)),
             summary=(f"{worst.q_node} sees values in [{worst.observed_min:.4g}, {worst.observed_max:.4g}] but its "
                      f"scale represents [{worst.representable_min:.4g}, {worst.representable_max:.4g}]: "
                      f"{percent(worst.range_used)} of the range."),
@@ -116,8 +116,7 @@ def _g(value: float | None) -> str:
     return "?" if value is None else f"{value:.4g}"
 
 
-def _qnode_table(rows: list[dict], over: str, ctx: Context) -> Table:
-    everyone = over_samples(range_use_samples(ctx.manifest), range_use_samples(ctx.manifest))
+def _qnode_table(rows: list[dict], over: str, everyone: str, ctx: Context) -> Table:
     inputs = [(q.q_node, input_clipping(ctx.range_use, q.q_node)) for q in rows[:LIST_LIMIT]]
     whole = "; ".join(f"{name}, an input quantizer, clips {percent(share)} {everyone} (the first quantizer range)"
                       for name, share in inputs if share is not None and everyone and everyone != over)
