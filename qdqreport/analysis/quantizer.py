@@ -188,6 +188,20 @@ def node_quantized(node: Mapping[str, Any]) -> bool:
     return bool(node.get("activation_quantized") or node.get("weight_quantized"))
 
 
+# A head's quantized output is its own loss (INT8 logits), whatever its inputs.
+HEAD_PATTERNS = ("final_matmul", "head")
+
+
+def sensitive_in_int8(precision: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The precision summary's sensitive nodes (softmax, sigmoid, norms, logs, heads) that compute on INT8 inputs, the
+    one judgement QR002 names and QR004 defers to. A softmax, sigmoid or norm counts only when its own inputs are INT8:
+    its output feeding a QuantizeLinear means its consumer is quantized (a transformer's LayerNorm -> Q -> MatMul is the
+    usual recipe), not that it computes on INT8 values."""
+    nodes = {n["name"]: n for n in (precision or {}).get("nodes", [])}
+    return [s for s in (precision or {}).get("sensitive", []) if s.get("quantized") and (
+        s["pattern"] in HEAD_PATTERNS or s["node"] not in nodes or node_quantized(nodes[s["node"]]))]
+
+
 def _dtype(groups: list[dict[str, Any]], default: str) -> str:
     counts = Counter(str(g.get("dtype")) for g in groups if g.get("dtype") in ("int8", "uint8"))
     return counts.most_common(1)[0][0] if counts else default

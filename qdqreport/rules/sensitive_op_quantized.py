@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.broken_scales import destroys_tensor, node_op_types
+from qdqreport.analysis.quantizer import sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -74,6 +76,11 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     calibration file, when the model's own input quantizer clips a tenth of the evaluation values or
     is barely used by them (analysis/input_range.py: a calibration reader that skipped a step).
 
+    A node that reads a Q/DQ pair with a NaN or Inf scale (an attention mask's -inf in the
+    calibrated range: analysis/broken_scales.py) computes on NaN: read from the graph, that is
+    certain (confidence 0.9, scored as the whole damage when the outputs diverge) whatever the
+    calibration inputs, and the finding says why.
+
     A softmax, sigmoid, layer-norm, log or log front end counts only when its inputs are INT8; its output feeding a
     QuantizeLinear (the next MatMul quantized) is not the node running in INT8.
 
@@ -98,8 +105,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     other consumers whose shared Q/DQ pair the Softmax reads. A named node no such node frees is
     listed as not acted on, never dropped silently.
     """
-    nodes = {n["name"]: n for n in (ctx.precision or {}).get("nodes", [])}
-    flagged = [s for s in (ctx.precision or {}).get("sensitive", []) if s.get("quantized") and _in_int8(s, nodes)]
+    flagged = sensitive_in_int8(ctx.precision)
     if not flagged:
         return
     comparison = ctx.comparison("quantization")
@@ -119,6 +125,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     # analysis/upstream.py) put every range off: the sensitive nodes' tensor error is then expected, and no longer
     # evidence that they are the cause.
     upstream = calibration_upstream(ctx)
+    # An input pair with a NaN/Inf scale (a mask's -inf in the calibrated range) is read from the graph, not guessed
+    # from tensor errors: the node computes on NaN whatever the calibration data, so neither the upstream cap nor the
+    # inheritance doubt applies to it.
+    nan_inputs = _nan_inputs(ctx, flagged)
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     yield rerank(ctx, sensitive_op_quantized.finding(
@@ -126,37 +136,63 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
         # differ (upstream), the collapse is the calibration finding's error; this node is a suspect behind it.
-        severity="error" if collapsed and not upstream else "warning" if diverged or not outputs_measured else "info",
+        severity=("error" if collapsed and (nan_inputs or not upstream) else "warning" if diverged or not outputs_measured
+                  else "info"),
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
-        confidence=min((0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
-                       UPSTREAM_CONFIDENCE if upstream else 1.0),
+        confidence=NAN_INPUT_CONFIDENCE if nan_inputs and diverged else min(
+            (0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
+            UPSTREAM_CONFIDENCE if upstream else 1.0),
         # Tensor cosine 0.9 on a softmax or head already flips decisions: count it as the whole damage. When the
         # calibration inputs differ (upstream), that damage is what the calibration finding predicts: scored under
         # it, as a what-if that refutes the exclusions would (rules/_measured.REFUTED_SCORE).
-        score=min(max(clamp01((1 - worst) * 10) if worst is not None else 0.2, 0.5 if diverged else 0.0),
-                  REFUTED_SCORE if upstream else 1.0),
+        score=NAN_INPUT_SCORE if nan_inputs and diverged else min(
+            max(clamp01((1 - worst) * 10) if worst is not None and worst == worst else 0.2, 0.5 if diverged else 0.0),
+            REFUTED_SCORE if upstream else 1.0),
         # "Take INT8-quantized inputs", not "run in INT8": ONNX Runtime computes a Softmax or a Log that reads a
         # DequantizeLinear in float, on the quantized values (a new user read the old words as the op itself in INT8).
-        summary=f"{names} take INT8-quantized inputs" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None
+        summary=f"{names} take INT8-quantized inputs" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None and worst == worst
+                                          else "; the QDQ model computes NaN in their outputs" if worst is not None
                                           else "") + ("; the quantized model diverges" if diverged else ""),
         evidence=(*([Metric("worst sensitive tensor cosine", rounded(worst), threshold=f"< {TENSOR_COSINE_BAD}")]
                     if worst is not None else []),
                   Table("Sensitive nodes in INT8", ("node", "op type", "pattern", "tensor cosine", "SQNR dB",
                                                     "max |Δ|"), rows,
                         note=_table_note(flagged, bool(measured))),
+                  *([Text(_nan_words(nan_inputs))] if nan_inputs else []),
                   *([Text(f"{others} other nodes are INT8 too, so part of this tensor error may be inherited from "
                           "upstream. Separating evidence: re-quantize with these nodes excluded (the fix below) and "
                           "collect again; if the outputs still diverge, the damage is born upstream (per-layer "
-                          "localisation shows where).")] if inherited and (bad_tensor or diverged) else []),
+                          "localisation shows where).")] if inherited and (bad_tensor or diverged) and not nan_inputs
+                    else []),
                   *([Text(f"The calibration inputs differ from the evaluation inputs ({upstream}): every calibrated range "
                           "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
-                          "collect again before excluding nodes.")] if upstream else [])),
+                          "collect again before excluding nodes.")] if upstream and not nan_inputs else [])),
         fixes=(exclusion_fix(ctx, f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", _exclusions(ctx, flagged)),),
         stage=comparison.id if comparison else "", tags=("root_cause",)), _acted_on(ctx, flagged))
 
 
-HEAD_PATTERNS = ("final_matmul", "head")
 UPSTREAM_CONFIDENCE = 0.45  # the confidence of a node finding whose error a calibration-input mismatch explains
+# A node reading a NaN/Inf-scale pair while the outputs diverge: the graph shows the NaN, as certain as QR004's defects
+# (confidence 0.9) and scored as the whole damage; QR004 lists the same pairs under this finding.
+NAN_INPUT_CONFIDENCE, NAN_INPUT_SCORE = 0.9, 0.9
+
+
+def _nan_inputs(ctx: Context, flagged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Q/DQ pairs with a NaN/Inf scale that a flagged node reads (analysis/broken_scales.py)."""
+    names = {s["node"] for s in flagged}
+    op_types = node_op_types(ctx.precision)
+    return [e for e in (ctx.precision or {}).get("qdq", [])
+            if destroys_tensor(e, op_types) and names & set(e.get("consumers") or [])]
+
+
+def _nan_words(pairs: list[dict[str, Any]]) -> str:
+    tensors = ", ".join(e["tensor"] for e in pairs[:4]) + (" …" if len(pairs) > 4 else "")
+    readers = ", ".join(dict.fromkeys(c for e in pairs for c in e.get("consumers") or []))
+    return (f"The Q/DQ pair(s) on {tensors}, read by {readers}, have a NaN or Inf scale: the calibrated range held "
+            "-inf or NaN (an attention mask added before a Softmax is the usual source), so QuantizeLinear sends every "
+            "value to 0 and DequantizeLinear writes 0 x Inf = NaN over the whole tensor. A later QuantizeLinear can "
+            "turn the NaN into numbers, so the outputs stay finite while this branch carries nothing. Keeping these "
+            "nodes float removes the pairs; QR004 lists them with the other broken scales.")
 
 
 def _table_note(flagged: list[dict[str, Any]], measured: bool) -> str:
@@ -165,16 +201,6 @@ def _table_note(flagged: list[dict[str, Any]], measured: bool) -> str:
     logs = sorted({s["tensor"] for s in flagged if s["pattern"] == "log_front_end"})
     return (f"log_front_end rows are measured on the Log's output ({', '.join(logs)}), where the loss of the quiet "
             "values shows; the node's own output keeps its loud values") if logs else ""
-
-
-def _in_int8(sensitive: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> bool:
-    """A softmax, sigmoid or norm counts only when it computes on INT8 inputs. Its output feeding a
-    QuantizeLinear means its consumer is quantized (a transformer's LayerNorm -> Q -> MatMul is the usual
-    recipe), not that it runs in INT8. A head's quantized output is its own loss (INT8 logits)."""
-    node = nodes.get(sensitive["node"])
-    if node is None or sensitive["pattern"] in HEAD_PATTERNS:
-        return True
-    return bool(node.get("activation_quantized") or node.get("weight_quantized"))
 
 
 def _errors(row: dict[str, Any] | None) -> tuple[Any, Any, Any]:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from qdqreport.analysis.broken_scales import destroys_tensor, node_op_types, nonfinite_scale
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.quantizer import sensitive_in_int8
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES, TENSORRT
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import modelopt_command, quantize_static_command, quantizer_name, recorded_ort_options
+from qdqreport.fixes import exclusion, exclusion_fix, excluded_precision, modelopt_command, quantize_static_command, quantizer_name, recorded_ort_options
 from qdqreport.rules._trt import DEFECTS
 from qdqreport.rules._common import comparison_label, diverging_outputs
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, precision_summary,
                                        qdq_entry)
 
+# A broken-scale finding whose pairs a sensitive-node finding (QR002) already names with the fix: ranked under it.
+DEFERRED_SCORE = 0.5
 EXAMPLES_SHOWN = 5  # example tensors per defect; the count says how many there are
 
 # "graph": ONNX Runtime computes the defect too, so the ORT QDQ model is already wrong;
@@ -96,9 +100,15 @@ def trt_unsupported_qdq(ctx: Context) -> Iterator[Finding]:
     - Defects ONNX Runtime computes itself are root causes: a non-finite or non-positive scale
       (always an error), and pair scales that differ when the ORT QDQ outputs diverge (ONNX
       Runtime applies each DQ's own scale, so the QDQ model itself is wrong). A scale that is
-      only NaN or Inf makes its DequantizeLinear write NaN/Inf; when the ORT QDQ outputs are all
-      finite a later op masked it, so it is not credited with their divergence (scored below the
-      findings that measure it).
+      only NaN or Inf makes its DequantizeLinear write NaN over the whole tensor
+      (analysis/broken_scales.py). When the ORT QDQ outputs are all finite and every such pair is
+      read only by ops that may pass their other operand (a Max with a constant, a Where), the
+      NaN may be masked, so it is not credited with their divergence (scored below the findings
+      that measure it); read by a Softmax or a MatMul, the tensor carries nothing even when a
+      later QuantizeLinear makes the outputs finite again. Its fix keeps the readers float (no
+      calibration data gives -inf a scale); a zero scale's fix is varied calibration data. When
+      every NaN/Inf pair is the input of a sensitive node on INT8 inputs, QR002 names the same
+      nodes with the same fix and this finding is scored under it.
     - Defects only TensorRT rejects or changes are deployment findings, never the root cause of
       an ORT FP32 → ORT QDQ divergence, and are shown in the report's deployment section:
       non-zero zero-points, UINT8/INT16 types and int32 bias DequantizeLinear nodes, non-constant
@@ -148,9 +158,13 @@ def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict
     # A defect the QDQ graph itself computes is a root cause: always for a broken scale, for
     # unequal pair scales when the ORT QDQ outputs diverge (then it is the error to fix first).
     if where == "graph" and (explains or severity == "error"):
+        deferred = defect == BROKEN_SCALE and _read_by_sensitive(ctx, hits)
+        if deferred:
+            common["evidence"] += (Text("These pairs are the inputs of sensitive nodes in INT8, which QR002 names with "
+                                        "the same fix: keeping those nodes float removes the pairs."),)
         return trt_unsupported_qdq.finding(
-            severity="error", confidence=0.9, score=0.85 if explains else 0.7, summary=summary,
-            fixes=_fixes(ctx, defect, hits), tags=("root_cause",), **common)
+            severity="error", confidence=0.9, score=DEFERRED_SCORE if deferred else 0.85 if explains else 0.7,
+            summary=summary, fixes=_fixes(ctx, defect, hits), tags=("root_cause",), **common)
     if ctx.target != TENSORRT:
         return trt_unsupported_qdq.finding(
             severity="info", confidence=0.9, score=0.1, summary=f"{summary}. {_not_your_target(ctx)}",
@@ -164,6 +178,13 @@ def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict
         confidence=0.9 if explains or severity == "error" else 0.7,
         score=0.85 if explains else 0.7 if severity == "error" else 0.3, summary=summary,
         fixes=_fixes(ctx, defect, hits), tags=("deployment",), **common)
+
+
+def _read_by_sensitive(ctx: Context, hits: list[dict[str, Any]]) -> bool:
+    """Whether every broken scale is a NaN/Inf-scale input of a sensitive node on INT8 inputs: QR002's finding then
+    says the same with the node to keep float, and this one is its detail (scored under it)."""
+    sensitive = {s["node"] for s in sensitive_in_int8(ctx.precision)}
+    return all(nonfinite_scale(e) and sensitive & set(e.get("consumers") or []) for e in hits)
 
 
 def _counted(hits: list[dict[str, Any]]) -> str:
@@ -198,7 +219,11 @@ def _damage(ctx: Context, where: str, defect: str, hits: list[dict[str, Any]]) -
     if comparison is None:
         return None
     diverges = bool(diverging_outputs(ctx, purpose))
-    masked = (diverges and defect == BROKEN_SCALE and all(e.get("scale_min") is None for e in hits)
+    # Masked only where a consumer may pass its other operand (a Max with a constant): a NaN tensor that a Softmax or
+    # a MatMul computes on carries nothing even when a later QuantizeLinear makes the outputs finite again.
+    op_types = node_op_types(ctx.precision)
+    masked = (diverges and defect == BROKEN_SCALE and all(nonfinite_scale(e) for e in hits)
+              and not any(destroys_tensor(e, op_types) for e in hits)
               and not any(s.nonfinite_cand > s.nonfinite_ref for s in ctx.output_summaries(comparison.id)))
     return diverges and not masked, comparison_label(comparison), masked
 
@@ -234,7 +259,20 @@ def _fixes(ctx: Context, defect: str, hits: list[dict[str, Any]]) -> tuple[Fix, 
     first, other = (ort, modelopt) if quantizer_name(ctx) == "quantize_static" else (modelopt, ort)
     requantize = Fix(*first)
     alternative = Fix("Or: " + other[0][0].lower() + other[0][1:], other[1])
-    if defect.startswith("non-finite"):
-        return (Fix("Check the calibration data: a tensor that is constant or all-zero in every calibration sample "
-                    "calibrates to a zero scale; add varied samples"), requantize)
+    if defect == BROKEN_SCALE:
+        return _broken_scale_fixes(ctx, hits, requantize)
     return requantize, alternative
+
+
+def _broken_scale_fixes(ctx: Context, hits: list[dict[str, Any]], requantize: Fix) -> tuple[Fix, ...]:
+    """A NaN/Inf scale comes from a calibrated range that held -inf or NaN: no calibration data fixes it, keeping its
+    readers float does. A zero scale comes from a tensor constant in calibration: varied samples fix it."""
+    readers = [c for e in hits if nonfinite_scale(e) for c in e.get("consumers") or []]
+    fixes = ((exclusion_fix(ctx, "Re-quantize keeping the nodes that read the NaN/Inf-scale pairs in "
+                            f"{excluded_precision(ctx)}: their calibrated range held -inf or NaN (an attention mask's "
+                            "-inf added before a Softmax is the usual source), which no INT8 scale represents",
+                            exclusion(readers)),) if readers else ())
+    if any(not nonfinite_scale(e) for e in hits):
+        fixes += (Fix("Check the calibration data: a tensor that is constant or all-zero in every calibration sample "
+                      "calibrates to a zero scale; add varied samples"), requantize)
+    return fixes

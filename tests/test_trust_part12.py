@@ -1,0 +1,43 @@
+"""What the twelfth sealed corpus part taught (issue 10), tested on its real bundles.
+
+The part (KhmerSM, khmersm 1.4.2's transformer encoder on babel's CLDR Khmer text) was scored while sealed before and
+after session 27's rule changes (docs/CORPUS.md keeps both totals) and then read: these cases are tuning data now, and
+each test names the behaviour the reading changed. Real bundles only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from qdqreport.analysis.broken_scales import destroys_tensor, node_op_types
+
+from corpus_cases import ranked
+
+
+def _text(finding) -> str:
+    return " ".join(str(getattr(item, "text", "")) for item in finding.evidence)
+
+
+@pytest.mark.parametrize("case", ["khsm_softmax_int8", "khsm_overquant"])
+def test_a_softmax_reading_an_inf_scale_pair_is_the_cause_not_a_masked_defect(case):
+    # The attention Softmax's input carries the key-padding mask's -inf, so MinMax calibration gives its Q/DQ pair an
+    # infinite scale: the whole tensor dequantizes to NaN, and the next QuantizeLinear makes the outputs finite again
+    # (114 of 787 word starts flip). QR004 had called the NaN masked ("the divergence has another cause") and ranked
+    # its own broken-scale finding first with a fix about constant calibration tensors.
+    ctx, findings = ranked(case)
+    assert findings[0].rule_id == "QR002" and findings[0].severity == "error"
+    assert "NaN or Inf scale" in _text(findings[0])
+    broken = next(f for f in findings if f.rule_id == "QR004" and f.subject.startswith("non-finite"))
+    assert "has another cause" not in _text(broken)
+    assert "constant or all-zero" not in " ".join(fix.action for fix in broken.fixes)
+    op_types = node_op_types(ctx.precision)
+    assert any(destroys_tensor(e, op_types) and op_types[e["consumers"][0]] == "Softmax"
+               for e in ctx.precision["qdq"])
+
+
+def test_an_inf_scale_read_by_a_max_is_still_taken_as_masked():
+    # The counter-case the masking rule came from (Magika, eighth part): an Inf-scale constant read by a Max.
+    ctx, findings = ranked("mgk_overquant")
+    broken = next(f for f in findings if f.rule_id == "QR004" and f.subject.startswith("non-finite"))
+    assert "has another cause" in _text(broken)
+    assert not any(destroys_tensor(e, node_op_types(ctx.precision)) for e in ctx.precision["qdq"])
