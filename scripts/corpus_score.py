@@ -126,6 +126,13 @@ ELEVENTH_PART = "sealed part 11 (2026-11-26)"
 # Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules
 # of commit d415b77 (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 TWELFTH_PART = "sealed part 12 (2026-11-26)"
+# The thirteenth sealed part: a batch made on 2026-11-26 (a new family, the Arabic-to-Latin name transliterator of
+# arabic-name-romanizer: one step of an attention GRU decoder that the package's beam search runs; no variant of an
+# earlier family: their work folders were gone) by an engineer who never ran the rules or a report on it, with the
+# "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw):
+# it was scored once "before" the next round of rule changes, on the rules of commit 5c7079f (totals only), and is to be
+# scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+THIRTEENTH_PART = "sealed part 13 (2026-11-26)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -143,6 +150,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTEENTH_PART, "thirteenth", ", made 2026-11-26 and scored while sealed before the next round of rule "
+         "changes, at 5c7079f: first-ranked 5/6, within three 5/6, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/3 (as faults: 5/9, 5/9; totals in the kept section below)", held_out=True),
     Part(TWELFTH_PART, "twelfth", "; scored while sealed before the rule changes of session 27, at d415b77: "
          "first-ranked 3/9, within three 5/9, healthy controls with an error 0/3; after them, at 1cf6a97: the same; "
          "then read (2026-11-26, session 28): no longer held out"),
