@@ -59,6 +59,12 @@ LEVEL_FACTOR_MAX = 100.0
 # corpus within 0.2 of the evaluation span). Content with another shape (the noise floor of silence against speech,
 # 1.1 spans off) has no such map: its spread differs because the content does.
 FITTED_EXTREMES = 0.5
+# A bool input's share of True moves between two honest samples by its sampling error (the spread of the evaluation
+# samples' shares over the root of the sample count: 0.013 for KhmerSM's masks); an inverted mask moves it by many
+# times that, to the evaluation's share of False (within a quarter of the gap), and by at least 0.1.
+FLAG_GAP_ERRORS = 6.0
+FLAG_GAP_MIN = 0.1
+FLAG_MIRROR = 0.25
 
 
 @dataclass(frozen=True)
@@ -216,10 +222,31 @@ def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -
                                  "np.frombuffer(data, np.uint8), not np.int8; or x % 256 on the signed bytes)")
     frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
     if frozen_c == frozen_e:
-        return None
+        return _inverted_flag(calib, evaluation)
     label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"
              if frozen_c else f"evaluation holds only {e['min']:g}, calibration {c['min']:g}..{c['max']:g}")
     return Difference("categorical", label, "x", 1.0, 0.7)
+
+
+def _inverted_flag(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
+    """A bool input (a mask) True where the evaluation's is False: the calibration's share of True is the evaluation's
+    share of False, far beyond what sampling moves it (KhmerSM's mask built with PyTorch's key-padding convention,
+    True = ignore: 70% True against 31%). Another share without that mirror is other content (longer texts), not a
+    step to undo."""
+    if calib.get("dtype") != "bool" or evaluation.get("dtype") != "bool":
+        return None
+    c, e = calib["overall"]["mean"], evaluation["overall"]["mean"]
+    gap = abs(c - e)
+    shares = [row["mean"] for row in evaluation.get("per_sample") or []]
+    samples = min(len(shares), (calib.get("structure") or {}).get("samples") or len(shares))
+    error = float(np.std(shares)) / np.sqrt(samples) if samples > 1 else 0.0
+    if gap <= FLAG_GAP_ERRORS * error or gap <= FLAG_GAP_MIN or abs(c - (1 - e)) > FLAG_MIRROR * gap:
+        return None
+    return Difference("categorical", f"calibration flag inverted: True in {c:.0%} of the calibration values, "
+                      f"{e:.0%} of the evaluation values (their share of False is {1 - e:.0%})", "np.logical_not(x)",
+                      1.0, 0.75, gap / error if error else None,
+                      advice="Build the calibration mask with the evaluation pipeline's convention (True where the "
+                             "evaluation's is True), then re-quantize")
 
 
 def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:

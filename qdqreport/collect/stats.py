@@ -39,7 +39,10 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
 
     Folded sample by sample (Chan's pairwise update of mean and squared deviations), so memory does
     not grow with the samples: concatenating them in float64 cost 8 bytes per input value (issue 12)."""
-    names = [name for name, value in samples[0].items() if np.issubdtype(np.asarray(value).dtype, np.number)]
+    # Bool inputs too (an attention mask): as 0/1, their mean is the share of True, which a mask built another way in
+    # calibration (inverted, or all True) moves (analysis/preprocessing.py). Strings and objects are not described.
+    names = [name for name, value in samples[0].items()
+             if np.issubdtype(np.asarray(value).dtype, np.number) or np.asarray(value).dtype == np.bool_]
     folds = {name: _InputFold((batch_axes or {}).get(name, 0), per_sample) for name in names}
     for sample in samples:  # each sample read once for all its inputs (a sample read is a file read)
         for name, fold in folds.items():

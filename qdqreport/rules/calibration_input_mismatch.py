@@ -213,9 +213,11 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     rates are apart, was read at another rate than it was recorded at (the corpus VAD calibrated
     on 48 kHz speech read as 16 kHz: 0.30x); music for speech moves it 12x, other content: QR006's.
 
-    Integer inputs (token ids, attention masks) are categories, not intensities: for them only
-    a calibration input frozen at one value where the evaluation varies (an attention mask built
-    as all ones, so the padding is attended) is reported; spreads and ranges are not compared.
+    Integer and bool inputs (token ids, attention masks) are categories, not intensities: for them
+    only a calibration input frozen at one value where the evaluation varies (an attention mask
+    built as all ones, so the padding is attended) and a bool mask inverted (its share of True is
+    the evaluation's share of False, many sampling errors away) are reported; spreads and ranges
+    are not compared.
     Severity follows the measured impact: an error when the outputs collapse (analysis/agreement.py),
     a warning when they only degrade or agree; unmeasured (no quantization comparison), a gross
     factor (10× or more) is an error.
@@ -267,9 +269,10 @@ def _described(found: Difference, calib: dict[str, Any], evaluation: dict[str, A
                       tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean"))) for label, s in
                             (("calibration", c), ("evaluation", e))))
         return (found.label, found.expr, found.factor, found.confidence,
-                (Text("Integer input: compared as categories, not magnitudes. A mask or id that is constant in one "
-                      "set and varies in the other was built by different code (padding, mask or segment "
-                      "construction); negative values no evaluation id or byte has come from a signed read."), table))
+                (Text("Integer or bool input: compared as categories, not magnitudes. A mask or id that is constant in "
+                      "one set and varies in the other was built by different code (padding, mask or segment "
+                      "construction), as was a mask whose share of True is the other set's share of False; negative "
+                      "values no evaluation id or byte has come from a signed read."), table))
     table = Table("Input statistics", ("set", "min", "max", "mean", "std", "channel means"),
                   tuple((label, *(rounded(s["overall"][k]) for k in ("min", "max", "mean", "std")),
                          ", ".join(f"{ch['mean']:.3g}" for ch in s.get("channels", []))) for label, s in
