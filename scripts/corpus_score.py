@@ -155,7 +155,8 @@ PARTS = (
          "with an error 0/3 (as faults: 5/9, 5/9; totals in the kept section below)", held_out=True),
     Part(TWELFTH_PART, "twelfth", "; scored while sealed before the rule changes of session 27, at d415b77: "
          "first-ranked 3/9, within three 5/9, healthy controls with an error 0/3; after them, at 1cf6a97: the same; "
-         "then read (2026-11-26, session 28): no longer held out"),
+         "then read (2026-11-26, session 28; re-collected at 9b2210f, whose collector describes the bool mask): no longer "
+         "held out"),
     Part(ELEVENTH_PART, "eleventh", "; scored while sealed before the rule changes of session 26, at 5ad6f45: "
          "first-ranked 6/9, within three 8/9, healthy controls with an error 0/3; after them, at f88ca0c: the same; "
          "then read (2026-11-26, session 27: five faults labelled harmless by the maker's measurements, 0-1 of 525 "

@@ -41,3 +41,24 @@ def test_an_inf_scale_read_by_a_max_is_still_taken_as_masked():
     broken = next(f for f in findings if f.rule_id == "QR004" and f.subject.startswith("non-finite"))
     assert "has another cause" in _text(broken)
     assert not any(destroys_tensor(e, node_op_types(ctx.precision)) for e in ctx.precision["qdq"])
+
+
+@pytest.mark.parametrize("case, words", [
+    ("khsm_calib_mask_inverted", "calibration flag inverted: True in 70%"),
+    ("khsm_calib_unmasked", "calibration holds only 1"),
+])
+def test_a_mask_built_another_way_in_calibration_is_named(case, words):
+    # KhmerSM's bool mask was never described by collect (np.number excludes bool), so a mask built with PyTorch's
+    # key-padding convention (True = ignore) or left True over the padding passed unseen. Re-collected with bool
+    # statistics, QR003 names it first (a warning: 2-3 of 787 word starts flip, the healthy recipe 1).
+    ctx, findings = ranked(case)
+    assert ctx.calib_stats["inputs"]["mask"]["dtype"] == "bool"
+    assert findings[0].rule_id == "QR003" and findings[0].subject == "input mask"
+    assert words in findings[0].title and findings[0].severity == "warning"
+
+
+@pytest.mark.parametrize("case", ["khsm_healthy_ort_sym", "khsm_healthy_ort_percentile", "khsm_healthy_trt_nobias"])
+def test_the_healthy_masks_are_not_called_inverted(case):
+    # The same texts' masks: 30% True in calibration against 31% in evaluation, well inside sampling.
+    _, findings = ranked(case)
+    assert not [f for f in findings if f.rule_id == "QR003"]
