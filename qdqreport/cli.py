@@ -170,8 +170,13 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="with --per-layer: re-quantize the FP32 model with the what-if's best set excluded "
                               "(the quantizer that made --qdq, options read from its graph, --calib data) and record "
                               "the real number beside the bypass estimate (docs/confirm.md)")
-    collect.add_argument("--target-cosine", type=float, default=0.99, help="what-if target: output cosine (default 0.99)")
-    collect.add_argument("--target-top1", type=float, default=0.99, help="what-if target: top-1 agreement (default 0.99)")
+    collect.add_argument("--target-cosine", type=float,
+                         help="what-if: also require every output's median cosine to reach this (default: none; the "
+                              "target is the report's own judgement of every output: decisions where they decide, "
+                              "cosine 0.99 elsewhere)")
+    collect.add_argument("--target-top1", type=float,
+                         help="what-if: also require the mean top-1 agreement of class outputs to reach this "
+                              "(default: none; the report's judgement)")
     collect.add_argument("--trt-mark-all", action="store_true",
                          help="with TensorRT: mark every layer output and compare it with ONNX Runtime "
                               "(breaks fusions: the engines are not the ones you deploy)")

@@ -11,7 +11,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Iterable, Mapping, Sequence
 
 from qdqreport.analysis.target import resolve_target
 from qdqreport.analysis import agreement
@@ -149,40 +149,10 @@ class Context:
 
     def _judged(self, comparison_id: str, summary: OutputSummary) -> OutputSummary:
         info = next((c for c in self.comparisons if c.id == comparison_id), None)
-        reference = [_numeric(s.get(summary.output)) for s in self._stored_outputs(info.reference)] if info else []
-        candidate = [_numeric(s.get(summary.output)) for s in self._stored_outputs(info.candidate)] if info else []
-        kind = infer_kind(summary.output, [r for r in reference if r is not None],
-                          declared=self.judging.output_kinds.get(summary.output),
-                          producer_op=self._producers.get(summary.output),
-                          class_output=bool(info) and summary.output in info.class_outputs,
-                          input_names=self.input_names)
-        gate = self._score_gate(info, summary.output, kind) if info else None
-        if gate is not None:
-            kind = dataclasses.replace(kind, gated_by=gate[0], reason=f"{kind.reason}, judged where {gate[0]} decides")
-        decisions = (measure_decisions(kind, reference, candidate, self.judging.threshold, gate and gate[1:])
-                     if reference else None)
-        first = next((r for r in reference if r is not None), None)
-        # The collector measures top-1 on every output it took for class scores; where the kind says otherwise
-        # (declared, or a handful of regressed values) an argmax decides nothing, and no line may quote it.
-        top1 = summary.top1 if kind.kind == "class_scores" else None
-        summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None,
-                                      top1=top1)
-        if kind.kind == "embedding":
-            # A slice of an embedding is one dimension across samples: an L2-normalised vector's dimension 1069 at
-            # cosine -0.83 is noise (a new user's EfficientWord-Net), and the vector's own cosine judges it.
-            summary = dataclasses.replace(summary, worst_slice=None, worst_slice_cosine=None, worst_slice_sqnr=None)
-        return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
-
-    def _score_gate(self, info: ComparisonInfo, output: str, kind: OutputKind) -> tuple[str, list, list] | None:
-        """(gate name, its reference values, its candidate values) for an inferred index output with a score gate."""
-        if kind.kind != "index" or kind.declared:
-            return None
-        stored = self._stored_outputs(info.reference)
-        name = score_gate(output, stored, self.judging.threshold)
-        if name is None:
-            return None
-        return (name, [_numeric(s.get(name)) for s in stored],
-                [_numeric(s.get(name)) for s in self._stored_outputs(info.candidate)])
+        if info is None:
+            return judged(summary, [], [], self.judging, self._producers, (), self.input_names)
+        return judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate), self.judging,
+                      self._producers, info.class_outputs, self.input_names)
 
     def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""
@@ -322,6 +292,68 @@ class Context:
         return self._tables[key]
 
 
+def judged(summary: OutputSummary, reference: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, Any]],
+           judging: JudgingOptions, producers: Mapping[str, str], class_outputs: Iterable[str],
+           input_names: Sequence[str]) -> OutputSummary:
+    """*summary* with its kind and judgement (analysis/agreement.py): the one path from an output's numbers and its
+    two stages' outputs (*reference*, *candidate*: one {output: array} per sample, the stored ones) to agree / degrade
+    / collapse. Context.output_summaries reads it for the report; judge_outputs for outputs held in memory."""
+    output = summary.output
+    ref_values = [_numeric(s.get(output)) for s in reference]
+    cand_values = [_numeric(s.get(output)) for s in candidate]
+    kind = infer_kind(output, [r for r in ref_values if r is not None], declared=judging.output_kinds.get(output),
+                      producer_op=producers.get(output), class_output=output in set(class_outputs),
+                      input_names=input_names)
+    gate = _score_gate(output, kind, reference, candidate, judging.threshold)
+    if gate is not None:
+        kind = dataclasses.replace(kind, gated_by=gate[0], reason=f"{kind.reason}, judged where {gate[0]} decides")
+    decisions = (measure_decisions(kind, ref_values, cand_values, judging.threshold, gate and gate[1:])
+                 if ref_values else None)
+    first = next((r for r in ref_values if r is not None), None)
+    # The collector measures top-1 on every output it took for class scores; where the kind says otherwise
+    # (declared, or a handful of regressed values) an argmax decides nothing, and no line may quote it.
+    top1 = summary.top1 if kind.kind == "class_scores" else None
+    summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None,
+                                  top1=top1)
+    if kind.kind == "embedding":
+        # A slice of an embedding is one dimension across samples: an L2-normalised vector's dimension 1069 at
+        # cosine -0.83 is noise (a new user's EfficientWord-Net), and the vector's own cosine judges it.
+        summary = dataclasses.replace(summary, worst_slice=None, worst_slice_cosine=None, worst_slice_sqnr=None)
+    return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
+
+
+def _score_gate(output: str, kind: OutputKind, reference: Sequence[Mapping[str, Any]],
+                candidate: Sequence[Mapping[str, Any]], threshold: float) -> tuple[str, list, list] | None:
+    """(gate name, its reference values, its candidate values) for an inferred index output with a score gate."""
+    if kind.kind != "index" or kind.declared:
+        return None
+    name = score_gate(output, reference, threshold)
+    if name is None:
+        return None
+    return name, [_numeric(s.get(name)) for s in reference], [_numeric(s.get(name)) for s in candidate]
+
+
+def judge_outputs(reference: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, Any]],
+                  judging: JudgingOptions, producers: Mapping[str, str], class_outputs: Iterable[str],
+                  input_names: Sequence[str], decision_samples: int | None = None) -> list[OutputSummary]:
+    """Every output of two stages run on the same samples, held in memory (the what-if's trials, collect/whatif.py),
+    summarised and judged as Context.output_summaries judges a bundle's: the rows collect writes
+    (analysis/compare.py), the same summary, the same judged() on the first *decision_samples* samples (the ones
+    collect --store-outputs keeps, which the report's decisions read; None: every sample)."""
+    from qdqreport.analysis.compare import compare_stages
+
+    result = compare_stages(reference, candidate, frozenset(class_outputs))
+    rows: dict[str, list[dict[str, Any]]] = {}
+    slices: dict[str, list[dict[str, Any]]] = {}
+    for row in result.sample_rows:
+        rows.setdefault(row["output"], []).append(row)
+    for row in result.slice_rows:
+        slices.setdefault(row["output"], []).append(row)
+    stored = slice(None) if decision_samples is None else slice(0, decision_samples)
+    return [judged(_summarise(name, output_rows, slices.get(name, [])), reference[stored], candidate[stored],
+                   judging, producers, class_outputs, input_names) for name, output_rows in rows.items()]
+
+
 def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any]]) -> OutputSummary:
     cosines = [_num(r["cosine"]) for r in rows]
     sqnrs = [_num(r["sqnr_db"]) for r in rows]
@@ -332,7 +364,7 @@ def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any
         sqnr_median=statistics.median(sqnrs), sqnr_min=min(sqnrs),
         max_abs=max(_num(r["max_abs"], 0.0) for r in rows),
         rel_l2_median=statistics.median(_num(r["rel_l2"], math.inf) for r in rows),
-        top1=_mean_or_none(r["top1_agree"] for r in rows), top5=_mean_or_none(r["top5_agree"] for r in rows),
+        top1=_mean_or_none(r.get("top1_agree") for r in rows), top5=_mean_or_none(r.get("top5_agree") for r in rows),
         nonfinite_ref=sum(r["ref_nan"] + r["ref_inf"] for r in rows),
         nonfinite_cand=sum(r["cand_nan"] + r["cand_inf"] for r in rows),
     )

@@ -6,8 +6,9 @@ node in INT8); the bundle also holds measurements that test those guesses:
 - the what-if search (collect --per-layer): the QDQ model re-run with the top suspects in float.
   * confirms the layer hypotheses when an exclusion set reaches the target;
   * refutes them when excluding every suspect closes less than half of the lost agreement, or
-    when the unmodified QDQ model already meets the target on the median sample (no node is
-    broken for typical inputs: what fails is specific to some inputs);
+    when the unmodified QDQ model already meets the target (its outputs agree as the report judges
+    them, collect/whatif.py; before 2026-11-27, the worst output's median cosine): no node is broken
+    for typical inputs, what fails is specific to some inputs;
   * is partial in between (more than half closed, target not reached).
 - the FP16 check's control (the same INT8 nodes with the float part in FP32): it implicates the
   FP16 float part when it wins back at least half the loss, and exonerates it otherwise. When it
@@ -54,28 +55,100 @@ class WhatIfEvidence:
 
 
 def whatif(ctx: Context) -> WhatIfEvidence | None:
-    """The what-if search's verdict on the layer hypotheses, or None when no search was run or it measured nothing."""
+    """The what-if search's verdict on the layer hypotheses, or None when no search was run or it measured nothing.
+
+    A search collected since 2026-11-27 judged each variant as the report judges the outputs (collect/whatif.py:
+    decisions where they decide, cosine elsewhere) and says so; an older one judged the worst output's median
+    cosine, and its line says that instead."""
     summary = ctx.whatif_summary or {}
     base, chosen = summary.get("baseline") or {}, summary.get("chosen") or {}
     if _num(base.get("cosine")) is None:
         return None
-    target = summary.get("target_cosine", 0.99)
+    target = target_words(summary)
     if not chosen.get("nodes"):
         if "already meets" not in str(summary.get("stopped", "")):
             return None
         return WhatIfEvidence(REFUTES, 0.0, 0, base["cosine"], base["cosine"], (
-            f"the what-if measured the unmodified QDQ model at output cosine {base['cosine']:.4f} on the median sample "
-            f"(target {target}) with every node in INT8: no node needs excluding for typical inputs"))
+            f"the what-if measured the unmodified QDQ model at {judged_words(base)} (target: {target}) with every "
+            "node in INT8: no node needs excluding for typical inputs"))
     if _num(chosen.get("cosine")) is None:
         return None
-    closed = _closed(base, chosen)
+    closed = recovered(base, chosen)
     verdict = CONFIRMS if chosen.get("reached") else REFUTES if closed < REFUTED_BELOW else PARTIAL
     count = len(chosen["nodes"])
     named = ", ".join(chosen["nodes"][:3]) + (f" and {count - 3} more" if count > 3 else "")
-    line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed the output cosine from "
-            f"{base['cosine']:.4f} to {chosen['cosine']:.4f} ({closed:.0%} of the loss won back; target {target}; "
+    line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed {_what(base)} from "
+            f"{_value_words(base)} to {_value_words(chosen, base.get('output'))} ({closed:.0%} of the loss won back; target: {target}; "
             f"excluded: {named})")
     return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line, tuple(chosen["nodes"]))
+
+
+def judged(result: dict[str, Any]) -> bool:
+    """Whether a what-if result (baseline, chosen, op_type) carries the report's judgement (bundles since 2026-11-27)."""
+    return isinstance(result.get("level"), str) and isinstance(result.get("headline"), str)
+
+
+def judged_words(result: dict[str, Any]) -> str:
+    """A what-if result in the words of what judged it: "output0: 2 of 7 detections lost, 1 extra (collapse)" as the
+    report judges the outputs, or the worst output's median cosine for a search collected before it did."""
+    if judged(result):
+        return f"{result.get('output') or 'outputs'}: {result['headline']} ({result['level']})"
+    return f"output cosine {result['cosine']:.4f}"
+
+
+def target_words(summary: dict[str, Any]) -> str:
+    """What "meets the target" meant in that search."""
+    if isinstance(summary.get("judged"), str):
+        return summary["judged"]
+    return (f"worst output's median cosine ≥ {summary.get('target_cosine', 0.99)}"
+            + (f" and top-1 agreement ≥ {summary['target_top1']}" if _num((summary.get("baseline") or {}).get("top1"))
+               is not None and _num(summary.get("target_top1")) is not None else ""))
+
+
+def recovered(base: dict[str, Any], chosen: dict[str, Any]) -> float:
+    """The share of the lost agreement an exclusion won back (0..1), in the measure that judged the baseline's worst
+    output when both results carry the judgement; else in top-1 agreement or cosine, as searches before it."""
+    measured = _judged_pair(base, chosen)
+    if measured is None:
+        return _closed(base, chosen)
+    before, after, lower_is_better = measured
+    lost = before if lower_is_better else 1.0 - before
+    won = before - after if lower_is_better else after - before
+    return 0.0 if lost <= 1e-9 else min(max(won / lost, 0.0), 1.0)
+
+
+def _judged_pair(base: dict[str, Any], chosen: dict[str, Any]) -> tuple[float, float, bool] | None:
+    """(before, after, lower is better) of the baseline's worst output in the measure that judged it, or None."""
+    if not (judged(base) and judged(chosen)):
+        return None
+    output, outputs = base.get("output"), chosen.get("outputs")
+    after = outputs.get(output) if isinstance(outputs, dict) and isinstance(output, str) else None
+    if not isinstance(after, dict) or after.get("measure") != base.get("measure"):
+        return None
+    before_value, after_value = _num(base.get("value")), _num(after.get("value"))
+    if before_value is None or after_value is None:
+        return None
+    return before_value, after_value, base.get("measure") in LOWER_IS_BETTER
+
+
+LOWER_IS_BETTER = ("relative error", "non-finite values")  # the judged measures where a smaller number agrees more
+
+
+def _what(base: dict[str, Any]) -> str:
+    if judged(base):
+        return f"output {base.get('output') or ''}'s judgement ({base.get('measure')}, as the report judges it)"
+    return "the output cosine"
+
+
+def _value_words(result: dict[str, Any], output: Any = None) -> str:
+    """A result's judgement (of *output* when it judged that output too), or its cosine before judgements."""
+    if not judged(result):
+        return f"{result['cosine']:.4f}"
+    outputs = result.get("outputs")
+    own = outputs.get(output) if isinstance(outputs, dict) and isinstance(output, str) else None
+    if isinstance(own, dict) and isinstance(own.get("headline"), str) and isinstance(own.get("level"), str):
+        return f"{own['headline']} ({own['level']})"
+    return f"{result['headline']} ({result['level']})"
 
 
 IMPLICATES, EXONERATES = "implicates", "exonerates"

@@ -195,6 +195,14 @@ _QDQ = Obj({"q_node": Str(nullable=True), "dq_nodes": _NAMES, "consumers": _NAME
            required=("q_node", "dq_nodes", "consumers", "dtype", "kind", "axis", "scale_count", "scale_min", "scale_max",
                      "pair_scales_match", "scale_constant", "scale_finite_positive", "zero_point_nonzero"))
 _RESULT = Obj({"cosine": Float(True), "top1": Share(True), "sqnr_db": Float(True)})
+# Optional, 1.2-compatible (what-if bundles before 2026-11-27 lack them): the report's judgement of a what-if
+# variant (analysis/agreement.py), its worst decisive output's, and every output's.
+_LEVEL = Str(choices=("agree", "degrade", "collapse"), nullable=True)
+_JUDGED = {"level": _LEVEL, "output": Str(TEXT_MAX, nullable=True), "measure": Str(nullable=True),
+           "value": Float(True), "headline": Str(TEXT_MAX, nullable=True),
+           "outputs": Obj(values=Obj({"level": _LEVEL, "measure": Str(nullable=True), "value": Float(True),
+                                      "headline": Str(TEXT_MAX, nullable=True), "internal": Bool(True)}),
+                          nullable=True)}
 
 ARTIFACT_SPECS: dict[str, Spec] = {
     "precision_summary": Obj({
@@ -251,10 +259,10 @@ ARTIFACT_SPECS: dict[str, Spec] = {
                               required=("tensor", "reason")), nullable=True),
         "status": Str(nullable=True), "reason": Str(TEXT_MAX, nullable=True)}),
     "whatif_summary": Obj({
-        "baseline": Obj(_RESULT.fields, required=tuple(_RESULT.fields)),
-        "chosen": Obj({**_RESULT.fields, "cost_nodes": Count(True), "nodes": ListOf(Str(), nullable=True),
+        "baseline": Obj({**_RESULT.fields, **_JUDGED}, required=tuple(_RESULT.fields)),
+        "chosen": Obj({**_RESULT.fields, **_JUDGED, "cost_nodes": Count(True), "nodes": ListOf(Str(), nullable=True),
                        "reached": Bool(True)}, required=(*_RESULT.fields, "cost_nodes", "nodes", "reached")),
-        "op_type": Obj({**_RESULT.fields, "op_type": Str(), "nodes": Count(True), "reached": Bool(True)},
+        "op_type": Obj({**_RESULT.fields, **_JUDGED, "op_type": Str(), "nodes": Count(True), "reached": Bool(True)},
                        required=(*_RESULT.fields, "op_type", "nodes", "reached"), nullable=True),
         "confirmed": Obj({**_RESULT.fields, "quantizer": Str(nullable=True), "version": Str(nullable=True),
                           "command": Str(TEXT_MAX, nullable=True), "error": Str(TEXT_MAX, nullable=True),
@@ -263,7 +271,9 @@ ARTIFACT_SPECS: dict[str, Spec] = {
                          required=(*_RESULT.fields, "quantizer", "version", "nodes", "error"), nullable=True),  # collect --per-layer --confirm (qdqreport/confirm/whatif_confirm.py)
         "candidates": ListOf(Str(), nullable=True), "quantized_nodes": Count(True), "samples": Count(True),
         "seconds": Num(0, nullable=True), "budget_seconds": Num(0, nullable=True), "stopped": Str(TEXT_MAX, nullable=True),
-        "target_cosine": Num(-1, 1, nullable=True), "target_top1": Share(True), "trials": Count(True)},
+        "target_cosine": Num(-1, 1, nullable=True), "target_top1": Share(True), "trials": Count(True),
+        # optional, 1.2-compatible (2026-11-27): what "meets the target" judged, in the report's words
+        "judged": Str(TEXT_MAX, nullable=True)},
         # Every key collect/whatif.py writes; the report's what-if paragraph reads them all.
         required=("baseline", "chosen", "target_cosine", "target_top1", "budget_seconds", "quantized_nodes", "stopped",
                   "seconds", "trials")),

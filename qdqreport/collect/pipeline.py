@@ -72,8 +72,8 @@ class CollectOptions:
     whatif_budget: float = 120.0
     # --per-layer-samples: samples the per-layer statistics read, spread over the set; None reads every sample
     per_layer_samples: int | None = PER_LAYER_SAMPLES
-    target_cosine: float = 0.99
-    target_top1: float = 0.99
+    target_cosine: float | None = None  # what-if: a floor on the median cosine beyond the report's judgement
+    target_top1: float | None = None
     fp16_check: bool = True  # the FP16 check when the QDQ float part is FP16: collect/fp16_check.py
     saturation_check: bool = True  # the U8S8 unfused control: collect/saturation_check.py
     range_samples: int = RANGE_SAMPLES  # --range-samples: samples of the activation range pass (collect/activation_ranges.py)
@@ -408,7 +408,10 @@ def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, An
     from qdqreport.collect.layers_stage import run_per_layer
     from qdqreport.collect.whatif import WhatIfOptions
 
-    whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider)
+    # The what-if judges its variants as the report will judge the QDQ model: the same output kinds and decision
+    # threshold, decisions on the same stored samples (collect/whatif.py).
+    whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider,
+                           judging=options.judging, decision_samples=options.store_outputs)
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress,
                          loaded.graphs, options.per_layer_samples)
 

@@ -3,6 +3,18 @@
 Every number is measured: each trial builds a QDQ variant (qdqreport.collect.exclusion), runs it
 in ONNX Runtime on the same samples, and compares its outputs with the FP32 model's.
 
+"Meets the target" is the report's own judgement, read from its owner (analysis/agreement.py through
+analysis/context.judge_outputs): every output that is not recurrent state agrees, judged as the verdict
+judges it, by its decisions where decisions judge it (detections after NMS, class labels, threshold
+flips, map IoU; measured on the first --store-outputs samples, the ones the report's decisions read)
+and by cosine only where the verdict uses cosine. A whole-tensor cosine of 0.9987 with 2 of 7 detections
+lost is a collapse for the verdict, so it is no target met here either (a new user's NudeNet). A
+--target-cosine or --target-top1 the user gives is a further floor on every output's median cosine /
+top-1 agreement, never a replacement for the judgement. Judging costs each trial the collect's own
+comparison of its outputs (per-sample and per-slice statistics, and the decisions: NMS at most 1,000
+candidates a sample); the trial's measured seconds include it, so the budget bounds it as before. The
+trial's outputs are held until they are judged (as the FP32 outputs already are).
+
 Search, within a time budget:
   1. the unmodified QDQ model (the baseline), then the K top suspects excluded together
      (quantized nodes ranked by their local SQNR, worst first: where the error is born);
@@ -25,7 +37,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from qdqreport.analysis.metrics import error_stats, topk_agreement
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, LEVEL_RANK, JudgingOptions
+from qdqreport.analysis.context import OutputSummary, judge_outputs
 from qdqreport.collect.exclusion import exclusion_variant
 from qdqreport.collect.models import session_source
 from qdqreport.collect.qdq_graph import GraphIndex
@@ -37,10 +50,12 @@ SINGLES = 5
 @dataclass(frozen=True)
 class WhatIfOptions:
     budget: float = 120.0  # seconds
-    target_cosine: float = 0.99
-    target_top1: float = 0.99
+    target_cosine: float | None = None  # a further floor on the worst median cosine (--target-cosine), None: none
+    target_top1: float | None = None  # ... on the mean top-1 agreement of class outputs (--target-top1)
     candidates: int = 12
     provider: str = "cpu"
+    judging: JudgingOptions | None = None  # --output-kind / --decision-threshold given to collect
+    decision_samples: int | None = None  # the samples the report's decisions read (--store-outputs first:N; None: all)
 
 
 @dataclass(frozen=True)
@@ -48,15 +63,25 @@ class Measured:
     cosine: float  # the worst output's median per-sample cosine
     top1: float | None  # mean top-1 agreement over class outputs, None without class outputs
     sqnr_db: float  # the worst output's median per-sample SQNR
+    level: str = AGREE  # the report's judgement of the outputs (analysis/agreement.py): the worst decisive output's
+    outputs: tuple[OutputSummary, ...] = ()  # every output, judged as the report judges it
+
+    @property
+    def worst(self) -> OutputSummary | None:
+        """The decisive output (recurrent state never decides) judged worst; the first of a tie."""
+        decisive = [o for o in self.outputs if o.judgement is not None and not o.judgement.internal]
+        return max(decisive, key=lambda o: LEVEL_RANK[o.judgement.level], default=None)
 
 
 class WhatIf:
     """Runs trials against the FP32 outputs and records every one of them."""
 
     def __init__(self, q_index: GraphIndex, f_index: GraphIndex, samples: Sequence[Feed], fp32_outputs: Sequence[Feed],
-                 class_outputs: set[str], options: WhatIfOptions):
+                 class_outputs: set[str], options: WhatIfOptions, producers: dict[str, str] | None = None):
         self.q, self.f, self.samples, self.reference = q_index, f_index, samples, fp32_outputs
         self.classes, self.options = class_outputs, options
+        self.judging = options.judging or JudgingOptions()
+        self.producers = producers or {}  # output -> the op that computes it (analysis/output_kinds.producer_ops)
         self.rows: list[dict[str, Any]] = []
         self.start = time.perf_counter()
         self.costs: list[float] = []
@@ -82,13 +107,11 @@ class WhatIf:
         with session_log():  # its warnings counted, not printed (ort_stage.ort_warning_summary)
             session = ort.InferenceSession(session_source(model), providers=providers)
         names = [o.name for o in session.get_outputs() if o.name in self.reference[0]]
-        per_output: dict[str, list[tuple[float, float, float | None]]] = {name: [] for name in names}
-        for feed, ref in zip(self.samples, self.reference):
-            for name, value in zip(names, session.run(names, feed)):
-                stats = error_stats(ref[name], value)
-                top1 = topk_agreement(ref[name], value, 1) if name in self.classes else None
-                per_output[name].append((stats.cosine, stats.sqnr_db, top1))
-        measured = _summarise(per_output)
+        outputs = [dict(zip(names, session.run(names, feed))) for feed in self.samples]
+        reference = [{name: ref[name] for name in names} for ref in self.reference]
+        measured = _measured(judge_outputs(reference, outputs, self.judging, self.producers, self.classes,
+                                           tuple(self.samples[0]) if self.samples else (),
+                                           self.options.decision_samples))
         seconds = time.perf_counter() - began
         self.costs.append(seconds)
         self.rows.append({"trial": len(self.rows), "kind": kind, "excluded_count": len(nodes),
@@ -98,8 +121,10 @@ class WhatIf:
         return measured
 
     def reached(self, measured: Measured) -> bool:
-        return measured.cosine >= self.options.target_cosine and (
-            measured.top1 is None or measured.top1 >= self.options.target_top1)
+        """The report's judgement agrees on every output (analysis/agreement.py), and the floors the user gave hold."""
+        floor_cosine, floor_top1 = self.options.target_cosine, self.options.target_top1
+        return (measured.level == AGREE and (floor_cosine is None or measured.cosine >= floor_cosine)
+                and (floor_top1 is None or measured.top1 is None or measured.top1 >= floor_top1))
 
 
 def run_whatif(q_index: GraphIndex, f_index: GraphIndex, samples: Sequence[Feed], fp32_outputs: Sequence[Feed],
@@ -109,12 +134,15 @@ def run_whatif(q_index: GraphIndex, f_index: GraphIndex, samples: Sequence[Feed]
     quantized = {n["name"]: n["op_type"] for n in precision.get("nodes", [])
                  if n.get("activation_quantized") or n.get("weight_quantized")}
     suspects = rank_suspects(layer_rows, quantized)[: options.candidates]
-    search = WhatIf(q_index, f_index, samples, fp32_outputs, class_outputs, options)
+    from qdqreport.analysis.output_kinds import producer_ops
+
+    search = WhatIf(q_index, f_index, samples, fp32_outputs, class_outputs, options, producer_ops(precision))
     summary: dict[str, Any] = {"format": 1, "target_cosine": options.target_cosine, "target_top1": options.target_top1,
                                "budget_seconds": options.budget, "candidates": suspects,
                                "quantized_nodes": len(quantized), "samples": len(samples)}
     baseline = search.trial("baseline", [])
     summary["baseline"] = _as_dict(baseline)
+    summary["judged"] = _judged_words(baseline, search)
     chosen, chosen_measure, stopped = _search(search, baseline, suspects)
     op_type = _dominant_op_type(chosen, quantized)
     if op_type is not None:
@@ -190,22 +218,46 @@ def _dominant_op_type(chosen: list[str], quantized: dict[str, str]) -> str | Non
     return op_type if total > len(chosen) and len(chosen) * 2 >= total else None
 
 
-def _summarise(per_output: dict[str, list[tuple[float, float, float | None]]]) -> Measured:
-    cosines, sqnrs, top1s = [], [], []
-    for rows in per_output.values():
-        cosines.append(statistics.median(_clean(r[0], -1.0) for r in rows))
-        sqnrs.append(statistics.median(_clean(r[1], -math.inf) for r in rows))
-        if rows and rows[0][2] is not None:
-            top1s.append(statistics.fmean(r[2] for r in rows))
-    return Measured(min(cosines), statistics.fmean(top1s) if top1s else None, min(sqnrs))
-
-
-def _clean(value: float, nan_as: float) -> float:
-    return nan_as if value is None or math.isnan(value) else value
+def _measured(outputs: list[OutputSummary]) -> Measured:
+    """The trial's numbers as before (worst median cosine and SQNR, mean top-1 of class outputs) and the report's
+    judgement of every output; the trial's level is its worst decisive output's (COLLAPSE when none was compared)."""
+    top1s = [o.top1 for o in outputs if o.top1 is not None]
+    decisive = [o.judgement.level for o in outputs if o.judgement is not None and not o.judgement.internal]
+    level = max(decisive, key=LEVEL_RANK.__getitem__, default=AGREE if outputs else COLLAPSE)
+    return Measured(min((o.cosine_median for o in outputs), default=-1.0),
+                    statistics.fmean(top1s) if top1s else None,
+                    min((o.sqnr_median for o in outputs), default=-math.inf), level, tuple(outputs))
 
 
 def _as_dict(measured: Measured | None) -> dict[str, Any]:
     if measured is None:
         return {"cosine": None, "top1": None, "sqnr_db": None}
+    worst = measured.worst
     return {"cosine": measured.cosine, "top1": measured.top1,
-            "sqnr_db": measured.sqnr_db if math.isfinite(measured.sqnr_db) else None}
+            "sqnr_db": measured.sqnr_db if math.isfinite(measured.sqnr_db) else None,
+            # The report's judgement (optional, 1.2-compatible): what the verdict would say of this variant.
+            "level": measured.level, "output": worst.output if worst else None,
+            "measure": worst.judgement.measure if worst else None,
+            "value": _finite(worst.judgement.value) if worst else None,
+            "headline": worst.judgement.headline if worst else None,
+            "outputs": {o.output: {"level": o.judgement.level, "measure": o.judgement.measure,
+                                   "value": _finite(o.judgement.value), "headline": o.judgement.headline,
+                                   "internal": o.judgement.internal}
+                        for o in measured.outputs if o.judgement is not None}}
+
+
+def _finite(value: float | None) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+def _judged_words(measured: Measured | None, search: WhatIf) -> str:
+    """What "meets the target" meant, in the words the report prints: each output's deciding measure."""
+    by = "; ".join(f"{o.output} by {o.judgement.measure}" + (" (recurrent state: shown, never decisive)"
+                                                            if o.judgement.internal else "")
+                   for o in (measured.outputs if measured else ()) if o.judgement is not None)
+    threshold = search.judging.threshold
+    floors = [f"median cosine ≥ {search.options.target_cosine:g}" if search.options.target_cosine is not None else "",
+              f"top-1 agreement ≥ {search.options.target_top1:.0%}" if search.options.target_top1 is not None else ""]
+    floors = [f for f in floors if f]
+    return (f"every output agrees as the report judges it ({by}; decision threshold {threshold:g})"
+            + (f", and {' and '.join(floors)} (--target-cosine/--target-top1)" if floors else ""))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.evidence import judged, judged_words, target_words
 from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
                                        skipped_words, underused_quantizers, worst_local)
 from qdqreport.fixes import exclusion, exclusion_note, requantize_command, trials_note
@@ -46,6 +47,10 @@ class LayersView:
     skipped_reason: str | None = None  # the whole pass was skipped, and why (no tables then)
     whatif_note: str = ""  # what the command excludes instead of nodes the quantizer cannot exclude
     whatif_trials_note: str = ""
+    whatif_target: str = ""  # what "target met" means in that search (analysis/evidence.target_words)
+    whatif_before: str = ""  # the baseline and the chosen set as the report judges the outputs; "" before 2026-11-27
+    whatif_after: str = ""
+    whatif_op_type_judged: str = ""  # the whole op type excluded, as the report judges the outputs
 
 
 def build_layers(ctx: Context) -> LayersView | None:
@@ -75,8 +80,22 @@ def build_layers(ctx: Context) -> LayersView | None:
         whatif_note=exclusion_note(ctx, proven) if proven else "",
         whatif_trials_note=trials_note(ctx, [n for t in tables.whatif for n in str(t.get("excluded") or "").split(";") if n]),
         whatif_op_type_command=requantize_command(ctx, exclusion(op_types=[op_type["op_type"]])) if op_type.get("reached") else "",
+        **_judged_words(summary),
         **_skipped_tensors(tables.summary),
     )
+
+
+def _judged_words(summary: dict[str, Any] | None) -> dict[str, str]:
+    """What the what-if judged and its judgements in words, for the templates (collect/whatif.py)."""
+    if not summary:
+        return {}
+    base, chosen, op_type = summary.get("baseline") or {}, summary.get("chosen") or {}, summary.get("op_type") or {}
+    words = {"whatif_target": target_words(summary)}
+    if judged(base) and judged(chosen):
+        words.update(whatif_before=judged_words(base), whatif_after=judged_words(chosen))
+    if judged(op_type):
+        words["whatif_op_type_judged"] = judged_words(op_type)
+    return words
 
 
 def _skipped_tensors(summary: dict[str, Any]) -> dict[str, Any]:

@@ -34,8 +34,9 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
 
     Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
     exclusions (excluding every suspect wins back less than half the loss, or the unmodified QDQ
-    model already meets the target on the median sample), the finding drops to a warning scored
-    under the calibration findings and quotes the measurement; when it confirms them, it keeps its rank.
+    model already meets the target: its outputs agree as the report judges them), the finding drops
+    to a warning scored under the calibration findings and quotes the measurement; when it confirms
+    them, it keeps its rank.
 
     Fix: read QR201 (the node that adds the error when fed FP32 inputs) and QR203 (the measured
     exclusions); exclude or re-calibrate the node at or just before this tensor.

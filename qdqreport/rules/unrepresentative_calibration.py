@@ -200,8 +200,9 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     own decision agreement where the output is judged by decisions (map IoU, top-1, threshold
     flips) and their input statistics beside the calibration set's. When the samples' decisions
     collapse and the what-if refutes the layer exclusions (excluding the suspects does not help, or
-    the unmodified model already meets the target on the median sample), it says the calibration
-    set does not cover them and ranks first (score 0.8, over the refuted layer findings' 0.2).
+    the unmodified model already meets the target: its outputs agree as the report judges them), it
+    says the calibration set does not cover them and ranks first (score 0.8, over the refuted layer
+    findings' 0.2).
 
     Calibration signals whose smoothness differs from the evaluation's (mean lag-1 autocorrelation apart by 0.5
     or more, both real signals, no range or preprocessing step telling them apart) hold other frequency content:

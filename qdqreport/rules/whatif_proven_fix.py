@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from qdqreport.analysis.agreement import COLLAPSED
+from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.evidence import judged, judged_words, recovered, target_words
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
@@ -15,14 +16,14 @@ from qdqreport.wording import plural
 
 
 def _proven(b):
-    rows, summary = whatif_trials(reached=True)
+    rows, summary = whatif_trials(reached=True, judged=True)
     quantization_run(b, broken=True)
     b.manifest["models"]["fp32"] = {"path": "/data/models/cls_fp32.onnx", "sha256": "0" * 64}
     b.layers(layer_chain(born_at=2), whatif=rows, whatif_summary=summary)
 
 
 def _unreachable(b):
-    rows, summary = whatif_trials(reached=False)
+    rows, summary = whatif_trials(reached=False, judged=True)
     quantization_run(b, broken=True)
     b.layers(layer_chain(born_at=2), whatif=rows, whatif_summary=summary)
 
@@ -32,19 +33,32 @@ def _no_search(b):
     b.layers(layer_chain())
 
 
+def _cosine_judged(b):
+    rows, summary = whatif_trials(reached=True)
+    quantization_run(b, broken=True)
+    b.layers(layer_chain(born_at=2), whatif=rows, whatif_summary=summary)
+
+
 @rule(id="QR203", slug="whatif-proven-fix", title="Measured: excluding these nodes restores the outputs",
-      examples=[Fires("8 nodes excluded restore cosine and top-1", _proven),
+      examples=[Fires("8 nodes excluded restore the top-1 decisions the report judges the logits by", _proven),
                 Fires("no exclusion among the suspects reaches the target", _unreachable),
+                Fires("a search collected before the what-if read the report's judgement (cosine, top-1)",
+                      _cosine_judged),
                 Quiet("no what-if search in the bundle", _no_search)])
 def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     """The smallest exclusion set the what-if search found, with its measured effect.
 
     Every number comes from ONNX Runtime runs of QDQ variants in which the excluded nodes read
-    float inputs, on the same samples as the rest of the report. Severity and score follow the
-    measured gain: an error when the baseline had collapsed (cosine or top-1 below 0.9) and the
-    exclusion reaches the target; the score is the share of the lost agreement recovered. When no
-    set of suspects reaches the target, an info finding says so: the damage is spread over the
-    graph (typically a calibration problem), not in a few nodes.
+    float inputs, on the same samples as the rest of the report. The target is the report's own
+    judgement: a variant meets it when every output agrees as the verdict judges it, by its
+    decisions where decisions judge the output (detections after NMS, class labels, threshold flips,
+    map IoU, at the collect's decision threshold) and by cosine only where the verdict uses cosine;
+    the finding names each output's measure. Severity and score follow the measured gain: an error
+    when the baseline collapsed and the exclusion reaches the target; the score is the share of the
+    lost agreement recovered, in the measure that judged the output. When no set of suspects
+    reaches the target, an info finding says so: the damage is spread over the graph (typically a
+    calibration problem), not in a few nodes. A bundle collected before 2026-11-27 judged the worst
+    output's median cosine (0.99) and top-1 agreement instead; the finding then says so.
 
     Why it matters: a hand search removes Q/DQ one node at a time; this one is measured and sized.
 
@@ -59,37 +73,46 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     base, chosen = summary["baseline"], summary["chosen"]
     if base.get("cosine") is None or chosen.get("cosine") is None or not chosen.get("nodes"):
         return
-    evidence = [Metric("output cosine before → after", f"{base['cosine']:.4f} → {chosen['cosine']:.4f}"),
+    by_judgement = judged(base) and judged(chosen)
+    evidence = [*([Metric("judged as the report judges the outputs, before → after",
+                          f"{judged_words(base)} → {judged_words(chosen)}")] if by_judgement else []),
+                Metric("output cosine before → after", f"{base['cosine']:.4f} → {chosen['cosine']:.4f}"),
                 *([Metric("top-1 agreement before → after", f"{base['top1']:.0%} → {chosen['top1']:.0%}")]
                   if base.get("top1") is not None and chosen.get("top1") is not None else []),
                 Metric("nodes leaving INT8", chosen["cost_nodes"], f"of {summary.get('quantized_nodes')}"),
                 _trials_table(ctx), Text(f"Search stopped: {summary.get('stopped')}; {summary.get('trials')} ONNX Runtime "
-                                         f"trials in {summary.get('seconds')} s on {summary.get('samples')} samples.")]
+                                         f"trials in {summary.get('seconds')} s on {summary.get('samples')} samples. "
+                                         f"Target met means: {target_words(summary)}.")]
     if not chosen.get("reached"):
         yield whatif_proven_fix.finding(
             title="No exclusion of the top suspects restores the outputs", severity="info",
             confidence=0.95, score=0.2, subject="whatif", tags=("measured", "root_cause"), evidence=tuple(evidence),
             fixes=(Fix("Check the calibration data first (QR003, QR204); exclusions cannot recover damage "
                        "spread over the whole graph"),),
-            summary=(f"Excluding all {len(chosen['nodes'])} top suspects reaches only cosine "
-                     f"{chosen['cosine']:.4f}{_top1_text(chosen)} (target {summary['target_cosine']}); the "
-                     "error is spread over the graph, so look at calibration first."))
+            summary=(f"Excluding all {len(chosen['nodes'])} top suspects reaches only "
+                     + (f"{judged_words(chosen)}, as the report judges the outputs (cosine {chosen['cosine']:.4f}; "
+                        f"target: {target_words(summary)})" if by_judgement else
+                        f"cosine {chosen['cosine']:.4f}{_top1_text(chosen)} (target {summary['target_cosine']})")
+                     + "; the error is spread over the graph, so look at calibration first."))
         return
-    collapsed = base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED)
+    collapsed = (base["level"] == COLLAPSE if by_judgement else
+                 base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED))
     fixes = [exclusion_fix(ctx, f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
                            exclusion(chosen["nodes"]))]
     op_type = summary.get("op_type") or {}
     if op_type.get("reached"):
         fixes.append(exclusion_fix(ctx, f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; "
-                                        f"measured cosine {op_type['cosine']:.4f})",
+                                        f"measured {judged_words(op_type)})",
                                    exclusion(op_types=[op_type["op_type"]])))
     yield whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
-        severity="error" if collapsed else "warning", confidence=0.95, score=_recovered(base, chosen),
+        severity="error" if collapsed else "warning", confidence=0.95, score=clamp01(recovered(base, chosen)),
         subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
-        summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} raises output cosine "
-                 f"from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)} "
-                 f"({chosen['cost_nodes']} node(s) leave INT8)."))
+        summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} "
+                 + (f"brings {judged_words(base)} to {judged_words(chosen)}, as the report judges the outputs "
+                    f"(cosine {base['cosine']:.4f} → {chosen['cosine']:.4f})" if by_judgement else
+                    f"raises output cosine from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)}")
+                 + f" ({chosen['cost_nodes']} node(s) leave INT8)."))
 
 
 def _top1_text(m: dict) -> str:
@@ -100,12 +123,6 @@ def _gain_text(base: dict, chosen: dict) -> str:
     if base.get("top1") is None or chosen.get("top1") is None:
         return ""
     return f" and top-1 agreement from {base['top1']:.0%} to {chosen['top1']:.0%}"
-
-
-def _recovered(base: dict, chosen: dict) -> float:
-    key = "top1" if base.get("top1") is not None and chosen.get("top1") is not None else "cosine"
-    lost = 1.0 - base[key]
-    return clamp01((chosen[key] - base[key]) / lost) if lost > 0 else 0.0
 
 
 def _trials_table(ctx: Context) -> Table:

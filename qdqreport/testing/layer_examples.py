@@ -92,8 +92,10 @@ def qnode(name: str, tensor: str, clipped: float, used: float, low: float = -0.9
             "observed_min": low * min(1.0, used * 1.05), "observed_max": high * min(1.0, used * 1.05)}
 
 
-def whatif_trials(reached: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Trials as measured on the ×255-calibrated demo model (32 samples)."""
+def whatif_trials(reached: bool, judged: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Trials as measured on the ×255-calibrated demo model (32 samples). *judged*: as collect writes them since
+    2026-11-27, each result with the report's judgement of the outputs (collect/whatif.py); else as before, by
+    cosine and top-1 alone."""
     suspects = ["BatchNormalization@1", "BatchNormalization@3", "Conv@0", "Mul@1", "Mul@0", "GlobalAveragePool@0",
                 "Conv@2", "Add@0", "Conv@4", "Add@1", "Mul@2", "Conv@6"]
     chosen = suspects[:8] if reached else suspects
@@ -108,7 +110,22 @@ def whatif_trials(reached: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                           "sqnr_db": final[2], "reached": reached},
                "stopped": "target reached" if reached else "excluding the top 12 suspects does not reach the target",
                "seconds": 39.4, "trials": len(rows)}
+    if judged:
+        summary.update(target_cosine=None, target_top1=None, judged=(
+            f"every output agrees as the report judges it ({CLS_OUTPUT} by top-1 agreement; decision threshold 0.5)"))
+        summary["baseline"].update(_top1_judged(0.5))
+        summary["chosen"].update(_top1_judged(final[1]))
     return rows, summary
+
+
+def _top1_judged(top1: float) -> dict[str, Any]:
+    """The report's judgement of the classifier's logits at *top1* (32 rows), as collect/whatif.py records it."""
+    from qdqreport.analysis.agreement import DECISION_LEVELS, level_of
+
+    changed = round((1.0 - top1) * 32)
+    judgement = {"level": level_of(top1, *DECISION_LEVELS["top-1 agreement"]), "measure": "top-1 agreement",
+                 "value": top1, "headline": f"{changed} of 32 top-1 decisions change"}
+    return {**judgement, "output": CLS_OUTPUT, "outputs": {CLS_OUTPUT: {**judgement, "internal": False}}}
 
 
 def _trial(index: int, kind: str, nodes: list[str], cosine: float, top1: float, sqnr: float) -> dict[str, Any]:
