@@ -268,13 +268,21 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _report(args: argparse.Namespace, argv: list[str]) -> int:
-    from qdqreport.pipeline import render_report
-    from qdqreport.render.ci import CiOutputs, fail_on_line
+    from qdqreport.render.plot_worker import start_plot_worker
 
-    summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
-    outputs = CiOutputs(sarif=_path(args.sarif), junit=_path(args.junit), step_summary=_path(summary))
-    outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact, ci_outputs=outputs,
-                            target=args.target, judging=judging_from(args))
+    # Forked before the imports below: the worker imports matplotlib while this process reads the bundle (issue 12).
+    worker = start_plot_worker()
+    try:
+        from qdqreport.pipeline import render_report
+        from qdqreport.render.ci import CiOutputs, fail_on_line
+
+        summary = os.environ.get("GITHUB_STEP_SUMMARY") or None
+        outputs = CiOutputs(sarif=_path(args.sarif), junit=_path(args.junit), step_summary=_path(summary))
+        outcome = render_report(args.bundle, args.output, fail_on=args.fail_on, redact=args.redact, ci_outputs=outputs,
+                                target=args.target, judging=judging_from(args), plot_worker=worker)
+    finally:
+        if worker is not None:
+            worker.close()
     for path in outcome.paths:
         print(path)
     if outcome.tripped:

@@ -23,6 +23,7 @@ from qdqreport.engine import run_rules
 from qdqreport.errors import OutputError, QdqReportError
 from qdqreport.render import OUTPUT_FILES, render_all
 from qdqreport.render.ci import CiOutputs, CiTexts, render_ci
+from qdqreport.render.plot_worker import PlotWorker
 from qdqreport.report.model import FindingView, build_report
 from qdqreport.rules import RuleSpec, discover
 
@@ -42,11 +43,14 @@ class ReportOutcome:
 def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | None = None,
                   ci_outputs: CiOutputs | None = None,
                   rules: dict[str, RuleSpec] | None = None, redact: bool = False,
-                  target: str | None = None, judging: JudgingOptions | None = None) -> ReportOutcome:
+                  target: str | None = None, judging: JudgingOptions | None = None,
+                  plot_worker: PlotWorker | None = None) -> ReportOutcome:
     """Read a bundle, run the rules (*rules*, default: every registered rule), and write the report files.
 
     *target* is the deployment runtime (--target); None means the bundle's recorded one, else tensorrt.
     *judging* holds --output-kind and --decision-threshold (analysis/agreement.py); None: the bundle's, else inferred.
+    *plot_worker* (render/plot_worker.py, started by `qdqreport report` before its imports) draws the plots in other
+    processes; without it, or when it fails, they are drawn here. The caller closes it.
 
     Either all three files are replaced or none is: everything is rendered in memory first.
     """
@@ -63,7 +67,7 @@ def render_report(bundle_path: Path | str, out_dir: Path | str, fail_on: str | N
     model = build_report(bundle, run_rules(ctx, registry), ctx)
     failing = FAIL_ON[fail_on]
     ci_texts = render_ci(ci_outputs, model, registry, failing, bundle.location)
-    texts = render_all(model)
+    texts = render_all(model, plot_worker.draw(model) if plot_worker is not None else None)
     if redactor is not None:  # paths that reached the text another way (finding messages, logs)
         texts = {name: redactor.text(text, host=False) for name, text in texts.items()}
         ci_texts = ci_texts.map(lambda text: redactor.text(text, host=False))

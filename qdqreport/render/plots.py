@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import matplotlib
 from matplotlib.backends.backend_svg import FigureCanvasSVG
@@ -71,11 +71,45 @@ class Scales:
     sqnr: tuple[float, float] | None
 
 
-def report_plots(model: ReportModel) -> dict[str, Any]:
-    """Every plot of a report, keyed for the HTML template."""
+def report_plots(model: ReportModel, draw: Callable[[list[PlotJob]], list[str | None]] | None = None) -> dict[str, Any]:
+    """Every plot of a report, keyed for the HTML template.
+
+    *draw* turns the list of plot jobs into their SVGs, in order (render/plot_worker.py draws them in other
+    processes); None draws them here, one after another."""
+    jobs, links = plot_jobs(model)
+    svgs = draw(jobs) if draw is not None else [job.draw() for job in jobs]
+    out: dict[str, Any] = {"comparisons": {c.id: {} for c in model.comparisons}, "precision": None, "series": {},
+                           "series_links": links, "layers": None, "engine": None}
+    for job, svg in zip(jobs, svgs, strict=True):
+        if job.slot[0] == "comparisons":
+            out["comparisons"][job.slot[1]][job.slot[2]] = svg
+        elif job.slot[0] == "series":
+            out["series"][job.slot[1]] = svg
+        else:
+            out[job.slot[0]] = svg
+    return out
+
+
+@dataclass(frozen=True)
+class PlotJob:
+    """One figure to draw: where its SVG goes in report_plots' dict, the function that draws it and its arguments.
+    Each job draws its own Figure, so jobs can be drawn in any order or process and give the same SVG."""
+
+    slot: tuple[str, ...]
+    function: Callable[..., str | None]
+    args: tuple[Any, ...]
+    cost: float  # a rough relative drawing time, to share the jobs out between processes
+
+    def draw(self) -> str | None:
+        return self.function(*self.args)
+
+
+def plot_jobs(model: ReportModel) -> tuple[list[PlotJob], dict[str, str]]:
+    """The figures of a report in drawing order, and the series links (series key -> id of the figure that
+    already draws it)."""
     drawn = _drawn_elsewhere(model)
     scales = report_scales(model, drawn)
-    series: dict[str, str | None] = {}
+    jobs: list[PlotJob] = []
     links: dict[str, str] = {}  # series key -> id of the figure that already draws it
     thresholds: dict[str, float] = {}  # figure id -> threshold of a series it stands in for
     for finding in model.findings:
@@ -85,14 +119,20 @@ def report_plots(model: ReportModel) -> dict[str, Any]:
             key = f"{finding.fingerprint}-{index}"
             target = _same_plot(ev, drawn)
             if target is None:
-                series[key] = series_plot(ev, f"s-{key}", scales)
+                jobs.append(PlotJob(("series", key), series_plot, (ev, f"s-{key}", scales), 2.0))
                 continue
             links[key] = target
             if ev.get("threshold") is not None:
                 thresholds.setdefault(target, float(ev["threshold"]))
-    comparisons = {c.id: comparison_plots(c, scales, thresholds.get(f"fig-cos-{c.id}")) for c in model.comparisons}
-    return {"comparisons": comparisons, "precision": precision_bar(model.precision), "series": series,
-            "series_links": links, "layers": layers_plot(model.layers), "engine": engine_precision_map(model.engine)}
+    for c in model.comparisons:
+        jobs.append(PlotJob(("comparisons", c.id, "cosine"), cosine_plot,
+                            (c, scales, thresholds.get(f"fig-cos-{c.id}")), 2.0))
+        jobs.append(PlotJob(("comparisons", c.id, "sqnr"), sqnr_strip, (c, scales), 1.0))
+    jobs.append(PlotJob(("precision",), precision_bar, (model.precision,), 2.0 if model.precision is not None else 0.0))
+    jobs.append(PlotJob(("layers",), layers_plot, (model.layers,), 2.0 if model.layers is not None else 0.0))
+    layers_drawn = sum(len(view.sequence) for view in model.engine.stages) if model.engine else 0
+    jobs.append(PlotJob(("engine",), engine_precision_map, (model.engine,), 1.0 + layers_drawn / 50 if layers_drawn else 0.0))
+    return jobs, links
 
 
 def report_scales(model: ReportModel, drawn: list[tuple[str, tuple[float, ...]]] | None = None) -> Scales:

@@ -1,0 +1,237 @@
+"""The report's plots drawn in other processes while this one reads the bundle and runs the rules (issue 12).
+
+Importing matplotlib (0.4-0.6 s) and drawing the figures (up to 0.6 s for six) are most of a `qdqreport report`
+run. `report` forks a worker before its other imports (start_plot_worker): the worker imports matplotlib while the
+main process imports the rest, reads the bundle, runs the rules and builds the ReportModel; the model is then sent
+to the worker through a pipe (pickled, 10-30 KB), the worker forks once more to share the figures between two
+cores (PlotJob.cost), and the SVGs of report_plots come back the same way. The SVGs are the ones this process
+would draw (the same code and matplotlib; every figure is its own Figure, drawn in any order), so report.html is
+byte-identical.
+
+Anything that goes wrong on the way (no worker, a crash, an exception while drawing, a reply that cannot be read,
+no reply within TIMEOUT_S) gives None, and the caller draws the plots itself, where an error is raised and
+reported as before. Warnings raised while drawing are sent back and issued again here.
+
+Only on Linux (fork, no system framework that breaks in a forked child), with two or more usable cores, in a
+process running one thread (a host with threads is not forked). QDQREPORT_PLOT_WORKER=0 turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import sys
+import threading
+import time
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import qdqreport.report.model  # noqa: F401  both processes need it (to pickle and unpickle the model): loaded once, before the fork
+
+if TYPE_CHECKING:
+    from qdqreport.render.plots import PlotJob
+    from qdqreport.report.model import ReportModel
+
+ENV_SWITCH = "QDQREPORT_PLOT_WORKER"
+TIMEOUT_S = 300.0  # no reply by then: the worker is killed and the plots are drawn here
+_REGISTRIES: dict[str, dict] = {}  # warnings issued again, per file they came from: each shown once, as in process
+
+
+class PlotWorker:
+    """A forked process that will draw one report's plots (draw), or is killed and reaped (close)."""
+
+    def __init__(self, pid: int, to_worker: int, from_worker: int) -> None:
+        self._pid: int | None = pid
+        self._to: int | None = to_worker
+        self._from: int | None = from_worker
+
+    def draw(self, model: ReportModel) -> dict[str, Any] | None:
+        """report_plots(model), drawn by the worker; None when it could not: the caller draws them."""
+        if self._pid is None:
+            return None
+        try:
+            _write_all(self._to, pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL))
+            self._close_fd("_to")
+            status, plots, caught = pickle.loads(_read_all(self._from, time.monotonic() + TIMEOUT_S))
+        except Exception:  # noqa: BLE001  a worker's trouble is never the report's: draw here instead
+            return None
+        finally:
+            self.close()
+        if status != "ok":
+            return None
+        _issue_again(caught)
+        return plots
+
+    def close(self) -> None:
+        """Close the pipes, end the worker if it still runs (killed by its pid) and reap it."""
+        self._close_fd("_to")
+        self._close_fd("_from")
+        pid, self._pid = self._pid, None
+        if pid is None:
+            return
+        try:
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+    def _close_fd(self, name: str) -> None:
+        fd = getattr(self, name)
+        if fd is not None:
+            setattr(self, name, None)
+            os.close(fd)
+
+
+def start_plot_worker() -> PlotWorker | None:
+    """Fork the worker (it starts importing matplotlib at once), or None where the plots are drawn in process."""
+    if os.environ.get(ENV_SWITCH, "1") == "0" or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return None
+    if threading.active_count() != 1 or _cores() < 2:
+        return None
+    down_r, down_w = os.pipe()
+    up_r, up_w = os.pipe()
+    _flush_std()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (down_r, down_w, up_r, up_w):
+            os.close(fd)
+        return None
+    if pid == 0:
+        os.close(down_w)
+        os.close(up_r)
+        _serve(down_r, up_w)  # never returns
+    os.close(down_r)
+    os.close(up_w)
+    return PlotWorker(pid, down_w, up_r)
+
+
+# --- in the worker -------------------------------------------------------------------------------
+def _serve(from_parent: int, to_parent: int) -> None:
+    """The worker's whole life: import, wait for the model, draw, reply, exit (never returns, never runs the
+    parent's exit handlers or flushes its buffers)."""
+    code = 1
+    try:
+        from qdqreport.render import plots  # matplotlib: what this process is here to import
+
+        data = _read_all(from_parent)
+        os.close(from_parent)
+        if not data:  # the parent stopped before the model (an error, or it draws itself)
+            os._exit(0)
+        model = pickle.loads(data)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            reply: tuple = ("ok", plots.report_plots(model, draw=_shared_draw), _portable(caught))
+    except BaseException:  # noqa: BLE001  the parent draws instead, and raises what there is to raise
+        reply = ("error", None, [])
+    try:
+        _write_all(to_parent, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _shared_draw(jobs: list[PlotJob]) -> list[str | None]:
+    """Draw *jobs* in this process and a forked one, about half the cost each; results in job order."""
+    mine, theirs = _share(jobs)
+    if not theirs:
+        return [job.draw() for job in jobs]
+    read_fd, write_fd = os.pipe()
+    _flush_std()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        code = 1
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                reply: tuple = ("ok", {i: jobs[i].draw() for i in theirs}, _portable(caught))
+        except BaseException:  # noqa: BLE001  the other process draws them again and raises
+            reply = ("error", None, [])
+        try:
+            _write_all(write_fd, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    try:
+        svgs: list[str | None] = [None] * len(jobs)
+        for i in mine:
+            svgs[i] = jobs[i].draw()
+        data = _read_all(read_fd)
+    finally:
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+    status, drawn, caught = pickle.loads(data) if data else ("error", None, [])
+    if status != "ok":
+        drawn = {i: jobs[i].draw() for i in theirs}  # raises here what the other process met
+    _issue_again(caught)
+    for i in theirs:
+        svgs[i] = drawn[i]
+    return svgs
+
+
+def _share(jobs: list[PlotJob]) -> tuple[list[int], list[int]]:
+    """Job indices for this process and for the other: the costliest first, each to the less loaded side."""
+    costly = sorted((i for i, job in enumerate(jobs) if job.cost > 0), key=lambda i: -jobs[i].cost)
+    if len(costly) < 2 or _cores() < 2:
+        return list(range(len(jobs))), []
+    loads = [0.0, 0.0]
+    sides: list[list[int]] = [[], []]
+    for i in costly:
+        side = 0 if loads[0] <= loads[1] else 1
+        loads[side] += jobs[i].cost
+        sides[side].append(i)
+    sides[0].extend(i for i, job in enumerate(jobs) if job.cost <= 0)
+    return sorted(sides[0]), sorted(sides[1])
+
+
+# --- helpers -------------------------------------------------------------------------------------
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _flush_std() -> None:
+    # Text buffered before a fork would otherwise be written by both processes.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+
+
+def _portable(caught: list[warnings.WarningMessage]) -> list[tuple[str, type[Warning], str, int]]:
+    return [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
+def _issue_again(caught: list[tuple[str, type[Warning], str, int]]) -> None:
+    for message, category, filename, lineno in caught:
+        warnings.warn_explicit(message, category, filename, lineno, registry=_REGISTRIES.setdefault(filename, {}))
+
+
+def _write_all(fd: int | None, data: bytes) -> None:
+    assert fd is not None
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_all(fd: int | None, deadline: float | None = None) -> bytes:
+    """Everything until the writer closes its end; TimeoutError after *deadline* (time.monotonic())."""
+    assert fd is not None
+    chunks = []
+    while True:
+        if deadline is not None:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError("plot worker: no reply")
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
