@@ -150,9 +150,10 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(THIRTEENTH_PART, "thirteenth", ", made 2026-11-26 and scored while sealed before the rule changes of "
-         "session 28, at 5c7079f, and after them, at b159f5f (totals in the kept section below); spent but not yet "
-         "read: the next round reads it", held_out=True),
+    Part(THIRTEENTH_PART, "thirteenth", "; scored while sealed before the rule changes of session 28's first round, "
+         "at 5c7079f: first-ranked 5/6, within three 5/6, healthy controls with an error 0/3, harmless faults with an "
+         "error 0/3; after them, at b159f5f: the same on the bundles as made, 6/6, 6/6, 0/3, 0/3 re-collected; then "
+         "read (2026-11-26, session 28's second round; re-collected at b791512): no longer held out"),
     Part(TWELFTH_PART, "twelfth", "; scored while sealed before the rule changes of session 27, at d415b77: "
          "first-ranked 3/9, within three 5/9, healthy controls with an error 0/3; after them, at 1cf6a97: the same; "
          "then read (2026-11-26, session 28; re-collected at 9b2210f, whose collector describes the bool mask): no longer "
