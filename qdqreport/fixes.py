@@ -346,6 +346,9 @@ class Resolved:
     redirects: tuple[Redirect, ...] = ()
     unreachable: tuple[tuple[str, str], ...] = ()  # (node, op type) named but not acted on by the command
     option: str = ""  # the quantizer's option for excluding nodes
+    # (node, op type) whose INT8 input no op type of the command's op_types_to_quantize puts there: the recorded graph
+    # quantized it, so the user's list held an op type the graph cannot show; the command, without it, keeps it float
+    unlisted: tuple[tuple[str, str], ...] = ()
 
 
 def resolve_exclusions(ctx: Context, change: Change) -> Resolved:
@@ -384,6 +387,7 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
     keep: list[str] = []
     redirects: list[Redirect] = []
     unreachable: list[tuple[str, str]] = []
+    unlisted: list[tuple[str, str]] = []
     for name in [*named, *typed]:
         node = nodes.get(name)
         itself = node is not None and node["op_type"] in acts
@@ -408,13 +412,28 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
         if instead:
             redirects.append(Redirect(name, node["op_type"], producer["name"] if producer else None,
                                       producer["op_type"] if producer else "", tuple(instead), itself))
+        elif not itself and ort and not _explained(name, pairs, by_output, nodes, acts):
+            unlisted.append((name, node["op_type"]))
         elif not itself:
             unreachable.append((name, node["op_type"]))
     nodes_out = tuple(sorted(set(keep) | {n for r in redirects for n in r.instead}))
     return Resolved(Change(exclude_nodes=nodes_out, exclude_op_types=kept_types,
                            calibration_method=change.calibration_method, float_part_fp32=change.float_part_fp32,
                            fp32_op_types=change.fp32_op_types),
-                    quantizer, tuple(redirects), tuple(unreachable), option)
+                    quantizer, tuple(redirects), tuple(unreachable), option, tuple(unlisted))
+
+
+def _explained(name: str, pairs: list[dict[str, Any]], by_output: dict[str, dict[str, Any]],
+               nodes: dict[str, dict[str, Any]], acts: set[str]) -> bool:
+    """Whether an op type quantize_static is told to quantize (*acts*) puts a Q/DQ pair on *name*'s input: the pair's
+    producer (quantize_static quantizes a listed node's outputs) or another consumer (and its inputs) is of one."""
+    for pair in (g for g in pairs if name in (g.get("consumers") or ())):
+        source = by_output.get(pair.get("tensor"))
+        if source is not None and source["op_type"] in acts:
+            return True
+        if any(c != name and c in nodes and nodes[c]["op_type"] in acts for c in pair.get("consumers") or ()):
+            return True
+    return False
 
 
 def _activation_only(node: dict[str, Any]) -> bool:
@@ -445,6 +464,13 @@ def exclusion_note(ctx: Context, change: Change) -> str:
                "same tensor (it quantizes inputs only, and shares the pair)")
         parts.append(f"{resolved.quantizer}'s {resolved.option} cannot keep {types} nodes out of INT8: {how}. The "
                      "command excludes those nodes instead: " + _redirects_words(redirects))
+    if resolved.unlisted:
+        listed = ", ".join(f"{n} ({t})" for n, t in resolved.unlisted)
+        types = " or ".join(sorted({t for _, t in resolved.unlisted}))
+        parts.append(f"{listed}: no op type of the command's op_types_to_quantize (read from the graph's quantized "
+                     f"weights) puts their INT8 input there, so the command keeps them float; the recorded graph "
+                     f"quantized them, so your own op_types_to_quantize likely listed {types} (or the op type of the node that "
+                     "writes their input): leave it out")
     if resolved.unreachable:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.unreachable)
         parts.append(f"Not acted on by this command: {listed}: no node {resolved.quantizer} can exclude puts their "

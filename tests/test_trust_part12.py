@@ -62,3 +62,18 @@ def test_the_healthy_masks_are_not_called_inverted(case):
     # The same texts' masks: 30% True in calibration against 31% in evaluation, well inside sampling.
     _, findings = ranked(case)
     assert not [f for f in findings if f.rule_id == "QR003"]
+
+
+def test_a_softmax_the_inferred_recipe_leaves_float_is_not_called_untouched():
+    # quantize_static's op_types_to_quantize is read from the graph's quantized weights (Gemm, MatMul): the user's
+    # list also held Softmax, which no weight shows. The fix command, written without it, keeps the Softmax inputs
+    # float, yet its note said "Not acted on ... they stay as they are".
+    from qdqreport.fixes import exclusion, resolve_exclusions
+
+    ctx, findings = ranked("khsm_softmax_int8")
+    names = ["node_Softmax_115", "node_Softmax_220", "node_Softmax_325"]
+    resolved = resolve_exclusions(ctx, exclusion(names))
+    assert not resolved.unreachable and [n for n, _ in resolved.unlisted] == names
+    action = findings[0].fixes[0].action
+    assert "Not acted on" not in action and "likely listed Softmax" in action
+    assert "'Softmax'" not in findings[0].fixes[0].command
