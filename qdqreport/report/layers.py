@@ -72,7 +72,7 @@ def build_layers(ctx: Context) -> LayersView | None:
         first_divergence=first, first_position=tables.activations.index(first) + 1 if first else None,
         top=tuple(worst_local(tables, TOP_N)),
         weights=tuple(sorted(tables.weights, key=lambda r: _sort(r.get("sqnr_db")))[:TOP_N // 3]),
-        clipping=tuple(clipping_quantizers(tables)[:LIST_LIMIT]), underused=tuple(underused_quantizers(tables)[:LIST_LIMIT]),
+        clipping=tuple(clipping_quantizers(tables, ctx.precision)[:LIST_LIMIT]), underused=tuple(underused_quantizers(tables)[:LIST_LIMIT]),
         qnodes_total=len(tables.qnodes),
         overflows=tuple(fp16_overflows(tables, (ctx.precision or {}).get("float_dtype"))[:LIST_LIMIT]),
         whatif=tuple(tables.whatif), whatif_summary=summary,

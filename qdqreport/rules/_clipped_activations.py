@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import UNCOVERED_CLIPPING, excess_clipping, quantizer_ranges, uncovered_quantizers
+from qdqreport.analysis.layers import (UNCOVERED_CLIPPING, excess_clipping, quantizer_ranges, relu_read_tensors,
+                                      uncovered_quantizers)
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules._common import diverging_outputs, rounded
@@ -24,7 +25,7 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
     ranges = quantizer_ranges(ctx)
     if ranges is None or ranges.calib_samples is None or mismatched_inputs(ctx.calib_stats, ctx.eval_stats):
         return
-    uncovered = uncovered_quantizers(ranges, frozenset(ctx.input_names))
+    uncovered = uncovered_quantizers(ranges, frozenset(ctx.input_names), relu_read_tensors(ctx.precision))
     if not uncovered:
         return
     worst, diverging = uncovered[0], diverging_outputs(ctx, "quantization")

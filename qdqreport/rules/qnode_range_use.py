@@ -40,6 +40,9 @@ def _healthy_qnodes(b):
 def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     """Activation QuantizeLinear nodes that saturate more than 1% of the evaluation values, or whose
     observed values span less than 10% of the representable range (measured in the QDQ model).
+    Clipping a Relu discards is not counted (analysis/layers.clipped_below_relu): ONNX Runtime
+    calibrates a Conv's output pair from the Relu after it, so a pair read only by Relus that
+    clips below a non-positive minimum (and not above its maximum) loses nothing.
 
     Why it matters: clipped values are lost (the scale is too small for the evaluation data); a
     range used at 5% leaves about 13 of 256 levels for the values (the scale is too large, e.g.
@@ -55,7 +58,7 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     tables = layer_tables(ctx)
     if tables is None:
         return
-    clipping, under = clipping_quantizers(tables), underused_quantizers(tables)
+    clipping, under = clipping_quantizers(tables, ctx.precision), underused_quantizers(tables)
     # The per-layer pass reads a spread subset of the evaluation samples; QR003's first quantizer range reads them all
     # (analysis/input_range.py): each share says which samples it is over, and an input quantizer's quotes both.
     over = over_samples(tables.summary.get("samples"), tables.summary.get("of_samples"))
