@@ -74,7 +74,7 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     if base.get("cosine") is None or chosen.get("cosine") is None or not chosen.get("nodes"):
         return
     by_judgement = judged(base) and judged(chosen)
-    evidence = [*([Metric("judged as the report judges the outputs, before → after",
+    evidence = [*([Metric("judged outputs, before → after",
                           f"{judged_words(base)} → {judged_words(chosen)}")] if by_judgement else []),
                 Metric("output cosine before → after", f"{base['cosine']:.4f} → {chosen['cosine']:.4f}"),
                 *([Metric("top-1 agreement before → after", f"{base['top1']:.0%} → {chosen['top1']:.0%}")]
