@@ -77,3 +77,21 @@ def test_a_softmax_the_inferred_recipe_leaves_float_is_not_called_untouched():
     action = findings[0].fixes[0].action
     assert "Not acted on" not in action and "likely listed Softmax" in action
     assert "'Softmax'" not in findings[0].fixes[0].command
+
+
+def test_calibration_on_another_language_is_seen_in_the_activations_it_never_fed():
+    # English names through the Khmer vocabulary (nearly every id unknown): no input statistic tells ids of another
+    # distribution apart, but the encoder's activations clip 2.1% more of the evaluation values than of the calibration
+    # data's own. The old line (a tenth) let it pass; the read parts' healthy controls reach 0.69% at most.
+    from qdqreport.analysis.layers import UNCOVERED_CLIPPING_KEPT, excess_clipping, quantizer_ranges
+
+    ctx, findings = ranked("khsm_calib_english")
+    assert findings[0].rule_id == "QR006" and findings[0].severity == "warning"
+    worst = max(excess_clipping(q) or 0.0 for q in quantizer_ranges(ctx).rows)
+    assert UNCOVERED_CLIPPING_KEPT <= worst < 0.1
+
+
+@pytest.mark.parametrize("case", ["khsm_healthy_ort_sym", "khsm_healthy_ort_percentile", "khsm_healthy_trt_nobias"])
+def test_the_healthy_encoders_clip_no_more_than_their_calibration(case):
+    _, findings = ranked(case)
+    assert not [f for f in findings if f.rule_id == "QR006"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import (UNCOVERED_CLIPPING, excess_clipping, quantizer_ranges, relu_read_tensors,
-                                      uncovered_quantizers)
+from qdqreport.analysis.layers import (excess_clipping, quantizer_ranges, relu_read_tensors,
+                                      uncovered_line, uncovered_quantizers)
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules._common import diverging_outputs, rounded
@@ -20,7 +20,7 @@ SHOWN = 10
 
 
 def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tuple[Fix, ...]) -> Iterator[Finding]:
-    """One finding when inner activation Q nodes clip UNCOVERED_CLIPPING more of the evaluation's values than of the
+    """One finding when inner activation Q nodes clip uncovered_line more of the evaluation's values than of the
     calibration data's own, and no preprocessing step (QR003) explains the calibration inputs."""
     ranges = quantizer_ranges(ctx)
     if ranges is None or ranges.calib_samples is None or mismatched_inputs(ctx.calib_stats, ctx.eval_stats):
@@ -44,7 +44,7 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
                 f"{float(worst['calib_clipped_share']):.1%} of the calibration data's own: the evaluation data holds "
                 "content the calibration set lacks",
         evidence=(Metric("worst excess clipping (evaluation − calibration share)",
-                         rounded(float(excess_clipping(worst)), 4), threshold=f">= {UNCOVERED_CLIPPING}"),
+                         rounded(float(excess_clipping(worst)), 4), threshold=f">= {uncovered_line(worst)}"),
                   Table("Activations clipped beyond what calibration data clips",
                         ("Q node", "tensor", "evaluation clipped", "calibration clipped", "calibrated min",
                          "calibrated max", "evaluation min", "evaluation max"),

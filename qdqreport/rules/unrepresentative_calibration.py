@@ -213,8 +213,10 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     step maps one onto the other: analysis/preprocessing.content_differs), hold other content
     (photographs calibrating a document model): a warning, scored as a risk when the outputs agree.
 
-    Activation Q nodes inside the network whose calibrated range clips a tenth more of the
-    evaluation values than of the calibration data's own (analysis/layers.UNCOVERED_CLIPPING;
+    Activation Q nodes inside the network whose calibrated range clips more of the evaluation
+    values than of the calibration data's own, 1.5% more for a range that keeps every calibration
+    value (MinMax), a tenth more for one that clips its own data by design (entropy, percentile;
+    analysis/layers.uncovered_line;
     collect measures both in the FP32 model on up to 8 samples of each set, spread over it,
     when --calib is given), where no preprocessing step (QR003) explains the calibration inputs:
     the calibration never saw activations like the evaluation's (a class or scene it lacked, a
