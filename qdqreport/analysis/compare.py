@@ -63,12 +63,15 @@ def _sample_rows(name: str, refs: list[np.ndarray], cands: list[np.ndarray], is_
 
 
 def mixed_scale_axis(refs: list[np.ndarray]) -> tuple[int | None, float]:
-    """The non-batch axis whose slices' RMS differ most, if they differ by SLICE_SPREAD or more."""
+    """The non-batch axis whose slices' RMS differ most, if they differ by SLICE_SPREAD or more; only an axis of the
+    same length in every sample (a sentence's tokens in variable-length samples are not slices, its classes are)."""
     shape = refs[0].shape
     best_axis, best_spread = None, 0.0
     for axis in range(1 if len(shape) > 1 else 0, len(shape)):
         if not 2 <= shape[axis] <= MAX_SLICES:
             continue
+        if any(ref.ndim != len(shape) or ref.shape[axis] != shape[axis] for ref in refs):
+            continue  # its length varies from sample to sample: no fixed slices to compare (as stream_compare)
         rms = _slice_rms(refs, axis)
         positive = rms[rms > 0]
         if positive.size < 2:
