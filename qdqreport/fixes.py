@@ -49,11 +49,18 @@ def calibration_file(ctx: Context) -> str:
     return source if isinstance(source, str) and source.endswith((".npy", ".npz")) else "<calib.npy>"
 
 
-def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, str]:
+def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, str | None]:
     """A one-line command that rewrites the calibration file as *expr* of its tensor x; returns (command, new file).
 
-    The new file is written where the command runs; the old one is read where the bundle says it is."""
+    The new file is written where the command runs; the old one is read where the bundle says it is. Calibration
+    made by a data-loader function (calibration_feeds) has no file to rewrite: ("", None), the change is the
+    function's to make and the re-quantization calls it again. A model of several inputs rewrites one array of
+    an .npz (a placeholder <calib.npz> when none was recorded), never an .npy of one input."""
+    if _calibrates_by_script(ctx):
+        return "", None
     source = calibration_file(ctx)
+    if source.startswith("<") and len(ctx.input_names) > 1:
+        source = "<calib.npz>"
     calib, name = repr(source), repr(input_name)
     if source.endswith(".npz"):  # one array per model input
         code = (f"import numpy as np; d = dict(np.load({calib})); x = d[{name}]; "
@@ -180,7 +187,8 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
                             output: str | None = None, reduce_range: bool = False) -> str:
     """A one-line ONNX Runtime quantize_static call (QDQ) for this bundle's FP32 model with *options*
     (analysis/quantizer.ort_options' keys), reading the calibration file one sample per step."""
-    rows = calibration_reader(calibration or calibration_file(ctx), first_input_name(ctx, "input"))
+    rows = (calibration_reader(calibration, first_input_name(ctx, "input")) if calibration
+            else calibration_feeds(ctx))
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
     kwargs = [f"per_channel={bool(options['per_channel'])}", f"weight_type={types[options['weight_type']]}",
               f"activation_type={types[options['activation_type']]}"]
@@ -242,6 +250,56 @@ def calibration_reader(calib: str, input_name: str) -> str:
         return (f"d = np.load({calib!r}); it = iter([{{k: d[k][i:i + 1] for k in d.files}} "
                 "for i in range(len(d[d.files[0]]))]); ")
     return f"x = np.load({calib!r}); it = iter([{{{input_name!r}: x[i:i + 1]}} for i in range(len(x))]); "
+
+
+def calibration_feeds(ctx: Context) -> str:
+    """Python that sets `it` to the calibration feeds as collect read them, every model input in each: the recorded
+    data-loader script's function (--calib loader.py:load_calib: variable-length samples no single array holds), else
+    the recorded .npy/.npz (calibration_reader). Without a recorded calibration, a placeholder in the form the model
+    needs: <calib.npy> for one input; for several, the evaluation's own data-loader script with a <load_calib>
+    function to write when the evaluation came from one (its feeds may differ in length), else <calib.npz> keyed by
+    input name. An .npy of one input never feeds a model of several (a new user's LAC: `length` fed, `token_ids`
+    missing, quantize_static refused to run)."""
+    script = _calibrates_by_script(ctx)
+    if script is not None:
+        return script_reader(*script)
+    source = calibration_file(ctx)
+    if source.startswith("<") and len(ctx.input_names) > 1:
+        source = "<calib.npz>"
+    return calibration_reader(source, first_input_name(ctx, "input"))
+
+
+def _calibrates_by_script(ctx: Context) -> tuple[str, str] | None:
+    """(script, function) that makes the calibration feeds (calibration_feeds): the recorded --calib script's, else,
+    with no calibration recorded, a model of several inputs evaluated from a script: that script's <load_calib>."""
+    inputs = ctx.manifest.get("inputs") or {}
+    calib, evaluation = (inputs.get(k) if isinstance(inputs.get(k), dict) else {} for k in ("calib", "eval"))
+    if calib.get("kind") == "script" and isinstance(calib.get("source"), str):
+        return calib["source"], calib.get("function") or _argv_function(ctx, "--calib")
+    if (not calib and len(ctx.input_names) > 1 and evaluation.get("kind") == "script"
+            and isinstance(evaluation.get("source"), str)):
+        return evaluation["source"], "<load_calib>"
+    return None
+
+
+def script_reader(script: str, function: str) -> str:
+    """Python that sets `it` to the feeds *function* of the data-loader *script* returns, as collect read them
+    (collect/inputs.py: the function called, or the object iterated; every value made an array)."""
+    return (f"import runpy; f = runpy.run_path({script!r})[{function!r}]; "
+            "it = iter([{k: np.asarray(v) for k, v in s.items()} for s in (f() if callable(f) else f)]); ")
+
+
+def _argv_function(ctx: Context, option: str) -> str:
+    """The data-loader function *option* named in the recorded collect command (bundles that predate the manifest's
+    `function`), else Polygraphy's default load_data."""
+    argv = (ctx.manifest.get("collector") or {}).get("argv") or []
+    for previous, arg in zip(["", *argv], argv):
+        value = arg if previous == option else arg.split("=", 1)[1] if arg.startswith(option + "=") else None
+        if isinstance(value, str) and ".py:" in value:  # FILE.py[:func], as collect/script.split_spec reads it
+            return value.rsplit(":", 1)[1] or "load_data"
+        if isinstance(value, str):
+            break
+    return "load_data"
 
 
 def first_input_name(ctx: Context, missing: str) -> str:

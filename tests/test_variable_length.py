@@ -20,6 +20,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -133,3 +136,45 @@ def test_the_whatif_compares_each_sample_as_the_collect_does(work):
     assert old.sliced.keys() == new.sliced.keys()
     for output, entry in new.sliced.items():
         assert entry["axis"] == old.sliced[output]["axis"] == 2
+
+
+def _quantize_static_fixes(folder: Path) -> list[str]:
+    from qdqreport.engine import run_rules
+    from qdqreport.rules import discover
+
+    ctx = Context(Bundle(folder / "bundle"))
+    return [fix.command for finding in run_rules(ctx, discover()).findings for fix in finding.fixes
+            if fix.command and "quantize_static(" in fix.command]
+
+
+def test_the_printed_quantize_static_command_runs_on_the_two_input_model(work, tmp_path):
+    commands = _quantize_static_fixes(work)
+    assert len(commands) >= 2  # QR006's re-quantization with another method, QR002's exclusion
+    for command in commands:  # each fed `length` alone from one input's .npy (a rewritten calib_fixed.npy in QR006's)
+        assert "np.load(" not in command and "runpy.run_path('loader.py')['load_calib']" in command
+    command = commands[-1]
+    for name in ("fp32.onnx", "loader.py", "ids.json"):  # a copy of the collect's folder: its own output file
+        shutil.copy(work / name, tmp_path / name)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]  # was: Required inputs (['token_ids']) are missing
+    import onnx
+
+    model = onnx.load(str(tmp_path / "fp32.quant.onnx"), load_external_data=False)
+    quantized = {n.input[0] for n in model.graph.node if n.op_type == "QuantizeLinear"}
+    assert any(name.startswith("p2o.pd_op.embedding") for name in quantized)  # calibrated through token_ids
+
+
+def test_without_recorded_calibration_the_command_names_the_loader_and_every_input(work):
+    """No --calib: a placeholder function in the evaluation's own loader, never one input's .npy; a bundle collected
+    before the manifest recorded the function finds it in the recorded command line."""
+    from qdqreport.fixes import calibration_feeds
+
+    ctx = Context(Bundle(work / "bundle"))
+    assert ctx.manifest["inputs"]["calib"]["function"] == "load_calib"
+    assert "['load_calib']" in calibration_feeds(ctx)
+    del ctx.manifest["inputs"]["calib"]["function"]
+    assert "['load_calib']" in calibration_feeds(ctx)  # from collector.argv
+    del ctx.manifest["inputs"]["calib"]
+    reader = calibration_feeds(ctx)
+    assert "runpy.run_path('loader.py')['<load_calib>']" in reader and "np.load" not in reader

@@ -129,8 +129,9 @@ _FILE_REF = {"path": (str, True), "sha256": (str, True), "bytes": (int, False),
              "external_data": ([_EXTERNAL_FILE], False), "check_warning": (str, False)}
 # batch_axis (optional, 1.2-compatible): the axis the samples were split along; null when none (a scalar).
 _TENSOR = {"name": (str, True), "shape": (list, True), "dtype": (str, True), "batch_axis": ((int, type(None)), False)}
+# function (optional, 1.2-compatible): the data-loader script's function that gave the feeds (kind "script").
 _INPUT_SET = {"source": (str, True), "kind": (str, True), "samples": (int, True),
-              "tensors": ([_TENSOR], True), "sha256": ((str, type(None)), False)}
+              "tensors": ([_TENSOR], True), "sha256": ((str, type(None)), False), "function": (str, False)}
 _STAGE = {
     "id": (str, True), "runtime": (str, True), "precision": (str, True), "status": (str, True),
     "error": ((str, type(None)), False), "seconds": ((float, int, type(None)), False),

@@ -47,12 +47,17 @@ class InputSet:
     samples: Sequence[Feed]  # a list (script) or Samples, read from the file on demand (npy, npz)
     sha256: str | None
     batch_axes: dict[str, int | None] = field(default_factory=dict)  # input name -> axis holding the samples
+    function: str | None = None  # a data-loader script's function that gave the feeds (kind "script")
 
     def manifest_entry(self) -> dict[str, Any]:
         first = self.samples[0]
         tensors = [{"name": k, "shape": list(v.shape), "dtype": str(v.dtype), "batch_axis": self.batch_axes.get(k, 0)}
                    for k, v in first.items()]
-        return {"source": self.source, "kind": self.kind, "samples": len(self.samples), "tensors": tensors, "sha256": self.sha256}
+        entry = {"source": self.source, "kind": self.kind, "samples": len(self.samples), "tensors": tensors,
+                 "sha256": self.sha256}
+        # The script alone does not say which function fed it (loader.py:load_calib): a fix command that quantizes
+        # as the user calibrated calls the same one (fixes.calibration_feeds).
+        return {**entry, "function": self.function} if self.function is not None else entry
 
 
 def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int | None = None,
@@ -76,7 +81,7 @@ def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int 
     for index, feed in enumerate(samples):
         check_feed(feed, specs, f"{path} sample {index}")
     digest = _sha256(path)
-    return InputSet(str(path), kind, samples, digest, axes)
+    return InputSet(str(path), kind, samples, digest, axes, func if kind == "script" else None)
 
 
 def layouts(samples: Sequence[Feed]) -> Iterator[tuple[int, Feed]]:

@@ -395,5 +395,5 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                       if fitted_map(label) else ""), rewrite) if expr != "x"
                else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
                # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
-               Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" else
+               Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" or fixed is None else
                    f" (saved as {fixed}, the file this command reads)"), requantize_command(ctx, calibration=fixed))))

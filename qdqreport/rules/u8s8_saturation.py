@@ -14,7 +14,7 @@ from qdqreport.analysis.saturation import (RECOVERED_MIN, UNFUSED_STAGE, Saturat
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
-from qdqreport.fixes import calibration_file, calibration_reader, model_file, python_command, requantized_file
+from qdqreport.fixes import calibration_feeds, model_file, python_command, requantized_file
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
 from qdqreport.rules._measured import REFUTED_SCORE
@@ -227,7 +227,7 @@ def _evidence(evidence: SaturationEvidence) -> tuple:
 
 def _fixes(ctx: Context, signed: bool) -> tuple[Fix, ...]:
     source, output = model_file(ctx, "fp32"), requantized_file(ctx)
-    rows = calibration_reader(calibration_file(ctx), _input_name(ctx))
+    rows = calibration_feeds(ctx)  # every model input, as collect read the calibration
     head = ("import types, numpy as np; from onnxruntime.quantization import QuantFormat, QuantType, quantize_static; "
             + rows + f"quantize_static({source!r}, {output!r}, types.SimpleNamespace(get_next=lambda: next(it, None)), "
             "quant_format=QuantFormat.QDQ, per_channel=True, weight_type=QuantType.QInt8, ")
@@ -244,7 +244,3 @@ def _fixes(ctx: Context, signed: bool) -> tuple[Fix, ...]:
             Fix("Or keep UINT8 activations with 7-bit weights (reduce_range: a pair of u8*s7 products fits 16 bits; it "
                 "costs weight precision, so measure it)", python_command(reduce)),
             Fix("Or run on a CPU with VNNI (AVX512-VNNI or AVX-VNNI), where the same model does not saturate"))
-
-
-def _input_name(ctx: Context) -> str:
-    return next(iter(ctx.input_names), "input")
