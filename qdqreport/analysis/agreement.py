@@ -175,6 +175,18 @@ def collapsed_samples(summary: Any) -> set[int] | None:
     return {index for index, share in enumerate(judged.sample_agreement) if share < collapse_below}
 
 
+# The user's own decode (collect --postprocess): its mean per-sample agreement (or compare() score) between two stages is
+# the task's decision measure, judged on top-1's bars: agree from TASK_OK, collapse below COLLAPSED. It judges the stage
+# pair beside the raw outputs (QR001): a decode that decides differently on more samples than that is the user's
+# accuracy loss, whatever the raw cosine (a new user's LAC tagger: cosine 0.998, 120 of 200 sentences tagged otherwise).
+TASK_OK = 0.99
+
+
+def task_level(agreement: float) -> str:
+    """agree | degrade | collapse for a task agreement (share of samples decoded alike, or the mean compare() score)."""
+    return AGREE if agreement >= TASK_OK else COLLAPSE if agreement < COLLAPSED else DEGRADE
+
+
 def diverges(summary: Any) -> bool:
     """True when one output (analysis.context.OutputSummary) does not agree; recurrent state never does."""
     return _summary_level(summary) != AGREE and not summary.internal

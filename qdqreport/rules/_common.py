@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from qdqreport.analysis.agreement import collapses, diverges
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, collapses, diverges, task_level
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import is_control
 
@@ -44,8 +44,22 @@ def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
 
 
 def outputs_collapse(ctx: Context, purpose: str = "quantization") -> bool:
-    """Whether an output of the comparison collapses (analysis/agreement.py): what makes a root cause an error."""
-    return any(collapses(s) for s in diverging_outputs(ctx, purpose))
+    """Whether an output of the comparison collapses (analysis/agreement.py), or the user's own decode of it does
+    (collect --postprocess: analysis/agreement.task_level): what makes a root cause an error."""
+    return any(collapses(s) for s in diverging_outputs(ctx, purpose)) or task_judgement(ctx, purpose) == COLLAPSE
+
+
+def task_agreement(ctx: Context, comparison: ComparisonInfo) -> float:
+    """The --postprocess decode's agreement (or mean compare() score) on *comparison*'s stage pair; 1.0 unmeasured."""
+    task = next((t for t in (ctx.task or {}).get("comparisons", []) if t["reference"] == comparison.reference
+                 and t["candidate"] == comparison.candidate), None)
+    return 1.0 if task is None else float(task["agreement"])
+
+
+def task_judgement(ctx: Context, purpose: str) -> str:
+    """agree | degrade | collapse of the user's decode on the comparison of *purpose* (agree when unmeasured)."""
+    comparison = ctx.comparison(purpose)
+    return AGREE if comparison is None else task_level(task_agreement(ctx, comparison))
 
 
 def judged_summaries(ctx: Context, comparison_id: str) -> list[OutputSummary]:

@@ -11,14 +11,13 @@ import numpy as np
 from qdqreport.analysis.context import ComparisonInfo, Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.analysis.agreement import COSINE_OK, TOP1_OK, diverges
+from qdqreport.analysis.agreement import COLLAPSED, COSINE_OK, TASK_OK, TOP1_OK, diverges
 from qdqreport.fixes import exclusion, exclusion_fix
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run
 
-# Decoded results "agree" when their mean per-sample agreement reaches this (the same bar as top-1).
-TASK_OK = 0.99
-TASK_COLLAPSED = 0.9  # below this the application decides differently on more than one sample in ten
+# Decoded results "agree" from TASK_OK and collapse below COLLAPSED (analysis/agreement.task_level owns both).
+TASK_COLLAPSED = COLLAPSED  # below this the application decides differently on more than one sample in ten
 AMPLIFIED_WARNING = 0.95  # decode-amplified flips below this share of agreement are a warning, else info
 # A decision "flips inside INT8 noise" when it changes after the FP32 outputs move less than this many times
 # the run's median raw relative L2. A flip that needs more came from that sample's own large raw error
@@ -219,9 +218,9 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
               tuple((r.sample, r.differing.replace(";", ", "), r.reference, r.candidate,
                      rounded(r.raw_rel_l2, 6), rounded(r.flip_rel_l2, 6)) for r in flipped[:ROWS_SHOWN]),
               note=_cut_note(len(flipped))),
-        Text(f"The raw outputs agree (cosine {worst_cos:.4f}{', top-1 ' + format(min(top1), '.0%') if top1 else ''}), "
-             f"so this is not a quantization defect: {len(flipped)} decision(s) change where only {raw_changes} raw "
-             "top-1 class(es) do. Each flipped sample's decision changes once its FP32 outputs move by the "
+        Text(f"The raw outputs agree by every raw measure (cosine {worst_cos:.4f}"
+             f"{', top-1 ' + format(min(top1), '.0%') if top1 else ''}), yet the quantization's ordinary INT8 noise "
+             f"changes {len(flipped)} decision(s) where only {raw_changes} raw top-1 class(es) change. Each flipped sample's decision changes once its FP32 outputs move by the "
              "'changes at' relative L2 towards the quantized ones, within the run's ordinary INT8 difference: "
              f"{decode} decides on margins thinner than INT8 noise (a threshold or a near-tie argmax)."
              + (f" {outliers} other sample(s) decode differently only after a raw change beyond {MARGIN_FACTOR:g}x the "
@@ -229,7 +228,9 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
     ]
     return postprocess_mismatch.finding(
         title="The decode turns small output differences into different decisions",
-        severity="warning" if agreement < AMPLIFIED_WARNING else "info", confidence=0.75, score=0.6,
+        # Severity from the task's impact (analysis/agreement.task_level): these flips are the user's accuracy loss.
+        severity="error" if agreement < COLLAPSED else "warning" if agreement < AMPLIFIED_WARNING else "info",
+        confidence=0.75, score=0.6,
         subject=f"decode on {comparison.id}", stage=comparison.id, tags=("root_cause",),
         summary=f"{len(flipped)} of {len(rows)} samples decide differently on thin margins ({comparison_label(comparison)}, task "
                 f"agreement {agreement:.0%}) while the raw outputs agree (cosine {worst_cos:.4f}); "

@@ -10,9 +10,9 @@ from qdqreport.analysis.quantizer import sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.analysis.agreement import collapses
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, collapses
 from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision, resolve_exclusions
-from qdqreport.rules._common import clamp01, diverging_outputs, rounded
+from qdqreport.rules._common import clamp01, diverging_outputs, rounded, task_judgement
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
 from qdqreport.rules._measured import REFUTED_SCORE, rerank
@@ -113,7 +113,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     measured = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors]
     worst = min((r.cosine for r in measured if r.cosine is not None), default=None)
     diverging = diverging_outputs(ctx, "quantization")
-    diverged, collapsed = bool(diverging), any(collapses(s) for s in diverging)
+    # The user's own decode (collect --postprocess) judges the task beside the raw outputs (analysis/agreement.py).
+    task = task_judgement(ctx, "quantization")
+    diverged, collapsed = bool(diverging) or task != AGREE, any(collapses(s) for s in diverging) or task == COLLAPSE
     outputs_measured = comparison is not None and bool(ctx.output_summaries(comparison.id))
     bad_tensor = worst is not None and worst < TENSOR_COSINE_BAD
     # The tensor error of a sensitive node includes whatever its inputs bring: when many other

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from qdqreport.analysis.agreement import (COSINE_OK, DECISION_LEVELS, LEVEL_RANK, SLICE_COSINE_OK, TOP1_OK, collapses,
-                                         cosine_of, diverges)
+import numpy as np
+
+from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, LEVEL_RANK,
+                                         SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, cosine_of, diverges, task_level)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import (Change, exclusion, exclusion_fix, quantizer_name, recollect_command, requantize_command,
                              requantized_file, trtexec_fixes)
-from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
+from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, task_agreement
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run
 
 from qdqreport.stage_names import stage_name
@@ -56,8 +58,23 @@ def _healthy_pipeline(b):
     b.stage("trt_int8", classifier_run(logits, noise=0.015, seed=8))
 
 
+def _decode_flips_thin_margins(b):
+    # Every sample's class-1 probability sits near the decode's 0.9 threshold: INT8-sized noise (0.05 on the logits)
+    # keeps the argmax and the cosine but flips "accept" on many samples: the task degrades, the raw outputs agree.
+    rng = np.random.default_rng(5)
+    logits = [np.array([[0.0, np.log(9.0) + d]]) for d in rng.uniform(-0.05, 0.05, 32)]
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=0.05, seed=6)).task(_accept_decode)
+
+
+def _accept_decode(outputs):
+    probs = np.asarray(outputs[CLS_OUTPUT], dtype=np.float64).reshape(-1)
+    return {"accept": bool(int(np.argmax(probs)) == 1 and probs.max() > 0.9)}
+
+
 @rule(id="QR001", slug="stage-divergence", title="Outputs diverge at a pipeline stage",
       examples=[Fires("quantization collapses a classifier", _quantization_collapse),
+                Fires("the raw outputs agree, the user's decode decides otherwise", _decode_flips_thin_margins),
                 Fires("detector scores lost inside a fine whole-tensor cosine", _hidden_detector_scores),
                 Fires("TensorRT INT8 engine drifts from the QDQ model", _engine_drifts),
                 Quiet("every stage within INT8 noise", _healthy_pipeline)])
@@ -68,7 +85,10 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     task: top-1 agreement of class scores, threshold flips of probabilities, the IoU of binarised
     maps, detections kept, exact matches of indices; the median cosine (below 0.99), the worst
     signal-carrying slice (below 0.98) and top-1 (below 0.99) only where no decision is defined.
-    Recurrent state never diverges on its own. It is an error when the output collapses
+    Recurrent state never diverges on its own. With `collect --postprocess`, the user's own
+    decode judges the stage pair too (analysis/agreement.task_level: its agreement, or mean
+    compare() score, below 0.99 degrades, below 0.9 collapses): raw outputs that agree while the
+    decode decides otherwise are the task's loss, and this rule names it. It is an error when the output collapses
     (decisions change materially; cosine, top-1 or a slice below 0.9 where there are no
     decisions), else a warning. When no comparison diverges this rule stays silent and the
     renderer states "all stages agree" from the stage matrix it draws itself.
@@ -82,12 +102,15 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     engine with obeyed precision constraints (deployment).
     """
     diverging = [(c, [s for s in judged_summaries(ctx, c.id) if diverges(s)]) for c in ordered_comparisons(ctx)]
-    diverging = [(c, outs) for c, outs in diverging if outs]
+    diverging = [(c, outs) for c, outs in diverging if outs or task_level(task_agreement(ctx, c)) != AGREE]
     if not diverging:
         return
     first, outputs = diverging[0]
+    if not outputs:  # the raw outputs agree; the user's own decode does not (collect --postprocess)
+        yield _task_divergence(ctx, first, diverging)
+        return
     worst = max(outputs, key=_badness)
-    severe = any(collapses(s) for s in outputs)
+    severe = any(collapses(s) for s in outputs) or task_level(task_agreement(ctx, first)) == COLLAPSE
     # One per-sample series per diverging output, the worst SERIES_LIMIT of them: a model with 1,000 outputs
     # must not make a report of 1,000 plots.
     worst_first = {id(s) for s in sorted(outputs, key=lambda s: (s.cosine_median, s.output))[:SERIES_LIMIT]}
@@ -106,6 +129,30 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
         confidence=MEASURED_CONFIDENCE, score=SYMPTOM_SCORE, subject=first.id, stage=first.id,
         summary=f"{title} ({comparison_label(first)}): {_headline(worst)}", evidence=tuple(evidence),
         fixes=tuple(fixes), tags=("symptom",))
+
+
+def _task_divergence(ctx: Context, first: ComparisonInfo, diverging: list) -> Finding:
+    """The stage pair whose raw outputs agree while the user's decode decides otherwise: the task's loss is the
+    symptom (QR010 says why the decode amplifies the raw differences)."""
+    task = next(t for t in ctx.task["comparisons"] if t["reference"] == first.reference
+                and t["candidate"] == first.candidate)
+    level = task_level(float(task["agreement"]))
+    title = f"{_VERB.get(first.purpose, first.purpose)} {'collapses' if level == COLLAPSE else 'degrades'} the task's decisions"
+    words = (f"{task['disagreeing']:,} of {task['samples']:,} samples decoded differently "
+             f"(task agreement {percent(float(task['agreement']))})")
+    later = [f"{c.purpose} ({comparison_label(c)})" for c, _ in diverging[1:]]
+    return stage_divergence.finding(
+        title=title, severity="error" if level == COLLAPSE else "warning",
+        confidence=MEASURED_CONFIDENCE, score=SYMPTOM_SCORE, subject=first.id, stage=first.id,
+        summary=f"{title} ({comparison_label(first)}): {words}, by the --postprocess decode; the raw outputs agree",
+        evidence=(Metric("task agreement (the --postprocess decode)", percent_value(float(task["agreement"])), "%",
+                         threshold=f"< {TASK_OK:.0%} degrades, < {COLLAPSED:.0%} collapses"),
+                  _stage_matrix(ctx),
+                  Text("Every raw output agrees, but the decode given to collect --postprocess decides differently on "
+                       "these samples: that is the accuracy the quantization costs the task. QR010 says whether the "
+                       "decode decides on margins thinner than INT8 noise."),
+                  *([Text(f"Later comparisons also diverge, each on its own: {'; '.join(later)}.")] if later else [])),
+        fixes=tuple(_fixes(ctx, first, [])), tags=("symptom",))
 
 
 def _badness(s: OutputSummary) -> tuple:
