@@ -5,6 +5,7 @@ drawn in process, as before; the worker never outlives the run; the main process
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 import warnings
@@ -20,16 +21,22 @@ from qdqreport.report.model import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ROOT / "corpus" / "lay_all_convs"  # six plots: two comparisons, precision bars, the per-layer line
+ENGINE = ROOT / "sample_bundles" / "trt_mobilenet_qat_layerinfo"  # the engine precision map
+DBNET = ROOT / "corpus" / "det_fp16_default"  # a threshold on the cosine plot, the FP16 control's comparison
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
                                 reason="the worker runs on Linux with two or more cores only")
 
 
-@pytest.fixture(scope="module")
-def model():
-    bundle = Bundle(LAYERS)
+def model_of(path: Path):
+    bundle = Bundle(path)
     ctx = Context(bundle)
     return build_report(bundle, run_rules(ctx), ctx)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return model_of(LAYERS)
 
 
 def children() -> set[int]:
@@ -46,6 +53,26 @@ def test_the_worker_draws_the_plots_this_process_draws(model):
     assert sum(svg is not None for svg in drawn["comparisons"][model.comparisons[0].id].values()) == 2
     assert drawn["precision"] and drawn["layers"]
     assert children() == before  # both worker processes reaped
+
+
+@pytest.mark.parametrize("path", [ENGINE, DBNET], ids=lambda p: p.name)
+def test_the_worker_draws_every_kind_of_plot(path):
+    # A plot that read something plot_data leaves out (a view's property) would fail in the worker: drawn is None.
+    model = model_of(path)
+    worker = plot_worker.start_plot_worker()
+    assert worker is not None
+    assert worker.draw(model) == plots.report_plots(model)
+
+
+@pytest.mark.parametrize("path", [LAYERS, ENGINE, DBNET], ids=lambda p: p.name)
+def test_the_plot_data_unpickles_without_the_report_model(path):
+    # The worker never imports the report model (0.1 s on its path): unpickling what it is sent, after the imports
+    # of the CLI it is forked from, loads at most the small analysis/records.py.
+    data = pickle.dumps(plot_worker.plot_data(model_of(path)), protocol=pickle.HIGHEST_PROTOCOL)
+    probe = ("import pickle, sys; import qdqreport.cli, qdqreport.render.plot_worker; before = set(sys.modules); "
+             "pickle.loads(sys.stdin.buffer.read()); print(*sorted(set(sys.modules) - before))")
+    result = subprocess.run([sys.executable, "-c", probe], input=data, capture_output=True, check=True, cwd=ROOT)
+    assert set(result.stdout.decode().split()) <= {"qdqreport.analysis.records"}
 
 
 def test_a_failing_plot_means_drawing_in_process(model, monkeypatch):
