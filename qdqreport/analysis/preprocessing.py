@@ -104,6 +104,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     colour = lost_colour(calib, evaluation)
     ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
+        ratio = _step_of_range(c, e, ratio)
         shift = c["mean"] - e["mean"] * ratio
         label, expr = affine_transform(ratio, shift, c, e)
         unexplained = fitted_map(label)  # no known preprocessing step gives this factor
@@ -140,6 +141,19 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
         return Difference("offset", f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
                           abs(delta) / e["std"])
     return None
+
+
+def _step_of_range(c: dict[str, float], e: dict[str, float], ratio: float) -> float:
+    """The factor a known step scales by, read from the two ranges when the spreads' factor misses it by no more than
+    content moves a spread (SCALE_BAND): waifu2x calibrated on other photos' 0-255 pixels spans [0, 255] against the
+    evaluation's [0, 1] (exactly 255x), while their spreads differ 193x. Else *ratio* unchanged."""
+    if e["max"] <= e["min"] or c["max"] <= c["min"]:
+        return ratio
+    extremes = (c["max"] - c["min"]) / (e["max"] - e["min"])
+    if not 1 / SCALE_BAND <= ratio / extremes <= SCALE_BAND:
+        return ratio
+    label, _ = affine_transform(extremes, c["min"] - e["min"] * extremes)
+    return ratio if fitted_map(label) else extremes
 
 
 def _sample_rate(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:

@@ -215,7 +215,8 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
 
     Activation Q nodes inside the network whose calibrated range clips more of the evaluation
     values than of the calibration data's own, 1.5% more for a range that keeps every calibration
-    value (MinMax), a tenth more for one that clips its own data by design (entropy, percentile;
+    value (MinMax) when those values pass it by more than rounding (five of its 255 steps), a tenth
+    more otherwise (a range that clips its own data by design: entropy, percentile;
     analysis/layers.uncovered_line;
     collect measures both in the FP32 model on up to 8 samples of each set, spread over it,
     when --calib is given), where no preprocessing step (QR003) explains the calibration inputs:
