@@ -157,9 +157,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(FOURTEENTH_PART, "fourteenth", ", made 2026-11-26 and scored while sealed before the rule changes of "
-         "session 28's second round, at b791512, and after them, at 5ced7f3 (totals in the kept section below); spent "
-         "but not yet read: the next round reads it", held_out=True),
+    Part(FOURTEENTH_PART, "fourteenth", "; scored while sealed before the rule changes of session 28's second "
+         "round, at b791512: first-ranked 6/9, within three 6/9, healthy controls with an error 0/3; after them, at "
+         "5ced7f3: 4/9, 6/9, 0/3; then read (2026-11-26, session 28's third round): no longer held out"),
     Part(THIRTEENTH_PART, "thirteenth", "; scored while sealed before the rule changes of session 28's first round, "
          "at 5c7079f: first-ranked 5/6, within three 5/6, healthy controls with an error 0/3, harmless faults with an "
          "error 0/3; after them, at b159f5f: the same on the bundles as made, 6/6, 6/6, 0/3, 0/3 re-collected; then "
