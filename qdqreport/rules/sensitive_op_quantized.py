@@ -16,7 +16,7 @@ from qdqreport.rules._common import clamp01, diverging_outputs, rounded, task_ju
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
 from qdqreport.rules._measured import REFUTED_SCORE, rerank
-from qdqreport.wording import plural
+from qdqreport.wording import plural, verb
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
 # a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
 TENSOR_COSINE_BAD = 0.98
@@ -152,8 +152,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
             REFUTED_SCORE if upstream else 1.0),
         # "Take INT8-quantized inputs", not "run in INT8": ONNX Runtime computes a Softmax or a Log that reads a
         # DequantizeLinear in float, on the quantized values (a new user read the old words as the op itself in INT8).
-        summary=f"{names} take INT8-quantized inputs" + (f"; their outputs reach cosine {worst:.3f} against FP32" if worst is not None and worst == worst
-                                          else "; the QDQ model computes NaN in their outputs" if worst is not None
+        summary=f"{names} {verb(len(flagged), 'takes')} INT8-quantized inputs" + (
+            f"; {_their(flagged)} outputs reach cosine {worst:.3f} against FP32" if worst is not None and worst == worst
+            else f"; the QDQ model computes NaN in {_their(flagged)} outputs" if worst is not None
                                           else "") + ("; the quantized model diverges" if diverged else ""),
         evidence=(*([Metric("worst sensitive tensor cosine", rounded(worst), threshold=f"< {TENSOR_COSINE_BAD}")]
                     if worst is not None else []),
@@ -177,6 +178,10 @@ UPSTREAM_CONFIDENCE = 0.45  # the confidence of a node finding whose error a cal
 # A node reading a NaN/Inf-scale pair while the outputs diverge: the graph shows the NaN, as certain as QR004's defects
 # (confidence 0.9) and scored as the whole damage; QR004 lists the same pairs under this finding.
 NAN_INPUT_CONFIDENCE, NAN_INPUT_SCORE = 0.9, 0.9
+
+
+def _their(flagged: list[dict[str, Any]]) -> str:
+    return "its" if len(flagged) == 1 else "their"
 
 
 def _nan_inputs(ctx: Context, flagged: list[dict[str, Any]]) -> list[dict[str, Any]]:
