@@ -28,6 +28,11 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.s
                                 reason="the worker runs on Linux with two or more cores only")
 
 
+@pytest.fixture(autouse=True)
+def whatever_the_load(monkeypatch):
+    monkeypatch.setenv("QDQREPORT_PLOT_WORKER", "1")  # on a busy machine the worker is not started (_busy)
+
+
 def model_of(path: Path):
     bundle = Bundle(path)
     ctx = Context(bundle)
@@ -118,6 +123,16 @@ def test_switched_off_by_the_environment(monkeypatch):
     assert plot_worker.start_plot_worker() is None
 
 
+def test_not_started_when_no_core_is_free(monkeypatch):
+    monkeypatch.delenv("QDQREPORT_PLOT_WORKER")
+    monkeypatch.setattr(os, "getloadavg", lambda: (len(os.sched_getaffinity(0)) - 0.5, 0.0, 0.0))
+    assert plot_worker.start_plot_worker() is None
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    worker = plot_worker.start_plot_worker()
+    assert worker is not None
+    worker.close()
+
+
 def test_the_jobs_are_shared_by_cost(model):
     jobs, _ = plots.plot_jobs(model)
     mine, theirs = plot_worker._share(jobs)
@@ -132,7 +147,7 @@ def test_report_never_imports_matplotlib_in_the_main_process(tmp_path):
     code = ("import sys; from qdqreport.cli import main; code = main(['report', sys.argv[1], '-o', sys.argv[2]]); "
             "print(code, 'matplotlib' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code, str(LAYERS), str(tmp_path / "out")], cwd=ROOT,
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True, check=True, env={**os.environ, "QDQREPORT_PLOT_WORKER": "1"})
     assert result.stdout.split()[-2:] == ["0", "False"]
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert html.count("<svg") == 6

@@ -14,7 +14,10 @@ no reply within TIMEOUT_S) gives None, and the caller draws the plots itself, wh
 reported as before. Warnings raised while drawing are sent back and issued again here.
 
 Only on Linux (fork, no system framework that breaks in a forked child), with two or more usable cores, in a
-process running one thread (a host with threads is not forked). QDQREPORT_PLOT_WORKER=0 turns it off.
+process running one thread (a host with threads is not forked), and when a core is free: at a 1-minute load
+average of the cores less half a core or more, the forks only add their cost (on the 2-core machine at load
+3.5-4.6: +10-20% CPU and wall, docs/BENCHMARKS.md) and the plots are drawn in process. QDQREPORT_PLOT_WORKER=0
+turns the worker off, =1 starts it whatever the load.
 """
 
 from __future__ import annotations
@@ -108,9 +111,10 @@ def _plain(value: Any) -> Any:
 
 def start_plot_worker() -> PlotWorker | None:
     """Fork the worker (it starts importing matplotlib at once), or None where the plots are drawn in process."""
-    if os.environ.get(ENV_SWITCH, "1") == "0" or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+    switch = os.environ.get(ENV_SWITCH, "")
+    if switch == "0" or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return None
-    if threading.active_count() != 1 or _cores() < 2:
+    if threading.active_count() != 1 or _cores() < 2 or (switch != "1" and _busy()):
         return None
     down_r, down_w = os.pipe()
     up_r, up_w = os.pipe()
@@ -216,6 +220,14 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _busy() -> bool:
+    """No core to spare: the 1-minute load average is at least the usable cores less half a core."""
+    try:
+        return os.getloadavg()[0] >= _cores() - 0.5
+    except OSError:
+        return True
 
 
 def _flush_std() -> None:
