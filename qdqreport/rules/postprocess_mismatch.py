@@ -14,7 +14,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSED, COSINE_OK, TASK_OK, TOP1_OK, diverges
 from qdqreport.fixes import exclusion, exclusion_fix
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
-from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_run
+from qdqreport.testing.recipes import CLS_OUTPUT, accept_decode, class_logits, classifier_run, near_threshold_task
 
 # Decoded results "agree" from TASK_OK and collapse below COLLAPSED (analysis/agreement.task_level owns both).
 TASK_COLLAPSED = COLLAPSED  # below this the application decides differently on more than one sample in ten
@@ -28,15 +28,9 @@ ROWS_SHOWN = 12
 
 
 # --- examples: a 2-class classifier with a thresholded decision, as rapidocr decodes PaddleOCR's cls ---
-def _decode(outputs):
-    probs = np.asarray(outputs[CLS_OUTPUT], dtype=np.float64).reshape(-1)
-    index = int(np.argmax(probs))
-    return {"label": index, "score": float(probs[index]), "accept": bool(index == 1 and probs[index] > 0.9)}
-
-
 def _decode_double_softmax(outputs):
     probs = np.asarray(outputs[CLS_OUTPUT], dtype=np.float64).reshape(-1)
-    return _decode({CLS_OUTPUT: np.exp(probs) / np.exp(probs).sum()})
+    return accept_decode({CLS_OUTPUT: np.exp(probs) / np.exp(probs).sum()})
 
 
 def _healthy_run(b, seed=21):
@@ -48,21 +42,12 @@ def _healthy_run(b, seed=21):
 
 def _app_double_softmax(b):
     qdq = _healthy_run(b)
-    b.task(_decode, [_decode_double_softmax(out) for out in qdq])
+    b.task(accept_decode, [_decode_double_softmax(out) for out in qdq])
 
 
 def _app_same_decode(b):
     qdq = _healthy_run(b)
-    b.task(_decode, [_decode(out) for out in qdq])
-
-
-def _near_threshold(b):
-    # Every sample's class-1 probability sits near the 0.9 threshold (logit gap ln 9 ± 0.05):
-    # INT8-sized noise (0.02 on the logits) keeps the argmax and the cosine but flips "accept".
-    rng = np.random.default_rng(5)
-    logits = [np.array([[0.0, np.log(9.0) + d]]) for d in rng.uniform(-0.05, 0.05, 32)]
-    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
-    b.stage("ort_qdq", classifier_run(logits, noise=0.05, seed=6)).task(_decode)
+    b.task(accept_decode, [accept_decode(out) for out in qdq])
 
 
 def _one_sample_outlier(b):
@@ -71,18 +56,18 @@ def _one_sample_outlier(b):
     logits = [np.array([[0.0, 6.0 + i % 3]]) for i in range(31)] + [np.array([[0.0, np.log(9.0) + 0.3]])]
     qdq = [{CLS_OUTPUT: out[CLS_OUTPUT]} for out in classifier_run(logits[:31], noise=0.005, seed=7)]
     qdq.append(classifier_run([logits[31] - np.array([[0.0, 0.5]])])[0])
-    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits)).stage("ort_qdq", qdq).task(_decode)
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits)).stage("ort_qdq", qdq).task(accept_decode)
 
 
 def _raw_collapse(b):
     logits = class_logits(32, seed=23)
     b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
-    b.stage("ort_qdq", classifier_run(logits, noise=1.5, shrink=0.3, seed=24)).task(_decode)
+    b.stage("ort_qdq", classifier_run(logits, noise=1.5, shrink=0.3, seed=24)).task(accept_decode)
 
 
 @rule(id="QR010", slug="postprocess-mismatch", title="Raw outputs agree, decoded results do not",
       examples=[Fires("the application applies softmax a second time", _app_double_softmax),
-                Fires("threshold decisions flip inside INT8 noise", _near_threshold),
+                Fires("threshold decisions flip inside INT8 noise", near_threshold_task),
                 Quiet("the application decodes like the baseline", _app_same_decode),
                 Quiet("raw outputs collapse: a quantization cause, not the decode", _raw_collapse),
                 Quiet("one decision flips from one sample's large raw error", _one_sample_outlier)])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import numpy as np
 
 from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, LEVEL_RANK,
                                          SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, cosine_of, diverges, task_level)
@@ -15,7 +14,8 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import (Change, exclusion, exclusion_fix, quantizer_name, recollect_command, requantize_command,
                              requantized_file, trtexec_fixes)
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, task_agreement
-from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run
+from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run,
+                                       near_threshold_task)
 
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, percent_value, ratio
@@ -58,23 +58,9 @@ def _healthy_pipeline(b):
     b.stage("trt_int8", classifier_run(logits, noise=0.015, seed=8))
 
 
-def _decode_flips_thin_margins(b):
-    # Every sample's class-1 probability sits near the decode's 0.9 threshold: INT8-sized noise (0.05 on the logits)
-    # keeps the argmax and the cosine but flips "accept" on many samples: the task degrades, the raw outputs agree.
-    rng = np.random.default_rng(5)
-    logits = [np.array([[0.0, np.log(9.0) + d]]) for d in rng.uniform(-0.05, 0.05, 32)]
-    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
-    b.stage("ort_qdq", classifier_run(logits, noise=0.05, seed=6)).task(_accept_decode)
-
-
-def _accept_decode(outputs):
-    probs = np.asarray(outputs[CLS_OUTPUT], dtype=np.float64).reshape(-1)
-    return {"accept": bool(int(np.argmax(probs)) == 1 and probs.max() > 0.9)}
-
-
 @rule(id="QR001", slug="stage-divergence", title="Outputs diverge at a pipeline stage",
       examples=[Fires("quantization collapses a classifier", _quantization_collapse),
-                Fires("the raw outputs agree, the user's decode decides otherwise", _decode_flips_thin_margins),
+                Fires("the raw outputs agree, the user's decode decides otherwise", near_threshold_task),
                 Fires("detector scores lost inside a fine whole-tensor cosine", _hidden_detector_scores),
                 Fires("TensorRT INT8 engine drifts from the QDQ model", _engine_drifts),
                 Quiet("every stage within INT8 noise", _healthy_pipeline)])

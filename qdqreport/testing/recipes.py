@@ -140,3 +140,20 @@ def classifier_graph(head_precision: str = "int8", softmax_precision: str = "fp1
                  {"node": "Softmax@0", "op_type": "Softmax", "pattern": "softmax",
                   "quantized": softmax_precision == "int8", "tensor": "softmax_0.tmp_0"}]
     return precision_summary(nodes, qdq, sensitive)
+
+
+def accept_decode(outputs: dict[str, np.ndarray]) -> dict[str, object]:
+    """A thresholded decision as rapidocr decodes PaddleOCR's cls: the label, its probability, and whether class 1 is
+    accepted above 0.9."""
+    probs = np.asarray(outputs[CLS_OUTPUT], dtype=np.float64).reshape(-1)
+    index = int(np.argmax(probs))
+    return {"label": index, "score": float(probs[index]), "accept": bool(index == 1 and probs[index] > 0.9)}
+
+
+def near_threshold_task(b) -> None:
+    """Every sample's class-1 probability sits near accept_decode's 0.9 threshold (logit gap ln 9 +/- 0.05): INT8-sized
+    noise (0.05 on the logits) keeps the argmax and the cosine but flips "accept" on many samples."""
+    rng = np.random.default_rng(5)
+    logits = [np.array([[0.0, np.log(9.0) + d]]) for d in rng.uniform(-0.05, 0.05, 32)]
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=0.05, seed=6)).task(accept_decode)
