@@ -140,6 +140,13 @@ THIRTEENTH_PART = "sealed part 13 (2026-11-26)"
 # it was scored once "before" the next round of rule changes, on the rules of commit b791512 (totals only), and is to be
 # scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 FOURTEENTH_PART = "sealed part 14 (2026-11-26)"
+# The fifteenth sealed part: a batch made on 2026-11-26 (a new family and a new task, pair matching: CapSpot's Siamese
+# VGG16 similarity network, two image inputs and a same/different probability, the decision which candidate each
+# template is matched to, on photos that ship in scikit-image's and matplotlib's wheels) by an engineer who never ran the
+# rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case
+# of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit
+# 5ced7f3 (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+FIFTEENTH_PART = "sealed part 15 (2026-11-26)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -157,6 +164,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(FIFTEENTH_PART, "fifteenth", ", made 2026-11-26 and scored while sealed before the next round of rule "
+         "changes, at 5ced7f3: first-ranked 4/5, within three 4/5, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/4 (totals in the kept section below)", held_out=True),
     Part(FOURTEENTH_PART, "fourteenth", "; scored while sealed before the rule changes of session 28's second "
          "round, at b791512: first-ranked 6/9, within three 6/9, healthy controls with an error 0/3; after them, at "
          "5ced7f3: 4/9, 6/9, 0/3; then read (2026-11-26, session 28's third round): no longer held out"),
