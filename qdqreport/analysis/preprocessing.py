@@ -22,6 +22,10 @@ SCALE_BAND = 1.6
 # them must halve the gap: BGR/RGB swaps do that, dataset differences do not.
 MIN_CHANNEL_GAP = 0.08  # a text detector's crops (grey pages, some on colour photos) swap by ~0.13 std
 REVERSED_GAIN = 0.5
+# ... or by a quarter when the channel means come in exactly the opposite order: other photos add a content gap that
+# no reversal removes (waifu2x and CapSpot calibrated in BGR on other photos: 0.69 and 0.56 of the gap left; every
+# true swap of the read corpus 0.08-0.31; no healthy control's order reversed).
+REVERSED_ORDER_GAIN = 0.75
 # Preprocessing moves the black level (0 -> -1, 0 -> -2.1, 0 -> 0 but x255 ...); darker or brighter
 # *content* keeps it. A calibration min (or max) within 5% of the evaluation span of the evaluation's
 # is that signature: the data differ, not the preprocessing (QR006 reads the coverage gap).
@@ -126,7 +130,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
     if len(means) >= 2 and e["std"] > 0:
         direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
         flipped = np.mean([abs(a - b) for a, b in zip([m[0] for m in means][::-1], [m[1] for m in means])]) / e["std"]
-        if direct > MIN_CHANNEL_GAP and flipped < REVERSED_GAIN * direct:
+        reversed_order = _order_reversed([m[0] for m in means], [m[1] for m in means], e["std"])
+        if direct > MIN_CHANNEL_GAP and flipped < (REVERSED_ORDER_GAIN if reversed_order else REVERSED_GAIN) * direct:
             axis = evaluation.get("channel_axis") or 1
             return Difference("channels", "calibration channels reversed (BGR vs RGB)", f"np.flip(x, axis={axis})", 1.0,
                               0.7, flipped / direct)
@@ -154,6 +159,16 @@ def _step_of_range(c: dict[str, float], e: dict[str, float], ratio: float) -> fl
         return ratio
     label, _ = affine_transform(extremes, c["min"] - e["min"] * extremes)
     return ratio if fitted_map(label) else extremes
+
+
+def _order_reversed(calib_means: list[float], eval_means: list[float], eval_std: float) -> bool:
+    """Whether the calibration's channel means rank in exactly the opposite order of the evaluation's, the evaluation's
+    set apart by at least MIN_CHANNEL_GAP of its std (a grey set has no order to reverse)."""
+    if len(eval_means) < 2 or len(set(calib_means)) < len(calib_means) or len(set(eval_means)) < len(eval_means):
+        return False
+    if eval_std <= 0 or (max(eval_means) - min(eval_means)) / eval_std < MIN_CHANNEL_GAP:
+        return False
+    return list(np.argsort(calib_means)) == list(np.argsort(eval_means)[::-1])
 
 
 def _sample_rate(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:

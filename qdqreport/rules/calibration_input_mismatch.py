@@ -187,7 +187,10 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """Calibration tensors scaled, normalised, channel-ordered or offset unlike the evaluation inputs.
 
     With calibration statistics it compares spreads (×255, ÷255, missing [-1,1] or mean/std
-    normalisation), channel means (reversed channel order), means (inverted, offset) and, where the collector
+    normalisation; a known step is also read from the two ranges when content moved the spreads, e.g.
+    [0, 255] against [0, 1]), channel means (reversed channel order: reversing them halves their gap,
+    or cuts it by a quarter when they rank in exactly the opposite order, the content gap of other
+    photos staying), means (inverted, offset) and, where the collector
     measured it, each sample's lowest correlation between colour channels: a calibration set whose channels
     are copies of one grey image in every sample (correlation 1 within rounding, whatever per-channel
     normalisation followed) was loaded in greyscale, while evaluation samples correlate below 0.99 (colour).
