@@ -147,6 +147,14 @@ FOURTEENTH_PART = "sealed part 14 (2026-11-26)"
 # of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit
 # 5ced7f3 (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 FIFTEENTH_PART = "sealed part 15 (2026-11-26)"
+# The sixteenth sealed part: a batch made on 2026-11-26 (a new family and a new task, malware classification of a file's
+# bytes seen as an image: malvizv1's ResNet18, 26 classes (Benign and 25 Malimg families), the decision scan_file's
+# class and its verdict benign, malware or uncertain, on the Windows PE files that ship in Windows wheels) by an engineer
+# who never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements
+# alone. Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the
+# rules of commit 958078a (totals only), and is to be scored "after" them, reported apart, its rows withheld
+# (STILL_SEALED).
+SIXTEENTH_PART = "sealed part 16 (2026-11-26)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -164,6 +172,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(SIXTEENTH_PART, "sixteenth", ", made 2026-11-26 and scored while sealed before the next round of rule "
+         "changes, at 958078a: first-ranked 6/7, within three 6/7, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/2 (totals in the kept section below)", held_out=True),
     Part(FIFTEENTH_PART, "fifteenth", "; scored while sealed before the rule changes of session 28's third round, "
          "at 5ced7f3: first-ranked 4/5, within three 4/5, healthy controls with an error 0/3, harmless faults with an "
          "error 0/4; after them, at 958078a: the same; then read (2026-11-26, session 28's fourth round): no longer "
