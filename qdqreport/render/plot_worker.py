@@ -32,7 +32,7 @@ import threading
 import time
 import warnings
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from qdqreport.render.plots import PlotJob
@@ -138,7 +138,6 @@ def start_plot_worker() -> PlotWorker | None:
 def _serve(from_parent: int, to_parent: int) -> None:
     """The worker's whole life: import, wait for the model, draw, reply, exit (never returns, never runs the
     parent's exit handlers or flushes its buffers)."""
-    code = 1
     try:
         from qdqreport.render import plots  # matplotlib: what this process is here to import
 
@@ -147,13 +146,25 @@ def _serve(from_parent: int, to_parent: int) -> None:
         if not data:  # the parent stopped before the model (an error, or it draws itself)
             os._exit(0)
         model = pickle.loads(data)
+    except BaseException:  # noqa: BLE001  the parent draws instead, and raises what there is to raise
+        _answer_and_exit(to_parent, None)
+    _answer_and_exit(to_parent, lambda: plots.report_plots(model, draw=_shared_draw))
+
+
+def _answer_and_exit(fd: int, compute: Callable[[], Any] | None) -> None:
+    """In a forked process: send ("ok", compute(), the warnings it raised) through *fd*, or ("error", None, []) when it
+    raises (or there is nothing to compute: the other side then draws and raises itself), then leave at once."""
+    code = 1
+    try:
+        if compute is None:
+            raise RuntimeError("nothing to draw")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            reply: tuple = ("ok", plots.report_plots(model, draw=_shared_draw), _portable(caught))
-    except BaseException:  # noqa: BLE001  the parent draws instead, and raises what there is to raise
+            reply: tuple = ("ok", compute(), _portable(caught))
+    except BaseException:  # noqa: BLE001  the other side draws again and raises what there is to raise
         reply = ("error", None, [])
     try:
-        _write_all(to_parent, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+        _write_all(fd, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
         code = 0
     finally:
         os._exit(code)
@@ -169,18 +180,7 @@ def _shared_draw(jobs: list[PlotJob]) -> list[str | None]:
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        code = 1
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                reply: tuple = ("ok", {i: jobs[i].draw() for i in theirs}, _portable(caught))
-        except BaseException:  # noqa: BLE001  the other process draws them again and raises
-            reply = ("error", None, [])
-        try:
-            _write_all(write_fd, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
-            code = 0
-        finally:
-            os._exit(code)
+        _answer_and_exit(write_fd, lambda: {i: jobs[i].draw() for i in theirs})
     os.close(write_fd)
     try:
         svgs: list[str | None] = [None] * len(jobs)
