@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from qdqreport.analysis.broken_scales import destroys_tensor, node_op_types
+from qdqreport.analysis.broken_scales import destroys_tensor
+from qdqreport.analysis.quantizer import node_op_types
 
 from corpus_cases import ranked
 

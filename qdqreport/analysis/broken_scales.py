@@ -30,6 +30,3 @@ def destroys_tensor(entry: Mapping[str, Any], op_types: Mapping[str, str]) -> bo
     return (nonfinite_scale(entry) and entry.get("kind") == "activation"
             and any(op_types.get(node) not in MAY_MASK_NAN for node in consumers))
 
-
-def node_op_types(precision: Mapping[str, Any] | None) -> dict[str, str]:
-    return {n["name"]: n["op_type"] for n in (precision or {}).get("nodes", [])}

@@ -247,6 +247,12 @@ class Context:
         """The task comparison of *purpose* (quantization, ..., postprocess for the application's results)."""
         return next((c for c in (self.task or {}).get("comparisons", []) if c["purpose"] == purpose), None)
 
+    def task_of_pair(self, reference: str, candidate: str) -> dict[str, Any] | None:
+        """The task comparison of the stage pair *reference* -> *candidate* (collect --postprocess), or None: the one
+        lookup rules, the verdict's stage matrix and the config card read."""
+        return next((c for c in (self.task or {}).get("comparisons", [])
+                     if c["reference"] == reference and c["candidate"] == candidate), None)
+
     def task_rows(self, comparison_id: str) -> list[TaskRow]:
         """Per-sample rows (table kind 'task') of one task comparison."""
         key = (comparison_id, "task")

@@ -14,6 +14,7 @@ from typing import Any
 from qdqreport.analysis.agreement import COSINE_OK
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX
+from qdqreport.analysis.quantizer import node_op_types
 
 DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine (tensors have no decisions)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
@@ -105,7 +106,7 @@ def clipping_quantizers(tables: LayerTables, precision: dict[str, Any] | None = 
 
 def relu_read_tensors(precision: dict[str, Any] | None) -> frozenset[str]:
     """Tensors whose Q/DQ pair is read by Relus only (the precision summary's pairs and node op types)."""
-    op_types = {n["name"]: n["op_type"] for n in (precision or {}).get("nodes", [])}
+    op_types = node_op_types(precision)
     return frozenset(e["tensor"] for e in (precision or {}).get("qdq", []) if e.get("kind") == "activation"
                      and e.get("consumers") and all(op_types.get(c) == "Relu" for c in e["consumers"]))
 
@@ -115,11 +116,11 @@ def clipped_below_relu(row: dict[str, Any], relu_read: frozenset[str]) -> bool:
     Runtime calibrates a Conv's output pair from the Relu after it, so it clips the negative values the Relu zeroes
     anyway (slovorez's character CNN: 38.5% clipped, nothing lost). Values above the representable maximum by less than
     one step are rounding, not clipping."""
-    low, high = _num(row.get("representable_min")), _num(row.get("representable_max"))
-    top = _num(row.get("observed_max"))
-    if row.get("tensor") not in relu_read or low is None or high is None or top is None or low > 0:
+    passed = _passed(row)
+    low = _num(row.get("representable_min"))
+    if row.get("tensor") not in relu_read or passed is None or low is None or low > 0:
         return False
-    return top <= high + (high - low) / 255
+    return passed[1] <= 1 / 255
 
 
 @dataclass(frozen=True)
@@ -157,11 +158,18 @@ def uncovered_line(row: dict[str, Any]) -> float:
 
 def overshoot(row: dict[str, Any]) -> float:
     """How far the evaluation's values pass the representable range, as a share of its span (0 when they do not)."""
+    passed = _passed(row)
+    return 0.0 if passed is None else max(*passed, 0.0)
+
+
+def _passed(row: dict[str, Any]) -> tuple[float, float] | None:
+    """How far the observed values pass the representable range below and above, as shares of its span (negative:
+    inside it); None without the four numbers or an empty range."""
     low, high = _num(row.get("representable_min")), _num(row.get("representable_max"))
     seen_low, seen_high = _num(row.get("observed_min")), _num(row.get("observed_max"))
     if None in (low, high, seen_low, seen_high) or high <= low:
-        return 0.0
-    return max(seen_high - high, low - seen_low, 0.0) / (high - low)
+        return None
+    return (low - seen_low) / (high - low), (seen_high - high) / (high - low)
 
 
 def uncovered_quantizers(ranges: QuantizerRanges, skip_tensors: frozenset[str] = frozenset(),

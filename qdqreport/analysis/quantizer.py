@@ -183,6 +183,11 @@ def default_op_types(precision: Mapping[str, Any], weight_types: list[str]) -> b
     return bool(unexplained) and all(types & ORT_DEFAULT_OPS for types in unexplained)
 
 
+def node_op_types(precision: Mapping[str, Any] | None) -> dict[str, str]:
+    """Each precision-summary node's op type, by name."""
+    return {n["name"]: n["op_type"] for n in (precision or {}).get("nodes", [])}
+
+
 def node_quantized(node: Mapping[str, Any]) -> bool:
     """A precision-summary node with an INT8 input: its activation, its weights, or both (fixes reads it too)."""
     return bool(node.get("activation_quantized") or node.get("weight_quantized"))

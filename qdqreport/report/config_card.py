@@ -135,8 +135,7 @@ def _accuracy(ctx: Context) -> tuple[dict[str, Any], ...]:
     for info in ctx.comparisons:
         if is_control(info):
             continue
-        task = next((c for c in (ctx.task or {}).get("comparisons", [])
-                     if c["reference"] == info.reference and c["candidate"] == info.candidate), None)
+        task = ctx.task_of_pair(info.reference, info.candidate)
         for summary in ctx.output_summaries(info.id):
             rows.append({"pair": f"{stage_name(info.candidate)} vs {stage_name(info.reference)}", "purpose": info.purpose,
                          "output": summary.output, "samples": summary.samples, "cosine": summary.cosine_median,

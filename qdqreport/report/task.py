@@ -67,7 +67,5 @@ def _pair(ctx: Context, comparison: dict[str, Any]) -> TaskPairView:
 
 def task_agreement_of(ctx: Context, reference: str, candidate: str) -> tuple[float, int, int] | None:
     """(agreement, disagreeing, samples) of the task comparison of a stage pair, for the stage matrix."""
-    for c in (ctx.task or {}).get("comparisons", []):
-        if c["reference"] == reference and c["candidate"] == candidate:
-            return float(c["agreement"]), int(c["disagreeing"]), int(c["samples"])
-    return None
+    c = ctx.task_of_pair(reference, candidate)
+    return None if c is None else (float(c["agreement"]), int(c["disagreeing"]), int(c["samples"]))

@@ -51,8 +51,7 @@ def outputs_collapse(ctx: Context, purpose: str = "quantization") -> bool:
 
 def task_agreement(ctx: Context, comparison: ComparisonInfo) -> float:
     """The --postprocess decode's agreement (or mean compare() score) on *comparison*'s stage pair; 1.0 unmeasured."""
-    task = next((t for t in (ctx.task or {}).get("comparisons", []) if t["reference"] == comparison.reference
-                 and t["candidate"] == comparison.candidate), None)
+    task = ctx.task_of_pair(comparison.reference, comparison.candidate)
     return 1.0 if task is None else float(task["agreement"])
 
 

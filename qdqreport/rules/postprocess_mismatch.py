@@ -11,13 +11,13 @@ import numpy as np
 from qdqreport.analysis.context import ComparisonInfo, Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.analysis.agreement import COLLAPSED, COSINE_OK, TASK_OK, TOP1_OK, diverges
+from qdqreport.analysis.agreement import COLLAPSE, COSINE_OK, TASK_OK, TOP1_OK, diverges, task_level
 from qdqreport.fixes import exclusion, exclusion_fix
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
 from qdqreport.testing.recipes import CLS_OUTPUT, accept_decode, class_logits, classifier_run, near_threshold_task
 
-# Decoded results "agree" from TASK_OK and collapse below COLLAPSED (analysis/agreement.task_level owns both).
-TASK_COLLAPSED = COLLAPSED  # below this the application decides differently on more than one sample in ten
+# Decoded results "agree" from TASK_OK and collapse below COLLAPSED, one sample in ten decided differently
+# (analysis/agreement.task_level owns both).
 AMPLIFIED_WARNING = 0.95  # decode-amplified flips below this share of agreement are a warning, else info
 # A decision "flips inside INT8 noise" when it changes after the FP32 outputs move less than this many times
 # the run's median raw relative L2. A flip that needs more came from that sample's own large raw error
@@ -106,8 +106,7 @@ def postprocess_mismatch(ctx: Context) -> Iterator[Finding]:
     if app is not None and app["agreement"] < TASK_OK:
         yield _application_differs(ctx, app)
     for comparison in ordered_comparisons(ctx):
-        task = next((t for t in ctx.task["comparisons"] if t["reference"] == comparison.reference
-                     and t["candidate"] == comparison.candidate), None)
+        task = ctx.task_of_pair(comparison.reference, comparison.candidate)
         if task is not None and task["agreement"] < TASK_OK:
             finding = _decode_amplifies(ctx, comparison, task)
             if finding is not None:
@@ -121,7 +120,7 @@ def _application_differs(ctx: Context, app: dict[str, Any]) -> Finding:
     fields = Counter(f for r in rows for f in r.differing.split(";") if f)
     ours, theirs = ctx.task_results(stage), ctx.task_results(APP)
     agreement = app["agreement"]
-    severe = agreement < TASK_COLLAPSED
+    severe = task_level(agreement) == COLLAPSE
     source = (ctx.task.get("task_results") or {}).get("source", "--task-results")
     decode = _decode_name(ctx)
     field_rows = tuple((name, count, _summary(ours, name), _summary(theirs, name)) for name, count in fields.most_common())
@@ -214,7 +213,7 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
     return postprocess_mismatch.finding(
         title="The decode turns small output differences into different decisions",
         # Severity from the task's impact (analysis/agreement.task_level): these flips are the user's accuracy loss.
-        severity="error" if agreement < COLLAPSED else "warning" if agreement < AMPLIFIED_WARNING else "info",
+        severity="error" if task_level(agreement) == COLLAPSE else "warning" if agreement < AMPLIFIED_WARNING else "info",
         confidence=0.75, score=0.6,
         subject=f"decode on {comparison.id}", stage=comparison.id, tags=("root_cause",),
         summary=f"{len(flipped)} of {len(rows)} samples decide differently on thin margins ({comparison_label(comparison)}, task "

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.broken_scales import destroys_tensor, node_op_types
-from qdqreport.analysis.quantizer import sensitive_in_int8
+from qdqreport.analysis.broken_scales import destroys_tensor
+from qdqreport.analysis.quantizer import node_op_types, sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -118,6 +119,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     diverged, collapsed = bool(diverging) or task != AGREE, any(collapses(s) for s in diverging) or task == COLLAPSE
     outputs_measured = comparison is not None and bool(ctx.output_summaries(comparison.id))
     bad_tensor = worst is not None and worst < TENSOR_COSINE_BAD
+    finite = worst is not None and not math.isnan(worst)  # NaN: the QDQ model computes NaN there (a NaN/Inf scale)
     # The tensor error of a sensitive node includes whatever its inputs bring: when many other
     # nodes are INT8 too, part of it may be inherited, so the confidence that the node is the
     # cause stays moderate and the finding names the experiment that separates the two.
@@ -148,12 +150,12 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
         # calibration inputs differ (upstream), that damage is what the calibration finding predicts: scored under
         # it, as a what-if that refutes the exclusions would (rules/_measured.REFUTED_SCORE).
         score=NAN_INPUT_SCORE if nan_inputs and diverged else min(
-            max(clamp01((1 - worst) * 10) if worst is not None and worst == worst else 0.2, 0.5 if diverged else 0.0),
+            max(clamp01((1 - worst) * 10) if finite else 0.2, 0.5 if diverged else 0.0),
             REFUTED_SCORE if upstream else 1.0),
         # "Take INT8-quantized inputs", not "run in INT8": ONNX Runtime computes a Softmax or a Log that reads a
         # DequantizeLinear in float, on the quantized values (a new user read the old words as the op itself in INT8).
         summary=f"{names} {verb(len(flagged), 'takes')} INT8-quantized inputs" + (
-            f"; {_their(flagged)} outputs reach cosine {worst:.3f} against FP32" if worst is not None and worst == worst
+            f"; {_their(flagged)} outputs reach cosine {worst:.3f} against FP32" if finite
             else f"; the QDQ model computes NaN in {_their(flagged)} outputs" if worst is not None
                                           else "") + ("; the quantized model diverges" if diverged else ""),
         evidence=(*([Metric("worst sensitive tensor cosine", rounded(worst), threshold=f"< {TENSOR_COSINE_BAD}")]

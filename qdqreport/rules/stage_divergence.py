@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-
 from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, LEVEL_RANK,
                                          SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, cosine_of, diverges, task_level)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
@@ -120,8 +119,7 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
 def _task_divergence(ctx: Context, first: ComparisonInfo, diverging: list) -> Finding:
     """The stage pair whose raw outputs agree while the user's decode decides otherwise: the task's loss is the
     symptom (QR010 says why the decode amplifies the raw differences)."""
-    task = next(t for t in ctx.task["comparisons"] if t["reference"] == first.reference
-                and t["candidate"] == first.candidate)
+    task = ctx.task_of_pair(first.reference, first.candidate)
     level = task_level(float(task["agreement"]))
     title = f"{_VERB.get(first.purpose, first.purpose)} {'collapses' if level == COLLAPSE else 'degrades'} the task's decisions"
     words = (f"{task['disagreeing']:,} of {task['samples']:,} samples decoded differently "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from qdqreport.analysis.broken_scales import destroys_tensor, node_op_types, nonfinite_scale
+from qdqreport.analysis.broken_scales import destroys_tensor, nonfinite_scale
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.quantizer import sensitive_in_int8
+from qdqreport.analysis.quantizer import node_op_types, sensitive_in_int8
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES, TENSORRT
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import exclusion, exclusion_fix, excluded_precision, modelopt_command, quantize_static_command, quantizer_name, recorded_ort_options
+from qdqreport.fixes import (exclusion, exclusion_fix, excluded_precision, modelopt_command, quantize_static_command,
+                             quantizer_name, recorded_ort_options)
 from qdqreport.rules._trt import DEFECTS
 from qdqreport.rules._common import comparison_label, diverging_outputs
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, precision_summary,
