@@ -330,7 +330,12 @@ def run_cases(seeds: dict[str, dict[str, bytes]], run_seed: int, indices: range 
 
 
 def _warm_up(seeds: dict[str, dict[str, bytes]], work: Path) -> None:
-    """One unmutated report with real plots before watching: matplotlib creates its config and cache folders once."""
+    """One unmutated report with real plots before watching: matplotlib creates its config and cache folders once, in
+    this process (the report may draw its plots in a forked worker, render/plot_worker.py, when a core is free: then
+    only this import brings matplotlib here, and cheap_plots' first import inside a watched case would be reported as
+    an escape into ~/.config/matplotlib)."""
+    from qdqreport.render import plots  # noqa: F401  matplotlib and its folders, before any case is watched
+
     name = sorted(seeds)[0]
     files = dict(seeds[name])
     case = Case(name, files, json.loads(files.pop(MANIFEST)))
