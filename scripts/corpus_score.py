@@ -172,9 +172,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(SIXTEENTH_PART, "sixteenth", ", made 2026-11-26 and scored while sealed before the rule changes of "
-         "session 28's fourth round, at 958078a, and after them, at 5687696 (totals in the kept section below); spent "
-         "but not yet read: the next round reads it", held_out=True),
+    Part(SIXTEENTH_PART, "sixteenth", "; scored while sealed before the rule changes of session 28's fourth round, "
+         "at 958078a: first-ranked 6/7, within three 6/7, healthy controls with an error 0/3, harmless faults with an "
+         "error 0/2; after them, at 5687696: the same; then read (2026-11-27, session 29): no longer held out"),
     Part(FIFTEENTH_PART, "fifteenth", "; scored while sealed before the rule changes of session 28's third round, "
          "at 5ced7f3: first-ranked 4/5, within three 4/5, healthy controls with an error 0/3, harmless faults with an "
          "error 0/4; after them, at 958078a: the same; then read (2026-11-26, session 28's fourth round): no longer "

@@ -35,6 +35,13 @@ UNCOVERED_CLIPPING = 0.10
 # a new user's LAC tagger calibrated on ids all mapped to "unknown" 1.92% at its emission MatMul (0% healthy).
 UNCOVERED_CLIPPING_KEPT = 0.015
 UNCOVERED_OVERSHOOT = 5 / 255
+# The other way round: a fifth or more of the inner activation Q nodes (at least three) whose evaluation values span
+# under UNDER_USE of the range calibration gave them. The calibration data drove these activations ten times as far
+# as the evaluation data does: other content, with the model inputs' own quantizers in use (no units step). Read
+# corpus parts with the default pass: no healthy control has even one such Q node; over-quantization (every op, masks
+# and small side tensors included) reaches 11% (DNSMOS); malvizv1's byte-image ResNet18 calibrated on photographs 47%.
+OVERWIDE_SHARE = 0.2
+OVERWIDE_MIN = 3
 
 
 @dataclass(frozen=True)
@@ -186,9 +193,28 @@ def uncovered_quantizers(ranges: QuantizerRanges, skip_tensors: frozenset[str] =
 
 def underused_quantizers(tables: LayerTables) -> list[dict[str, Any]]:
     """Activation Q nodes whose observed values span less than UNDER_USE of the representable range."""
-    return sorted((q for q in tables.qnodes if q["kind"] == "activation" and q.get("values")
-                   and _num(q.get("range_used")) is not None and float(q["range_used"]) < UNDER_USE),
+    return sorted((q for q in tables.qnodes if q["kind"] == "activation" and q.get("values") and underused(q)),
                   key=lambda q: float(q["range_used"]))
+
+
+def underused(row: dict[str, Any]) -> bool:
+    """Whether a Q node's observed values span less than UNDER_USE of its representable range."""
+    used = _num(row.get("range_used"))
+    return used is not None and used < UNDER_USE
+
+
+def overwide_quantizers(ranges: QuantizerRanges, input_tensors: frozenset[str]) -> list[dict[str, Any]]:
+    """The inner activation Q nodes (those reading a tensor in *input_tensors*, the model inputs, left out) whose
+    evaluation values span under UNDER_USE of their calibrated ranges, least used first, when they are at least
+    OVERWIDE_SHARE of the inner ones (and OVERWIDE_MIN) and no model input's quantizer is itself under-used (a units
+    step at the input, QR003's); otherwise none."""
+    measured = [q for q in ranges.rows if _num(q.get("range_used")) is not None]
+    inner = [q for q in measured if q.get("tensor") not in input_tensors]
+    wide = [q for q in inner if underused(q)]
+    if any(underused(q) for q in measured if q.get("tensor") in input_tensors) \
+            or len(wide) < max(OVERWIDE_MIN, OVERWIDE_SHARE * len(inner)):
+        return []
+    return sorted(wide, key=lambda q: float(q["range_used"]))
 
 
 def _num(value: Any) -> float | None:

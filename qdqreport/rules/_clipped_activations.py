@@ -1,4 +1,4 @@
-"""QR006's measured coverage evidence: evaluation activations beyond the ranges calibration set.
+"""QR006's measured coverage evidence: evaluation activations beyond the ranges calibration set, or far inside them.
 
 Not a rule module (the leading underscore keeps discover() from treating it as one): QR006
 (rules/unrepresentative_calibration.py) calls it with its own finding factory and fixes.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import (excess_clipping, quantizer_ranges, relu_read_tensors,
-                                      uncovered_line, uncovered_quantizers)
+from qdqreport.analysis.layers import (UNDER_USE, excess_clipping, overwide_quantizers, quantizer_ranges,
+                                      relu_read_tensors, uncovered_line, uncovered_quantizers)
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules._common import diverging_outputs, rounded
@@ -59,6 +59,47 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
                        "the calibration lacked (a class, scene or sound it never held, a recurrent state it never "
                        "fed) drives these activations past their ranges. If the outputs stay faithful, it is a risk "
                        "for inputs like these rather than today's cause.")),
+        fixes=fixes)
+
+
+def overwide_ranges(ctx: Context, finding: Callable[..., Finding], fixes: tuple[Fix, ...]) -> Iterator[Finding]:
+    """One finding when a large share of the inner activation Q nodes use under UNDER_USE of their calibrated ranges
+    (analysis/layers.overwide_quantizers) and no preprocessing step (QR003) explains the calibration inputs."""
+    ranges = quantizer_ranges(ctx)
+    if ranges is None or mismatched_inputs(ctx.calib_stats, ctx.eval_stats):
+        return
+    wide = overwide_quantizers(ranges, frozenset(ctx.input_names))
+    if not wide:
+        return
+    inner = sum(1 for q in ranges.rows if q.get("tensor") not in ctx.input_names and q.get("range_used") is not None)
+    worst, diverging = wide[0], diverging_outputs(ctx, "quantization")
+    yield finding(
+        title=f"{len(wide)} of {inner} activations use less than {UNDER_USE:.0%} of the ranges calibration gave them: "
+              "the calibration data drove them far beyond the evaluation's values",
+        # Scored as the clipping evidence above: under QR006's input-level findings, which name the content itself.
+        severity="warning", confidence=0.7 if diverging else 0.55, score=0.45 if diverging else 0.25,
+        subject="over-wide activation ranges", stage="calibration", tags=("root_cause",),
+        summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples: "
+                f"{worst.get('tensor') or worst['q_node']} reaches [{_g(worst.get('observed_min'))}, "
+                f"{_g(worst.get('observed_max'))}] but calibration set its range to "
+                f"[{_g(worst.get('representable_min'))}, {_g(worst.get('representable_max'))}] "
+                f"({float(worst['range_used']):.1%} of it used): the evaluation values fall on a few of the 256 "
+                "levels. The model inputs' own quantizers are in use, so the calibration inputs are on the "
+                "evaluation's scale but hold other content",
+        evidence=(Metric("activations using under " + f"{UNDER_USE:.0%} of their range", len(wide),
+                         threshold=f"of {inner}"),
+                  Table("Activations whose calibrated range is far wider than the evaluation values",
+                        ("Q node", "tensor", "range used", "calibrated min", "calibrated max", "evaluation min",
+                         "evaluation max"),
+                        tuple((q["q_node"], q.get("tensor"), rounded(float(q["range_used"]), 4),
+                               *(rounded(q.get(k)) for k in ("representable_min", "representable_max",
+                                                             "observed_min", "observed_max")))
+                              for q in wide[:SHOWN])),
+                  Text("Separating evidence: the Q nodes reading the model inputs use their ranges and the calibration "
+                       "inputs show no preprocessing step (QR003), yet inside the network the calibration data made "
+                       "activations ten times larger than the evaluation data does, across many layers: content of "
+                       "another kind (photographs for a model of another domain, louder or denser signals). If the "
+                       "outputs stay faithful, it is a risk for precision rather than today's cause.")),
         fixes=fixes)
 
 

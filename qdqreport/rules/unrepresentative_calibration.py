@@ -20,7 +20,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
 from qdqreport.fixes import (Change, calibration_rewrite, current_calibration_method, first_input_name, method_name,
                              requantize_command)
-from qdqreport.rules._clipped_activations import clipped_activations
+from qdqreport.rules._clipped_activations import clipped_activations, overwide_ranges
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
                                       text_images)
@@ -157,6 +157,23 @@ def _clipped_logits(share: float):
     return build
 
 
+def _wide_ranges(share: float):
+    def build(b):
+        # The default collect's activation-range pass on 20 inner Q nodes: *share* of them see evaluation values
+        # twenty times smaller than the range calibration gave them (photographs calibrating a byte-image model);
+        # the input's quantizer is in use (same preprocessing).
+        _uncertain_samples_noisy(b)
+        wide = round(share * 20)
+        rows = [{"q_node": f"{t}_QuantizeLinear", "tensor": t, "kind": "activation", "dtype": "int8", "values": 3200,
+                 "clipped_share": 0.0, "range_used": used, "representable_min": -2.0 / used,
+                 "representable_max": 2.0 / used, "observed_min": -1.0, "observed_max": 1.0, "per_channel": False,
+                 "calib_values": 3200, "calib_clipped_share": 0.0}
+                for t, used in (("input", 0.9), *((f"conv_{i}", 0.05 if i < wide else 0.6) for i in range(20)))]
+        b.artifact("activation_ranges", {"samples": 8, "of_samples": 50, "sample_indices": list(range(0, 48, 6)),
+                                         "calib_samples": 8, "seconds": 0.1, "quantizers": rows})
+    return build
+
+
 @rule(id="QR006", slug="unrepresentative-calibration", title="Calibration does not cover some inputs",
       examples=[Fires("3 bright crops of 40 flip their class", _bright_samples_collapse(False)),
                 Fires("calibrated on 4 crops", _four_calibration_crops),
@@ -167,6 +184,8 @@ def _clipped_logits(share: float):
                       _clipped_logits(0.19)),
                 Quiet("the logits' Q node clips 6% of the evaluation values, 2% of the calibration's",
                       _clipped_logits(0.06)),
+                Fires("9 of 20 inner activations use 5% of their calibrated ranges", _wide_ranges(0.45)),
+                Quiet("2 of 20 inner activations use 5% of their calibrated ranges", _wide_ranges(0.1)),
                 Fires("audio calibrated on recordings 20x (26 dB) quieter", _quiet_recordings(20.0)),
                 Fires("calibration audio far smoother than the evaluation's (pure tones for noisy speech)",
                       _smoothness(0.0)),
@@ -224,6 +243,12 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     recurrent state it never fed). Entropy and percentile calibration clip their own data by
     design, so only the excess counts. A warning, scored as a risk when the outputs agree.
 
+    The other way round, from the same pass: a fifth or more of the inner activation Q nodes (at least three) use
+    under 10% of their calibrated ranges while the model inputs' own quantizers are in use and no preprocessing step
+    (QR003) explains the calibration inputs (analysis/layers.overwide_quantizers): the calibration data drove the
+    activations ten times as far as the evaluation data does (photographs calibrating a model of files' bytes seen
+    as images), so the evaluation values fall on a few levels. A warning, scored as a risk when the outputs agree.
+
     Integer inputs (token ids, attention masks) are categories: their value ranges are not
     compared. For a 0/1 input (an attention mask) the share of ones is the share of positions
     holding real tokens: when calibration's is under half the evaluation's, the calibration
@@ -244,6 +269,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     yield from _other_structure(ctx)
     yield from _shorter_sequences(ctx)
     yield from clipped_activations(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
+    yield from overwide_ranges(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
     if comparison is None:
         return
     by_output: dict[str, list[dict[str, Any]]] = {}
