@@ -155,6 +155,14 @@ FIFTEENTH_PART = "sealed part 15 (2026-11-26)"
 # rules of commit 958078a (totals only), and is to be scored "after" them, reported apart, its rows withheld
 # (STILL_SEALED).
 SIXTEENTH_PART = "sealed part 16 (2026-11-26)"
+# The seventeenth sealed part: a batch made on 2026-11-27 (a new family and a new task, grapheme-to-phoneme
+# disambiguation: g2p-id-py's character-level masked-LM BERT, which of an Indonesian word's letters 'e' is read [e] and
+# which the schwa, the decision the package's pronunciation of a word not in its lexicon, on the words of the package's
+# own lexicon) by an engineer who never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY
+# decided from its measurements alone. Every case of the batch is sealed (no draw): it was scored once "before" the next
+# round of rule changes, on the rules of commit e602fb0 (totals only), and is to be scored "after" them, reported apart,
+# its rows withheld (STILL_SEALED).
+SEVENTEENTH_PART = "sealed part 17 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -172,6 +180,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(SEVENTEENTH_PART, "seventeenth", ", made 2026-11-27 and scored while sealed before the next round of rule "
+         "changes, at e602fb0: first-ranked 3/5, within three 3/5, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/4 (totals in the kept section below)", held_out=True),
     Part(SIXTEENTH_PART, "sixteenth", "; scored while sealed before the rule changes of session 28's fourth round, "
          "at 958078a: first-ranked 6/7, within three 6/7, healthy controls with an error 0/3, harmless faults with an "
          "error 0/2; after them, at 5687696: the same; then read (2026-11-27, session 29): no longer held out"),
