@@ -363,3 +363,23 @@ def test_the_input_quantizers_clipped_shares_say_which_samples_they_are_over(uni
     assert "clipped and range used over 5 of the 16 evaluation samples (the per-layer pass's)" in qnodes.note
     assert (f"x_QuantizeLinear, an input quantizer, clips {percent(whole)} over all 16 evaluation samples "
             "(the first quantizer range)") in qnodes.note
+
+
+# --- an explicit list naming an op type without weights --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mul_user(tmp_path_factory):
+    """The demo classifier quantized with op_types_to_quantize=['Conv', 'Mul']: the hard-swish Muls (x * HardSigmoid(x),
+    no weights) quantize their inputs and outputs, pairs that no Conv explains."""
+    return _demo_user(tmp_path_factory, "mul_user", op_types_to_quantize=["Conv", "Mul"])
+
+
+@pytest.mark.slow
+def test_the_unchanged_command_keeps_a_listed_op_type_without_weights(mul_user):
+    """The op types were read from the nodes whose weights are quantized (['Conv']), so every printed command dropped
+    the Muls' own pairs and changed the user's recipe: a listed op type without weights is read from the pairs no
+    weight-bearing node explains (analysis/quantizer.unexplained_pairs)."""
+    folder, ctx = mul_user
+    command = requantize_command(ctx)
+    assert "op_types_to_quantize=['Conv', 'Mul']" in command
+    assert _quantization(_run(command, folder)).keys() == _quantization(onnx.load(str(folder / "cls_user.onnx"))).keys()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 ORT_PRODUCER = "onnx.quantize"
 # quantize_static's calibration methods by their lower-case names (CalibrationMethod's attributes as values), and the
@@ -123,10 +123,13 @@ def ort_options(precision: Mapping[str, Any]) -> dict[str, Any]:
     default = default_op_types(precision, op_types)
     if default:  # written out whole; fix commands leave the argument out while it is the whole default
         op_types = sorted(ORT_DEFAULT_OPS)
+    else:
+        op_types = sorted({*op_types, *listed_without_weights(precision, op_types)})
     # Under the default, every node of an op type it always quantizes is quantized (default_op_types): none is excluded,
-    # and a Reshape or MaxPool left float was never meant to be quantized (its input was not).
+    # and a Reshape or MaxPool left float was never meant to be quantized (its input was not). A node on integer ids or
+    # a bool mask (precision "unknown") is never quantized: it was not excluded either.
     excluded = [] if default else [n["name"] for n in nodes if n["op_type"] in op_types and not n.get("weight_quantized")
-                                   and not n.get("activation_quantized")]
+                                   and not n.get("activation_quantized") and n.get("precision") != "unknown"]
     activation, weight = _dtype(acts, "uint8"), _dtype(weights, "int8")
     return {"quant_format": "QDQ", "activation_type": activation, "weight_type": weight,
             "per_channel": any(g.get("axis") is not None for g in weights),
@@ -164,23 +167,56 @@ def default_op_types(precision: Mapping[str, Any], weight_types: list[str]) -> b
     listed = set(weight_types)
     if not listed or not listed <= ORT_DEFAULT_OPS:  # a quantized Pow or Div was listed by name: the default never is
         return False
-    if any(n["op_type"] in _ORT_ALWAYS and not node_quantized(n) for n in nodes):
+    # quantize_static quantizes float tensors only: an Add or Mul on integer ids or a bool mask (precision "unknown":
+    # no float input or output) stays unquantized under the default too (slovorez's and LAC's embedding masks).
+    if any(n["op_type"] in _ORT_ALWAYS and not node_quantized(n) and n.get("precision") != "unknown" for n in nodes):
         return False
+    unexplained = unexplained_pairs(precision, listed)
+    # A pair only an op type outside the default's could have put there (a Log, a Sqrt) proves an explicit list.
+    return bool(unexplained) and all(types & ORT_DEFAULT_OPS for types in unexplained)
+
+
+# The shape-only op types the default quantizes when their input is (QDQDirect8BitOp): the precision summary does not
+# list their nodes, so a pair on such a node's output has no producer there.
+_SHAPE_OPS = frozenset({"Flatten", "Reshape", "Squeeze", "Transpose", "Unsqueeze"})
+
+
+def unexplained_pairs(precision: Mapping[str, Any], listed: Iterable[str]) -> list[set[str]]:
+    """For each activation Q/DQ pair that no quantized node of a *listed* op type explains (neither its producer, which
+    quantizes its own output, nor a consumer, which quantizes its input), the op types that could have put it there:
+    its producer's and consumers'; a pair without a producer in the summary is a shape-only op's output (_SHAPE_OPS).
+    Pairs with a consumer the summary does not list are left out: who put them there cannot be told."""
+    nodes = [n for n in precision.get("nodes") or [] if isinstance(n, dict) and n.get("name")]
+    listed = set(listed)
     by_name = {n["name"]: n for n in nodes}
     by_output = {out: n for n in nodes for out in n.get("outputs") or ()}
-    unexplained = []  # the op types that could have put each pair no listed node explains
+    unexplained = []
     for pair in precision.get("qdq") or []:
         if not isinstance(pair, dict) or pair.get("kind") != "activation" or pair.get("dtype") == "int32":
             continue
         consumers = [by_name.get(c) for c in pair.get("consumers") or ()]
         if any(c is None for c in consumers):
-            continue  # a consumer the summary does not list (a shape-only op): cannot tell
+            continue
         producer = by_output.get(pair.get("tensor"))
-        sides = [c for c in consumers if c] + ([producer] if producer else [])
-        if sides and not any(s["op_type"] in listed and node_quantized(s) for s in sides):
-            unexplained.append({s["op_type"] for s in sides})
-    # A pair only an op type outside the default's could have put there (a Log, a Sqrt) proves an explicit list.
-    return bool(unexplained) and all(types & ORT_DEFAULT_OPS for types in unexplained)
+        # A listed node quantizes its inputs, so a side that put the pair there is itself quantized.
+        sides = [s for s in [*consumers, producer] if s and node_quantized(s)]
+        if not any(s["op_type"] in listed for s in sides) and (sides or not producer):
+            unexplained.append({s["op_type"] for s in sides} | (set() if producer else set(_SHAPE_OPS)))
+    return unexplained
+
+
+def listed_without_weights(precision: Mapping[str, Any], weight_types: Iterable[str]) -> list[str]:
+    """The fewest op types of quantize_static's default that, listed beside *weight_types*, explain every pair those
+    leave unexplained (unexplained_pairs), the type explaining most pairs first: a Mul of a hard-swish, a Softmax
+    feeding a graph output. A pair only a shape-only op explains adds none (the summary cannot tell which)."""
+    open_pairs = [types & ORT_DEFAULT_OPS - _SHAPE_OPS for types in unexplained_pairs(precision, weight_types)]
+    open_pairs = [types for types in open_pairs if types]
+    chosen: list[str] = []
+    while open_pairs:
+        best = max(sorted(set().union(*open_pairs)), key=lambda t: sum(t in types for types in open_pairs))
+        chosen.append(best)
+        open_pairs = [types for types in open_pairs if best not in types]
+    return chosen
 
 
 def node_op_types(precision: Mapping[str, Any] | None) -> dict[str, str]:
