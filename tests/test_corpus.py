@@ -6,6 +6,7 @@ fails here with the whole case-by-case table in the message.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -244,6 +245,21 @@ def test_harmless_faults_are_scored_as_controls_with_the_earlier_totals_beside()
     assert f"first-ranked {sum(s.top1 for s in scored)}/{len(scored)}" in as_faults_line(scored)
     with pytest.raises(InputError, match="only faults of causes 1-4"):
         harmless_reason("x", {"healthy": False, "cause": {"number": 5}, "harmless": "0 flips"})
+
+
+def test_healthy_controls_with_a_warning_are_counted_apart_from_errors():
+    """The read fourteenth part's healthy controls (waifu2x): a round's new line once gave all three a QR006 warning
+    ranked first while 'healthy controls with an error' stayed 0/3. The warning count shows such a round, ungated."""
+    from corpus_score import score_case
+
+    labels = load_labels(CORPUS)
+    healthy = sorted(c for c, l in labels.items() if l.get("healthy") and l.get("added_for") == FOURTEENTH_PART)
+    scored = [score_case(CORPUS, c, labels[c]) for c in healthy]
+    t = totals(scored)
+    assert t.healthy == len(healthy) == 3 and t.healthy_with_warnings == sum(s.warnings > 0 for s in scored)
+    warned = [dataclasses.replace(s, warnings=1) for s in scored]
+    assert totals(warned).healthy_with_warnings == 3 and totals(warned).healthy_with_errors == t.healthy_with_errors
+    assert "| healthy controls with a warning | 3/3 | not gated | |" in totals_markdown(totals(warned))
 
 
 def test_manifests_record_no_machine_paths():
