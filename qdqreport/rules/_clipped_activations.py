@@ -28,14 +28,11 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
     uncovered = uncovered_quantizers(ranges, frozenset(ctx.input_names), relu_read_tensors(ctx.precision))
     if not uncovered:
         return
-    worst, diverging = uncovered[0], diverging_outputs(ctx, "quantization")
+    worst = uncovered[0]
     yield finding(
         title=f"{plural(len(uncovered), 'activation')} {verb(len(uncovered), 'clips')} far more of the evaluation data "
               "than of the calibration data: calibration never saw values like these",
-        # Scored under QR006's input-level findings (0.55-0.6, 0.3-0.35 when the outputs agree): where those name the
-        # content the calibration lacks, the clipping is its consequence inside the network.
-        severity="warning", confidence=0.7 if diverging else 0.55, score=0.45 if diverging else 0.25,
-        subject="clipped activations", stage="calibration", tags=("root_cause",),
+        **_measured_warning(ctx), subject="clipped activations",
         summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples and "
                 f"{ranges.calib_samples} calibration samples, spread over each set: {worst.get('tensor') or worst['q_node']} "
                 f"clips {float(worst['clipped_share']):.1%} of its evaluation values at the range calibration gave it "
@@ -72,13 +69,11 @@ def overwide_ranges(ctx: Context, finding: Callable[..., Finding], fixes: tuple[
     if not wide:
         return
     inner = sum(1 for q in ranges.rows if q.get("tensor") not in ctx.input_names and q.get("range_used") is not None)
-    worst, diverging = wide[0], diverging_outputs(ctx, "quantization")
+    worst = wide[0]
     yield finding(
         title=f"{len(wide)} of {inner} activations use less than {UNDER_USE:.0%} of the ranges calibration gave them: "
               "the calibration data drove them far beyond the evaluation's values",
-        # Scored as the clipping evidence above: under QR006's input-level findings, which name the content itself.
-        severity="warning", confidence=0.7 if diverging else 0.55, score=0.45 if diverging else 0.25,
-        subject="over-wide activation ranges", stage="calibration", tags=("root_cause",),
+        **_measured_warning(ctx), subject="over-wide activation ranges",
         summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples: "
                 f"{worst.get('tensor') or worst['q_node']} reaches [{_g(worst.get('observed_min'))}, "
                 f"{_g(worst.get('observed_max'))}] but calibration set its range to "
@@ -101,6 +96,15 @@ def overwide_ranges(ctx: Context, finding: Callable[..., Finding], fixes: tuple[
                        "another kind (photographs for a model of another domain, louder or denser signals). If the "
                        "outputs stay faithful, it is a risk for precision rather than today's cause.")),
         fixes=fixes)
+
+
+def _measured_warning(ctx: Context) -> dict[str, Any]:
+    """Severity, confidence, score, stage and tags of either finding: scored under QR006's input-level findings (0.55-0.6,
+    0.3-0.35 when the outputs agree), which name the content the calibration lacks; what the activations show is its
+    consequence inside the network, a risk rather than today's cause when the outputs agree."""
+    diverging = diverging_outputs(ctx, "quantization")
+    return {"severity": "warning", "confidence": 0.7 if diverging else 0.55, "score": 0.45 if diverging else 0.25,
+            "stage": "calibration", "tags": ("root_cause",)}
 
 
 def _g(value: Any) -> str:
