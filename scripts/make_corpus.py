@@ -29,7 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -485,10 +485,11 @@ MODELS = {"cls": "PaddleOCR text-direction classifier (MobileNetV3)", "det": "PP
 
 
 def write_labels(selected: list[Case], models: dict[str, str] | None = None, added_for: str = "",
-                 onnxruntime_cases: Collection[str] = ()) -> None:
+                 onnxruntime_cases: Collection[str] = (), harmless: Mapping[str, str] | None = None) -> None:
     """Label *selected* in corpus/labels.json; a case's "sealed" mark (scripts/seal_corpus.py) and "target" are kept,
     and the cases in *onnxruntime_cases* (ORT-made healthy controls) get "target": "onnxruntime"; then every case
-    whose bundle holds int32 bias DequantizeLinear nodes gets its recipe's target (scripts/label_targets.py)."""
+    whose bundle holds int32 bias DequantizeLinear nodes gets its recipe's target (scripts/label_targets.py). A case
+    in *harmless* gets its measured reason (HARMLESS_POLICY, scripts/corpus_score.py) as "harmless"."""
     CORPUS.mkdir(exist_ok=True)
     path = CORPUS / "labels.json"
     labels = json.loads(path.read_text()) if path.exists() else {}
@@ -502,6 +503,8 @@ def write_labels(selected: list[Case], models: dict[str, str] | None = None, add
                            **kept}
         if case.id in onnxruntime_cases:
             labels[case.id]["target"] = "onnxruntime"
+        if case.id in (harmless or {}):
+            labels[case.id]["harmless"] = harmless[case.id]
     label_targets.apply(labels, CORPUS)  # the recipe's target, read from each collected bundle (label_targets.py)
     path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 

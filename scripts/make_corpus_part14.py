@@ -452,15 +452,7 @@ def _prepare(args, selected: list[Case]) -> None:
 
 
 def write_part14_labels(selected: list[Case]) -> None:
-    import json
-
-    write_labels(selected, models=MODELS, added_for=FOURTEENTH_PART, onnxruntime_cases=TARGET_ORT)
-    path = ROOT / "corpus" / "labels.json"
-    labels = json.loads(path.read_text(encoding="utf-8"))
-    for case in selected:
-        if case.id in HARMLESS:
-            labels[case.id]["harmless"] = HARMLESS[case.id]
-    path.write_text(json.dumps(dict(sorted(labels.items())), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_labels(selected, models=MODELS, added_for=FOURTEENTH_PART, onnxruntime_cases=TARGET_ORT, harmless=HARMLESS)
 
 
 if __name__ == "__main__":
