@@ -439,3 +439,17 @@ def test_nhwc_images_have_their_colour_channels_compared():
     assert preprocessing_difference(calibration, evaluation).kind == "greyscale"
     # N, C, H, W stays channels-first.
     assert input_stats([{"image": np.moveaxis(crops[0], 3, 1).copy()}], "e", True)["inputs"]["image"]["channel_axis"] == 1
+
+
+def test_token_ids_are_counted_and_masks_and_floats_are_not() -> None:
+    """Signed integer inputs keep their most frequent values (the statistics' `ids`, QR003's left-out [mask]); a 0/1
+    mask and float inputs do not. Counts add up over samples of different lengths, ties ordered by id."""
+    samples = [{"ids": np.array([[101, 7, 7, 102, 0, 0]], np.int64), "mask": np.array([[1, 1, 1, 1, 0, 0]], np.int64),
+                "x": np.zeros((1, 3), np.float32)},
+               {"ids": np.array([[101, 9, 102, 0, 0, 0]], np.int64), "mask": np.array([[1, 1, 1, 0, 0, 0]], np.int64),
+                "x": np.ones((1, 3), np.float32)}]
+    inputs = input_stats(samples, "eval.npz", per_sample=True)["inputs"]
+    assert inputs["ids"]["ids"] == {"values": 12, "distinct": 5, "top": [
+        {"id": 0, "count": 5}, {"id": 7, "count": 2}, {"id": 101, "count": 2}, {"id": 102, "count": 2},
+        {"id": 9, "count": 1}]}
+    assert "ids" not in inputs["mask"] and "ids" not in inputs["x"]

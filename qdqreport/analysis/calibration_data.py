@@ -318,3 +318,27 @@ def _round(value: float) -> str:
     # Noise bounds are round numbers (0, 1, -1, 255); the observed extremes sit just inside them.
     nearest = round(value)
     return f"{nearest:g}" if abs(value - nearest) < 0.01 * max(1.0, abs(value)) else f"{value:.3g}"
+
+
+# Signed integer inputs (token ids, bytes as ids) keep how often each value occurs, the IDS_KEPT most frequent written
+# out (input statistics' `ids`): a calibration reader that skips a tokeniser step (the [mask] it should insert, a
+# character it should remove) leaves a frequent id out of one set (analysis/preprocessing.py). Inputs of at most two
+# values (0/1 masks) are not summarised: their mean is their share of ones already.
+IDS_KEPT = 256
+
+
+def count_ids(counts: dict[int, int], array: np.ndarray) -> None:
+    """Add the values of a signed integer *array* to *counts* (value -> count)."""
+    values, found = np.unique(array, return_counts=True)
+    for value, count in zip(values.tolist(), found.tolist()):
+        counts[value] = counts.get(value, 0) + count
+
+
+def ids_summary(counts: dict[int, int]) -> dict[str, Any] | None:
+    """The input statistics' `ids` entry of *counts*: values counted, distinct values, the IDS_KEPT most frequent
+    (ties by value); None for at most two distinct values."""
+    if len(counts) <= 2:
+        return None
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:IDS_KEPT]
+    return {"values": sum(counts.values()), "distinct": len(counts),
+            "top": [{"id": value, "count": count} for value, count in ranked]}

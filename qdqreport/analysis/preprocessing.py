@@ -69,6 +69,15 @@ FITTED_EXTREMES = 0.5
 FLAG_GAP_ERRORS = 6.0
 FLAG_GAP_MIN = 0.1
 FLAG_MIRROR = 0.25
+# An id (token, byte) is left out of one set when it is at least MISSING_ID_SHARE of the other set's values and under
+# MISSING_ID_RATIO of that share in its own: a tokeniser step the calibration reader skipped (the [mask] it inserts,
+# a character it removes). A step moves one to MISSING_IDS_MAX ids; with those set aside, the two sets' id
+# distributions must agree (total variation under SAME_IDS_TV): where many ids differ the content differs (another
+# language, other file types), which is not a preprocessing step.
+MISSING_ID_SHARE = 0.02
+MISSING_ID_RATIO = 0.1
+MISSING_IDS_MAX = 3
+SAME_IDS_TV = 0.25
 
 
 @dataclass(frozen=True)
@@ -76,7 +85,7 @@ class Difference:
     """One preprocessing difference: what it is, the transform that undoes it on the calibration tensor x,
     and the number that shows it."""
 
-    kind: str  # categorical | spread | channels | inverted | offset | binarised | greyscale | sample_rate
+    kind: str  # categorical | ids | spread | channels | inverted | offset | binarised | greyscale | sample_rate
     label: str
     expr: str
     factor: float  # calibration/evaluation spread (1.0 unless kind is spread)
@@ -251,7 +260,7 @@ def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -
                                  "np.frombuffer(data, np.uint8), not np.int8; or x % 256 on the signed bytes)")
     frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
     if frozen_c == frozen_e:
-        return _inverted_flag(calib, evaluation)
+        return _inverted_flag(calib, evaluation) or _missing_ids(calib, evaluation)
     label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"
              if frozen_c else f"evaluation holds only {e['min']:g}, calibration {c['min']:g}..{c['max']:g}")
     return Difference("categorical", label, "x", 1.0, 0.7)
@@ -276,6 +285,61 @@ def _inverted_flag(calib: dict[str, Any], evaluation: dict[str, Any]) -> Differe
                       1.0, 0.75, gap / error if error else None,
                       advice="Build the calibration mask with the evaluation pipeline's convention (True where the "
                              "evaluation's is True), then re-quantize")
+
+
+def _missing_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
+    """An id that one set holds often and the other hardly at all, the rest of their ids alike (the input statistics'
+    `ids`): g2p-id's masked LM calibrated on words whose 'e's were never replaced by the [mask] id, 9% of the
+    evaluation's values."""
+    shares = {name: id_shares(stats.get("ids")) for name, stats in (("calibration", calib), ("evaluation", evaluation))}
+    if not all(shares.values()):
+        return None
+    c, e = shares["calibration"], shares["evaluation"]
+    missing = sorted((share, value, here, there) for here, there, own, other in
+                     (("evaluation", "calibration", e, c), ("calibration", "evaluation", c, e))
+                     for value, share in own.items() if share >= MISSING_ID_SHARE
+                     and _share_of(value, other) < MISSING_ID_RATIO * share)
+    if not 1 <= len(missing) <= MISSING_IDS_MAX or _rest_differs(c, e, {value for _, value, _, _ in missing}):
+        return None
+    named = "; ".join(f"id {value}: {share:.1%} of the {here} values, {_share_text(value, shares[there])} of the "
+                      f"{there}'s" for share, value, here, there in reversed(missing))
+    share, value, here, _ = missing[-1]
+    return Difference("ids", f"{named} (the other ids alike)", "x", 1.0, 0.7, share,
+                      advice="Build the calibration ids with the evaluation pipeline's own tokenisation, every step of "
+                             "it: " + ("the calibration reader leaves out a step that puts these ids in (a [mask], "
+                                       "separator or special token)" if here == "evaluation" else
+                                       "the calibration reader keeps ids the evaluation pipeline removes or replaces")
+                             + "; then re-quantize")
+
+
+def _share_text(value: int, shares: dict[int, float]) -> str:
+    """*value*'s share in words: "none", its share, or "at most" the least listed share when it is not listed."""
+    share = _share_of(value, shares)
+    return "none" if share == 0 else f"{share:.2%}" if value in shares else f"at most {share:.2%}"
+
+
+def id_shares(ids: dict[str, Any] | None) -> dict[int, float]:
+    """Each listed id's share of the values counted (the statistics keep the most frequent ids)."""
+    if not ids or not ids.get("values"):
+        return {}
+    return {int(entry["id"]): entry["count"] / ids["values"] for entry in ids.get("top") or []}
+
+
+def _share_of(value: int, shares: dict[int, float]) -> float:
+    """*value*'s share in a set; an id not among its listed ones is at most the least listed share (0 if all are)."""
+    if value in shares:
+        return shares[value]
+    return min(shares.values()) if len(shares) >= 256 else 0.0
+
+
+def _rest_differs(c: dict[int, float], e: dict[int, float], missing: set[int]) -> bool:
+    """Whether the two id distributions differ beyond SAME_IDS_TV once the *missing* ids are set aside (renormalised)."""
+    def rest(shares: dict[int, float]) -> dict[int, float]:
+        kept = {v: s for v, s in shares.items() if v not in missing}
+        total = sum(kept.values())
+        return {v: s / total for v, s in kept.items()} if total > 0 else {}
+    a, b = rest(c), rest(e)
+    return not a or not b or 0.5 * sum(abs(a.get(v, 0.0) - b.get(v, 0.0)) for v in set(a) | set(b)) >= SAME_IDS_TV
 
 
 def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:

@@ -176,12 +176,16 @@ _STRUCTURE = Obj({"measure": Str(), "axis": Num(-64, 64, integer=True), "samples
 _SPECTRUM = Obj({"measure": Str(), "unit": Str(), "axis": Num(-64, 64, integer=True), "samples": Count(),
                  **{k: Num(0, 0.5) for k in ("min", "p10", "median", "p90", "max")}, "relative_spread": Num(0, 1e6)},
                 required=("measure", "samples", "median", "p10", "p90"))
+# Optional (bundles before 2026-11-27, session 29, lack it): a signed integer input's most frequent values and counts.
+_IDS = Obj({"values": Count(), "distinct": Count(),
+            "top": ListOf(Obj({"id": Num(-2 ** 63, 2 ** 63, integer=True), "count": Count()}, required=("id", "count")))},
+           required=("values", "distinct", "top"))
 _INPUT_STATS = Obj({
     "input": Str(), "source": Str(TEXT_MAX), "samples": Count(True),
     "inputs": Obj(values=Obj({"dtype": Str(), "shape": ListOf(Num(-1, COUNT_MAX, integer=True, nullable=True)),
                               "channel_axis": Num(-64, 64, integer=True, nullable=True), "overall": _STATS,
                               "channels": ListOf(_STATS), "per_sample": ListOf(_STATS), "structure": _STRUCTURE,
-                              "channel_correlation": _STRUCTURE, "spectrum": _SPECTRUM},
+                              "channel_correlation": _STRUCTURE, "spectrum": _SPECTRUM, "ids": _IDS},
                              required=("overall",))),  # never null: rules iterate it (fuzz seed 31, case 29652)
 })
 _NODE = Obj({"name": Str(), "op_type": Str(), "index": Count(),  # never null: the report sorts by it (seed 31, case 24631) "precision": Str(), "feeds_graph_output": Bool(True),

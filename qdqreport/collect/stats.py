@@ -15,8 +15,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, lag1_autocorrelation,
-                                                 lag1_autocorrelations, structure_summary)
+from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, count_ids, ids_summary,
+                                                 lag1_autocorrelation, lag1_autocorrelations, structure_summary)
 from qdqreport.analysis.spectrum import signal_axis, spectral_centroids, spectrum_summary
 
 Feed = dict[str, np.ndarray]
@@ -78,6 +78,7 @@ class _InputFold:
         # 1-D float signals (audio): each sample's (spectral centroid, relative spread), None where it has none
         self.centroids: list[tuple[float, float] | None] = []
         self.signal_axis: int | None = None
+        self.ids: dict[int, int] = {}  # value -> count, for signed integer inputs (calibration_data.ids_summary)
 
     def add(self, array: np.ndarray) -> None:
         """Fold one sample in: held back with the samples before it (at most _RUN_SAMPLES of them, _RUN_VALUES values),
@@ -87,6 +88,8 @@ class _InputFold:
             self.first = array
         if self.empty:
             return
+        if array.dtype.kind == "i":
+            count_ids(self.ids, array)
         self.pending.append(array)
         self.pending_values += array.size
         if len(self.pending) >= _RUN_SAMPLES or self.pending_values >= _RUN_VALUES:
@@ -195,6 +198,9 @@ class _InputFold:
         spectrum = spectrum_summary(self.centroids, self.signal_axis) if self.signal_axis is not None else None
         if spectrum is not None:
             entry["spectrum"] = spectrum  # where a calibration read at another sample rate shows (QR003)
+        ids = ids_summary(self.ids)
+        if ids is not None:
+            entry["ids"] = ids  # where a calibration reader that skips a tokeniser step shows (QR003)
         return entry
 
 

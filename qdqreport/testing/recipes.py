@@ -11,8 +11,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, lag1_autocorrelation,
-                                                 structure_summary)
+from qdqreport.analysis.calibration_data import (channel_correlation, correlation_summary, count_ids, ids_summary,
+                                                 lag1_autocorrelation, structure_summary)
 from qdqreport.analysis.spectrum import signal_axis, spectral_centroid, spectrum_summary
 
 CLS_INPUT = "x"
@@ -88,6 +88,11 @@ def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = Tr
     axis = signal_axis(batch.shape[1:]) if batch.dtype.kind == "f" else None
     if axis is not None:
         entry["spectrum"] = spectrum_summary([spectral_centroid(sample) for sample in batch], axis - batch.ndim + 1)
+    if batch.dtype.kind == "i":
+        counts: dict[int, int] = {}
+        count_ids(counts, batch)
+        if ids_summary(counts) is not None:
+            entry["ids"] = ids_summary(counts)
     return {"format": 1, "source": source, "samples": int(batch.shape[0]), "inputs": {name: entry}}
 
 
