@@ -190,10 +190,10 @@ PARTS = (
     Part(EIGHTEENTH_PART, "eighteenth", ", made 2026-11-27 and scored while sealed before the next round of rule "
          "changes, at f3f998f: first-ranked 2/5, within three 2/5, healthy controls with an error 0/3, harmless faults "
          "with an error 0/4 (totals in the kept section below)", held_out=True),
-    Part(SEVENTEENTH_PART, "seventeenth", ", made 2026-11-27 and scored while sealed before the rule changes of "
-         "session 29's first round, at e602fb0: first-ranked 3/5, within three 3/5, healthy controls with an error 0/3, "
-         "harmless faults with an error 0/4; after them, at f3f998f: the same (totals in the kept section below); spent "
-         "but not yet read: the next round reads it", held_out=True),
+    Part(SEVENTEENTH_PART, "seventeenth", "; scored while sealed before the rule changes of session 29's first "
+         "round, at e602fb0: first-ranked 3/5, within three 3/5, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/4; after them, at f3f998f: the same; then read (2026-11-27, session 29's second round; "
+         "re-collected at 51442fd, whose collector counts token ids): no longer held out"),
     Part(SIXTEENTH_PART, "sixteenth", "; scored while sealed before the rule changes of session 28's fourth round, "
          "at 958078a: first-ranked 6/7, within three 6/7, healthy controls with an error 0/3, harmless faults with an "
          "error 0/2; after them, at 5687696: the same; then read (2026-11-27, session 29): no longer held out"),
