@@ -25,6 +25,7 @@ finds nothing. Only the main graph is aligned.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -51,6 +52,10 @@ class AlignedTensor:
     index: int  # topological position of the QDQ producer (sorts tensors along the QDQ graph)
     qdq_dtype: str | None  # fp16 when the QDQ graph computes it in FP16
     fp32_dtype: str | None
+    # (low, high) of a Relu or Clip quantize_static removed, fused into the node before it: the QDQ tensor of its name
+    # is that node's output before the activation (the Q node's range, starting at zero, clips what it would have),
+    # so the values are compared clipped to these bounds (clip_fused). None: nothing fused.
+    fused_bounds: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -136,12 +141,14 @@ def align(fp32: onnx.ModelProto | GraphIndex, qdq: onnx.ModelProto | GraphIndex)
                 continue
             producer = q_index.producer[qdq_name]
             node_name, op_type = f_index.name_of(node), node.op_type
+            bounds = None
             if node_name not in q_by_name and q_index.is_compute(producer):
                 # The FP32 node is gone, fused into the QDQ node computing its output (quantize_static drops a Relu
                 # after a Conv): the row names that node, the one a what-if or an exclusion can act on.
                 node_name, op_type = q_index.name_of(producer), producer.op_type
+                bounds = _activation_bounds(f_index, node)
             result.tensors.append(AlignedTensor(name, qdq_name, node_name, op_type, q_index.position[id(producer)],
-                                                q_index.dtype(qdq_name), f_index.dtype(name)))
+                                                q_index.dtype(qdq_name), f_index.dtype(name), bounds))
     result.tensors.sort(key=lambda t: (t.index, t.name))
     result.weights, result.quantizers = _quantized_constants_and_activations(f_index, q_index)
     return result
@@ -200,6 +207,36 @@ def describe(value: Any) -> str:
 
 def _is_float(value: Any) -> bool:
     return np.issubdtype(getattr(value, "dtype", np.asarray(value).dtype), np.floating)
+
+
+def _activation_bounds(f_index: GraphIndex, node: onnx.NodeProto) -> tuple[float, float] | None:
+    """The bounds a removed Relu or Clip applied (Clip's from its constant inputs, or attributes before opset 11);
+    None for another op or a Clip bound that is not a constant."""
+    if node.op_type == "Relu":
+        return 0.0, math.inf
+    if node.op_type != "Clip":
+        return None
+    attributes = {a.name: a.f for a in node.attribute}
+    bounds = []
+    for position, default in ((1, -math.inf), (2, math.inf)):
+        name = node.input[position] if len(node.input) > position else ""
+        if not name:
+            bounds.append(attributes.get("min" if position == 1 else "max", default))
+            continue
+        value = float_values(f_index.constant_value(name))
+        if value is None or value.size != 1:
+            return None
+        bounds.append(float(value[0]))
+    return bounds[0], bounds[1]
+
+
+def clip_fused(tensor: AlignedTensor, value: np.ndarray) -> np.ndarray:
+    """The QDQ value of *tensor* as the FP32 graph computes it: clipped to the bounds of a Relu or Clip that
+    quantize_static fused into the node before it (unchanged otherwise)."""
+    if tensor.fused_bounds is None:
+        return value
+    low, high = tensor.fused_bounds
+    return np.clip(value, low, high)
 
 
 def _counterpart(q_index: GraphIndex, same_node: onnx.NodeProto | None, name: str, position: int) -> str | None:

@@ -27,8 +27,9 @@ import numpy as np
 import onnx
 
 from qdqreport.analysis.metrics import Accumulator
-from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedWeight, Alignment, GraphPair, QuantizerInfo,
-                                     SkippedTensor, along_axis, check_pairs, dequantized_weight, describe)
+from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedTensor, AlignedWeight, Alignment, GraphPair,
+                                     QuantizerInfo, SkippedTensor, along_axis, check_pairs, clip_fused,
+                                     dequantized_weight, describe)
 from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
 from qdqreport.collect.models import marked_source, session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
@@ -198,7 +199,7 @@ class LayerCollector:
             self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
         local = local_result() if local_ready else None
         observed: set[str] = set()
-        kept: list[tuple[_TensorStats, np.ndarray, float, str]] = []
+        kept: list[tuple[_TensorStats, np.ndarray, float, AlignedTensor]] = []
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by the finite path of streaming
             for tensor in self.alignment.tensors:
                 value = fp32[tensor.name]
@@ -206,7 +207,9 @@ class LayerCollector:
                     continue
                 stats = self.stats[tensor.name]
                 ref = np.asarray(value, dtype=np.float32).ravel()
-                ref_sq = fold_pair(stats.accumulated, ref, qdq[tensor.qdq_name])
+                # A Relu or Clip quantize_static removed: the QDQ tensor of its name holds the values before it
+                candidate = clip_fused(tensor, qdq[tensor.qdq_name])
+                ref_sq = fold_pair(stats.accumulated, ref, candidate)
                 low, high = float(ref.min()), float(ref.max())
                 if not (math.isfinite(low) and math.isfinite(high)):  # the range of the finite values (masks hold -inf)
                     finite = ref[np.isfinite(ref)]
@@ -215,19 +218,19 @@ class LayerCollector:
                 for quantizer in self._quantizers_of.get(tensor.qdq_name, ()):
                     if quantizer.q_node not in observed:
                         observed.add(quantizer.q_node)
-                        observe_quantizer(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
+                        observe_quantizer(self.qstats[quantizer.q_node], quantizer, candidate, self._limits)
                 if local is not None:
-                    fold_pair(stats.local, ref, local[tensor.qdq_name], ref_sq)
+                    fold_pair(stats.local, ref, clip_fused(tensor, local[tensor.qdq_name]), ref_sq)
                 elif not local_ready:
-                    kept.append((stats, ref, ref_sq, tensor.qdq_name))
+                    kept.append((stats, ref, ref_sq, tensor))
             for quantizer in self.alignment.quantizers:  # Q nodes reading a tensor that is not aligned
                 if quantizer.q_node not in observed:
                     observe_quantizer(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
             if not local_ready:
                 local = local_result()
                 if local is not None:
-                    for stats, ref, ref_sq, qdq_name in kept:
-                        fold_pair(stats.local, ref, local[qdq_name], ref_sq)
+                    for stats, ref, ref_sq, tensor in kept:
+                        fold_pair(stats.local, ref, clip_fused(tensor, local[tensor.qdq_name]), ref_sq)
         self.samples += 1
 
     def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
