@@ -65,19 +65,20 @@ def test_the_healthy_masks_are_not_called_inverted(case):
     assert not [f for f in findings if f.rule_id == "QR003"]
 
 
-def test_a_softmax_the_inferred_recipe_leaves_float_is_not_called_untouched():
-    # quantize_static's op_types_to_quantize is read from the graph's quantized weights (Gemm, MatMul): the user's
-    # list also held Softmax, which no weight shows. The fix command, written without it, keeps the Softmax inputs
-    # float, yet its note said "Not acted on ... they stay as they are".
+def test_a_softmax_the_users_list_held_is_read_from_the_pairs_it_put_there():
+    # quantize_static's op_types_to_quantize was read from the graph's quantized weights alone (Gemm, MatMul): the
+    # user's list also held Softmax, which no weight shows, so every printed command changed the recipe (its note
+    # guessed "likely listed Softmax"). Each Softmax's input pair is explained by no Gemm or MatMul; of its two sides,
+    # the reader (the Softmax) is the type the list held: a listed Add would have quantized its mask input too.
+    from qdqreport.analysis.quantizer import ort_options
     from qdqreport.fixes import exclusion, resolve_exclusions
 
     ctx, findings = ranked("khsm_softmax_int8")
+    assert ort_options(ctx.precision)["op_types_to_quantize"] == ["Gemm", "MatMul", "Softmax"]
     names = ["node_Softmax_115", "node_Softmax_220", "node_Softmax_325"]
     resolved = resolve_exclusions(ctx, exclusion(names))
-    assert not resolved.unreachable and [n for n, _ in resolved.unlisted] == names
-    action = findings[0].fixes[0].action
-    assert "Not acted on" not in action and "likely listed Softmax" in action
-    assert "'Softmax'" not in findings[0].fixes[0].command
+    assert resolved.change.exclude_nodes == tuple(names) and not resolved.unreachable and not resolved.unlisted
+    assert "likely listed" not in findings[0].fixes[0].action
 
 
 def test_calibration_on_another_language_is_seen_in_the_activations_it_never_fed():

@@ -186,30 +186,40 @@ def unexplained_pairs(precision: Mapping[str, Any], listed: Iterable[str]) -> li
     quantizes its own output, nor a consumer, which quantizes its input), the op types that could have put it there:
     its producer's and consumers'; a pair without a producer in the summary is a shape-only op's output (_SHAPE_OPS).
     Pairs with a consumer the summary does not list are left out: who put them there cannot be told."""
+    return [consumers | producer for consumers, producer in _unexplained(precision, listed)]
+
+
+def _unexplained(precision: Mapping[str, Any], listed: Iterable[str]) -> list[tuple[set[str], set[str]]]:
+    """unexplained_pairs' candidates of each pair, split: (the quantized consumers' op types, the producer's)."""
     nodes = [n for n in precision.get("nodes") or [] if isinstance(n, dict) and n.get("name")]
     listed = set(listed)
     by_name = {n["name"]: n for n in nodes}
     by_output = {out: n for n in nodes for out in n.get("outputs") or ()}
-    unexplained = []
+    found = []
     for pair in precision.get("qdq") or []:
         if not isinstance(pair, dict) or pair.get("kind") != "activation" or pair.get("dtype") == "int32":
             continue
         consumers = [by_name.get(c) for c in pair.get("consumers") or ()]
         if any(c is None for c in consumers):
             continue
-        producer = by_output.get(pair.get("tensor"))
         # A listed node quantizes its inputs, so a side that put the pair there is itself quantized.
-        sides = [s for s in [*consumers, producer] if s and node_quantized(s)]
-        if not any(s["op_type"] in listed for s in sides) and (sides or not producer):
-            unexplained.append({s["op_type"] for s in sides} | (set() if producer else set(_SHAPE_OPS)))
-    return unexplained
+        readers = [c for c in consumers if c and node_quantized(c)]
+        producer = by_output.get(pair.get("tensor"))
+        writer = [producer] if producer and node_quantized(producer) else []
+        if not any(s["op_type"] in listed for s in [*readers, *writer]) and (readers or writer or not producer):
+            found.append(({c["op_type"] for c in readers},
+                          {w["op_type"] for w in writer} | (set() if producer else set(_SHAPE_OPS))))
+    return found
 
 
 def listed_without_weights(precision: Mapping[str, Any], weight_types: Iterable[str]) -> list[str]:
     """The fewest op types of quantize_static's default that, listed beside *weight_types*, explain every pair those
-    leave unexplained (unexplained_pairs), the type explaining most pairs first: a Mul of a hard-swish, a Softmax
-    feeding a graph output. A pair only a shape-only op explains adds none (the summary cannot tell which)."""
-    open_pairs = [types & ORT_DEFAULT_OPS - _SHAPE_OPS for types in unexplained_pairs(precision, weight_types)]
+    leave unexplained (_unexplained), the type explaining most pairs first: a Mul of a hard-swish, a Softmax. A
+    reader's op type is preferred to the writer's: quantize_static puts a pair on every input of a listed node, so a
+    listed Add would have quantized its other input too (KhmerSM's Softmax after the mask Add: the list held Softmax).
+    A pair only a shape-only op explains adds none (the summary cannot tell which)."""
+    open_pairs = [(readers or writer) & ORT_DEFAULT_OPS - _SHAPE_OPS
+                  for readers, writer in _unexplained(precision, weight_types)]
     open_pairs = [types for types in open_pairs if types]
     chosen: list[str] = []
     while open_pairs:
