@@ -6,7 +6,7 @@ import math
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.broken_scales import destroys_tensor
+from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
 from qdqreport.analysis.quantizer import node_op_types, sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
@@ -197,6 +197,13 @@ def _nan_inputs(ctx: Context, flagged: list[dict[str, Any]]) -> list[dict[str, A
 def _nan_words(pairs: list[dict[str, Any]]) -> str:
     tensors = ", ".join(e["tensor"] for e in pairs[:4]) + (" …" if len(pairs) > 4 else "")
     readers = ", ".join(dict.fromkeys(c for e in pairs for c in e.get("consumers") or []))
+    if all(sentinel_scale(e) for e in pairs):
+        largest = max(float(e["scale_max"]) for e in pairs)
+        return (f"The Q/DQ pair(s) on {tensors}, read by {readers}, have a scale of {largest:.3g}: the calibrated range "
+                "held a sentinel (an attention mask's (1 - mask) * float32.min, -3.4e38, added to the scores is the "
+                "usual source), so every ordinary value rounds to the zero point and the reader sees a constant. "
+                "Keeping these nodes float removes the pairs (or build the mask with a finite value such as -1e4 "
+                "before quantizing).")
     return (f"The Q/DQ pair(s) on {tensors}, read by {readers}, have a NaN or Inf scale: the calibrated range held "
             "-inf or NaN (an attention mask added before a Softmax is the usual source), so QuantizeLinear sends every "
             "value to 0 and DequantizeLinear writes 0 x Inf = NaN over the whole tensor. A later QuantizeLinear can "
