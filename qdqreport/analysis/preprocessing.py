@@ -127,8 +127,9 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
             # No known preprocessing step explains the spread: the black/white level (or the zero a signal swings
             # about) is kept, or no affine map carries one range onto the other: content differs (QR006's), unless
             # the audio's frequencies moved by a sample rate too (another recording at the wrong rate is louder or
-            # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread).
-            return _sample_rate(calib, evaluation)
+            # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread); or a log step one set lacks carries its
+            # extremes onto the other's exactly (a spectrogram left linear, or in decibels).
+            return _sample_rate(calib, evaluation) or _log_step(c, e)
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
         return _greyscale(calib, colour)
@@ -154,6 +155,38 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
             return None  # the same black or white level with other content (photos for documents): QR006's finding
         return Difference("offset", f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
                           abs(delta) / e["std"])
+    return None
+
+
+# The log compressions a spectrogram pipeline applies (madmom's log10(1 + x), torchaudio's and librosa's decibels, a
+# plain natural log1p), written as the transform from the calibration values to the evaluation's: when one of them
+# carries both of the calibration's extremes to the evaluation's within LOG_STEP_FIT of the evaluation span, the
+# calibration reader left the step out (linear magnitudes) or applied another (decibels). Two extremes matching under
+# a non-linear map are not a coincidence of content: a content difference moves them independently.
+LOG_STEPS = (("np.log10(1 + x)", lambda x: np.log10(1 + x), "linear magnitudes where the evaluation takes log10(1 + x)"),
+             ("np.log1p(x)", np.log1p, "linear magnitudes where the evaluation takes log(1 + x)"),
+             ("np.log10(1 + 10 ** (x / 20))", lambda x: np.log10(1 + 10 ** (x / 20)),
+              "decibels (20 log10) where the evaluation takes log10(1 + x) of the magnitudes"),
+             ("np.log10(1 + 10 ** (x / 10))", lambda x: np.log10(1 + 10 ** (x / 10)),
+              "decibels (10 log10) where the evaluation takes log10(1 + x) of the powers"),
+             ("np.log1p(10 ** (x / 20))", lambda x: np.log1p(10 ** (x / 20)),
+              "decibels (20 log10) where the evaluation takes log(1 + x) of the magnitudes"))
+LOG_STEP_FIT = 0.05
+
+
+def _log_step(c: dict[str, float], e: dict[str, float]) -> Difference | None:
+    """A log compression one set lacks (LOG_STEPS), read from both sets' extremes; None when none fits."""
+    span = e["max"] - e["min"]
+    if span <= 0 or c["max"] - c["min"] <= span:  # the log compresses: the calibration's range must be the wider
+        return None
+    with np.errstate(all="ignore"):
+        for expr, step, words in LOG_STEPS:
+            low, high = (float(step(np.float64(v))) for v in (c["min"], c["max"]))
+            if (np.isfinite(low) and np.isfinite(high) and abs(low - e["min"]) <= LOG_STEP_FIT * span
+                    and abs(high - e["max"]) <= LOG_STEP_FIT * span):
+                return Difference("spread", f"calibration holds {words}: {expr.replace('np.', '')} carries its range "
+                                  f"[{c['min']:.4g}, {c['max']:.4g}] onto the evaluation's [{e['min']:.4g}, "
+                                  f"{e['max']:.4g}]", expr, c["std"] / e["std"] if e["std"] > 0 else 1.0, 0.8)
     return None
 
 
