@@ -132,9 +132,11 @@ def _task_divergence(ctx: Context, first: ComparisonInfo, diverging: list) -> Fi
         evidence=(Metric("task agreement (the --postprocess decode)", percent_value(float(task["agreement"])), "%",
                          threshold=f"< {TASK_OK:.0%} degrades, < {COLLAPSED:.0%} collapses"),
                   _stage_matrix(ctx),
-                  Text("Every raw output agrees, but the decode given to collect --postprocess decides differently on "
-                       "these samples: that is the accuracy the quantization costs the task. QR010 says whether the "
-                       "decode decides on margins thinner than INT8 noise."),
+                  Text("Every raw output agrees by its own measure (the stage table's 'judged' column: a few changed "
+                       "values among many count as agreeing), but the decode given to collect --postprocess decides "
+                       "differently on these samples: that is the accuracy the quantization costs the task. Where the "
+                       "report has a QR010 finding, it says whether the decode decides on margins thinner than INT8 "
+                       "noise."),
                   *([Text(f"Later comparisons also diverge, each on its own: {'; '.join(later)}.")] if later else [])),
         fixes=tuple(_fixes(ctx, first, [])), tags=("symptom",))
 
