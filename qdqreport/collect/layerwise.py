@@ -369,8 +369,11 @@ def observe_quantizer(stats: QuantizerStats, quantizer: QuantizerInfo, values: n
         axis = quantizer.axis if quantizer.axis is None or quantizer.axis >= 0 else quantizer.axis + x.ndim
         scale = along_axis(quantizer.scale, axis or 0, x.ndim)
         zero = along_axis(quantizer.zero_point, axis or 0, x.ndim)
-        low = (quantizer.qmin - zero - 0.5) * scale
-        high = (quantizer.qmax - zero + 0.5) * scale
+        # A sentinel's scale (1.3e36 on a float32.min attention mask) puts a limit past float32's range: as -inf or
+        # inf it compares right with the float32 values (nothing lies beyond it), without an overflow warning at
+        # each comparison's cast on the user's console.
+        low = _within_float32((quantizer.qmin - zero - 0.5) * scale)
+        high = _within_float32((quantizer.qmax - zero + 0.5) * scale)
         bounds = (low, high, low if isinstance(low, float) else low.max(), high if isinstance(high, float) else high.min())
         if limits is not None:
             limits[key] = bounds
@@ -390,6 +393,14 @@ def observe_quantizer(stats: QuantizerStats, quantizer: QuantizerInfo, values: n
     if finite.size:
         stats.observed_min = min(stats.observed_min, float(finite.min()))
         stats.observed_max = max(stats.observed_max, float(finite.max()))
+
+
+def _within_float32(limit: Any) -> Any:
+    """*limit* with values beyond float32's range as -inf or inf (a float stays a float)."""
+    bound = float(np.finfo(np.float32).max)
+    if isinstance(limit, float):
+        return limit if abs(limit) <= bound else math.copysign(math.inf, limit)
+    return np.where(np.abs(limit) <= bound, limit, np.copysign(np.inf, limit))
 
 
 def quantizer_row(quantizer: QuantizerInfo, stats: QuantizerStats, kind: str = "activation") -> dict[str, Any]:
