@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.spectrum import rate_mismatch
 
 # Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual
@@ -359,10 +360,11 @@ def id_shares(ids: dict[str, Any] | None) -> dict[int, float]:
 
 
 def _share_of(value: int, shares: dict[int, float]) -> float:
-    """*value*'s share in a set; an id not among its listed ones is at most the least listed share (0 if all are)."""
+    """*value*'s share in a set; an id not among its listed ones is at most the least listed share when the statistics
+    kept only the IDS_KEPT most frequent (0 when they list every id)."""
     if value in shares:
         return shares[value]
-    return min(shares.values()) if len(shares) >= 256 else 0.0
+    return min(shares.values()) if len(shares) >= IDS_KEPT else 0.0
 
 
 def _rest_differs(c: dict[int, float], e: dict[int, float], missing: set[int]) -> bool:

@@ -12,6 +12,7 @@ from qdqreport.analysis.input_range import (CLIPPED_MAX, RANGE_USED_MIN, imagene
                                             range_miss)
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
                                              Difference, fitted_map, id_shares, preprocessing_difference)
+from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.spectrum import SHIFT_BAND
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
@@ -425,7 +426,8 @@ def _ids_table(calib: dict[str, Any], evaluation: dict[str, Any]) -> Table:
     """Each set's most frequent ids with their shares in both sets (input statistics' `ids`)."""
     shares = [id_shares(stats.get("ids")) for stats in (evaluation, calib)]
     shown = list(dict.fromkeys([*list(shares[0])[:IDS_SHOWN], *list(shares[1])[:IDS_SHOWN]]))
-    return Table("Most frequent ids (share of each set's values; the statistics keep each set's 256 most frequent)",
+    return Table(f"Most frequent ids (share of each set's values; the statistics keep each set's {IDS_KEPT} most "
+                 "frequent)",
                  ("id", "evaluation", "calibration"),
                  tuple((value, *(rounded(s.get(value, 0.0), 4) for s in shares)) for value in shown))
 
