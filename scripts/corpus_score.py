@@ -170,6 +170,14 @@ SEVENTEENTH_PART = "sealed part 17 (2026-11-27)"
 # case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of
 # commit f3f998f (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 EIGHTEENTH_PART = "sealed part 18 (2026-11-27)"
+# The nineteenth sealed part: a batch made on 2026-11-27 (a new family and a new task, speech enhancement: NSNet2, the
+# Deep Noise Suppression challenge's baseline noise suppressor, a gain for every time-frequency bin, the decision the
+# enhanced speech out of the package's own gain clipping and resynthesis, on espeak-ng speech of the Harvard sentences
+# mixed with noise) by an engineer who never ran the rules or a report on it, with the "harmless" marks of
+# HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw): it was scored once
+# "before" the next round of rule changes, on the rules of commit 7ab2bbb (totals only), and is to be scored "after"
+# them, reported apart, its rows withheld (STILL_SEALED).
+NINETEENTH_PART = "sealed part 19 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -187,6 +195,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(NINETEENTH_PART, "nineteenth", ", made 2026-11-27 and scored while sealed before the next round of rule "
+         "changes, at 7ab2bbb: first-ranked 3/5, within three 3/5, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/4 (totals in the kept section below)", held_out=True),
     Part(EIGHTEENTH_PART, "eighteenth", ", made 2026-11-27 and scored while sealed before the rule changes of "
          "session 29's second round, at f3f998f: first-ranked 2/5, within three 2/5, healthy controls with an error "
          "0/3, harmless faults with an error 0/4; after them, at 7ab2bbb: the same (totals in the kept section below); "
