@@ -198,10 +198,10 @@ PARTS = (
     Part(NINETEENTH_PART, "nineteenth", ", made 2026-11-27 and scored while sealed before the next round of rule "
          "changes, at 7ab2bbb: first-ranked 3/5, within three 3/5, healthy controls with an error 0/3, harmless faults "
          "with an error 0/4 (totals in the kept section below)", held_out=True),
-    Part(EIGHTEENTH_PART, "eighteenth", ", made 2026-11-27 and scored while sealed before the rule changes of "
-         "session 29's second round, at f3f998f: first-ranked 2/5, within three 2/5, healthy controls with an error "
-         "0/3, harmless faults with an error 0/4; after them, at 7ab2bbb: the same (totals in the kept section below); "
-         "spent but not yet read: the next round reads it", held_out=True),
+    Part(EIGHTEENTH_PART, "eighteenth", "; scored while sealed before the rule changes of session 29's second "
+         "round, at f3f998f: first-ranked 2/5, within three 2/5, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/4; after them, at 7ab2bbb: the same; then read (2026-11-27, session 29's third round): no "
+         "longer held out"),
     Part(SEVENTEENTH_PART, "seventeenth", "; scored while sealed before the rule changes of session 29's first "
          "round, at e602fb0: first-ranked 3/5, within three 3/5, healthy controls with an error 0/3, harmless faults "
          "with an error 0/4; after them, at f3f998f: the same; then read (2026-11-27, session 29's second round; "
