@@ -251,7 +251,11 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     analysis/preprocessing.LOG_STEPS) carries both of the calibration's extremes onto the
     evaluation's, within 5% of the evaluation span, the calibration holds linear magnitudes or
     decibels (madmom's key CNN calibrated on either: 247 and 248 of 256 excerpts in another key),
-    and the fix applies that step to the calibration tensors.
+    and the fix applies that step to the calibration tensors. Where the statistics name no step at
+    all (another non-linear one: NSNet2 calibrated on the power spectrum |X|^2 where it takes
+    log10 |X|^2), a first quantizer whose range the evaluation inputs use less than 5% of (a
+    calibrated range 20x or more wider) names it by that measure; a range too narrow there is left
+    to QR006 (content calibrated on other text clips 8% of the evaluation values at the input).
 
     Integer and bool inputs (token ids, attention masks) are categories, not intensities: for them
     only a calibration input frozen at one value where the evaluation varies (an attention mask
@@ -285,7 +289,11 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     for name, evaluation in sorted((ctx.eval_stats or {}).get("inputs", {}).items()):
         if name in calib and name not in noise:
             diagnosis = _compare(calib[name], evaluation)
-            if diagnosis:
+            wide = None if diagnosis else _wide_first_range(ctx, name)
+            if wide:
+                *head, advice = wide
+                yield _finding(ctx, name, diverged, measured, *head, advice=advice)
+            elif diagnosis:
                 *head, evidence, advice = diagnosis
                 # Severity from impact (analysis/agreement.py): the cause of an error is the cause of a collapse;
                 # outputs that only degrade make it a warning, however large the factor.
@@ -386,6 +394,17 @@ def _range_tables(ctx: Context, name: str) -> tuple[Table, ...]:
     """The input quantizer's range use: the same mismatch seen from the QDQ graph, independent of the statistics."""
     return tuple(_range_table(entry, over_every_sample(ctx.manifest)) for entry in ctx.range_use or []
                  if entry["input"] == name)
+
+
+def _wide_first_range(ctx: Context, name: str) -> tuple | None:
+    """Where the input statistics name no step (a non-linear one: NSNet2 calibrated on the power spectrum |X|^2 where
+    it takes log10 |X|^2, [1e-12, 26,900] against [-12, 3.07]), the first quantizer's range that the evaluation inputs
+    use less than RANGE_USED_MIN of (analysis/input_range.range_miss: a calibration range 20x or more wider) is the
+    step's measure: other content on the same scale does not widen it so. A range too narrow is left to QR006 there
+    (content calibrated on other text clips 8% of the evaluation values at the input)."""
+    entry = next((e for e in ctx.range_use or [] if e.get("input") == name), None)
+    miss = range_miss(entry) if entry is not None else None
+    return _from_range_use(entry, over_every_sample(ctx.manifest)) if miss is not None and miss.wide else None
 
 
 def _from_range_use(entry: dict[str, Any], over: str) -> tuple | None:
