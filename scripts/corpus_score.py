@@ -178,6 +178,13 @@ EIGHTEENTH_PART = "sealed part 18 (2026-11-27)"
 # "before" the next round of rule changes, on the rules of commit 7ab2bbb (totals only), and is to be scored "after"
 # them, reported apart, its rows withheld (STILL_SEALED).
 NINETEENTH_PART = "sealed part 19 (2026-11-27)"
+# The twentieth sealed part: a batch made on 2026-11-27 (a new family and a new task, medical image classification:
+# detect-tumor's VGG16 brain-MRI tumour classifier, four classes, the decision the class out of the package's own
+# TumorDetector.predict, on slices of the MNI152 T1 template nilearn ships) by an engineer who never ran the rules or a
+# report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the
+# batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit 708387e
+# (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+TWENTIETH_PART = "sealed part 20 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -195,6 +202,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(TWENTIETH_PART, "twentieth", ", made 2026-11-27 and scored while sealed before the next round of rule "
+         "changes, at 708387e: first-ranked 4/7, within three 5/7, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/2 (totals in the kept section below)", held_out=True),
     Part(NINETEENTH_PART, "nineteenth", "; scored while sealed before the rule changes of session 29's third round, "
          "at 7ab2bbb: first-ranked 3/5, within three 3/5, healthy controls with an error 0/3, harmless faults with an "
          "error 0/4; after them, at 708387e: the same; then read (2026-11-27, session 29's fourth round): no longer "
