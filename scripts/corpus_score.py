@@ -185,6 +185,13 @@ NINETEENTH_PART = "sealed part 19 (2026-11-27)"
 # batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit 708387e
 # (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 TWENTIETH_PART = "sealed part 20 (2026-11-27)"
+# The twenty-first sealed part: a batch made on 2026-11-27 (a new family and a new task, fingerprint minutiae
+# detection: afis's LEADER, dense keypoints with a direction and a type, the decision the minutiae out of the package's
+# own leader.extract, on crops of the fingerprints afis ships) by an engineer who never ran the rules or a report on it,
+# with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed
+# (no draw): it was scored once "before" the next round of rule changes, on the rules of commit 478c5b8 (totals only),
+# and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+TWENTY_FIRST_PART = "sealed part 21 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -202,6 +209,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(TWENTY_FIRST_PART, "twenty-first", ", made 2026-11-27 and scored while sealed before the next round of rule "
+         "changes, at 478c5b8: first-ranked 4/9, within three 8/9, healthy controls with an error 3/3 (totals in the "
+         "kept section below)", held_out=True),
     Part(TWENTIETH_PART, "twentieth", "; scored while sealed before the rule changes of session 29's fourth round, "
          "at 708387e: first-ranked 4/7, within three 5/7, healthy controls with an error 0/3, harmless faults with an "
          "error 0/2; after them, at 478c5b8: the same; then read (2026-11-27, session 29's fifth round): no longer held "
