@@ -241,9 +241,29 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
     return list(trtexec_fixes(ctx))
 
 
+# Ops that pick an index from their input: kept float, they read the same INT8-quantized input (quantize_static
+# quantizes the output of the node before them) and pick the same index. A new user's tagger: excluding its /ArgMax,
+# the only node the first step named, changed no sentence. The node whose output they read is freed instead, where
+# the precision summary shows it (a shape-only op between them hides it: then the step names nothing).
+_PICKERS = frozenset({"ArgMax", "ArgMin"})
+
+
 def _output_producers(ctx: Context, outputs: list[OutputSummary]) -> list[str]:
-    """Quantized nodes that feed the diverging graph outputs, from the precision summary."""
+    """Quantized nodes that feed the diverging graph outputs, from the precision summary; for an ArgMax or ArgMin, the
+    quantized node whose output it reads."""
     names = {s.output for s in outputs}
     nodes = (ctx.precision or {}).get("nodes", [])
-    return [n["name"] for n in nodes if n.get("activation_quantized")
-            and (names & set(n.get("outputs", ())) or n.get("feeds_graph_output"))]
+    by_output = {out: n for n in nodes for out in n.get("outputs") or ()}
+    read = {c: pair.get("tensor") for pair in (ctx.precision or {}).get("qdq") or []
+            if pair.get("kind") == "activation" for c in pair.get("consumers") or ()}
+    found = []
+    for node in nodes:
+        if not (node.get("activation_quantized") and (names & set(node.get("outputs", ())) or node.get("feeds_graph_output"))):
+            continue
+        if node["op_type"] not in _PICKERS:
+            found.append(node["name"])
+            continue
+        before = by_output.get(read.get(node["name"]))
+        if before is not None and before.get("activation_quantized"):
+            found.append(before["name"])
+    return list(dict.fromkeys(found))
