@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from qdqreport.analysis.input_range import range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.analysis.quantizer import (MODELOPT_DEFAULT_METHOD, ORT_DEFAULT_OPS, ORT_METHODS, TO_MODELOPT, TO_ORT,
-                                          ModelOptRecipe, made_by, modelopt_recipe, node_quantized, ort_options)
+                                          ModelOptRecipe, made_by, modelopt_recipe, node_quantized, nodes_by_output,
+                                          ort_options)
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.analysis.upstream import calibrated_on_noise
 from qdqreport.findings import Fix
@@ -439,7 +440,7 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
     # An op type left out of op_types_to_quantize frees its nodes' own Q/DQ, not the INT8 output of the node before them.
     typed = [n["name"] for n in nodes.values() if ort and n["op_type"] in kept_types and _activation_only(n)
              and n["name"] not in named]
-    by_output = {out: n for n in nodes.values() for out in n.get("outputs") or ()}
+    by_output = nodes_by_output(nodes.values())
     pairs = [g for g in precision.get("qdq") or [] if isinstance(g, dict) and g.get("kind") == "activation"
              and g.get("dtype") != "int32"]
     keep: list[str] = []

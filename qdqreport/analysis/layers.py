@@ -208,13 +208,18 @@ def overwide_quantizers(ranges: QuantizerRanges, input_tensors: frozenset[str]) 
     evaluation values span under UNDER_USE of their calibrated ranges, least used first, when they are at least
     OVERWIDE_SHARE of the inner ones (and OVERWIDE_MIN) and no model input's quantizer is itself under-used (a units
     step at the input, QR003's); otherwise none."""
-    measured = [q for q in ranges.rows if _num(q.get("range_used")) is not None]
-    inner = [q for q in measured if q.get("tensor") not in input_tensors]
+    inner = inner_measured(ranges, input_tensors)
     wide = [q for q in inner if underused(q)]
-    if any(underused(q) for q in measured if q.get("tensor") in input_tensors) \
+    if any(underused(q) for q in ranges.rows if q.get("tensor") in input_tensors) \
             or len(wide) < max(OVERWIDE_MIN, OVERWIDE_SHARE * len(inner)):
         return []
     return sorted(wide, key=lambda q: float(q["range_used"]))
+
+
+def inner_measured(ranges: QuantizerRanges, input_tensors: frozenset[str]) -> list[dict[str, Any]]:
+    """The activation Q nodes with a measured range use that do not read a model input (*input_tensors*): the ones
+    overwide_quantizers judges, and the count its finding quotes."""
+    return [q for q in ranges.rows if _num(q.get("range_used")) is not None and q.get("tensor") not in input_tensors]
 
 
 def _num(value: Any) -> float | None:

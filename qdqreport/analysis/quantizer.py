@@ -194,7 +194,7 @@ def _unexplained(precision: Mapping[str, Any], listed: Iterable[str]) -> list[tu
     nodes = [n for n in precision.get("nodes") or [] if isinstance(n, dict) and n.get("name")]
     listed = set(listed)
     by_name = {n["name"]: n for n in nodes}
-    by_output = {out: n for n in nodes for out in n.get("outputs") or ()}
+    by_output = nodes_by_output(nodes)
     found = []
     for pair in precision.get("qdq") or []:
         if not isinstance(pair, dict) or pair.get("kind") != "activation" or pair.get("dtype") == "int32":
@@ -227,6 +227,11 @@ def listed_without_weights(precision: Mapping[str, Any], weight_types: Iterable[
         chosen.append(best)
         open_pairs = [types for types in open_pairs if best not in types]
     return chosen
+
+
+def nodes_by_output(nodes: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Precision-summary nodes by each tensor they write (a Q/DQ pair's `tensor` finds its producer here)."""
+    return {out: n for n in nodes for out in n.get("outputs") or ()}
 
 
 def node_op_types(precision: Mapping[str, Any] | None) -> dict[str, str]:

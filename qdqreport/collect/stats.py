@@ -88,8 +88,6 @@ class _InputFold:
             self.first = array
         if self.empty:
             return
-        if array.dtype.kind == "i":
-            count_ids(self.ids, array)
         self.pending.append(array)
         self.pending_values += array.size
         if len(self.pending) >= _RUN_SAMPLES or self.pending_values >= _RUN_VALUES:
@@ -99,6 +97,9 @@ class _InputFold:
         """Fold the held-back samples in, in their order: each run of samples of one shape and dtype whose values are
         in C order at once (_add_run), any other sample alone (_add_one). Both give the same numbers, bit for bit."""
         pending, self.pending, self.pending_values = self.pending, [], 0
+        ints = [a.ravel() for a in pending if a.dtype.kind == "i"]
+        if ints:  # one count per run of held-back samples, not one per sample (vad's int64 `sr`: a call a sample)
+            count_ids(self.ids, np.concatenate(ints))
         start = 0
         while start < len(pending) and not self.empty:
             first, end = pending[start], start + 1

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import (UNDER_USE, excess_clipping, overwide_quantizers, quantizer_ranges,
-                                      relu_read_tensors, uncovered_line, uncovered_quantizers)
+from qdqreport.analysis.layers import (UNDER_USE, excess_clipping, inner_measured, overwide_quantizers,
+                                      quantizer_ranges, relu_read_tensors, uncovered_line, uncovered_quantizers)
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules._common import diverging_outputs, rounded
@@ -68,7 +68,7 @@ def overwide_ranges(ctx: Context, finding: Callable[..., Finding], fixes: tuple[
     wide = overwide_quantizers(ranges, frozenset(ctx.input_names))
     if not wide:
         return
-    inner = sum(1 for q in ranges.rows if q.get("tensor") not in ctx.input_names and q.get("range_used") is not None)
+    inner = len(inner_measured(ranges, frozenset(ctx.input_names)))
     worst = wide[0]
     yield finding(
         title=f"{len(wide)} of {inner} activations use less than {UNDER_USE:.0%} of the ranges calibration gave them: "

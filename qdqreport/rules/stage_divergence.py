@@ -8,6 +8,7 @@ from typing import Iterator
 from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, LEVEL_RANK,
                                          SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, cosine_of, diverges, task_level)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.analysis.quantizer import nodes_by_output
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import (Change, exclusion, exclusion_fix, quantizer_name, recollect_command, requantize_command,
@@ -253,7 +254,7 @@ def _output_producers(ctx: Context, outputs: list[OutputSummary]) -> list[str]:
     quantized node whose output it reads."""
     names = {s.output for s in outputs}
     nodes = (ctx.precision or {}).get("nodes", [])
-    by_output = {out: n for n in nodes for out in n.get("outputs") or ()}
+    by_output = nodes_by_output(nodes)
     read = {c: pair.get("tensor") for pair in (ctx.precision or {}).get("qdq") or []
             if pair.get("kind") == "activation" for c in pair.get("consumers") or ()}
     found = []

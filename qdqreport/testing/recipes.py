@@ -91,8 +91,9 @@ def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = Tr
     if batch.dtype.kind == "i":
         counts: dict[int, int] = {}
         count_ids(counts, batch)
-        if ids_summary(counts) is not None:
-            entry["ids"] = ids_summary(counts)
+        ids = ids_summary(counts)
+        if ids is not None:
+            entry["ids"] = ids
     return {"format": 1, "source": source, "samples": int(batch.shape[0]), "inputs": {name: entry}}
 
 
