@@ -92,9 +92,9 @@ def _package(wheels: Path):
 
 
 # --- images -----------------------------------------------------------------------------------
-def crops(wheels: Path) -> np.ndarray:
-    """[CROPS, 96, 96] grey 0..255 crops of the three fingerprints (the package's load_image), on a 32-pixel grid, the
-    CROPS darkest (the most ridge area), in image, row, column order."""
+def _grid(wheels: Path) -> list[tuple[float, int, np.ndarray]]:
+    """(mean, position, crop) of every SIDE x SIDE crop of the three fingerprints (the package's load_image) on a
+    STEP-pixel grid, in image, row, column order."""
     imageio, _ = _package(wheels)
     found = []
     for name in IMAGES:
@@ -103,21 +103,20 @@ def crops(wheels: Path) -> np.ndarray:
             for left in range(0, image.shape[1] - SIDE + 1, STEP):
                 crop = image[top:top + SIDE, left:left + SIDE]
                 found.append((float(crop.mean()), len(found), crop))
-    kept = sorted(sorted(found, key=lambda f: f[0])[:CROPS], key=lambda f: f[1])
+    return found
+
+
+def crops(wheels: Path) -> np.ndarray:
+    """[CROPS, 96, 96] grey 0..255 crops of the grid (_grid), the CROPS darkest (the most ridge area), in image, row,
+    column order."""
+    kept = sorted(sorted(_grid(wheels), key=lambda f: f[0])[:CROPS], key=lambda f: f[1])
     return np.stack([crop for _, _, crop in kept]).astype(np.float32)
 
 
 def background(wheels: Path, count: int) -> np.ndarray:
     """[count, 96, 96] crops with no finger on them: the brightest of the same grid (the sensor's empty area)."""
-    imageio, _ = _package(wheels)
-    found = []
-    for name in IMAGES:
-        image = imageio.load_image(str(wheels / PACKAGE / "tests" / "data" / name))
-        for top in range(0, image.shape[0] - SIDE + 1, STEP):
-            for left in range(0, image.shape[1] - SIDE + 1, STEP):
-                crop = image[top:top + SIDE, left:left + SIDE]
-                found.append((-float(crop.mean()), len(found), crop))
-    return np.stack([crop for _, _, crop in sorted(found, key=lambda f: f[:2])[:count]]).astype(np.float32)
+    brightest = sorted(_grid(wheels), key=lambda f: (-f[0], f[1]))[:count]
+    return np.stack([crop for _, _, crop in brightest]).astype(np.float32)
 
 
 def feed(grey: np.ndarray) -> np.ndarray:
