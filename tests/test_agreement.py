@@ -44,7 +44,9 @@ def test_stage_table_verdict_and_rules_agree_on_every_committed_bundle(path):
         for row in view.outputs:
             summary = summaries[row.output]
             # The stage table names the judged worst slice (signal-carrying), never another one.
-            if summary.worst_slice is not None:
+            if summary.kind is not None and summary.kind.kind == "fields":
+                assert "judged field by field" in row.slice_note  # its fields' measures judged it, not a slice
+            elif summary.worst_slice is not None:
                 assert f"worst slice {summary.worst_slice}:" in row.slice_note
             assert row.level == summary.level
     # Controls (the FP16 check's, the saturation check's) are measurements, not pipeline stages (analysis/fp16.is_control).

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qdqreport.analysis.output_kinds import infer_kind, parse_declarations
+from qdqreport.analysis.output_kinds import infer_kind, parse_declarations, producer_ops
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
 
@@ -28,11 +28,25 @@ def _reference(case: str, output: str) -> list[np.ndarray]:
     ("cls_healthy_entropy", "save_infer_model/scale_0.tmp_1", ("x",), "class_scores"),  # 2-class softmax
     ("cfc_healthy_ort_sym", "537", ("input.1",), "map"),  # CenterFace's face-centre heatmap (a Sigmoid)
     # CenterFace's landmarks [1, 10, 40, 40]: ten channels over a grid, some of them within [0, 1]; no YOLO head
-    # (boxes then scores along one axis, candidates along one other), so judged by cosine.
+    # (boxes then scores along one axis, candidates along one other), and one Conv writes the grid: regressed
+    # numbers, no field grid of maps, so judged by cosine.
     ("cfc_healthy_ort_sym", "540", ("input.1",), "tensor"),
+    # LEADER's minutiae head [1, 96, 96, 4]: a heatmap, a direction (atan2), a type and an NMS's peaks, concatenated.
+    ("lea_healthy_ort_sym", "head_conc", ("input",), "fields"),
 ])
 def test_kinds_of_real_outputs(case, output, inputs, kind):
-    assert infer_kind(output, _reference(case, output), input_names=inputs).kind == kind
+    # The producer as the report reads it: from the bundle's precision summary.
+    producer = producer_ops(Bundle(CORPUS / case).json("quant/precision_summary.json")).get(output)
+    assert infer_kind(output, _reference(case, output), producer_op=producer, input_names=inputs).kind == kind
+
+
+def test_a_field_grid_names_each_fields_kind_and_a_declared_one_finds_them():
+    samples = _reference("lea_healthy_ort_sym", "head_conc")
+    inferred = infer_kind("head_conc", samples, producer_op="Concat")
+    assert inferred.fields_axis == 3 and inferred.field_kinds == ("map", "angle", "map", "peaks")
+    declared = infer_kind("head_conc", samples, declared="fields")
+    assert declared.declared and declared.field_kinds == inferred.field_kinds
+    assert infer_kind("head_conc", samples, declared="tensor").kind == "tensor"
 
 
 def test_tensorflow_output_names_are_not_recurrent_state():

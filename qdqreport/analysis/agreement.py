@@ -10,6 +10,10 @@ How an output is judged depends on its kind (analysis/output_kinds.py):
   dense maps by the IoU of the binarised maps, detector heads by detections lost/added (and box
   moves for pixel boxes), integer outputs by exact matches. These are measured on the stored
   outputs (collect `--store-outputs`); analysis/decisions.py computes them.
+- a field grid (a few fields of different kinds over one grid, one output: a keypoint head's
+  heatmap, an NMS's peaks, a direction) field by field: a map by IoU, peaks by the peaks kept
+  (matched within 2 cells), an angle by the mean cosine of its differences modulo 2π, any other
+  field by its median cosine; the worst field decides.
 - cosine where no decision exists: embeddings by their median cosine; other tensors by the
   median cosine, top-1 when the collector found class scores, and the worst slice *that carries
   signal* (a slice whose reference is ~0 everywhere has a meaningless cosine).
@@ -71,20 +75,27 @@ DECISION_LEVELS = {
     "map IoU": (0.97, 0.9),
     "detections": (0.95, 0.8),
     "exact matches": (0.99, 0.9),
+    # A field grid's fields without decisions (analysis/decisions._field_grid): an angle by the mean cosine of its
+    # differences (modulo 2 pi), any other field by its median cosine, on the bars of a mixed-scale tensor's slice.
+    "angle agreement": (COSINE_OK, COLLAPSED),
+    "field cosine": (SLICE_COSINE_OK, COLLAPSED),
 }
 
 
 def levels_table() -> list[tuple[str, str, str]]:
     """(measure, agrees when, collapses when) for every number a judgement can rest on: docs/rules.md prints it."""
-    from qdqreport.analysis.decisions import BOX_MOVED, MARGIN
+    from qdqreport.analysis.decisions import BOX_MOVED, MARGIN, PEAK_RADIUS
 
     meaning = {"top-1 agreement": "top-1 agreement (class scores, logits; share of rows)",
                "threshold decisions": "threshold decisions kept (probabilities; share of values not flipped)",
                "map IoU": "IoU of the maps binarised at the threshold (dense probability maps)",
                "detections": "1 − (lost + extra + moved) / reference detections (detector heads: one per object "
-                             "after NMS per class, matched at IoU 0.5; anchor by anchor for a raw head)",
+                             "after NMS per class, matched at IoU 0.5; anchor by anchor for a raw head; the peaks "
+                             f"field of a field grid: peaks matched within {PEAK_RADIUS} cells)",
                "exact matches": "exact matches (integer outputs such as CTC indices; share of values; a detector's "
-                                "labels only where its score output keeps the detection)"}
+                                "labels only where its score output keeps the detection)",
+               "angle agreement": "mean cosine of the angle differences (an angle field of a field grid, modulo 2π)",
+               "field cosine": "median cosine of a field of a field grid that has no decisions"}
     rows = [(meaning.get(measure, measure), f"≥ {agree:g}", f"< {collapse:g}")
             for measure, (agree, collapse) in DECISION_LEVELS.items()]
     return rows + [
@@ -151,18 +162,35 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
         return Judgement(COLLAPSE, "non-finite values", float(summary.nonfinite_cand),
                          f"{summary.nonfinite_cand:,} NaN/Inf values (reference: {summary.nonfinite_ref:,})",
                          internal, meaningful)
+    if decisions is not None and decisions.parts:
+        return _by_fields(decisions, summary.samples, internal, meaningful)
     if decisions is not None and decisions.measure in DECISION_LEVELS:
-        level = level_of(decisions.agreement, *DECISION_LEVELS[decisions.measure])
-        if level == COLLAPSE and decisions.changed < MIN_CHANGED_TO_COLLAPSE:
-            level = DEGRADE
-        return Judgement(level, decisions.measure, decisions.agreement, decisions.short or decisions.detail,
-                         internal, meaningful, tuple(decisions.per_sample), _decision_detail(decisions, summary.samples))
+        return Judgement(_decision_level(decisions), decisions.measure, decisions.agreement,
+                         decisions.short or decisions.detail, internal, meaningful, tuple(decisions.per_sample),
+                         _decision_detail(decisions, summary.samples))
     if not meaningful:
         rel = summary.rel_l2_median
         level = AGREE if rel <= SMALL_REL_OK else DEGRADE if rel < SMALL_REL_COLLAPSED else COLLAPSE
         return Judgement(level, "relative error", rel, f"relative error {rel:.3g} (median; too few values for a cosine)",
                          internal, False)
     return _by_cosine(summary, kind_name == "embedding", internal)
+
+
+def _decision_level(decisions: Any) -> str:
+    level = level_of(decisions.agreement, *DECISION_LEVELS[decisions.measure])
+    return DEGRADE if level == COLLAPSE and decisions.changed < MIN_CHANGED_TO_COLLAPSE else level
+
+
+def _by_fields(decisions: Any, compared: int, internal: bool, meaningful: bool) -> Judgement:
+    """A field grid: each field judged by its own measure; the worst field (level first, then value) decides, and the
+    detail lists every field."""
+    judged = [(label, part, _decision_level(part)) for label, part in decisions.parts]
+    label, worst, level = max(judged, key=lambda item: (LEVEL_RANK[item[2]], -item[1].agreement))
+    detail = "; ".join(f"{name}: {part.detail}" for name, part, _ in judged)
+    return Judgement(level, worst.measure, worst.agreement, f"{label}: {worst.short or worst.detail}", internal,
+                     meaningful, tuple(worst.per_sample),
+                     detail + (f" (on the first {worst.samples:,} of {compared:,} samples, the stored ones)"
+                               if worst.samples < compared else ""))
 
 
 def collapsed_samples(summary: Any) -> set[int] | None:

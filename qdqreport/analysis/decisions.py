@@ -12,6 +12,7 @@ runs on different hardware too). Near-tie flips are counted and shown, never dec
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -34,6 +35,9 @@ class Decisions:
     per_sample: tuple[float, ...]  # agreement of each measured sample
     detail: str  # the full line for the tables: "2 of 1,200 decisions at 0.5 flip; 5 near-tie flip(s) not counted"
     short: str = ""  # the few words a verdict quotes: "2 of 1,200 decisions flip at 0.5"
+    # A field grid's fields, each measured by its own kind: (label, Decisions); analysis/agreement.py judges each and
+    # the worst decides. Empty for every other kind.
+    parts: tuple[tuple[str, "Decisions"], ...] = ()
 
 
 def measure(kind: OutputKind, reference: Sequence[np.ndarray], candidate: Sequence[np.ndarray],
@@ -212,15 +216,18 @@ class _Count:
         for name in ("reference", "lost", "extra", "moved", "both", "near"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
-    def decisions(self, samples: int, per_sample: tuple[float, ...], threshold: float, pixel_boxes: bool,
+    def decisions(self, samples: int, per_sample: tuple[float, ...], threshold: float, pixel_boxes: bool | None,
                   unit: str) -> Decisions:
-        boxes = ("" if not self.both else
+        """*pixel_boxes*: True for drawn boxes (moves judged), False for a raw head's box fields, None for no boxes
+        (peaks of a map)."""
+        boxes = ("" if not self.both or pixel_boxes is None else
                  f", {self.moved:,} of {self.both:,} kept boxes moved by more than {BOX_MOVED:.0%} of their size"
                  if pixel_boxes else "; box fields are raw head outputs (not judged)")
         detail = (f"{self.reference:,} reference {unit} at score {threshold:g}: {self.lost:,} lost, {self.extra:,} "
                   f"extra{boxes}" + (f"; {self.near:,} near-tie change(s) not counted" if self.near else ""))
         agreement = 1.0 - min(1.0, self.changed / max(1, self.reference)) if self.reference or self.changed else 1.0
-        short = (f"{self.lost:,} of {self.reference:,} detections lost, {self.extra:,} extra"
+        short = (f"{self.lost:,} of {self.reference:,} {'peaks' if pixel_boxes is None else 'detections'} lost, "
+                 f"{self.extra:,} extra"
                  + (f", {self.moved:,} boxes moved" if pixel_boxes and self.moved else ""))
         return Decisions("detections", agreement, self.changed, max(self.reference, self.changed), samples,
                          per_sample, detail, short)
@@ -331,5 +338,97 @@ def _box_moved(ref: np.ndarray, cand: np.ndarray) -> np.ndarray:
     return error > BOX_MOVED * np.maximum(size, 1e-6)
 
 
+def _field_grid(kind: OutputKind, pairs: list, threshold: float) -> Decisions | None:
+    """Each field of a grid (output_kinds._field_grid) by its own kind: a map by IoU, peaks by the peaks kept, an
+    angle modulo 2 pi, anything else by its cosine. The parts go to analysis/agreement.py, which judges each."""
+    if kind.fields_axis is None or len(kind.field_kinds) != pairs[0][0].shape[kind.fields_axis]:
+        return None
+    parts = []
+    for index, field_kind in enumerate(kind.field_kinds):
+        field = [(np.take(r, index, kind.fields_axis), np.take(c, index, kind.fields_axis)) for r, c in pairs]
+        measured = _FIELD_MEASURES[field_kind](kind, field, threshold)
+        parts.append((f"field {index} ({field_kind})", measured))
+    first = parts[0][1]
+    return Decisions("fields", first.agreement, sum(p.changed for _, p in parts), sum(p.total for _, p in parts),
+                     len(pairs), first.per_sample, "; ".join(f"{label}: {p.detail}" for label, p in parts),
+                     parts=tuple(parts))
+
+
+# A peak of the candidate within this many grid cells (rows and columns) of a reference peak is the same peak: an
+# INT8 heatmap moves a maximum by a cell where two neighbours nearly tie (afis's own matching allows 3 pixels).
+PEAK_RADIUS = 2
+
+
+def _peaks(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
+    """Peaks of an NMS'd map (exactly 0 but at local maxima): each reference peak at or above *threshold* matched to
+    the nearest free candidate peak within PEAK_RADIUS, else lost; the unmatched candidate peaks are extra. A lost
+    or extra peak scored within MARGIN of the threshold is a near tie, not counted."""
+    count = _Count()
+    per_sample = []
+    for ref, cand in pairs:
+        here = _matched_peaks(ref, cand, threshold)
+        count.add(here)
+        per_sample.append(1.0 - min(1.0, here.changed / max(1, here.reference)))
+    return count.decisions(len(pairs), tuple(per_sample), threshold, pixel_boxes=None, unit="peaks")
+
+
+def _matched_peaks(ref: np.ndarray, cand: np.ndarray, threshold: float) -> _Count:
+    points_r, points_c = np.argwhere(ref >= threshold), np.argwhere(cand >= threshold)
+    scores_r, scores_c = ref[ref >= threshold], cand[cand >= threshold]
+    count = _Count(reference=len(points_r))
+    free = np.ones(len(points_c), dtype=bool)
+    for i in np.argsort(-scores_r, kind="stable")[:MAX_CANDIDATES]:
+        distance = np.abs(points_c - points_r[i]).max(axis=1) if len(points_c) else np.zeros(0)
+        near = np.flatnonzero(free & (distance <= PEAK_RADIUS))
+        if len(near):
+            free[near[int(np.argmin(distance[near]))]] = False
+            count.both += 1
+        elif abs(scores_r[i] - threshold) < MARGIN:
+            count.near += 1
+        else:
+            count.lost += 1
+    near_extra = np.abs(scores_c[free] - threshold) < MARGIN
+    count.near += int(np.sum(near_extra))
+    count.extra += int(np.sum(~near_extra))
+    return count
+
+
+# An angle that moved by more than this (radians, modulo 2 pi) counts as a changed value.
+ANGLE_MOVED = math.pi / 6
+
+
+def _angles(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
+    """An angle field (an atan2's output in [-pi, pi]) by the mean cosine of the angle differences: +pi and -pi are the
+    same direction, which a plain cosine of the values reads as opposite signs."""
+    moved = total = 0
+    agreement, per_sample = [], []
+    for ref, cand in pairs:
+        delta = np.cos(ref.astype(np.float64) - cand.astype(np.float64))
+        per_sample.append(float(delta.mean()) if delta.size else 1.0)
+        agreement.append(delta.ravel())
+        moved, total = moved + int(np.sum(delta < math.cos(ANGLE_MOVED))), total + int(delta.size)
+    mean = float(np.concatenate(agreement).mean()) if total else 1.0
+    detail = (f"mean cosine of the angle differences {mean:.4f} ({moved:,} of {total:,} angles moved by more than "
+              f"{math.degrees(ANGLE_MOVED):.0f}°)")
+    return Decisions("angle agreement", mean, moved, total, len(pairs), tuple(per_sample), detail,
+                     f"angle agreement {mean:.4f}")
+
+
+def _field_cosine(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
+    """A field with no decisions of its own: its median cosine over the samples (as a slice of a mixed-scale tensor)."""
+    per_sample = tuple(_cosine(r, c) for r, c in pairs)
+    median = float(np.median(per_sample))
+    return Decisions("field cosine", median, len(per_sample), len(per_sample), len(pairs), per_sample,
+                     f"median cosine {median:.4f} over {len(per_sample):,} samples (no decisions: numbers only)",
+                     f"cosine {median:.4f}")
+
+
+def _cosine(ref: np.ndarray, cand: np.ndarray) -> float:
+    r, c = ref.astype(np.float64).ravel(), cand.astype(np.float64).ravel()
+    norms = float(np.linalg.norm(r) * np.linalg.norm(c))
+    return float(r @ c / norms) if norms else float(np.array_equal(r, c))
+
+
+_FIELD_MEASURES = {"map": _map, "peaks": _peaks, "angle": _angles, "tensor": _field_cosine}
 _MEASURES = {"class_scores": _class_scores, "probabilities": _probabilities, "map": _map, "index": _index,
-             "detections": _detections}
+             "detections": _detections, "fields": _field_grid}

@@ -14,6 +14,7 @@ values. The kind decides the measure in analysis/agreement.py:
 | index          | integer outputs (argmax, CTC indices)               | exact matches (only where a paired score decides) |
 | state          | recurrent state fed back as an input (internal)     | shown, never the headline            |
 | scalar         | fewer than SMALL values, not probabilities          | relative error                       |
+| fields         | a grid of a few fields of different kinds along one axis (a keypoint head: heatmap, peaks, angle) | each field by its own kind, the worst decides |
 | tensor         | anything else                                      | cosine, per slice when mixed-scale   |
 
 Values in [0, 1] are probabilities (or a map) only when no linear layer wrote them straight out: a Gemm's landmark
@@ -35,12 +36,15 @@ beside its argmax), every index is a decision (the string is read from all of th
 from __future__ import annotations
 
 import re
+import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-KINDS = ("class_scores", "probabilities", "map", "detections", "embedding", "index", "state", "scalar", "tensor")
+KINDS = ("class_scores", "probabilities", "map", "detections", "embedding", "index", "state", "scalar", "fields",
+         "tensor")
 # Fewer values than this per sample: cosine says nothing (one value always has cosine 1).
 SMALL = 8
 # A detector head concatenates 4 box coordinates with at least one score along one axis.
@@ -69,6 +73,7 @@ class OutputKind:
     score_fields: tuple[int, ...] = ()  # detections: the score fields (reference values within [0, 1])
     objectness: bool = False  # detections: the first score is an objectness that multiplies the class scores
     gated_by: str | None = None  # index: the output of per-position scores that says which labels are decisions
+    field_kinds: tuple[str, ...] = ()  # fields: the kind of each field along fields_axis (FIELD_KINDS)
 
     @property
     def internal(self) -> bool:
@@ -130,6 +135,11 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     layout = _detection_layout(arrays)
     if layout is not None:
         return layout
+    # A linear layer's grid (CenterFace's ten landmark offsets from one Conv) holds regressed numbers, whatever range
+    # some of its fields fall in: no field of it is a map.
+    fields = None if _regressed(name, producer_op) else _field_grid(arrays)
+    if fields is not None:
+        return fields
     if _LOGITS_NAME.search(name) and 2 <= arrays[0].shape[-1] <= MAX_CLASSES:
         return OutputKind("class_scores", "logits, one per class along the last axis (named so): judged by top-1")
     if _is_embedding(name, arrays[0].shape, producer_op):
@@ -179,7 +189,11 @@ def _gates(other: str, arrays: Sequence[np.ndarray], samples: Sequence[Mapping[s
 
 
 def _with_layout(kind: OutputKind, samples: Sequence[np.ndarray]) -> OutputKind:
-    """A declared detector head still needs its field axis and score fields, read from the values."""
+    """A declared detector head still needs its field axis and score fields, read from the values; a declared field
+    grid its field axis and each field's kind."""
+    if kind.kind == "fields":
+        grid = _field_grid([np.asarray(a) for a in samples if a is not None], require_decisions=False)
+        return kind if grid is None else dataclasses.replace(grid, reason="declared", declared=True)
     if kind.kind != "detections":
         return kind
     layout = _detection_layout([np.asarray(a) for a in samples if a is not None], require_scores=False)
@@ -258,6 +272,53 @@ def _has_objectness(fields: np.ndarray, scores: tuple[int, ...]) -> bool:
 
 
 SPARSE_SCORE = 0.05  # a score field whose mean over anchors is below this is ~0 on background anchors
+
+
+# A field grid (a keypoint or dense-prediction head writing several maps into one output: LEADER's minutiae head is
+# [H, W, 4] of a position heatmap, a direction, a type and an in-graph NMS's peaks) has at most this many fields along
+# one axis, the two grid axes at least SMALL each. Judged as one cosine, the fields' scales mix (the direction in
+# radians outweighs the probabilities) and an angle's wrap from +pi to -pi reads as a sign error; each field is
+# judged by what it is instead (analysis/decisions.py), the worst field deciding.
+MAX_GRID_FIELDS = 16
+FIELD_KINDS = ("map", "peaks", "angle", "tensor")
+# A field in [0, 1] that is exactly 0 on this share of its grid or more is a peak map: a non-maximum suppression in
+# the graph (MaxPool then Equal) kept only local maxima. Its decisions are the peaks, not the pixels.
+PEAKS_ZERO_SHARE = 0.95
+# A field within [-pi, pi] (an atan2) spanning at least this much of the circle is an angle: compared modulo 2 pi.
+ANGLE_SPAN = 1.5 * math.pi
+
+
+def _field_grid(arrays: Sequence[np.ndarray], require_decisions: bool = True) -> OutputKind | None:
+    """A grid of a few fields along one axis ([.., H, W, C] or [.., C, H, W]), with at least one field that has
+    decisions (a map, peaks) or an angle (unless declared: *require_decisions* False)."""
+    shape = arrays[0].shape if arrays else ()
+    if any(a.shape != shape or a.dtype.kind != "f" for a in arrays):
+        return None
+    long = [i for i, n in enumerate(shape) if n > 1]
+    if len(long) != 3:
+        return None
+    axis = min(long, key=lambda i: shape[i])
+    grid = [shape[i] for i in long if i != axis]
+    if not 2 <= shape[axis] <= MAX_GRID_FIELDS or min(grid) < SMALL or shape[axis] >= min(grid):
+        return None
+    stacked = np.moveaxis(np.stack(arrays[:32]), axis + 1, 0).reshape(shape[axis], -1)
+    kinds = tuple(_field_kind(field) for field in stacked)
+    if require_decisions and all(k == "tensor" for k in kinds):
+        return None
+    named = ", ".join(f"{i}: {k}" for i, k in enumerate(kinds))
+    return OutputKind("fields", f"a grid of {shape[axis]} fields along axis {axis} ({named}): each judged by its kind",
+                      fields_axis=axis, field_kinds=kinds)
+
+
+def _field_kind(values: np.ndarray) -> str:
+    if not np.all(np.isfinite(values)):
+        return "tensor"
+    low, high = float(values.min()), float(values.max())
+    if low >= 0.0 and high <= 1.0:
+        return "peaks" if float(np.mean(values == 0.0)) >= PEAKS_ZERO_SHARE else "map"
+    if low >= -math.pi - 1e-3 and high <= math.pi + 1e-3 and high - low >= ANGLE_SPAN:
+        return "angle"
+    return "tensor"
 
 
 def _is_embedding(name: str, shape: tuple[int, ...], producer_op: str | None) -> bool:

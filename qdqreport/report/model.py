@@ -351,6 +351,9 @@ def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
     if not sliced:
         return ""
     note = f"compared per slice along axis {sliced.get('axis')}: scales differ {ratio(float(sliced.get('spread', 0)))}"
+    if summary.kind is not None and summary.kind.kind == "fields":
+        # The fields' own measures judged it (analysis/decisions._field_grid): a slice's cosine would contradict them.
+        return note + "; judged field by field, each by its kind (how judged), not by the slices' cosine"
     if summary.worst_slice is not None and summary.worst_slice_cosine is not None:
         note += f"; worst slice {summary.worst_slice}: cosine {_short_cosine(summary.worst_slice_cosine)}"
     return note

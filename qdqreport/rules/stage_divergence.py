@@ -219,7 +219,8 @@ def _per_sample(ctx: Context, comparison: ComparisonInfo, s: OutputSummary) -> S
 
 def _sliced_notes(comparison: ComparisonInfo, outputs: list[OutputSummary]) -> list[Text]:
     return [Text(f"output {s.output} mixes scales (spread {ratio(comparison.sliced[s.output]['spread'])}): "
-                 f"compared per slice along axis {comparison.sliced[s.output]['axis']}")
+                 f"compared per slice along axis {comparison.sliced[s.output]['axis']}"
+                 + ("; judged field by field, each by its kind" if s.kind is not None and s.kind.kind == "fields" else ""))
             for s in outputs if s.output in comparison.sliced]
 
 
