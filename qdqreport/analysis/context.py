@@ -17,6 +17,7 @@ from qdqreport.analysis.target import resolve_target
 from qdqreport.analysis import agreement
 from qdqreport.analysis.agreement import Judgement, JudgingOptions
 from qdqreport.analysis.decisions import measure as measure_decisions
+from qdqreport.analysis.input_range import without_rounding_clips
 from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops, score_gate
 from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
                                        table_records)
@@ -195,8 +196,10 @@ class Context:
 
     @cached_property
     def range_use(self) -> list[dict[str, Any]] | None:
-        """How evaluation inputs fill the INT8 range of the Q nodes that read the model inputs."""
-        return self._artifact_json("range_use")
+        """How evaluation inputs fill the INT8 range of the Q nodes that read the model inputs (a limit's float rounding
+        is no clipping: input_range.without_rounding_clips)."""
+        entries = self._artifact_json("range_use")
+        return None if entries is None else without_rounding_clips(entries)
 
     @cached_property
     def activation_ranges(self) -> dict[str, Any] | None:

@@ -50,6 +50,24 @@ def range_miss(entry: dict[str, Any]) -> RangeMiss | None:
     return None
 
 
+def without_rounding_clips(range_use: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with no clipping where every evaluation value lies within half a step of the representable limits:
+    QuantizeLinear rounds to the nearest step, so such a value lands on qmin or qmax exactly. Collectors before
+    2026-11-27 counted values beyond the limits themselves: a 0..255 input calibrated on 0..255 has its limit at
+    127 x (255 / 127) = 254.9999995 in float32, and every white pixel (255) "clipped" (22% of a fingerprint crop's)."""
+    return [_rounding_only(e) for e in range_use]
+
+
+def _rounding_only(entry: dict[str, Any]) -> dict[str, Any]:
+    half = 0.5 * float(entry.get("scale") or 0.0)
+    low, high = entry.get("representable_min"), entry.get("representable_max")
+    smallest, largest = entry.get("eval_min"), entry.get("eval_max")
+    if not entry.get("clipped_share") or None in (low, high, smallest, largest) or not half:
+        return entry
+    within = low - half <= smallest and largest <= high + half
+    return {**entry, "clipped_share": 0.0} if within else entry
+
+
 def range_misses(range_use: Iterable[dict[str, Any]] | None) -> list[RangeMiss]:
     """Every range_use entry's miss (range_miss), in the bundle's order."""
     return [m for m in (range_miss(e) for e in range_use or []) if m is not None]

@@ -312,13 +312,16 @@ def _range_row(input_name: str, q_node: onnx.NodeProto, scale: np.ndarray, zero:
     zero_value = int(zero.ravel()[0]) if zero is not None and zero.size else 0
     step = float(np.max(scale))  # per-channel input scales are rare; the widest channel bounds the range
     low, high = (qmin - zero_value) * step, (qmax - zero_value) * step
+    # QuantizeLinear rounds to the nearest step: a value clips only beyond half a step past a limit (a 0..255 input
+    # calibrated on 0..255 has its limit at 254.9999995 in float32; 255 rounds onto it).
+    clip_low, clip_high = (qmin - zero_value - 0.5) * step, (qmax - zero_value + 0.5) * step
     eval_min, eval_max, clipped, count = np.inf, -np.inf, 0, 0
     for array in arrays:  # one sample at a time: no float64 copy of every input value (issue 12)
         values = np.asarray(array, dtype=np.float64).ravel()
         if not values.size:
             continue
         eval_min, eval_max = min(eval_min, float(values.min())), max(eval_max, float(values.max()))
-        clipped += int(np.count_nonzero((values < low) | (values > high)))
+        clipped += int(np.count_nonzero((values < clip_low) | (values > clip_high)))
         count += values.size
     if not count:
         eval_min = eval_max = float("nan")
