@@ -36,6 +36,11 @@ MEAN_SHIFT_STD = 1.0  # |Δmean| beyond one eval std: a different offset, not sa
 # evaluation statistics about one pivot: the calibration mean, min and max each sum with the evaluation's
 # mean, max and min to the same number. Within 5% of the evaluation span counts as the same number.
 MIRROR_TOLERANCE = 0.05
+# A mirror about one pivot is named from half an evaluation std of mean shift (not MEAN_SHIFT_STD's one): a mean alone
+# that far apart may be content, but the mean, the minimum and the maximum each landing on the reflection of the
+# other set's is the inversion (afis's fingerprint crops, light background, 0.84 std apart inverted). On the read
+# corpus only inversions mirror at more than 0.3 std (the 2026-11-27 check: four inverted inputs, one byte reader).
+MIRROR_SHIFT_STD = 0.5
 # A variable inside [min, max] with mean m has variance at most (max - m)(m - min) (Bhatia-Davis), reached only
 # when every value sits at the minimum or the maximum: a binarised (thresholded) set. Real images and audio fill the
 # levels between (the corpus evaluation sets: 0.25 for captchas; token masks are categories, compared elsewhere).
@@ -147,12 +152,12 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) 
             axis = evaluation.get("channel_axis") or 1
             return Difference("channels", "calibration channels reversed (BGR vs RGB)", f"np.flip(x, axis={axis})", 1.0,
                               0.7, flipped / direct)
+    pivot = mirror_pivot(c, e)
+    if pivot is not None and e["std"] > 0 and abs(c["mean"] - e["mean"]) > MIRROR_SHIFT_STD * e["std"]:
+        return Difference("inverted", "calibration inverted (light and dark swapped)", f"{pivot:.4g} - x", 1.0,
+                          0.8, abs(c["mean"] - e["mean"]) / e["std"])
     if e["std"] > 0 and abs(c["mean"] - e["mean"]) > MEAN_SHIFT_STD * e["std"]:
         delta = c["mean"] - e["mean"]
-        pivot = mirror_pivot(c, e)
-        if pivot is not None:
-            return Difference("inverted", "calibration inverted (light and dark swapped)", f"{pivot:.4g} - x", 1.0,
-                              0.8, abs(delta) / e["std"])
         if shares_level(c, e):
             return None  # the same black or white level with other content (photos for documents): QR006's finding
         return Difference("offset", f"calibration mean offset by {delta:+.3g}", f"x - {delta:.4g}", 1.0, 0.5,
