@@ -158,6 +158,9 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
     kind_name = getattr(kind, "kind", "tensor")
     internal = bool(getattr(kind, "internal", False))
     meaningful = summary.elements is None or summary.elements >= SMALL  # one value always has cosine 1
+    # Integer outputs (tag ids, CTC indices) are labels: their cosine, a class id's "signal", says nothing (a new user's
+    # tagger: "cosine 0.85" and "worst slice 88: cosine 0.45" beside its exact matches).
+    cosine_shown = meaningful and kind_name != "index"
     if summary.nonfinite_cand > summary.nonfinite_ref:
         return Judgement(COLLAPSE, "non-finite values", float(summary.nonfinite_cand),
                          f"{summary.nonfinite_cand:,} NaN/Inf values (reference: {summary.nonfinite_ref:,})",
@@ -166,7 +169,7 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
         return _by_fields(decisions, summary.samples, internal, meaningful)
     if decisions is not None and decisions.measure in DECISION_LEVELS:
         return Judgement(_decision_level(decisions), decisions.measure, decisions.agreement,
-                         decisions.short or decisions.detail, internal, meaningful, tuple(decisions.per_sample),
+                         decisions.short or decisions.detail, internal, cosine_shown, tuple(decisions.per_sample),
                          _decision_detail(decisions, summary.samples))
     if not meaningful:
         rel = summary.rel_l2_median

@@ -324,9 +324,10 @@ def judged(summary: OutputSummary, reference: Sequence[Mapping[str, Any]], candi
     top1 = summary.top1 if kind.kind == "class_scores" else None
     summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None,
                                   top1=top1)
-    if kind.kind == "embedding":
+    if kind.kind in ("embedding", "index"):
         # A slice of an embedding is one dimension across samples: an L2-normalised vector's dimension 1069 at
-        # cosine -0.83 is noise (a new user's EfficientWord-Net), and the vector's own cosine judges it.
+        # cosine -0.83 is noise (a new user's EfficientWord-Net), and the vector's own cosine judges it. A slice of
+        # integer labels has no scale to compare (a tagger's "worst slice 88: cosine 0.45"): exact matches judge it.
         summary = dataclasses.replace(summary, worst_slice=None, worst_slice_cosine=None, worst_slice_sqnr=None)
     return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
 

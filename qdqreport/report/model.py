@@ -76,8 +76,13 @@ class OutputRow(OutputSummary):
 
     @property
     def cosine_meaningful(self) -> bool:
-        """False below 8 values per sample: the cosine is not shown."""
+        """False below 8 values per sample and for labels: the cosine is not shown."""
         return self.judgement is None or self.judgement.cosine_meaningful
+
+    @property
+    def errors_meaningful(self) -> bool:
+        """False for labels (tag ids, CTC indices): SQNR, max |Δ| and relative L2 of class ids measure nothing."""
+        return self.kind_name != "index"
 
 
 @dataclass(frozen=True)
@@ -348,8 +353,8 @@ def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[st
 
 
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
-    if not sliced:
-        return ""
+    if not sliced or (summary.kind is not None and summary.kind.kind == "index"):
+        return ""  # labels have no scale: slices of ids compared by cosine say nothing
     note = f"compared per slice along axis {sliced.get('axis')}: scales differ {ratio(float(sliced.get('spread', 0)))}"
     if summary.kind is not None and summary.kind.kind == "fields":
         # The fields' own measures judged it (analysis/decisions._field_grid): a slice's cosine would contradict them.
