@@ -239,3 +239,20 @@ def test_qr009_severity_follows_the_impact(case: str, severity: str) -> None:
     ctx, findings = ranked(case)
     assert findings[0].rule_id == "QR009" and findings[0].severity == severity
     assert outputs_collapse(ctx) == (severity == "error")
+
+
+
+def test_random_token_ids_are_noise_where_real_ids_are_not():
+    """A calibration reader that feeds np.random.randint over the vocabulary (a new user's character tagger, named
+    only by its all-ones mask). tests/data/sudachi_char_ids.npz: the character ids sudachi-c-imitator 0.2.1's own
+    Tagger.encode gave 64 evaluation and 48 calibration inputs of Japanese sentences (1-4 concatenated, padded to 256;
+    lag-1 autocorrelation 0.26, under the structure test's 0.4), through the collector's own statistics."""
+    ids = np.load(ROOT / "tests/data/sudachi_char_ids.npz")
+    evaluation = input_stats([{"ids": row[None].astype(np.int64)} for row in ids["eval"]], "eval.npz", per_sample=True)
+    real = input_stats([{"ids": row[None].astype(np.int64)} for row in ids["calib"]], "calib.npz", per_sample=True)
+    rng = np.random.default_rng(0)
+    random = input_stats([{"ids": rng.integers(0, 3788, (1, 256), dtype=np.int64)} for _ in range(48)], "random.npz",
+                         per_sample=True)
+    (verdict,) = judge_inputs(random, evaluation)
+    assert verdict.noise and verdict.test == "uniformity" and "uniform" in verdict.reason
+    assert not [v for v in judge_inputs(real, evaluation) if v.noise]

@@ -131,7 +131,29 @@ def judge_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] 
             continue
         if (_intensity(c) and _intensity(e)) or _structured_ids(c, e):
             verdicts.append(_judge(name, c, e))
+        elif _uniform_ids(c, e):
+            verdicts.append(_judge_uniform_ids(name, c, e))
     return verdicts
+
+
+def _uniform_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
+    """Ids drawn uniformly at random (np.random.randint over the vocabulary): uncorrelated neighbours and a uniform law
+    in every sample, where the evaluation's ids fit no noise law. Real text's ids are Zipfian (a few frequent ids, the
+    mean far below mid-vocabulary), never uniform, whatever their neighbours' correlation (a character tagger's 0.26,
+    under STRUCTURED_EVAL: a new user's random ids were named only by their all-ones mask)."""
+    c_mean, _ = _structure(calib)
+    return (c_mean is not None and abs(c_mean) < NOISE_MEAN + _mean_error(calib) and _law(evaluation) is None
+            and _uniform_noise(calib)[0])
+
+
+def _judge_uniform_ids(name: str, calib: dict[str, Any], evaluation: dict[str, Any]) -> NoiseVerdict:
+    (c_mean, c_max), (e_mean, _) = _structure(calib), _structure(evaluation)
+    law = _law(calib)
+    return NoiseVerdict(noise=True, test="uniformity", input=name, law=law, calib_structure=c_mean,
+                        calib_structure_max=c_max, eval_structure=e_mean, channel_spread=_channel_spread(calib),
+                        eval_channel_spread=_channel_spread(evaluation),
+                        reason=f"the calibration ids fit {law} with uncorrelated neighbours (lag-1 autocorrelation "
+                               f"{c_mean:.3f}) in every sample, where the evaluation ids fit no noise law")
 
 
 def _structured_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:

@@ -97,8 +97,10 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
     autocorrelation ~0 where the evaluation inputs have 0.5-0.99) and fit a textbook law (real codes
     fed as floats, English letters' say, can be uncorrelated too, but fit none), and, for bundles without that
     measure, noise fits a textbook law (uniform, normal) identically in every channel and sample
-    while real data vary. The finding names the test that decided. With both, the statistics
-    corroborate the log.
+    while real data vary. Token ids drawn uniformly over the vocabulary (np.random.randint) are noise
+    where the evaluation's ids fit no law: real text's ids are Zipfian, whatever their neighbours'
+    correlation. The finding names the test that decided. With both, the statistics corroborate
+    the log.
 
     Severity follows the measured impact, as for every calibration cause: an error when an output
     collapses (or no comparison measured the quantized model), a warning when the outputs only
