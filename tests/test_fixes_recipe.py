@@ -104,7 +104,7 @@ def test_the_logged_calibration_method_and_a_confirms_exclusions_are_repeated() 
 
 
 def test_recollect_reads_the_new_quantizations_log() -> None:
-    """QR001's collect command names the log the ModelOpt commands above write, not the old model's."""
+    """QR001's collect command names the log the report's ModelOpt commands write, not the old model's."""
     findings = _findings("cls_calib_x255")
     requantize = next(fix.command for fix in findings["QR003"].fixes if "modelopt.onnx.quantization" in fix.command)
     assert requantize.endswith("2>&1 | tee cls_fp32.quant.log")

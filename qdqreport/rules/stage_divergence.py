@@ -234,9 +234,11 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
             return [exclusion_fix(ctx, "Work through the ranked root causes of this report; as a first step keep the "
                                   "nodes producing the diverging outputs out of INT8", exclusion(producers))]
         # No generic re-quantize command here: it would repeat whatever calibration caused the collapse.
-        return [Fix(f"Fix the root causes ranked in this report and re-quantize (the {quantizer_name(ctx)} commands above write "
-                    f"{requantized_file(ctx)}), then collect again with that model to confirm the outputs agree",
-                    recollect_command(ctx))]
+        # "The commands above" was false where QR001 ranks first and the only command is a deployment finding's below
+        # it (a new user's tagger): the words name no place.
+        return [Fix(f"Fix the root causes ranked in this report and re-quantize (each {quantizer_name(ctx)} command in "
+                    f"this report writes {requantized_file(ctx)}), then collect again with that model to confirm the "
+                    "outputs agree", recollect_command(ctx))]
     if comparison.purpose == "fp16":
         return [Fix("FP16 overflows or underflows somewhere: build an FP32 engine to confirm, and quantize with "
                     "the float part kept in FP32", requantize_command(ctx, Change(float_part_fp32=True)))]
