@@ -196,7 +196,7 @@ TWENTY_FIRST_PART = "sealed part 21 (2026-11-27)"
 # EEG: brainmaze-eeg-models' OpenSpindleNet for scalp EEG, events on a biosignal's time axis, the decision the spindles
 # out of the package's own predict_windows, decode_window and interval_nms, on synthetic sleep-EEG windows) by an
 # engineer who never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its
-# measurements alone. Every case of the batch is sealed (no draw): it is scored once "before" the next round of rule
+# measurements alone. Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule
 # changes, on the rules of commit 6387124 (totals only), and is to be scored "after" them, reported apart, its rows
 # withheld (STILL_SEALED).
 TWENTY_SECOND_PART = "sealed part 22 (2026-11-27)"
@@ -217,9 +217,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_SECOND_PART, "twenty-second", ", made 2026-11-27 and collected at 6387124, to be scored while sealed "
-         "before the next round of rule changes, on the rules of 6387124 (totals in the kept section below)",
-         held_out=True),
+    Part(TWENTY_SECOND_PART, "twenty-second", ", made 2026-11-27 and scored while sealed before the next round of "
+         "rule changes, at 6387124: first-ranked 7/8, within three 7/8, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/1 (totals in the kept section below)", held_out=True),
     Part(TWENTY_FIRST_PART, "twenty-first", ", made 2026-11-27 and scored while sealed before the rule changes of "
          "session 29's fifth round, at 478c5b8: first-ranked 4/9, within three 8/9, healthy controls with an error 3/3; "
          "after them, at 8ea1ebe: the same (totals in the kept section below); spent but not yet read: the next round "
