@@ -35,6 +35,14 @@ UNCOVERED_CLIPPING = 0.10
 # a new user's LAC tagger calibrated on ids all mapped to "unknown" 1.92% at its emission MatMul (0% healthy).
 UNCOVERED_CLIPPING_KEPT = 0.015
 UNCOVERED_OVERSHOOT = 5 / 255
+# Rare content (a sleep spindle in 1% of an EEG window, a bright object) clips a small share of the values, far: a fifth
+# or more of the inner activation Q nodes (at least OVERWIDE_MIN) whose ranges kept every calibration value getting
+# evaluation values past them by a quarter of their span or more is the same sign, whatever the share. Read corpus with
+# the pass: no healthy control has over 2% of its Q nodes so (yolo's percentile TensorRT control); OpenSpindleNet
+# calibrated on windows without spindles 83% (43 of 52, each under 1% of its values, 0.8-1.5 spans past); random and
+# unit-step calibrations 23-100%.
+UNCOVERED_FAR = 0.25
+UNCOVERED_FAR_SHARE = 0.2
 # The other way round: a fifth or more of the inner activation Q nodes (at least three) whose evaluation values span
 # under UNDER_USE of the range calibration gave them. The calibration data drove these activations ten times as far
 # as the evaluation data does: other content, with the model inputs' own quantizers in use (no units step). Read
@@ -189,6 +197,19 @@ def uncovered_quantizers(ranges: QuantizerRanges, skip_tensors: frozenset[str] =
              and not clipped_below_relu(q, relu_read)
              for excess in [excess_clipping(q)] if excess is not None and excess >= uncovered_line(q)]
     return [q for _, q in sorted(found, key=lambda item: -item[0])]
+
+
+def far_uncovered_quantizers(ranges: QuantizerRanges, skip_tensors: frozenset[str] = frozenset(),
+                             relu_read: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The inner activation Q nodes whose ranges kept every calibration value and whose evaluation values pass them by
+    UNCOVERED_FAR of their span or more, farthest first, when they are at least UNCOVERED_FAR_SHARE of the inner ones
+    (and OVERWIDE_MIN); otherwise none."""
+    inner = inner_measured(ranges, skip_tensors)
+    far = [q for q in inner if (_num(q.get("calib_clipped_share")) or 0.0) == 0.0 and (_num(q.get("clipped_share")) or 0.0) > 0
+           and overshoot(q) >= UNCOVERED_FAR and not clipped_below_relu(q, relu_read)]
+    if len(far) < max(OVERWIDE_MIN, UNCOVERED_FAR_SHARE * len(inner)):
+        return []
+    return sorted(far, key=lambda q: -overshoot(q))
 
 
 def underused_quantizers(tables: LayerTables) -> list[dict[str, Any]]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import (UNDER_USE, excess_clipping, inner_measured, overwide_quantizers,
-                                      quantizer_ranges, relu_read_tensors, uncovered_line, uncovered_quantizers)
+from qdqreport.analysis.layers import (UNCOVERED_FAR_SHARE, UNDER_USE, excess_clipping, far_uncovered_quantizers,
+                                      inner_measured, overwide_quantizers, quantizer_ranges, relu_read_tensors,
+                                      uncovered_line, uncovered_quantizers)
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules._common import diverging_outputs, rounded
@@ -25,13 +26,18 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
     ranges = quantizer_ranges(ctx)
     if ranges is None or ranges.calib_samples is None or mismatched_inputs(ctx.calib_stats, ctx.eval_stats):
         return
-    uncovered = uncovered_quantizers(ranges, frozenset(ctx.input_names), relu_read_tensors(ctx.precision))
+    skip, relu_read = frozenset(ctx.input_names), relu_read_tensors(ctx.precision)
+    many = uncovered_quantizers(ranges, skip, relu_read)  # a large share of some Q node's values
+    far = far_uncovered_quantizers(ranges, skip, relu_read)  # a small share, far past, at many Q nodes (rare content)
+    uncovered = many + [q for q in far if q not in many]
     if not uncovered:
         return
     worst = uncovered[0]
     yield finding(
-        title=f"{plural(len(uncovered), 'activation')} {verb(len(uncovered), 'clips')} far more of the evaluation data "
-              "than of the calibration data: calibration never saw values like these",
+        title=(f"{plural(len(uncovered), 'activation')} {verb(len(uncovered), 'clips')} far more of the evaluation data "
+               "than of the calibration data: calibration never saw values like these") if many else
+              (f"{len(far)} of {len(inner_measured(ranges, skip))} activations get evaluation values far past the ranges "
+               "calibration gave them, where the calibration data reached none: calibration never saw values like these"),
         **_measured_warning(ctx), subject="clipped activations",
         summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples and "
                 f"{ranges.calib_samples} calibration samples, spread over each set: {worst.get('tensor') or worst['q_node']} "
@@ -40,8 +46,12 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
                 f"[{_g(worst.get('observed_min'))}, {_g(worst.get('observed_max'))}]) but "
                 f"{float(worst['calib_clipped_share']):.1%} of the calibration data's own: the evaluation data holds "
                 "content the calibration set lacks",
-        evidence=(Metric("worst excess clipping (evaluation − calibration share)",
-                         rounded(float(excess_clipping(worst)), 4), threshold=f">= {uncovered_line(worst)}"),
+        evidence=(*([Metric("worst excess clipping (evaluation − calibration share)",
+                            rounded(float(excess_clipping(worst)), 4), threshold=f">= {uncovered_line(worst)}")] if many
+                    else []),
+                  *([Metric("share of activations whose evaluation values pass the calibrated range by a quarter of its span or more",
+                            rounded(len(far) / max(1, len(inner_measured(ranges, skip))), 3),
+                            threshold=f">= {UNCOVERED_FAR_SHARE}")] if far else []),
                   Table("Activations clipped beyond what calibration data clips",
                         ("Q node", "tensor", "evaluation clipped", "calibration clipped", "calibrated min",
                          "calibrated max", "evaluation min", "evaluation max"),

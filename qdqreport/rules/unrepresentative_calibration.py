@@ -242,6 +242,10 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     the calibration never saw activations like the evaluation's (a class or scene it lacked, a
     recurrent state it never fed). Entropy and percentile calibration clip their own data by
     design, so only the excess counts. A warning, scored as a risk when the outputs agree.
+    Rare content clips little, far: a fifth or more of the inner activation Q nodes (at least three) whose ranges
+    kept every calibration value getting evaluation values a quarter of their span or more past them counts too,
+    whatever the share (analysis/layers.far_uncovered_quantizers: sleep spindles in 1% of an EEG window that the
+    calibration windows lacked).
 
     The other way round, from the same pass: a fifth or more of the inner activation Q nodes (at least three) use
     under 10% of their calibrated ranges while the model inputs' own quantizers are in use and no preprocessing step
