@@ -217,13 +217,13 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_SECOND_PART, "twenty-second", ", made 2026-11-27 and scored while sealed before the next round of "
-         "rule changes, at 6387124: first-ranked 7/8, within three 7/8, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/1 (totals in the kept section below)", held_out=True),
-    Part(TWENTY_FIRST_PART, "twenty-first", ", made 2026-11-27 and scored while sealed before the rule changes of "
-         "session 29's fifth round, at 478c5b8: first-ranked 4/9, within three 8/9, healthy controls with an error 3/3; "
-         "after them, at 8ea1ebe: the same (totals in the kept section below); spent but not yet read: the next round "
-         "reads it", held_out=True),
+    Part(TWENTY_SECOND_PART, "twenty-second", "; scored while sealed before the rule changes of session 30's first "
+         "round, at 6387124: first-ranked 7/8, within three 7/8, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/1; after them, at ce0a0f9: the same; then read (2026-11-27, session 30's second round): no "
+         "longer held out"),
+    Part(TWENTY_FIRST_PART, "twenty-first", "; scored while sealed before the rule changes of session 29's fifth "
+         "round, at 478c5b8: first-ranked 4/9, within three 8/9, healthy controls with an error 3/3; after them, at "
+         "8ea1ebe: the same; then read (2026-11-27, session 30's first round): no longer held out"),
     Part(TWENTIETH_PART, "twentieth", "; scored while sealed before the rule changes of session 29's fourth round, "
          "at 708387e: first-ranked 4/7, within three 5/7, healthy controls with an error 0/3, harmless faults with an "
          "error 0/2; after them, at 478c5b8: the same; then read (2026-11-27, session 29's fifth round): no longer held "
