@@ -32,3 +32,17 @@ def test_the_softmax_classes_are_not_fields_of_a_mixed_scale_output():
 def test_eight_bit_slices_are_not_called_12_bit(case):
     _, findings = ranked(case)
     assert not [f for f in findings if "4095" in f.title]
+
+
+def test_a_blank_calibration_set_is_unrepresentative_data_not_a_preprocessing_step():
+    # np.zeros as calibration: QR003 said "calibration holds one value (0)" with the transform "x" (nothing to undo),
+    # and QR006 deferred to it. A frozen float input is a blank calibration set: QR006's, named so.
+    _, findings = ranked("tum_calib_blank")
+    assert findings[0].rule_id == "QR006" and "blank calibration set" in findings[0].summary
+    assert not [f for f in findings if f.rule_id == "QR003"]
+
+
+def test_a_recurrent_state_frozen_in_calibration_stays_a_reader_step():
+    # Silero VAD's state fed as np.zeros by a reader that does not stream it: built differently, QR003's.
+    _, findings = ranked("vad_calib_zero_state")
+    assert findings[0].rule_id == "QR003"

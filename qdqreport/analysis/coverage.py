@@ -60,6 +60,6 @@ def coverage_gaps(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any]
         beyond = tuple(i for i, s in enumerate(per_sample) if s["min"] < c["min"] - margin or s["max"] > c["max"] + margin)
         if (per_sample and len(beyond) / len(per_sample) >= OUT_OF_RANGE_SHARE and uncovered(c, e) >= UNCOVERED_SPAN
                 and (shares_level(c, e) or same_centre(c, e) or inside_share(c, e) >= INSIDE_SHARE)
-                and not preprocessing_mismatch(calib[name], evaluation[name])):
+                and not preprocessing_mismatch(calib[name], evaluation[name], name)):
             gaps.append(Gap(name, beyond, len(per_sample), uncovered(c, e)))
     return gaps

@@ -202,6 +202,11 @@ def _with_layout(kind: OutputKind, samples: Sequence[np.ndarray]) -> OutputKind:
     return OutputKind("detections", "declared", True, layout.fields_axis, layout.score_fields, layout.objectness)
 
 
+def state_name(name: str) -> bool:
+    """Named like recurrent state ("state", "h0", "hidden", a KV cache): what a model takes back from its own output."""
+    return bool(_STATE_NAME.search(name))
+
+
 def _is_state(name: str, input_names: Sequence[str]) -> bool:
     """Named like a state ("stateN", "hn", "present.0.key"), or an input's name plus "N"/"_out" (fed back)."""
     if _STATE_NAME.search(name):

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from qdqreport.analysis.output_kinds import state_name
+
 from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.spectrum import rate_mismatch
 
@@ -109,11 +111,17 @@ def categorical(stats: dict[str, Any]) -> bool:
     return str(stats.get("dtype", "")).startswith(("int", "bool"))
 
 
-def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
-    """The preprocessing difference between one input's calibration and evaluation statistics, or None."""
+def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "") -> Difference | None:
+    """The preprocessing difference between input *name*'s calibration and evaluation statistics, or None."""
     if categorical(evaluation) or categorical(calib):
         return _categorical_difference(calib, evaluation)
     c, e = calib["overall"], evaluation["overall"]
+    if c["min"] == c["max"] and e["max"] > e["min"] and not state_name(name):
+        # A float input frozen at one value in calibration (np.zeros images, blank frames, silence) is no preprocessing
+        # step that a transform of x undoes: the calibration holds no content, QR006's (analysis/coverage.py). A
+        # recurrent state frozen at zeros (a reader that does not stream it) is built differently, as is a flag or
+        # mask frozen at one value (_categorical_difference): QR003's.
+        return None
     two_level = two_level_share(c)
     if two_level >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS:
         return Difference("binarised", "calibration is binarised (every value at its minimum or maximum; evaluation "
@@ -275,11 +283,11 @@ def mirror_pivot(calib: dict[str, float], evaluation: dict[str, float]) -> float
     return round(float(np.median(sums)), 6) if max(sums) - min(sums) <= MIRROR_TOLERANCE * span else None
 
 
-def content_differs(calib: dict[str, Any], evaluation: dict[str, Any]) -> float | None:
+def content_differs(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "") -> float | None:
     """|Δmean| / evaluation std when the calibration inputs hold other content than the evaluation inputs: means
     apart by more than MEAN_SHIFT_STD evaluation stds, spreads alike and the same black or white level (no
     preprocessing step names the difference). None otherwise."""
-    if categorical(evaluation) or categorical(calib) or preprocessing_mismatch(calib, evaluation):
+    if categorical(evaluation) or categorical(calib) or preprocessing_mismatch(calib, evaluation, name):
         return None
     c, e = calib["overall"], evaluation["overall"]
     if e["std"] <= 0 or not shares_level(c, e):
@@ -383,16 +391,17 @@ def _rest_differs(c: dict[int, float], e: dict[int, float], missing: set[int]) -
     return not a or not b or 0.5 * sum(abs(a.get(v, 0.0) - b.get(v, 0.0)) for v in set(a) | set(b)) >= SAME_IDS_TV
 
 
-def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
-    """True when QR003 names a preprocessing difference between the two input statistics."""
-    return preprocessing_difference(calib, evaluation) is not None
+def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "") -> bool:
+    """True when QR003 names a preprocessing difference between input *name*'s two statistics."""
+    return preprocessing_difference(calib, evaluation, name) is not None
 
 
 def mismatched_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[str]:
     """The inputs, by name, whose calibration statistics show a preprocessing difference from the evaluation's
     (inputs/calib_stats.json and inputs/eval_stats.json as read; missing statistics name none)."""
     calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
-    return [name for name in sorted(set(calib) & set(evaluation)) if preprocessing_mismatch(calib[name], evaluation[name])]
+    return [name for name in sorted(set(calib) & set(evaluation))
+            if preprocessing_mismatch(calib[name], evaluation[name], name)]
 
 
 def extremes_fit(calib: dict[str, float], evaluation: dict[str, float], ratio: float, shift: float) -> bool:

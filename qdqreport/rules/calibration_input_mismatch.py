@@ -268,6 +268,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     log10 |X|^2), a first quantizer whose range the evaluation inputs use less than 5% of (a
     calibrated range 20x or more wider) names it by that measure; a range too narrow there is left
     to QR006 (content calibrated on other text clips 8% of the evaluation values at the input).
+    A float input frozen at one value in calibration (np.zeros images, silence) is no step either: a
+    blank calibration set, QR006's; only a recurrent state frozen so (named like one: a reader that
+    does not stream it) is named here.
 
     Integer and bool inputs (token ids, attention masks) are categories, not intensities: for them
     only a calibration input frozen at one value where the evaluation varies (an attention mask
@@ -303,7 +306,7 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     noise = {v.input for v in noise_inputs(ctx.calib_stats, ctx.eval_stats)}
     for name, evaluation in sorted((ctx.eval_stats or {}).get("inputs", {}).items()):
         if name in calib and name not in noise:
-            diagnosis = _compare(calib[name], evaluation)
+            diagnosis = _compare(calib[name], evaluation, name)
             wide = None if diagnosis else _wide_first_range(ctx, name)
             if wide:
                 *head, advice = wide
@@ -322,9 +325,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
                 yield _finding(ctx, entry["input"], diverged, measured, *head, advice=advice)
 
 
-def _compare(calib: dict[str, Any], evaluation: dict[str, Any]) -> tuple | None:
+def _compare(calib: dict[str, Any], evaluation: dict[str, Any], name: str) -> tuple | None:
     """(label, transform, factor, confidence, evidence, advice) of the difference analysis/preprocessing.py names."""
-    found = preprocessing_difference(calib, evaluation)
+    found = preprocessing_difference(calib, evaluation, name)
     if found is None:
         return None
     return (*_described(found, calib, evaluation), found.advice)

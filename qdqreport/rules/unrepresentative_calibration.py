@@ -227,6 +227,9 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     or more, both real signals, no range or preprocessing step telling them apart) hold other frequency content:
     music calibrating a speech model, or audio at another sample rate, images at another size (a warning).
 
+    A calibration input frozen at one value (np.zeros, blank frames, silence) where the evaluation
+    varies is the extreme of a coverage gap: a blank calibration set, named so.
+
     Calibration inputs whose mean lies more than one evaluation standard deviation from the
     evaluation mean, with a similar spread and the same minimum or maximum (so no preprocessing
     step maps one onto the other: analysis/preprocessing.content_differs), hold other content
@@ -455,9 +458,13 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
             severity="error" if outputs_collapse(ctx) else "warning",
             confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
-            summary=f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
-                    f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
-                    "(e.g. only dark or only bright images, only quiet recordings), so the ranges of the missing part clip",
+            summary=(f"Every calibration value is {c['min']:.3g} while the evaluation inputs span [{e['min']:.3g}, "
+                     f"{e['max']:.3g}]: a blank calibration set (np.zeros, empty frames, silence) calibrates every range "
+                     "on no content at all" if c["min"] == c["max"] else
+                     f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
+                     f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
+                     "(e.g. only dark or only bright images, only quiet recordings), so the ranges of the missing part "
+                     "clip"),
             evidence=(Metric("evaluation samples beyond the calibration range", len(beyond),
                              threshold=f">= {OUT_OF_RANGE_SHARE:.0%} of {per_sample}"),
                       Table("Input ranges", ("set", "min", "max", "mean", "std"),
@@ -472,7 +479,7 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     diverging = diverging_outputs(ctx, "quantization")
     for name in sorted(set(calib) & set(evaluation)):
-        shift = content_differs(calib[name], evaluation[name])
+        shift = content_differs(calib[name], evaluation[name], name)
         c, e = calib[name]["overall"], evaluation[name]["overall"]
         if shift is None or uncovered(c, e) >= UNCOVERED_SPAN:
             continue  # a range the calibration misses is _range_not_covered's finding
@@ -503,8 +510,8 @@ def _other_structure(ctx: Context) -> Iterator[Finding]:
     diverging = diverging_outputs(ctx, "quantization")
     for name in sorted(set(calib) & set(evaluation)):
         smoothness = structure_differs(calib[name], evaluation[name])
-        if (smoothness is None or preprocessing_mismatch(calib[name], evaluation[name])
-                or content_differs(calib[name], evaluation[name]) is not None):
+        if (smoothness is None or preprocessing_mismatch(calib[name], evaluation[name], name)
+                or content_differs(calib[name], evaluation[name], name) is not None):
             continue  # QR003 names a step, or _other_content already says the content differs
         c_lag, e_lag = smoothness
         yield unrepresentative_calibration.finding(
