@@ -204,7 +204,7 @@ TWENTY_SECOND_PART = "sealed part 22 (2026-11-27)"
 # orientation classifier, the decision the page's orientation out of the package's own OriNetOrientation.predict, its
 # C4 orbit averaged, on pages rendered from real licence text) by an engineer who never ran the rules or a report on
 # it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the batch is
-# sealed (no draw): it is scored once "before" the next round of rule changes, on the rules of commit ce0a0f9 (totals
+# sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit ce0a0f9 (totals
 # only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 TWENTY_THIRD_PART = "sealed part 23 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
@@ -224,9 +224,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_THIRD_PART, "twenty-third", ", made 2026-11-27 and collected at ce0a0f9, to be scored while sealed "
-         "before the next round of rule changes, on the rules of ce0a0f9 (totals in the kept section below)",
-         held_out=True),
+    Part(TWENTY_THIRD_PART, "twenty-third", ", made 2026-11-27 and scored while sealed before the next round of "
+         "rule changes, at ce0a0f9: first-ranked 4/4, within three 4/4, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/5 (totals in the kept section below)", held_out=True),
     Part(TWENTY_SECOND_PART, "twenty-second", "; scored while sealed before the rule changes of session 30's first "
          "round, at 6387124: first-ranked 7/8, within three 7/8, healthy controls with an error 0/3, harmless faults "
          "with an error 0/1; after them, at ce0a0f9: the same; then read (2026-11-27, session 30's second round): no "
