@@ -224,9 +224,10 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_THIRD_PART, "twenty-third", ", made 2026-11-27 and scored while sealed before the next round of "
-         "rule changes, at ce0a0f9: first-ranked 4/4, within three 4/4, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/5 (totals in the kept section below)", held_out=True),
+    Part(TWENTY_THIRD_PART, "twenty-third", "; scored while sealed before the rule changes of session 30's second "
+         "round, at ce0a0f9: first-ranked 4/4, within three 4/4, healthy controls with an error 0/3, harmless faults "
+         "with an error 0/5; after them, at 6509a78: the same; then read (2026-11-27, session 30's third round): no "
+         "longer held out"),
     Part(TWENTY_SECOND_PART, "twenty-second", "; scored while sealed before the rule changes of session 30's first "
          "round, at 6387124: first-ranked 7/8, within three 7/8, healthy controls with an error 0/3, harmless faults "
          "with an error 0/1; after them, at ce0a0f9: the same; then read (2026-11-27, session 30's second round): no "
