@@ -248,8 +248,10 @@ def calibration_reader(calib: str, input_name: str) -> str:
     array per input; an .npy is *input_name*'s): any object with get_next() is a CalibrationDataReader to ONNX
     Runtime, and one sample per call is how collect read the file."""
     if calib.endswith(".npz"):
-        return (f"d = np.load({calib!r}); it = iter([{{k: d[k][i:i + 1] for k in d.files}} "
-                "for i in range(len(d[d.files[0]]))]); ")
+        # Each array read once: an NpzFile reads (and decompresses) an array again at every d[k], which made a 512-row
+        # calibration's reader quadratic (a new user's fix: 197 s, 7.5 s with the arrays read once).
+        return (f"d = dict(np.load({calib!r})); it = iter([{{k: v[i:i + 1] for k, v in d.items()}} "
+                "for i in range(len(next(iter(d.values()))))]); ")
     return f"x = np.load({calib!r}); it = iter([{{{input_name!r}: x[i:i + 1]}} for i in range(len(x))]); "
 
 
