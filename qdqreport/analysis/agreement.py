@@ -20,6 +20,9 @@ How an output is judged depends on its kind (analysis/output_kinds.py):
 - fewer than 8 values per sample: never by cosine (one value always has cosine 1); by the
   decisions when they are probabilities, else by the relative error.
 - recurrent state is judged and shown, but is internal: it never makes a comparison diverge.
+- where the user's own decode of the same stage pair (collect --postprocess) does not collapse, an
+  output judged by its numbers only (cosine, slice cosine, relative error) degrades at most: the
+  measured decisions outrank the numbers.
 - a candidate with more NaN/Inf than its reference collapses, whatever else agrees.
 
 A cosine of 0.998 is therefore never a collapse; "collapse" means the decisions changed (or the
@@ -29,6 +32,7 @@ never a collapse, whatever share of a small evaluation set it is.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -216,6 +220,24 @@ TASK_OK = 0.99
 def task_level(agreement: float) -> str:
     """agree | degrade | collapse for a task agreement (share of samples decoded alike, or the mean compare() score)."""
     return AGREE if agreement >= TASK_OK else COLLAPSE if agreement < COLLAPSED else DEGRADE
+
+
+# Measures of the numbers alone (no decision of the output's own): where the user's decode of the same stage pair
+# (collect --postprocess) does not collapse, these never make the output collapse. A new user's pair scorer: a GELU
+# embedding output's dead dimensions (3e-8 of its energy) at "slice cosine 0.00" made a healthy model "collapse", with
+# 188 of 192 decisions of the package's own decode kept.
+NUMBERS_ONLY = ("cosine", "slice cosine", "relative error")
+
+
+def capped_by_task(judgement: Judgement, task: str | None) -> Judgement:
+    """*judgement* with a collapse by a numbers-only measure lowered to degrade when the user's decode of the same
+    stage pair (*task*: its task_level, None when unmeasured) does not collapse: measured decisions outrank numbers."""
+    if task is None or task == COLLAPSE or judgement.level != COLLAPSE or judgement.measure not in NUMBERS_ONLY:
+        return judgement
+    decode = "agrees" if task == AGREE else "degrades"
+    return dataclasses.replace(judgement, level=DEGRADE, headline=f"{judgement.headline}, where the decode {decode}",
+                               detail=f"{judgement.detail or judgement.headline} (not a collapse: the decode of these "
+                                      f"outputs {decode}, and measured decisions outrank the numbers)")
 
 
 def diverges(summary: Any) -> bool:

@@ -152,8 +152,12 @@ class Context:
         info = next((c for c in self.comparisons if c.id == comparison_id), None)
         if info is None:
             return judged(summary, [], [], self.judging, self._producers, (), self.input_names)
-        return judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate), self.judging,
-                      self._producers, info.class_outputs, self.input_names)
+        summary = judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate),
+                         self.judging, self._producers, info.class_outputs, self.input_names)
+        task = self.task_of_pair(info.reference, info.candidate)
+        level = agreement.task_level(float(task["agreement"])) if task is not None else None
+        return dataclasses.replace(summary, judgement=agreement.capped_by_task(summary.judgement, level)) \
+            if summary.judgement is not None else summary
 
     def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""

@@ -117,7 +117,11 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
             # rows that decide nothing (a new user's YOLOv8 NudeNet: classes absent from the data, reference RMS
             # 0.00002-0.001, "collapsed" while the package's decode kept every detection): only a collapse of the
             # decisions makes a collapsed slice their cause.
-            decided = summary.judgement is not None and summary.judgement.measure in DECISION_LEVELS
+            # The user's own decode of the pair (collect --postprocess) decides too: a slice collapse it does not
+            # follow is noise in fields that decide nothing (a new user's GELU embedding: dead dimensions, 3e-8 of its
+            # energy, "collapsed" while the decode kept 188 of 192 decisions).
+            decided = (summary.judgement is not None and summary.judgement.measure in DECISION_LEVELS
+                       or ctx.task_of_pair(comparison.reference, comparison.candidate) is not None)
             if (summary.worst_slice_cosine is not None and summary.cosine_median >= WHOLE_LOOKS_FINE
                     and summary.worst_slice_cosine < SLICE_COLLAPSED
                     and (collapses(summary) if decided else diverges(summary))):
@@ -156,9 +160,12 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
 
 
 def _heads_feeding(ctx: Context, output: str) -> list[str]:
-    """Quantized head/final-MatMul nodes that produce or feed *output*; else any quantized head."""
+    """Quantized head/final-MatMul nodes that produce *output*; else the quantized heads that write no other graph
+    output (a head feeding a graph output that it does not produce feeds another one: a new user's pair scorer got its
+    logit head named for its embedding output, and excluding it changed nothing)."""
     precision = ctx.precision or {}
-    feeding = {n["name"] for n in precision.get("nodes", []) if output in n.get("outputs", ()) or n.get("feeds_graph_output")}
+    nodes = {n["name"]: n for n in precision.get("nodes", [])}
     heads = [s for s in precision.get("sensitive", []) if s["pattern"] in HEAD_PATTERNS and s["quantized"]]
-    direct = [s["node"] for s in heads if s["tensor"] == output or s["node"] in feeding]
-    return direct or [s["node"] for s in heads]
+    producing = [s["node"] for s in heads if s["tensor"] == output or output in nodes.get(s["node"], {}).get("outputs", ())]
+    inner = [s["node"] for s in heads if not nodes.get(s["node"], {}).get("feeds_graph_output")]
+    return producing or inner or [s["node"] for s in heads]

@@ -13,7 +13,9 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSE, COSINE_OK, TASK_OK, TOP1_OK, diverges, task_level
 from qdqreport.fixes import exclusion, exclusion_fix
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
+from qdqreport.rules._measured import REFUTED_SCORE
 from qdqreport.testing.recipes import CLS_OUTPUT, accept_decode, class_logits, classifier_run, near_threshold_task
 
 # Decoded results "agree" from TASK_OK and collapse below COLLAPSED, one sample in ten decided differently
@@ -88,7 +90,10 @@ def postprocess_mismatch(ctx: Context) -> Iterator[Finding]:
     small differences into different decisions (a threshold or argmax with thin margins). The
     evidence is each flipped sample's margin: how far (relative L2) its FP32 outputs had to move
     towards the quantized ones for the decision to change, next to the run's typical INT8
-    difference.
+    difference. That difference is only the ordinary noise of INT8 when the calibration is sound:
+    where the calibration inputs differ from the evaluation's (noise, another preprocessing, a
+    coverage gap: analysis/upstream.py), (b) is a suspect behind that cause, at most a warning
+    scored under the calibration findings.
 
     Why it matters: task metrics (accuracy, mAP, rotated crops) fall while every tensor
     comparison looks healthy, so the search goes to quantization and finds nothing. Raw cosine
@@ -204,21 +209,33 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
               note=_cut_note(len(flipped))),
         Text(f"The raw outputs agree by every raw measure (cosine {worst_cos:.4f}"
              f"{', top-1 ' + format(min(top1), '.0%') if top1 else ''}), yet the quantization's ordinary INT8 noise "
-             f"changes {len(flipped)} decision(s) where only {raw_changes} raw top-1 class(es) change. Each flipped sample's decision changes once its FP32 outputs move by the "
+             f"changes {len(flipped)} decision(s)"
+             + (f" where only {raw_changes} raw top-1 class(es) change" if comparison.class_outputs else "")
+             + ". Each flipped sample's decision changes once its FP32 outputs move by the "
              "'changes at' relative L2 towards the quantized ones, within the run's ordinary INT8 difference: "
              f"{decode} decides on margins thinner than INT8 noise (a threshold or a near-tie argmax)."
              + (f" {outliers} other sample(s) decode differently only after a raw change beyond {MARGIN_FACTOR:g}x the "
                 "median: those are per-sample quantization errors, not counted here." if outliers else "")),
     ]
+    # The run's "ordinary" INT8 difference is only ordinary when the calibration is: calibrated on noise or on inputs
+    # preprocessed otherwise (analysis/upstream.py), every range carries that, and the margin test measures the fault
+    # against itself (a new user's random calibration: this finding ranked above QR009's certain one).
+    upstream = calibration_upstream(ctx)
+    if upstream:
+        evidence.append(Text(f"The calibration inputs differ from the evaluation inputs ({upstream}): this run's INT8 "
+                             "difference is that calibration's, not the ordinary noise of a good one. Fix the calibration "
+                             "first and collect again; what still flips then is the decode's margin."))
+    severity = "error" if task_level(agreement) == COLLAPSE else "warning" if agreement < AMPLIFIED_WARNING else "info"
     return postprocess_mismatch.finding(
         title="The decode turns small output differences into different decisions",
-        # Severity from the task's impact (analysis/agreement.task_level): these flips are the user's accuracy loss.
-        severity="error" if task_level(agreement) == COLLAPSE else "warning" if agreement < AMPLIFIED_WARNING else "info",
-        confidence=0.75, score=0.6,
+        # Severity from the task's impact (analysis/agreement.task_level): these flips are the user's accuracy loss;
+        # under a calibration cause, a suspect behind it (at most a warning, scored under it).
+        severity="warning" if upstream and severity == "error" else severity,
+        confidence=0.45 if upstream else 0.75, score=REFUTED_SCORE if upstream else 0.6,
         subject=f"decode on {comparison.id}", stage=comparison.id, tags=("root_cause",),
         summary=f"{len(flipped)} of {len(rows)} samples decide differently on thin margins ({comparison_label(comparison)}, task "
-                f"agreement {agreement:.0%}) while the raw outputs agree (cosine {worst_cos:.4f}); "
-                f"{raw_changes} raw top-1 change(s)",
+                f"agreement {agreement:.0%}) while the raw outputs agree (cosine {worst_cos:.4f})"
+                + (f"; {raw_changes} raw top-1 change(s)" if comparison.class_outputs else ""),
         evidence=tuple(evidence),
         fixes=(Fix("Judge decisions near the decode's threshold on task metrics over many samples, or re-tune the "
                    "threshold on the quantized model's outputs; exact per-sample agreement cannot hold where margins "
