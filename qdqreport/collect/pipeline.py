@@ -128,9 +128,11 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
 def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progress) -> Path:
     loaded = _load_everything(options, progress)
     if not _reads_fp32_weights(options, loaded):  # checked with the weights; the rest reads none of them
-        loaded.fp32 = without_weights(loaded.fp32)
-        loaded.graphs = GraphPair(loaded.fp32.proto, loaded.qdq.proto)
-    precision = _precision_summary(loaded.qdq, progress)
+        light = without_weights(loaded.fp32)
+        if light is not loaded.fp32:  # a model without external data is the same model: its GraphPair stays
+            loaded.fp32 = light
+            loaded.graphs = GraphPair(loaded.fp32.proto, loaded.qdq.proto)
+    precision = _precision_summary(loaded, progress)
     marked = _marked_tensors(precision, loaded)
     with scratch_folder() as scratch:
         stages, run = _run_ort_stages(loaded, marked, options, progress, _Stores(writer, options.store_outputs, scratch))
@@ -290,11 +292,11 @@ def _modelopt_log_text(path: str, progress: Progress) -> str:
 
 
 # --- running ----------------------------------------------------------------------------
-def _precision_summary(qdq: LoadedModel, progress: Progress) -> dict[str, Any] | None:
+def _precision_summary(loaded: _Loaded, progress: Progress) -> dict[str, Any] | None:
     from qdqreport.collect.precision import precision_summary
 
     progress.say("reading the precision of every node of the QDQ graph")
-    return precision_summary(qdq.proto)
+    return precision_summary(loaded.qdq.proto, loaded.graphs.qdq)  # the index the later passes read too
 
 
 def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[dict[str, Any]]:
