@@ -78,8 +78,8 @@ def test_store_reads_back_what_np_load_reads(tmp_path: Path) -> None:
 
 
 def test_the_collect_passes_share_one_index_of_each_model(tmp_path: Path, monkeypatch) -> None:
-    """Activation ranges, the FP16 check and the per-layer pass read one GraphIndex of each model and one alignment
-    (collect/align.GraphPair); each used to build its own (issue 12: 0.6 s a pair on the 102 MB synthetic model)."""
+    """The precision summary, activation ranges, the FP16 check and the per-layer pass read one GraphIndex of each
+    model and one alignment (collect/align.GraphPair); each used to build its own (issue 12: 0.6 s a pair on the 102 MB synthetic model)."""
     from qdqreport.cli import main
     from qdqreport.collect import align, qdq_graph
 
@@ -104,8 +104,8 @@ def test_the_collect_passes_share_one_index_of_each_model(tmp_path: Path, monkey
                  "--per-layer", "--whatif-budget", "0", "-o", str(out), "--quiet"]) == 0
     assert (out / "quant" / "fp16_check.json").is_file() and (out / "quant" / "activation_ranges.json").is_file()
     assert (out / "layers" / "summary.json").is_file()
-    # The precision summary's own index of the QDQ model, then the shared pair: three in all, one alignment.
-    assert len(built) == 3 and len(aligned) == 1
+    # The shared pair, which the precision summary reads too: two in all, one alignment.
+    assert len(built) == 2 and len(aligned) == 1
 
 
 def test_a_shared_index_gives_what_separate_indices_give() -> None:
