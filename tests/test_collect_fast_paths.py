@@ -6,6 +6,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 import onnx
 
 from onnx_files import with_initializers
@@ -56,25 +57,37 @@ def test_streamed_members_are_the_bytes_write_array_writes(tmp_path: Path) -> No
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "reference.npz").read_bytes()
 
 
-def test_store_reads_back_what_np_load_reads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("bound, held", [(0, 0), (48, 2), (1 << 20, 3)])
+def test_store_reads_back_what_np_load_reads(tmp_path: Path, bound: int, held: int, monkeypatch) -> None:
+    """Samples read back from the files, or from the copies held in memory (the first IN_MEMORY_BYTES of plain arrays:
+    a sample of 24 bytes, 48 hold two; a big-endian Fortran-ordered array in the fourth ends the holding)."""
+    from qdqreport.collect import output_store
+
+    monkeypatch.setattr(output_store, "IN_MEMORY_BYTES", bound)
     store = OutputStore(tmp_path / "bundle.npz", 2, tmp_path / "scratch.npz")
     rng = np.random.default_rng(0)
     samples = [{"x": rng.standard_normal((1, 4)).astype(np.float32), "y": np.array(i), "z": np.zeros((0, 3))}
                for i in range(5)]
+    samples[3]["x"] = np.asfortranarray(rng.standard_normal((3, 2))).astype(">f4")
     for sample in samples:
         store.append(sample)
+    original = samples[0]["x"].copy()
+    samples[0]["x"][...] = 7  # the caller's array changes after append: the store kept its own
     store.finish()
+    assert len(store._held) == held
     for index, sample in enumerate(samples):
         where = tmp_path / ("bundle.npz" if index < 2 else "scratch.npz")
         with np.load(where) as loaded:
+            assert list(store[index]) == [name[7:] for name in loaded.files if name.startswith(f"{index:06d}/")]
             for name in sample:
                 want, have = loaded[f"{index:06d}/{name}"], store[index][name]
                 assert have.dtype == want.dtype and have.shape == want.shape and np.array_equal(have, want)
+                assert have.flags.c_contiguous == want.flags.c_contiguous
     first = store[0]["x"]
+    assert np.array_equal(first, original)
     first[...] = 0  # a fresh copy on every read, as np.load gives
-    assert np.array_equal(store[0]["x"], samples[0]["x"])
+    assert np.array_equal(store[0]["x"], original)
     store.close()
-
 
 
 def test_the_collect_passes_share_one_index_of_each_model(tmp_path: Path, monkeypatch) -> None:

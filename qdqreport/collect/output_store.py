@@ -27,6 +27,10 @@ from qdqreport.collect.npstream import StoredArray, open_arrays
 from qdqreport.errors import InputError
 
 DEFAULT_STORED = 128  # samples per stage kept in the bundle by default: a detector's 128 samples are ~50 MB
+# A stage's first samples, up to this many bytes of outputs, are also kept in memory: reading them back (the QDQ stage
+# compares each sample with the FP32 one as it runs) copies them instead of reading the file (issue 12: vad, 1,000
+# reads of 2 members). The file is written all the same.
+IN_MEMORY_BYTES = 8 << 20
 Feed = dict[str, np.ndarray]
 
 
@@ -119,6 +123,8 @@ class OutputStore(Sequence[Feed]):
         self._files: dict[str, dict[str, StoredArray | np.ndarray]] = {}  # file -> key -> its array, left on disk
         self._keys_of: dict[str, dict[str, list[str]]] = {}  # file -> sample prefix -> its keys
         self._count = 0
+        self._held: list[Feed] = []  # the first samples as appended (IN_MEMORY_BYTES), read back as copies
+        self._held_bytes = 0
 
     def append(self, sample: Feed) -> None:
         where = "bundle" if self.keep is None or self._count < self.keep else "scratch"
@@ -126,6 +132,12 @@ class OutputStore(Sequence[Feed]):
             self._streams[where] = NpzStream(self.bundle_path if where == "bundle" else self.scratch_path)
         for name, value in sample.items():
             self._streams[where].add(output_key(self._count, name), value)
+        if len(self._held) == self._count:
+            held = {name: np.array(value) for name, value in sample.items()}  # a copy: the caller may change its own
+            size = sum(value.nbytes for value in held.values())
+            if self._held_bytes + size <= IN_MEMORY_BYTES and all(_plain(value) for value in held.values()):
+                self._held.append(held)
+                self._held_bytes += size
         self._count += 1
 
     def finish(self) -> None:
@@ -150,6 +162,8 @@ class OutputStore(Sequence[Feed]):
             index += self._count
         if not 0 <= index < self._count:
             raise IndexError(index)
+        if index < len(self._held):
+            return {name: np.array(value) for name, value in self._held[index].items()}
         where = "bundle" if self.keep is None or index < self.keep else "scratch"
         source, prefix = self._file(where), output_key(index, "")
         return {key[len(prefix):]: _read(source[key]) for key in self._keys_of[where].get(prefix, [])}
@@ -171,10 +185,17 @@ class OutputStore(Sequence[Feed]):
 
     def close(self) -> None:
         self.finish()
+        self._held.clear()
         for arrays in self._files.values():
             for handle in {id(a.handle): a.handle for a in arrays.values() if isinstance(a, StoredArray)}.values():
                 handle.close()
         self._files.clear()
+
+
+def _plain(array: np.ndarray) -> bool:
+    """An array whose copy is what the file gives back: a built-in dtype in native byte order, C order (a copy of
+    anything else could differ from the .npy's reading in byte order or memory layout)."""
+    return array.dtype.isbuiltin == 1 and array.dtype.isnative and array.flags.c_contiguous
 
 
 def _read(array: StoredArray | np.ndarray) -> np.ndarray:
