@@ -77,6 +77,9 @@ def test_store_reads_back_what_np_load_reads(tmp_path: Path, bound: int, held: i
     assert len(store._held) == held
     for index, sample in enumerate(samples):
         where = tmp_path / ("bundle.npz" if index < 2 else "scratch.npz")
+        if index == 2 and held == 3:  # the third sample went to the scratch file when the fourth was not held
+            with np.load(where) as loaded:
+                assert sorted({name[:6] for name in loaded.files}) == ["000002", "000003", "000004"]
         with np.load(where) as loaded:
             assert list(store[index]) == [name[7:] for name in loaded.files if name.startswith(f"{index:06d}/")]
             for name in sample:
@@ -85,6 +88,14 @@ def test_store_reads_back_what_np_load_reads(tmp_path: Path, bound: int, held: i
                 assert have.flags.c_contiguous == want.flags.c_contiguous
     first = store[0]["x"]
     assert np.array_equal(first, original)
+    whole = OutputStore(tmp_path / "all.npz", 2, tmp_path / "never.npz")  # every sample held: no scratch file at all
+    for sample in samples[:3]:
+        whole.append(sample)
+    whole.finish()
+    assert not (tmp_path / "never.npz").exists() or held < 3
+    if held == 3:
+        assert [whole[i]["y"] for i in range(3)] == [0, 1, 2] and np.array_equal(whole[2]["x"], samples[2]["x"])
+    whole.close()
     first[...] = 0  # a fresh copy on every read, as np.load gives
     assert np.array_equal(store[0]["x"], original)
     store.close()

@@ -29,7 +29,8 @@ from qdqreport.errors import InputError
 DEFAULT_STORED = 128  # samples per stage kept in the bundle by default: a detector's 128 samples are ~50 MB
 # A stage's first samples, up to this many bytes of outputs, are also kept in memory: reading them back (the QDQ stage
 # compares each sample with the FP32 one as it runs) copies them instead of reading the file (issue 12: vad, 1,000
-# reads of 2 members). The file is written all the same.
+# reads of 2 members). The bundle's samples are written all the same; the others go to the scratch file only when
+# a sample is not held (then the held ones beyond the bundle's go there first): a small model's outputs never do.
 IN_MEMORY_BYTES = 8 << 20
 Feed = dict[str, np.ndarray]
 
@@ -115,7 +116,8 @@ class NpzStream:
 class OutputStore(Sequence[Feed]):
     """One stage's outputs: samples below *keep* into *bundle_path*, the rest into a scratch file.
 
-    Filled with `append(sample)` during the run; indexing reads a sample back from disk."""
+    Filled with `append(sample)` during the run; indexing reads a sample back from memory (the first samples, up to
+    IN_MEMORY_BYTES) or from disk."""
 
     def __init__(self, bundle_path: Path, keep: int | None, scratch: Path) -> None:
         self.bundle_path, self.keep, self.scratch_path = bundle_path, keep, scratch
@@ -127,18 +129,28 @@ class OutputStore(Sequence[Feed]):
         self._held_bytes = 0
 
     def append(self, sample: Feed) -> None:
-        where = "bundle" if self.keep is None or self._count < self.keep else "scratch"
+        index, holding = self._count, len(self._held) == self._count
+        if holding:
+            held = {name: np.array(value) for name, value in sample.items()}  # a copy: the caller may change its own
+            size = sum(value.nbytes for value in held.values())
+            holding = self._held_bytes + size <= IN_MEMORY_BYTES and all(_plain(value) for value in held.values())
+            if holding:
+                self._held.append(held)
+                self._held_bytes += size
+        if self.keep is None or index < self.keep:
+            self._write("bundle", index, sample)
+        elif not holding:  # the scratch file: only samples not held in memory are ever read from it
+            if "scratch" not in self._streams:  # the held ones go there first, once, when one is not
+                for earlier in range(self.keep, len(self._held)):
+                    self._write("scratch", earlier, self._held[earlier])
+            self._write("scratch", index, sample)
+        self._count += 1
+
+    def _write(self, where: str, index: int, sample: Feed) -> None:
         if where not in self._streams:
             self._streams[where] = NpzStream(self.bundle_path if where == "bundle" else self.scratch_path)
         for name, value in sample.items():
-            self._streams[where].add(output_key(self._count, name), value)
-        if len(self._held) == self._count:
-            held = {name: np.array(value) for name, value in sample.items()}  # a copy: the caller may change its own
-            size = sum(value.nbytes for value in held.values())
-            if self._held_bytes + size <= IN_MEMORY_BYTES and all(_plain(value) for value in held.values()):
-                self._held.append(held)
-                self._held_bytes += size
-        self._count += 1
+            self._streams[where].add(output_key(index, name), value)
 
     def finish(self) -> None:
         for stream in self._streams.values():
@@ -185,7 +197,6 @@ class OutputStore(Sequence[Feed]):
 
     def close(self) -> None:
         self.finish()
-        self._held.clear()
         for arrays in self._files.values():
             for handle in {id(a.handle): a.handle for a in arrays.values() if isinstance(a, StoredArray)}.values():
                 handle.close()
