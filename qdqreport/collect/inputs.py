@@ -212,7 +212,8 @@ def _named(arrays: Any, specs: Sequence[TensorSpec], path: Path) -> dict[str, np
 
 
 class Samples(Sequence[Feed]):
-    """The samples of an .npy/.npz, each feed read from the file when asked for (a new feed every time).
+    """The samples of an .npy/.npz, each feed read from the file when asked for (a new feed every time), or cut from
+    the arrays read whole when they are small (IN_MEMORY_BYTES: along axis 0 a view of them, as for any array in memory).
 
     Slicing gives another Samples over the same file; iterating reads one sample after another."""
 
