@@ -6,6 +6,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 import onnx
 
 from onnx_files import with_initializers
@@ -56,30 +57,53 @@ def test_streamed_members_are_the_bytes_write_array_writes(tmp_path: Path) -> No
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "reference.npz").read_bytes()
 
 
-def test_store_reads_back_what_np_load_reads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("bound, held", [(0, 0), (48, 2), (1 << 20, 3)])
+def test_store_reads_back_what_np_load_reads(tmp_path: Path, bound: int, held: int, monkeypatch) -> None:
+    """Samples read back from the files, or from the copies held in memory (the first IN_MEMORY_BYTES of plain arrays:
+    a sample of 24 bytes, 48 hold two; a big-endian Fortran-ordered array in the fourth ends the holding)."""
+    from qdqreport.collect import output_store
+
+    monkeypatch.setattr(output_store, "IN_MEMORY_BYTES", bound)
     store = OutputStore(tmp_path / "bundle.npz", 2, tmp_path / "scratch.npz")
     rng = np.random.default_rng(0)
     samples = [{"x": rng.standard_normal((1, 4)).astype(np.float32), "y": np.array(i), "z": np.zeros((0, 3))}
                for i in range(5)]
+    samples[3]["x"] = np.asfortranarray(rng.standard_normal((3, 2))).astype(">f4")
     for sample in samples:
         store.append(sample)
+    original = samples[0]["x"].copy()
+    samples[0]["x"][...] = 7  # the caller's array changes after append: the store kept its own
     store.finish()
+    assert len(store._held) == held
     for index, sample in enumerate(samples):
         where = tmp_path / ("bundle.npz" if index < 2 else "scratch.npz")
+        if index == 2 and held == 3:  # the third sample went to the scratch file when the fourth was not held
+            with np.load(where) as loaded:
+                assert sorted({name[:6] for name in loaded.files}) == ["000002", "000003", "000004"]
         with np.load(where) as loaded:
+            assert list(store[index]) == [name[7:] for name in loaded.files if name.startswith(f"{index:06d}/")]
             for name in sample:
                 want, have = loaded[f"{index:06d}/{name}"], store[index][name]
                 assert have.dtype == want.dtype and have.shape == want.shape and np.array_equal(have, want)
+                assert have.flags.c_contiguous == want.flags.c_contiguous
     first = store[0]["x"]
+    assert np.array_equal(first, original)
+    whole = OutputStore(tmp_path / "all.npz", 2, tmp_path / "never.npz")  # every sample held: no scratch file at all
+    for sample in samples[:3]:
+        whole.append(sample)
+    whole.finish()
+    assert not (tmp_path / "never.npz").exists() or held < 3
+    if held == 3:
+        assert [whole[i]["y"] for i in range(3)] == [0, 1, 2] and np.array_equal(whole[2]["x"], samples[2]["x"])
+    whole.close()
     first[...] = 0  # a fresh copy on every read, as np.load gives
-    assert np.array_equal(store[0]["x"], samples[0]["x"])
+    assert np.array_equal(store[0]["x"], original)
     store.close()
 
 
-
 def test_the_collect_passes_share_one_index_of_each_model(tmp_path: Path, monkeypatch) -> None:
-    """Activation ranges, the FP16 check and the per-layer pass read one GraphIndex of each model and one alignment
-    (collect/align.GraphPair); each used to build its own (issue 12: 0.6 s a pair on the 102 MB synthetic model)."""
+    """The precision summary, activation ranges, the FP16 check and the per-layer pass read one GraphIndex of each
+    model and one alignment (collect/align.GraphPair); each used to build its own (issue 12: 0.6 s a pair on the 102 MB synthetic model)."""
     from qdqreport.cli import main
     from qdqreport.collect import align, qdq_graph
 
@@ -104,8 +128,8 @@ def test_the_collect_passes_share_one_index_of_each_model(tmp_path: Path, monkey
                  "--per-layer", "--whatif-budget", "0", "-o", str(out), "--quiet"]) == 0
     assert (out / "quant" / "fp16_check.json").is_file() and (out / "quant" / "activation_ranges.json").is_file()
     assert (out / "layers" / "summary.json").is_file()
-    # The precision summary's own index of the QDQ model, then the shared pair: three in all, one alignment.
-    assert len(built) == 3 and len(aligned) == 1
+    # The shared pair, which the precision summary reads too: two in all, one alignment.
+    assert len(built) == 2 and len(aligned) == 1
 
 
 def test_a_shared_index_gives_what_separate_indices_give() -> None:

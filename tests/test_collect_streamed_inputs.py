@@ -35,8 +35,13 @@ def _same_feeds(a, b) -> None:
             assert x.tobytes() == y.tobytes()
 
 
+@pytest.mark.parametrize("in_memory", [True, False])
 @pytest.mark.parametrize("compressed", [False, True])
-def test_samples_equal_the_whole_load_on_every_layout(tmp_path: Path, compressed: bool) -> None:
+def test_samples_equal_the_whole_load_on_every_layout(tmp_path: Path, compressed: bool, in_memory: bool,
+                                                      monkeypatch) -> None:
+    """Read from the file sample by sample, or (small inputs, IN_MEMORY_BYTES) read whole once and cut in memory."""
+    if not in_memory:
+        monkeypatch.setattr(inputs, "IN_MEMORY_BYTES", 0)
     rng = np.random.default_rng(3)
     arrays = {"image": rng.standard_normal((6, 3, 4, 5)).astype(np.float32),  # batch axis 0, C order
               "state": np.asfortranarray(rng.standard_normal((2, 6, 8)).astype(np.float32)),  # axis 1, Fortran order
@@ -52,7 +57,7 @@ def test_samples_equal_the_whole_load_on_every_layout(tmp_path: Path, compressed
     streamed = load_inputs(str(path), specs, "--inputs", axes=axes)
     with _whole():
         whole = load_inputs(str(path), specs, "--inputs", axes=axes)
-    assert isinstance(streamed.samples, Samples)
+    assert isinstance(streamed.samples, Samples) and streamed.samples.in_memory() is in_memory
     _same_feeds(streamed.samples, whole.samples)
     _same_feeds(streamed.samples[2:5], whole.samples[2:5])
     _same_feeds([streamed.samples[-1]], [whole.samples[-1]])
@@ -60,6 +65,27 @@ def test_samples_equal_the_whole_load_on_every_layout(tmp_path: Path, compressed
     assert load_inputs(str(path), specs, "--inputs", limit=4, axes=axes).manifest_entry()["samples"] == 4
     with pytest.raises(IndexError):
         streamed.samples[6]  # noqa: B018
+
+
+def test_small_inputs_are_read_whole_and_a_bad_value_is_still_named_by_its_sample(tmp_path: Path,
+                                                                                  monkeypatch) -> None:
+    """Inputs of at most IN_MEMORY_BYTES are read once and cut in memory, their values checked in one pass; a NaN is
+    named by its sample, as the per-sample check names it; larger inputs stay on disk."""
+    specs = [TensorSpec("x", ("n", 4), np.dtype(np.float32))]
+    x = np.arange(40, dtype=np.float32).reshape(10, 4)
+    np.savez(tmp_path / "x.npz", x=x)
+    loaded = load_inputs(str(tmp_path / "x.npz"), specs, "--inputs")
+    assert loaded.samples.in_memory() and loaded.samples.all_finite()
+    x[7, 2] = np.nan
+    np.savez(tmp_path / "nan.npz", x=x)
+    for limit in (None, 7):
+        if limit is None:
+            with pytest.raises(InputError, match="nan.npz sample 7: input 'x' contains 1 NaN/Inf"):
+                load_inputs(str(tmp_path / "nan.npz"), specs, "--inputs")
+        else:  # the bad sample is past --max-samples: the per-sample check finds nothing
+            assert len(load_inputs(str(tmp_path / "nan.npz"), specs, "--inputs", limit=limit).samples) == 7
+    monkeypatch.setattr(inputs, "IN_MEMORY_BYTES", x.nbytes - 1)
+    assert not load_inputs(str(tmp_path / "x.npz"), specs, "--inputs").samples.in_memory()
 
 
 def test_members_stay_on_disk_and_a_sample_costs_one_sample(tmp_path: Path) -> None:
@@ -129,11 +155,13 @@ def test_the_bundle_is_the_same_as_with_the_inputs_loaded_whole(demo: Path, tmp_
     with _whole():
         before = collect(demo / "eval.npz", tmp_path / "whole")
     assert any(name.startswith("layers/") for name in before) and "quant/fp16_ranges.csv" in before
-    for source in (demo / "eval.npz", tmp_path / "stored.npz", tmp_path / "x.npy"):
-        after = collect(source, tmp_path / f"bundle_{source.name}")
-        assert sorted(after) == sorted(before)
-        for name in before:
-            assert after[name] == before[name], name
+    for bound in (inputs.IN_MEMORY_BYTES, 0):  # read whole once (small inputs), then from the file sample by sample
+        with mock.patch.object(inputs, "IN_MEMORY_BYTES", bound):
+            for source in (demo / "eval.npz", tmp_path / "stored.npz", tmp_path / "x.npy"):
+                after = collect(source, tmp_path / f"bundle_{bound}_{source.name}")
+                assert sorted(after) == sorted(before)
+                for name in before:
+                    assert after[name] == before[name], name
 
 
 def test_a_layout_check_reads_the_first_sample_of_a_file_and_every_feed_of_a_script(tmp_path: Path) -> None:

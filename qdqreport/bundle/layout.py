@@ -8,16 +8,17 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import sys
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from qdqreport import __version__
-from qdqreport.bundle.artifacts import check_array_key
-from qdqreport.bundle.reader import Bundle
 # ARTIFACT_PATHS (and STAGE_KINDS) are imported from here by collect/ until it reads bundle/vocabulary.py itself.
 from qdqreport.bundle.vocabulary import ARTIFACT_PATHS, STAGE_KINDS  # noqa: F401
 from qdqreport.bundle.writer import BundleWriter
+
+if TYPE_CHECKING:  # the reader's modules (and the artefact checks) are imported where a bundle is read: a collect
+    from qdqreport.bundle.reader import Bundle  # that reads none starts without them (issue 12)
 
 
 def output_key(sample: int, name: str) -> str:
@@ -51,6 +52,8 @@ def load_stage_outputs(bundle: Bundle, stage_id: str) -> list[dict[str, np.ndarr
     path = bundle.artifact(stage_id, "outputs")
     if not bundle.has(path):
         return []
+    from qdqreport.bundle.artifacts import check_array_key
+
     samples: dict[int, dict[str, np.ndarray]] = {}
     where = bundle._where(path)
     for key, value in bundle.npz(path).items():

@@ -6,6 +6,7 @@ import functools
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import onnx
@@ -65,19 +66,22 @@ class LoadedModel:
         return entry
 
 
-def load_model(path: Path | str, role: str) -> LoadedModel:
+def load_model(path: Path | str, role: str, load_test: Callable[[onnx.ModelProto], bool] | None = None) -> LoadedModel:
     """Read and check an ONNX model; *role* ("--fp32", "--qdq") names the option in errors.
 
     Tensors stored as external data are read from the model's folder. A model the ONNX checker
     rejects is still accepted when ONNX Runtime loads it (ONNX Runtime's own quantize_static writes
-    such models); the checker's complaint is kept as `check_warning` for the bundle.
+    such models); the checker's complaint is kept as `check_warning` for the bundle. *load_test*: for
+    such a model without external data, the caller's own proof that ONNX Runtime loads it (it builds
+    the session it will use from the loaded proto and says whether that worked); when it says no, or
+    is not given, ONNX Runtime's load test below decides, as before.
     """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file (given as {role}); pass the path of an .onnx model")
     proto, external = _read(path, role)
     warning = _checker_complaint(path)
-    if warning is not None:
+    if warning is not None and not (load_test is not None and not external and load_test(proto)):
         _require_onnxruntime_loads(path, role, warning)
     if external:
         _remember_on_disk(proto, path)

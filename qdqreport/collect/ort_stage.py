@@ -148,7 +148,7 @@ def new_session(model: bytes | str, provider: str, config: dict[str, str] | None
     for key, value in {**(config or {}), **session_config(model)}.items():
         options.add_session_config_entry(key, value)
     with session_log():
-        return onnxruntime.InferenceSession(model, sess_options=options, providers=[_provider_name(provider)])
+        return onnxruntime.InferenceSession(model, sess_options=options, providers=[provider_name(provider)])
 
 
 # ONNX Runtime's warnings while it builds a session, counted by kind (ort_warning_summary) instead of printed: its
@@ -209,7 +209,8 @@ def ort_warning_summary() -> str | None:
     return f"ONNX Runtime gave {total} warning{'s' if total != 1 else ''} while building its sessions: {listed}"
 
 
-def _provider_name(provider: str) -> str:
+def provider_name(provider: str) -> str:
+    """The ONNX Runtime provider --ort-provider names (as new_session matches it)."""
     available = onnxruntime_providers()
     if provider in available:
         return provider

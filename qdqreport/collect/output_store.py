@@ -6,7 +6,9 @@ than the inference it followed, issue 12), so no list of all outputs is held. Re
 (`np.load` reads stored members like compressed ones). `--store-outputs` chooses what the bundle
 keeps: `all`, `first:N` (the default, first:DEFAULT_STORED) or `none`; samples the bundle does not
 keep go to a scratch file removed after the collect, so later steps (the FP16 check, --postprocess,
-TensorRT stages) still read every sample, one at a time. Samples are read back with positioned reads
+TensorRT stages) still read every sample, one at a time. A stage's first IN_MEMORY_BYTES of outputs
+are also held in memory and read back from there (those never go to the scratch file unless a later
+sample does). Samples are read back with positioned reads
 of the stored members (collect/npstream.py, as the evaluation inputs are): the same bytes as
 `np.load`'s, without opening a zip member and parsing its header on every read.
 """
@@ -27,6 +29,11 @@ from qdqreport.collect.npstream import StoredArray, open_arrays
 from qdqreport.errors import InputError
 
 DEFAULT_STORED = 128  # samples per stage kept in the bundle by default: a detector's 128 samples are ~50 MB
+# A stage's first samples, up to this many bytes of outputs, are also kept in memory: reading them back (the QDQ stage
+# compares each sample with the FP32 one as it runs) copies them instead of reading the file (issue 12: vad, 1,000
+# reads of 2 members). The bundle's samples are written all the same; the others go to the scratch file only when
+# a sample is not held (then the held ones beyond the bundle's go there first): a small model's outputs never do.
+IN_MEMORY_BYTES = 8 << 20
 Feed = dict[str, np.ndarray]
 
 
@@ -111,7 +118,8 @@ class NpzStream:
 class OutputStore(Sequence[Feed]):
     """One stage's outputs: samples below *keep* into *bundle_path*, the rest into a scratch file.
 
-    Filled with `append(sample)` during the run; indexing reads a sample back from disk."""
+    Filled with `append(sample)` during the run; indexing reads a sample back from memory (the first samples, up to
+    IN_MEMORY_BYTES) or from disk."""
 
     def __init__(self, bundle_path: Path, keep: int | None, scratch: Path) -> None:
         self.bundle_path, self.keep, self.scratch_path = bundle_path, keep, scratch
@@ -119,14 +127,32 @@ class OutputStore(Sequence[Feed]):
         self._files: dict[str, dict[str, StoredArray | np.ndarray]] = {}  # file -> key -> its array, left on disk
         self._keys_of: dict[str, dict[str, list[str]]] = {}  # file -> sample prefix -> its keys
         self._count = 0
+        self._held: list[Feed] = []  # the first samples as appended (IN_MEMORY_BYTES), read back as copies
+        self._held_bytes = 0
 
     def append(self, sample: Feed) -> None:
-        where = "bundle" if self.keep is None or self._count < self.keep else "scratch"
+        index, holding = self._count, len(self._held) == self._count
+        if holding:
+            held = {name: np.array(value) for name, value in sample.items()}  # a copy: the caller may change its own
+            size = sum(value.nbytes for value in held.values())
+            holding = self._held_bytes + size <= IN_MEMORY_BYTES and all(_plain(value) for value in held.values())
+            if holding:
+                self._held.append(held)
+                self._held_bytes += size
+        if self.keep is None or index < self.keep:
+            self._write("bundle", index, sample)
+        elif not holding:  # the scratch file: only samples not held in memory are ever read from it
+            if "scratch" not in self._streams:  # the held ones go there first, once, when one is not
+                for earlier in range(self.keep, len(self._held)):
+                    self._write("scratch", earlier, self._held[earlier])
+            self._write("scratch", index, sample)
+        self._count += 1
+
+    def _write(self, where: str, index: int, sample: Feed) -> None:
         if where not in self._streams:
             self._streams[where] = NpzStream(self.bundle_path if where == "bundle" else self.scratch_path)
         for name, value in sample.items():
-            self._streams[where].add(output_key(self._count, name), value)
-        self._count += 1
+            self._streams[where].add(output_key(index, name), value)
 
     def finish(self) -> None:
         for stream in self._streams.values():
@@ -150,6 +176,8 @@ class OutputStore(Sequence[Feed]):
             index += self._count
         if not 0 <= index < self._count:
             raise IndexError(index)
+        if index < len(self._held):
+            return {name: np.array(value) for name, value in self._held[index].items()}
         where = "bundle" if self.keep is None or index < self.keep else "scratch"
         source, prefix = self._file(where), output_key(index, "")
         return {key[len(prefix):]: _read(source[key]) for key in self._keys_of[where].get(prefix, [])}
@@ -175,6 +203,12 @@ class OutputStore(Sequence[Feed]):
             for handle in {id(a.handle): a.handle for a in arrays.values() if isinstance(a, StoredArray)}.values():
                 handle.close()
         self._files.clear()
+
+
+def _plain(array: np.ndarray) -> bool:
+    """An array whose copy is what the file gives back: a built-in dtype in native byte order, C order (a copy of
+    anything else could differ from the .npy's reading in byte order or memory layout)."""
+    return array.dtype.isbuiltin == 1 and array.dtype.isnative and array.flags.c_contiguous
 
 
 def _read(array: StoredArray | np.ndarray) -> np.ndarray:

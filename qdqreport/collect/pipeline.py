@@ -23,7 +23,8 @@ from qdqreport.collect.batch_axis import batch_axes, check_overrides
 from qdqreport.collect.inputs import InputSet, check_feed, layouts, load_inputs, load_reference, sample_batch
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten, without_weights)
-from qdqreport.collect.ort_stage import OrtStage, check_provider, open_stage, ort_warning_summary
+from qdqreport.collect.ort_stage import (ORT_WARNINGS, OrtStage, check_provider, open_stage, ort_warning_summary,
+                                        provider_name)
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
 from qdqreport.collect.saturation_check import (cpu_vnni, decision, diverging_outputs, kernel_nodes,
                                                 run_saturation_check, skipped_entry, write_saturation_check)
@@ -48,6 +49,9 @@ RANGE_SAMPLES = 8
 # all of its samples; PP-OCRv4's recogniser (30 M values a model a sample, each folded at NumPy's memory speed) goes
 # from 7.3x plain inference to about 3x at N = 128 on a quiet machine (docs/BENCHMARKS.md, issue 12).
 PER_LAYER_SAMPLES = 32
+# A --qdq the ONNX checker rejects, of at most this many bytes, gets its ort_qdq session while it loads (that session
+# is ONNX Runtime's load test): _early_qdq_stage.
+EARLY_SESSION_BYTES = 64 << 20
 MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
 # --per-layer --confirm: re-quantizes the what-if's chosen set and measures it, returning the `confirmed` record or
 # None. The CLI passes confirm/whatif_confirm.confirm_chosen (its arguments); the collector never imports confirm/.
@@ -102,6 +106,7 @@ class _Loaded:
     decoder: Decoder | None = None
     app: AppResults | None = None
     graphs: GraphPair | None = None  # both models' indices and alignment, built once for every pass that reads them
+    qdq_stage: OrtStage | None = None  # the ort_qdq stage's session when load_model's load test built it
 
     def __post_init__(self) -> None:
         if self.graphs is None:
@@ -128,9 +133,11 @@ def collect(options: CollectOptions, progress: Progress | None = None) -> Path:
 def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progress) -> Path:
     loaded = _load_everything(options, progress)
     if not _reads_fp32_weights(options, loaded):  # checked with the weights; the rest reads none of them
-        loaded.fp32 = without_weights(loaded.fp32)
-        loaded.graphs = GraphPair(loaded.fp32.proto, loaded.qdq.proto)
-    precision = _precision_summary(loaded.qdq, progress)
+        light = without_weights(loaded.fp32)
+        if light is not loaded.fp32:  # a model without external data is the same model: its GraphPair stays
+            loaded.fp32 = light
+            loaded.graphs = GraphPair(loaded.fp32.proto, loaded.qdq.proto)
+    precision = _precision_summary(loaded, progress)
     marked = _marked_tensors(precision, loaded)
     with scratch_folder() as scratch:
         stages, run = _run_ort_stages(loaded, marked, options, progress, _Stores(writer, options.store_outputs, scratch))
@@ -213,7 +220,8 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
     check_provider(options.ort_provider)
     log_text = _modelopt_log_text(options.modelopt_log, progress) if options.modelopt_log else None
     fp32 = load_model(options.fp32, "--fp32")
-    qdq = load_model(options.qdq, "--qdq")
+    early: dict[str, OrtStage] = {}
+    qdq = load_model(options.qdq, "--qdq", load_test=_early_qdq_stage(options.ort_provider, early))
     check_model_pair(fp32, qdq, options.allow_unquantized)
     _check_same_interface(fp32, qdq)
     for model in (fp32, qdq):
@@ -232,7 +240,32 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
         reference = load_reference(options.reference, fp32.outputs, len(eval_set.samples), sample_batch(eval_set),
                                    output_axes)
     decoder, app = _load_task_inputs(options, len(eval_set.samples))
-    return _Loaded(fp32, qdq, eval_set, calib, reference, log_text, decoder, app)
+    return _Loaded(fp32, qdq, eval_set, calib, reference, log_text, decoder, app, qdq_stage=early.get("ort_qdq"))
+
+
+def _early_qdq_stage(provider: str, into: dict[str, OrtStage]) -> Callable[[Any], bool] | None:
+    """load_model's load test for a --qdq the ONNX checker rejects (ONNX Runtime's quantize_static writes such
+    models): the ort_qdq stage's own session, built now instead of a load-test session that is thrown away (one
+    session less per collect; vad, issue 12), kept in *into* for the stage. Only on the CPU provider and for a model
+    of at most EARLY_SESSION_BYTES: this session waits while the FP32 stage runs. When it cannot be built, the
+    warnings ONNX Runtime gave are forgotten and load_model's own load test decides; the stage then tries again at
+    its usual place and fails there, as it did before."""
+    if provider_name(provider) != "CPUExecutionProvider":
+        return None
+
+    def build(proto: Any) -> bool:
+        if proto.ByteSize() > EARLY_SESSION_BYTES:
+            return False
+        counted = dict(ORT_WARNINGS)
+        stage = open_stage("ort_qdq", session_source(proto), tuple(o.name for o in proto.graph.output), provider)
+        if stage.error:
+            ORT_WARNINGS.clear()
+            ORT_WARNINGS.update(counted)
+            return False
+        into["ort_qdq"] = stage
+        return True
+
+    return build
 
 
 def _load_task_inputs(options: CollectOptions, samples: int) -> tuple[Decoder | None, AppResults | None]:
@@ -290,11 +323,11 @@ def _modelopt_log_text(path: str, progress: Progress) -> str:
 
 
 # --- running ----------------------------------------------------------------------------
-def _precision_summary(qdq: LoadedModel, progress: Progress) -> dict[str, Any] | None:
+def _precision_summary(loaded: _Loaded, progress: Progress) -> dict[str, Any] | None:
     from qdqreport.collect.precision import precision_summary
 
     progress.say("reading the precision of every node of the QDQ graph")
-    return precision_summary(qdq.proto)
+    return precision_summary(loaded.qdq.proto, loaded.graphs.qdq)  # the index the later passes read too
 
 
 def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[dict[str, Any]]:
@@ -358,7 +391,8 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
         if index == 0 and fp32_out is not None and loaded.decoder is not None:
             _check_decoder(loaded.decoder, fp32, fp32_out)
-    qdq = open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
+    qdq = loaded.qdq_stage or open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
+    loaded.qdq_stage = None
     qdq.outputs = stores.open("ort_qdq")
     stages = {"ort_fp32": fp32, "ort_qdq": qdq}
     for index, qdq_out in enumerate(_run_stage(qdq, loaded.eval.samples, progress, lazy=True)):

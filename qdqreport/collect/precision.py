@@ -43,9 +43,10 @@ PRECISION_OF = {"float8e4m3fn": "fp8", "float8e4m3fnuz": "fp8", "float8e5m2": "f
                 "uint4": "int4"}
 
 
-def precision_summary(model: onnx.ModelProto) -> dict[str, Any]:
-    """The precision summary of a Q/DQ model, as documented for quant/precision_summary.json."""
-    index = GraphIndex(model)
+def precision_summary(model: onnx.ModelProto, index: GraphIndex | None = None) -> dict[str, Any]:
+    """The precision summary of a Q/DQ model, as documented for quant/precision_summary.json. *index*: *model*'s
+    GraphIndex when the caller has one (the collect's GraphPair shares it with its passes; nothing here changes it)."""
+    index = index if index is not None else GraphIndex(model)
     pairs = qdq_pairs(index)
     qdq = [_entry(index, q_node, dqs, tensor) for q_node, dqs, tensor in pairs]
     by_dq = {id(dq): entry for (_, dqs, _), entry in zip(pairs, qdq) for dq in dqs}

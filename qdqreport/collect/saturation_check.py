@@ -46,7 +46,6 @@ from qdqreport.analysis.saturation import CONTROL_KIND, MAX_SAMPLES, UNFUSED_STA
 from qdqreport.bundle.layout import write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.ort_stage import OrtStage, open_stage
-from qdqreport.collect.staged import StagedBundle
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
@@ -106,6 +105,7 @@ def diverging_outputs(writer: BundleWriter, manifest: dict[str, Any],
     comparison (a stage failed): nothing to judge. *stored*: StagedBundle's shortcut to the stages' stored outputs."""
     from qdqreport.analysis.agreement import diverges
     from qdqreport.analysis.context import Context
+    from qdqreport.collect.staged import StagedBundle  # with the bundle reader: only a collect that judges imports it
 
     ctx = Context(StagedBundle(writer, manifest, stored))
     comparison = ctx.comparison("quantization")

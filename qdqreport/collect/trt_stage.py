@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from qdqreport.analysis.comparison_tables import write_comparison
 from qdqreport.bundle.layout import write_stage
 from qdqreport.bundle.writer import BundleWriter
-from qdqreport.collect.trt_build import (BuildOutcome, BuildPlan, build_engine, build_plans, sample_shapes,
-                                         unsupported_operators)
+
+if TYPE_CHECKING:  # imported where used: without tensorrt no engine is planned or built (start-up, issue 12)
+    from qdqreport.collect.trt_build import BuildOutcome, BuildPlan
 
 TRT_STAGES = ("trt_fp16", "trt_int8")
 STAGE_ORDER = ("trt_fp16", "trt_int8", "trt_int8_noobey")
@@ -82,6 +83,8 @@ def run_trt_stages(request: TrtRequest, say: Callable[[str], None] = lambda _: N
     version, why = tensorrt_version()
     if version is None:
         return [TrtStageResult(s, "skipped", skip_reason(None, why), details={"tensorrt": None}) for s in TRT_STAGES]
+    from qdqreport.collect.trt_build import build_plans
+
     trt = importlib.import_module("tensorrt")
     plans, skipped = build_plans(version, request.fp32_path, request.qdq_path)
     results = [TrtStageResult(s, "skipped", reason, details={"tensorrt": version}) for s, reason in skipped.items()]
@@ -94,6 +97,7 @@ def run_trt_stages(request: TrtRequest, say: Callable[[str], None] = lambda _: N
 
 def _run_plan(trt: Any, version: str, plan: BuildPlan, request: TrtRequest, device: str | None,
               say: Callable[[str], None]) -> TrtStageResult:
+    from qdqreport.collect.trt_build import build_engine, sample_shapes
     from qdqreport.collect.trt_run import MARK_ALL_WARNING
 
     if request.mark_all:
@@ -109,6 +113,8 @@ def _run_plan(trt: Any, version: str, plan: BuildPlan, request: TrtRequest, devi
 
 
 def _result_from_build(outcome: BuildOutcome, version: str, mark_all: bool) -> TrtStageResult:
+    from qdqreport.collect.trt_build import unsupported_operators
+
     plan = outcome.plan
     details: dict[str, Any] = {"tensorrt": version, "variant": VARIANTS[plan.stage_id],
                                "typing": "strong" if plan.strongly_typed else "weak",
