@@ -57,3 +57,13 @@ def test_decode_margins_rank_under_a_calibration_cause():
     assert order[0] == "QR009" and order.index("QR010") > order.index("QR009")
     decode = next(f for f in findings if f.rule_id == "QR010")
     assert decode.severity == "warning" and "raw top-1" not in decode.summary  # no class outputs: no top-1 words
+
+
+def test_fix_words_follow_the_quantizer_and_the_calibration_set():
+    # quantize_static made the model: the words name it, not ModelOpt's --calibration_data_path; the coverage fix does
+    # not ask a 512-sample calibration set for "at least 500".
+    ctx, findings = _run("atspm_pair_random_calib")
+    noise = next(f for f in findings if f.rule_id == "QR009")
+    assert "quantize_static" in noise.fixes[0].action and "ModelOpt" not in noise.fixes[0].action
+    assert ctx.calib_stats["samples"] >= 500
+    assert not [f for f in findings if f.rule_id == "QR006" and "at least 500" in " ".join(x.action for x in f.fixes)]

@@ -12,8 +12,9 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.target import TENSORRT
-from qdqreport.fixes import (RANDOM_CALIBRATION_FIX, model_file, python_command, quantize_static_command, quantizer_name,
-                             recorded_ort_options, requantize_command, requantized_file, tensorrt_ort_options)
+from qdqreport.fixes import (RANDOM_CALIBRATION_FIX, calibration_reader, model_file, python_command,
+                             quantize_static_command, quantizer_name, recorded_ort_options, requantize_command,
+                             requantized_file, tensorrt_ort_options)
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
@@ -183,12 +184,15 @@ def _value(value: float | None) -> Any:
 def _fixes(ctx: Context) -> tuple[Fix, ...]:
     # Any object with get_next() is a CalibrationDataReader to ONNX Runtime (its __subclasshook__); one sample per call.
     reader = ("import types, numpy as np; from onnxruntime.quantization import quantize_static; "
-              f"d = np.load({RANDOM_CALIBRATION_FIX!r}); n = len(d[d.files[0]]); "
-              "it = iter([{k: d[k][i:i + 1] for k in d.files} for i in range(n)]); "
-              f"quantize_static({model_file(ctx, 'fp32')!r}, {requantized_file(ctx)!r}, "
+              + calibration_reader(RANDOM_CALIBRATION_FIX, (ctx.input_names or ("x",))[0])
+              + f"quantize_static({model_file(ctx, 'fp32')!r}, {requantized_file(ctx)!r}, "
               "types.SimpleNamespace(get_next=lambda: next(it, None)))")
-    first = Fix("Save real, preprocessed samples (the evaluation preprocessing, shape [N, ...] per model input, a few "
-                "hundred for a CNN) and re-quantize with them: ModelOpt --calibration_data_path",
+    # The words name the tool the command below runs (a new user's ORT model was told "ModelOpt
+    # --calibration_data_path" above a quantize_static command).
+    tool = ("quantize_static, reading them one sample at a time" if quantizer_name(ctx) == "quantize_static"
+            else "ModelOpt --calibration_data_path")
+    first = Fix(f"Save real, preprocessed samples to {RANDOM_CALIBRATION_FIX} (the evaluation preprocessing, shape "
+                f"[N, ...] per model input, a few hundred for a CNN) and re-quantize with them: {tool}",
                 requantize_command(ctx, calibration=RANDOM_CALIBRATION_FIX))
     if ctx.target != TENSORRT:
         return (first, Fix("With ONNX Runtime quantize_static: a CalibrationDataReader whose get_next() yields those "

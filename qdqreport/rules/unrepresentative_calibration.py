@@ -387,13 +387,19 @@ def _outside_calibration(ctx: Context, collapsed: list[int], total: int) -> tupl
     return False, ""
 
 
+CALIBRATION_SAMPLES = 500  # the set size the coverage fix asks for, for a CNN (ModelOpt's guidance: a few hundred)
+
+
 def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]:
     method = current_calibration_method(ctx)
     other = "max" if method != "max" else "entropy"
     extend, extended = calibration_rewrite(ctx, input_name, "np.concatenate([x, np.load('<similar_inputs.npy>')])")
     like = f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs"
-    return (Fix(f"Add {like} (from training data, not the evaluation set) "
-                "to the calibration set; use at least 500 calibration samples for CNNs", extend),
+    # "At least 500" only where the set is smaller (a new user's 512-sample set was told to use at least 500).
+    calibrated = ((ctx.calib_stats or {}).get("samples") if isinstance(ctx.calib_stats, dict) else None)
+    size = ("; use at least 500 calibration samples for CNNs"
+            if not isinstance(calibrated, int) or calibrated < CALIBRATION_SAMPLES else "")
+    return (Fix(f"Add {like} (from training data, not the evaluation set) to the calibration set{size}", extend),
             Fix(f"Re-quantize with the extended set and try {method_name(ctx, other)} calibration (now "
                 f"{method_name(ctx, method)})", requantize_command(ctx, Change(calibration_method=other), extended)))
 
