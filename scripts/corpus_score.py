@@ -211,7 +211,7 @@ TWENTY_THIRD_PART = "sealed part 23 (2026-11-27)"
 # ViT-S saliency network, the decision the image's regions of interest out of the package's own
 # Salency.find_regions_of_interest, on crops of the photographs scikit-image ships) by an engineer who never ran the rules
 # or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the
-# batch is sealed (no draw): it is scored once "before" the next round of rule changes, on the rules of commit 6509a78
+# batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit 6509a78
 # (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 TWENTY_FOURTH_PART = "sealed part 24 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
@@ -231,9 +231,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_FOURTH_PART, "twenty-fourth", ", made 2026-11-27 and collected at 6509a78, to be scored while sealed "
-         "before the next round of rule changes, on the rules of 6509a78 (totals in the kept section below)",
-         held_out=True),
+    Part(TWENTY_FOURTH_PART, "twenty-fourth", ", made 2026-11-27 and scored while sealed before the next round of "
+         "rule changes, at 6509a78: first-ranked 7/7, within three 7/7, healthy controls with an error 0/3, harmless "
+         "faults with an error 1/2 (totals in the kept section below)", held_out=True),
     Part(TWENTY_THIRD_PART, "twenty-third", "; scored while sealed before the rule changes of session 30's second "
          "round, at ce0a0f9: first-ranked 4/4, within three 4/4, healthy controls with an error 0/3, harmless faults "
          "with an error 0/5; after them, at 6509a78: the same; then read (2026-11-27, session 30's third round): no "
