@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from qdqreport.analysis.agreement import COLLAPSED, collapsed_samples, cosine_of
+from qdqreport.analysis.agreement import COLLAPSED, MIN_CHANGED_TO_COLLAPSE, collapsed_samples, cosine_of
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
@@ -317,7 +317,9 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
         yield unrepresentative_calibration.finding(
             title=f"{len(collapsed)} of {len(rows)} samples collapse under quantization"
                                    + (": calibration does not cover them" if measured else ""),
-            severity="error" if share >= 0.1 else "warning",
+            # One collapsed sample is an anecdote, never an error (analysis/agreement's MIN_CHANGED_TO_COLLAPSE): a
+            # saliency model's healthy-like calibration on textures, 1 of its 6 stored images collapsed, 17%, was one.
+            severity="error" if share >= 0.1 and len(collapsed) >= MIN_CHANGED_TO_COLLAPSE else "warning",
             confidence=0.85 if measured else 0.8 if outside else 0.55,
             score=0.8 if measured else 0.7 if outside else 0.5, subject=f"{comparison.id}:{output}", stage=comparison.id,
             summary=f"Output {output}: median cosine {statistics.median(cosines):.4f}, yet {plural(len(collapsed), 'sample')} "
