@@ -231,9 +231,10 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_FOURTH_PART, "twenty-fourth", ", made 2026-11-27 and scored while sealed before the next round of "
-         "rule changes, at 6509a78: first-ranked 7/7, within three 7/7, healthy controls with an error 0/3, harmless "
-         "faults with an error 1/2 (totals in the kept section below)", held_out=True),
+    Part(TWENTY_FOURTH_PART, "twenty-fourth", "; scored while sealed before the rule changes of session 30's third "
+         "round, at 6509a78: first-ranked 7/7, within three 7/7, healthy controls with an error 0/3, harmless faults "
+         "with an error 1/2; after them, at fe7ff4c: the same; then read (2026-11-27, session 30's fourth round): no "
+         "longer held out"),
     Part(TWENTY_THIRD_PART, "twenty-third", "; scored while sealed before the rule changes of session 30's second "
          "round, at ce0a0f9: first-ranked 4/4, within three 4/4, healthy controls with an error 0/3, harmless faults "
          "with an error 0/5; after them, at 6509a78: the same; then read (2026-11-27, session 30's third round): no "
