@@ -21,6 +21,8 @@ from qdqreport.wording import plural, verb
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
 # a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
 TENSOR_COSINE_BAD = 0.98
+# At or above this its own output is faithful: INT8 left the node's result where FP32 had it (to a thousandth).
+FAITHFUL_TENSOR = 0.999
 
 
 def _head_and_softmax_int8(b):
@@ -64,7 +66,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     Severity follows the impact on the outputs (analysis/agreement.py): an error when the
     quantized model's outputs collapse (decisions change: top-1, threshold flips, map IoU,
     detections), a warning when they degrade or when no outputs were compared; info when the
-    measured outputs agree (the node is INT8, harmlessly here, whatever its own tensor's cosine).
+    measured outputs agree (the node is INT8, harmlessly here, whatever its own tensor's cosine),
+    and info too when they only degrade while the nodes' own outputs were measured faithful
+    (tensor cosine 0.999 or more: the damage is elsewhere).
     When many other nodes are INT8 as well, the node's tensor error may be inherited from
     upstream: the confidence is then 0.65, not 0.85, and the finding names the experiment that
     separates the two (exclude the nodes, collect again). When the calibration inputs differ from
@@ -133,6 +137,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     # from tensor errors: the node computes on NaN whatever the calibration data, so neither the upstream cap nor the
     # inheritance doubt applies to it.
     nan_inputs = _nan_inputs(ctx, flagged)
+    faithful = finite and worst >= FAITHFUL_TENSOR and not nan_inputs
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     yield rerank(ctx, sensitive_op_quantized.finding(
@@ -140,8 +145,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
         # differ (upstream), the collapse is the calibration finding's error; this node is a suspect behind it.
-        severity=("error" if collapsed and (nan_inputs or not upstream) else "warning" if diverged or not outputs_measured
-                  else "info"),
+        # A node whose own output was measured faithful (FAITHFUL_TENSOR) while the outputs merely degrade is not
+        # where the damage is: info, as when they agree (LEADER's attention Sigmoid at 0.9995 on every healthy control).
+        severity=("error" if collapsed and (nan_inputs or not upstream) else
+                  "warning" if (diverged and not faithful) or not outputs_measured else "info"),
         # Direct evidence is the node's own tensor error; a diverged output alone is indirect.
         confidence=NAN_INPUT_CONFIDENCE if nan_inputs and diverged else min(
             (0.65 if inherited else 0.85) if bad_tensor else 0.6 if diverged else 0.45,
