@@ -147,13 +147,18 @@ def _uniform_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
 
 
 def _judge_uniform_ids(name: str, calib: dict[str, Any], evaluation: dict[str, Any]) -> NoiseVerdict:
+    common = _verdict_numbers(name, calib, evaluation)
+    return NoiseVerdict(noise=True, test="uniformity", **common,
+                        reason=f"the calibration ids fit {common['law']} with uncorrelated neighbours (lag-1 "
+                               f"autocorrelation {common['calib_structure']:.3f}) in every sample, where the evaluation "
+                               "ids fit no noise law")
+
+
+def _verdict_numbers(name: str, calib: dict[str, Any], evaluation: dict[str, Any]) -> dict[str, Any]:
+    """The numbers every NoiseVerdict of input *name* carries, whichever test decides."""
     (c_mean, c_max), (e_mean, _) = _structure(calib), _structure(evaluation)
-    law = _law(calib)
-    return NoiseVerdict(noise=True, test="uniformity", input=name, law=law, calib_structure=c_mean,
-                        calib_structure_max=c_max, eval_structure=e_mean, channel_spread=_channel_spread(calib),
-                        eval_channel_spread=_channel_spread(evaluation),
-                        reason=f"the calibration ids fit {law} with uncorrelated neighbours (lag-1 autocorrelation "
-                               f"{c_mean:.3f}) in every sample, where the evaluation ids fit no noise law")
+    return dict(input=name, law=_law(calib), calib_structure=c_mean, calib_structure_max=c_max, eval_structure=e_mean,
+                channel_spread=_channel_spread(calib), eval_channel_spread=_channel_spread(evaluation))
 
 
 def _structured_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
@@ -227,10 +232,8 @@ def _structure(entry: dict[str, Any]) -> tuple[float | None, float | None]:
 
 
 def _judge(name: str, calib: dict[str, Any], evaluation: dict[str, Any]) -> NoiseVerdict:
-    (c_mean, c_max), (e_mean, _) = _structure(calib), _structure(evaluation)
-    law, channels = _law(calib), _channel_spread(calib)
-    common = dict(input=name, law=law, calib_structure=c_mean, calib_structure_max=c_max, eval_structure=e_mean,
-                  channel_spread=channels, eval_channel_spread=_channel_spread(evaluation))
+    common = _verdict_numbers(name, calib, evaluation)
+    (c_mean, c_max), (e_mean, _), law = _structure(calib), _structure(evaluation), common["law"]
     if c_mean is not None and e_mean is not None and e_mean >= STRUCTURED_EVAL:
         uncorrelated = (abs(c_mean) < NOISE_MEAN + _mean_error(calib)
                         and (c_max is None or c_max < NOISE_MAX + _sample_error(calib)))

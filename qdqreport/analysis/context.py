@@ -156,8 +156,7 @@ class Context:
                          self.judging, self._producers, info.class_outputs, self.input_names)
         task = self.task_of_pair(info.reference, info.candidate)
         level = agreement.task_level(float(task["agreement"])) if task is not None else None
-        return dataclasses.replace(summary, judgement=agreement.capped_by_task(summary.judgement, level)) \
-            if summary.judgement is not None else summary
+        return dataclasses.replace(summary, judgement=agreement.capped_by_task(summary.judgement, level))
 
     def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""

@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from qdqreport.analysis.metrics import error_stats
 from qdqreport.analysis.output_kinds import BOX_FIELDS, OutputKind
 from qdqreport.wording import percent
 
@@ -174,10 +175,9 @@ def _detections(kind: OutputKind, pairs: list, threshold: float) -> Decisions | 
     count = _Count()
     per_sample = []
     for r, c in fields:
-        before = count.changed
-        reference, candidate = _detected(r, kind, threshold), _detected(c, kind, threshold)
-        count.add(_matched(reference, candidate, threshold))
-        per_sample.append(1.0 - min(1.0, (count.changed - before) / max(1, len(reference.scores))))
+        here = _matched(_detected(r, kind, threshold), _detected(c, kind, threshold), threshold)
+        count.add(here)
+        per_sample.append(here.kept_share)
     return count.decisions(len(pairs), tuple(per_sample), threshold, pixel_boxes=True, unit="detections after NMS")
 
 
@@ -212,9 +212,27 @@ class _Count:
     def changed(self) -> int:
         return self.lost + self.extra + self.moved
 
+    @property
+    def kept_share(self) -> float:
+        """1 - changed / reference (0 when more changed than the reference held; 1 with nothing to keep or change)."""
+        return 1.0 - min(1.0, self.changed / max(1, self.reference))
+
     def add(self, other: "_Count") -> None:
         for name in ("reference", "lost", "extra", "moved", "both", "near"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def unmatched_reference(self, score: float, threshold: float) -> None:
+        """A reference detection or peak nothing in the candidate matched: lost, or a near tie within MARGIN."""
+        if abs(score - threshold) < MARGIN:
+            self.near += 1
+        else:
+            self.lost += 1
+
+    def unmatched_candidates(self, scores: np.ndarray, threshold: float) -> None:
+        """The candidate's detections or peaks left unmatched: extra, or near ties within MARGIN."""
+        near = np.abs(scores - threshold) < MARGIN
+        self.near += int(np.sum(near))
+        self.extra += int(np.sum(~near))
 
     def decisions(self, samples: int, per_sample: tuple[float, ...], threshold: float, pixel_boxes: bool | None,
                   unit: str) -> Decisions:
@@ -225,7 +243,7 @@ class _Count:
                  if pixel_boxes else "; box fields are raw head outputs (not judged)")
         detail = (f"{self.reference:,} reference {unit} at score {threshold:g}: {self.lost:,} lost, {self.extra:,} "
                   f"extra{boxes}" + (f"; {self.near:,} near-tie change(s) not counted" if self.near else ""))
-        agreement = 1.0 - min(1.0, self.changed / max(1, self.reference)) if self.reference or self.changed else 1.0
+        agreement = self.kept_share
         short = (f"{self.lost:,} of {self.reference:,} {'peaks' if pixel_boxes is None else 'detections'} lost, "
                  f"{self.extra:,} extra"
                  + (f", {self.moved:,} boxes moved" if pixel_boxes and self.moved else ""))
@@ -287,13 +305,9 @@ def _matched(reference: _Detected, candidate: _Detected, threshold: float) -> _C
             free[j] = False
             count.both += 1
             count.moved += int(_box_moved(reference.boxes[i][:, None], candidate.boxes[j][:, None])[0])
-        elif abs(reference.scores[i] - threshold) < MARGIN:
-            count.near += 1
         else:
-            count.lost += 1
-    near_extra = np.abs(candidate.scores[free] - threshold) < MARGIN
-    count.near += int(np.sum(near_extra))
-    count.extra += int(np.sum(~near_extra))
+            count.unmatched_reference(reference.scores[i], threshold)
+    count.unmatched_candidates(candidate.scores[free], threshold)
     return count
 
 
@@ -309,7 +323,7 @@ def _anchor_detections(kind: OutputKind, fields: list, threshold: float) -> Deci
                       extra=int(np.sum(~kept_r & kept_c & decided)), both=int(np.sum(kept_r & kept_c)),
                       near=int(np.sum((kept_r != kept_c) & ~decided)))
         count.add(here)
-        per_sample.append(1.0 - min(1.0, here.changed / max(1, here.reference)))
+        per_sample.append(here.kept_share)
     return count.decisions(len(fields), tuple(per_sample), threshold, pixel_boxes=False, unit="detections")
 
 
@@ -368,7 +382,7 @@ def _peaks(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
     for ref, cand in pairs:
         here = _matched_peaks(ref, cand, threshold)
         count.add(here)
-        per_sample.append(1.0 - min(1.0, here.changed / max(1, here.reference)))
+        per_sample.append(here.kept_share)
     return count.decisions(len(pairs), tuple(per_sample), threshold, pixel_boxes=None, unit="peaks")
 
 
@@ -383,13 +397,9 @@ def _matched_peaks(ref: np.ndarray, cand: np.ndarray, threshold: float) -> _Coun
         if len(near):
             free[near[int(np.argmin(distance[near]))]] = False
             count.both += 1
-        elif abs(scores_r[i] - threshold) < MARGIN:
-            count.near += 1
         else:
-            count.lost += 1
-    near_extra = np.abs(scores_c[free] - threshold) < MARGIN
-    count.near += int(np.sum(near_extra))
-    count.extra += int(np.sum(~near_extra))
+            count.unmatched_reference(scores_r[i], threshold)
+    count.unmatched_candidates(scores_c[free], threshold)
     return count
 
 
@@ -416,17 +426,11 @@ def _angles(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
 
 def _field_cosine(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
     """A field with no decisions of its own: its median cosine over the samples (as a slice of a mixed-scale tensor)."""
-    per_sample = tuple(_cosine(r, c) for r, c in pairs)
+    per_sample = tuple(error_stats(r, c).cosine for r, c in pairs)
     median = float(np.median(per_sample))
     return Decisions("field cosine", median, len(per_sample), len(per_sample), len(pairs), per_sample,
                      f"median cosine {median:.4f} over {len(per_sample):,} samples (no decisions: numbers only)",
                      f"cosine {median:.4f}")
-
-
-def _cosine(ref: np.ndarray, cand: np.ndarray) -> float:
-    r, c = ref.astype(np.float64).ravel(), cand.astype(np.float64).ravel()
-    norms = float(np.linalg.norm(r) * np.linalg.norm(c))
-    return float(r @ c / norms) if norms else float(np.array_equal(r, c))
 
 
 _FIELD_MEASURES = {"map": _map, "peaks": _peaks, "angle": _angles, "tensor": _field_cosine}

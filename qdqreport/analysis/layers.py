@@ -167,8 +167,13 @@ def uncovered_line(row: dict[str, Any]) -> float:
     """The excess clipping that says a Q node's range never saw values like the evaluation's: UNCOVERED_CLIPPING_KEPT
     for a range keeping every calibration value whose evaluation values overshoot it by more than rounding (overshoot),
     UNCOVERED_CLIPPING otherwise (a range that clips its own data by design, or an overshoot of a few steps)."""
-    kept = (_num(row.get("calib_clipped_share")) or 0.0) == 0.0
-    return UNCOVERED_CLIPPING_KEPT if kept and overshoot(row) >= UNCOVERED_OVERSHOOT else UNCOVERED_CLIPPING
+    return UNCOVERED_CLIPPING_KEPT if _kept_calibration(row) and overshoot(row) >= UNCOVERED_OVERSHOOT \
+        else UNCOVERED_CLIPPING
+
+
+def _kept_calibration(row: dict[str, Any]) -> bool:
+    """Whether a Q node's range kept every calibration value (MinMax: it clips none of its own data)."""
+    return (_num(row.get("calib_clipped_share")) or 0.0) == 0.0
 
 
 def overshoot(row: dict[str, Any]) -> float:
@@ -205,7 +210,7 @@ def far_uncovered_quantizers(ranges: QuantizerRanges, skip_tensors: frozenset[st
     UNCOVERED_FAR of their span or more, farthest first, when they are at least UNCOVERED_FAR_SHARE of the inner ones
     (and OVERWIDE_MIN); otherwise none."""
     inner = inner_measured(ranges, skip_tensors)
-    far = [q for q in inner if (_num(q.get("calib_clipped_share")) or 0.0) == 0.0 and (_num(q.get("clipped_share")) or 0.0) > 0
+    far = [q for q in inner if _kept_calibration(q) and (_num(q.get("clipped_share")) or 0.0) > 0
            and overshoot(q) >= UNCOVERED_FAR and not clipped_below_relu(q, relu_read)]
     if len(far) < max(OVERWIDE_MIN, UNCOVERED_FAR_SHARE * len(inner)):
         return []

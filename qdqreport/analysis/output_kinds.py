@@ -35,9 +35,9 @@ beside its argmax), every index is a decision (the string is read from all of th
 
 from __future__ import annotations
 
-import re
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -209,7 +209,7 @@ def state_name(name: str) -> bool:
 
 def _is_state(name: str, input_names: Sequence[str]) -> bool:
     """Named like a state ("stateN", "hn", "present.0.key"), or an input's name plus "N"/"_out" (fed back)."""
-    if _STATE_NAME.search(name):
+    if state_name(name):
         return True
     return any(name != i and name.startswith(i) and name[len(i):].lower().lstrip("_.") in _STATE_SUFFIXES
                for i in input_names)

@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from qdqreport.analysis.output_kinds import state_name
-
 from qdqreport.analysis.calibration_data import IDS_KEPT
+from qdqreport.analysis.output_kinds import state_name
 from qdqreport.analysis.spectrum import rate_mismatch
 
 # Two honest samples of one preprocessing differ in spread by far less than 1.6x; the usual

@@ -32,12 +32,12 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
     uncovered = many + [q for q in far if q not in many]
     if not uncovered:
         return
-    worst = uncovered[0]
+    worst, inner = uncovered[0], len(inner_measured(ranges, skip))
     yield finding(
         title=(f"{plural(len(uncovered), 'activation')} {verb(len(uncovered), 'clips')} far more of the evaluation data "
                "than of the calibration data: calibration never saw values like these") if many else
-              (f"{len(far)} of {len(inner_measured(ranges, skip))} activations get evaluation values far past the ranges "
-               "calibration gave them, where the calibration data reached none: calibration never saw values like these"),
+              (f"{len(far)} of {inner} activations get evaluation values far past the ranges calibration gave them, "
+               "where the calibration data reached none: calibration never saw values like these"),
         **_measured_warning(ctx), subject="clipped activations",
         summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples and "
                 f"{ranges.calib_samples} calibration samples, spread over each set: {worst.get('tensor') or worst['q_node']} "
@@ -49,8 +49,8 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
         evidence=(*([Metric("worst excess clipping (evaluation − calibration share)",
                             rounded(float(excess_clipping(worst)), 4), threshold=f">= {uncovered_line(worst)}")] if many
                     else []),
-                  *([Metric("share of activations whose evaluation values pass the calibrated range by a quarter of its span or more",
-                            rounded(len(far) / max(1, len(inner_measured(ranges, skip))), 3),
+                  *([Metric("share of activations whose evaluation values pass the calibrated range by a quarter of "
+                            "its span or more", rounded(len(far) / max(1, inner), 3),
                             threshold=f">= {UNCOVERED_FAR_SHARE}")] if far else []),
                   Table("Activations clipped beyond what calibration data clips",
                         ("Q node", "tensor", "evaluation clipped", "calibration clipped", "calibrated min",

@@ -398,8 +398,8 @@ def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]
     extend, extended = calibration_rewrite(ctx, input_name, "np.concatenate([x, np.load('<similar_inputs.npy>')])")
     like = f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs"
     # "At least 500" only where the set is smaller (a new user's 512-sample set was told to use at least 500).
-    calibrated = ((ctx.calib_stats or {}).get("samples") if isinstance(ctx.calib_stats, dict) else None)
-    size = ("; use at least 500 calibration samples for CNNs"
+    calibrated = ctx.calib_stats.get("samples") if isinstance(ctx.calib_stats, dict) else None
+    size = (f"; use at least {CALIBRATION_SAMPLES} calibration samples for CNNs"
             if not isinstance(calibrated, int) or calibrated < CALIBRATION_SAMPLES else "")
     return (Fix(f"Add {like} (from training data, not the evaluation set) to the calibration set{size}", extend),
             Fix(f"Re-quantize with the extended set and try {method_name(ctx, other)} calibration (now "
