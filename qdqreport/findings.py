@@ -24,6 +24,13 @@ SEVERITY_AND_RANKING = """\
 A cosine of 0.998 is never an error: severity comes from the judgement, not from a raw metric, and
 `--fail-on error` therefore fails a build only when decisions change or the pipeline breaks.
 
+The user's own decode (`collect --postprocess`) judges a stage pair on the same bars: its agreement
+(or mean `compare()` score) below 0.99 degrades, below 0.9 collapses. Where every raw output agrees
+and the calibration is not unlike the evaluation data, a decision that already changes once the FP32
+outputs move less than the pair's median raw difference (the task table's "changes at rel. L2" under
+its median "raw rel. L2") sits on a margin any INT8 model moves: those flips degrade the task but are
+not counted towards a collapse (`analysis/agreement.decode_level`).
+
 ### Ranking: which finding comes first
 
 Findings are listed by severity, then by score × confidence (highest first), then by rule id and

@@ -18,6 +18,7 @@ from qdqreport.analysis import agreement
 from qdqreport.analysis.agreement import Judgement, JudgingOptions
 from qdqreport.analysis.decisions import measure as measure_decisions
 from qdqreport.analysis.input_range import without_rounding_clips
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops, score_gate
 from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
                                        table_records)
@@ -96,6 +97,7 @@ class Context:
         self._tables: dict[tuple[str, str], list[Any]] = {}  # typed records (analysis/records.py)
         self._grouped: dict[tuple[str, str], dict[str, list[Any]]] = {}
         self._summaries: dict[str, list[OutputSummary]] = {}
+        self._task_levels: dict[str, str] = {}
 
     # --- stages and comparisons ----------------------------------------------------------
     @cached_property
@@ -143,20 +145,38 @@ class Context:
         """Every output of a comparison, summarised over samples and judged (analysis/agreement.py)."""
         if comparison_id not in self._summaries:
             slices = self._by_output(comparison_id, "slices")
-            summaries = [_summarise(name, rows, slices.get(name, []))
+            summaries = [self._judged(comparison_id, _summarise(name, rows, slices.get(name, [])))
                          for name, rows in self._by_output(comparison_id, "samples").items()]
-            self._summaries[comparison_id] = [self._judged(comparison_id, s) for s in summaries]
+            level = self._task_level(comparison_id, summaries)
+            self._summaries[comparison_id] = [
+                dataclasses.replace(s, judgement=agreement.capped_by_task(s.judgement, level)) for s in summaries]
         return self._summaries[comparison_id]
+
+    def task_level(self, comparison: ComparisonInfo) -> str:
+        """agree | degrade | collapse of the user's decode (collect --postprocess) on *comparison*'s stage pair,
+        agree when unmeasured: analysis/agreement.decode_level, the one judgement rules and the verdict read."""
+        self.output_summaries(comparison.id)
+        return self._task_levels.get(comparison.id) or agreement.AGREE
+
+    def _task_level(self, comparison_id: str, summaries: list[OutputSummary]) -> str | None:
+        """The decode's level from the raw outputs' own judgements (before a task caps them: a collapse capped to
+        degrade never agrees, so the order cannot change whether every raw output agrees)."""
+        info = next((c for c in self.comparisons if c.id == comparison_id), None)
+        task = self.task_of_pair(info.reference, info.candidate) if info is not None else None
+        if task is None:
+            return None
+        ordinary = (bool(summaries) and not any(agreement.diverges(s) for s in summaries)
+                    and not calibration_upstream(self))
+        level = agreement.decode_level(float(task["agreement"]), self.task_rows(task["id"]), ordinary)
+        self._task_levels[comparison_id] = level
+        return level
 
     def _judged(self, comparison_id: str, summary: OutputSummary) -> OutputSummary:
         info = next((c for c in self.comparisons if c.id == comparison_id), None)
         if info is None:
             return judged(summary, [], [], self.judging, self._producers, (), self.input_names)
-        summary = judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate),
-                         self.judging, self._producers, info.class_outputs, self.input_names)
-        task = self.task_of_pair(info.reference, info.candidate)
-        level = agreement.task_level(float(task["agreement"])) if task is not None else None
-        return dataclasses.replace(summary, judgement=agreement.capped_by_task(summary.judgement, level))
+        return judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate),
+                      self.judging, self._producers, info.class_outputs, self.input_names)
 
     def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from qdqreport.analysis.agreement import AGREE, COLLAPSE, collapses, diverges, task_level
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, collapses, diverges
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import is_control
 
@@ -45,7 +45,7 @@ def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
 
 def outputs_collapse(ctx: Context, purpose: str = "quantization") -> bool:
     """Whether an output of the comparison collapses (analysis/agreement.py), or the user's own decode of it does
-    (collect --postprocess: analysis/agreement.task_level): what makes a root cause an error."""
+    (collect --postprocess: Context.task_level): what makes a root cause an error."""
     return any(collapses(s) for s in diverging_outputs(ctx, purpose)) or task_judgement(ctx, purpose) == COLLAPSE
 
 
@@ -58,7 +58,7 @@ def task_agreement(ctx: Context, comparison: ComparisonInfo) -> float:
 def task_judgement(ctx: Context, purpose: str) -> str:
     """agree | degrade | collapse of the user's decode on the comparison of *purpose* (agree when unmeasured)."""
     comparison = ctx.comparison(purpose)
-    return AGREE if comparison is None else task_level(task_agreement(ctx, comparison))
+    return AGREE if comparison is None else ctx.task_level(comparison)
 
 
 def judged_summaries(ctx: Context, comparison_id: str) -> list[OutputSummary]:

@@ -93,7 +93,8 @@ def postprocess_mismatch(ctx: Context) -> Iterator[Finding]:
     difference. That difference is only the ordinary noise of INT8 when the calibration is sound:
     where the calibration inputs differ from the evaluation's (noise, another preprocessing, a
     coverage gap: analysis/upstream.py), (b) is a suspect behind that cause, at most a warning
-    scored under the calibration findings.
+    scored under the calibration findings. An error only when the task collapses beyond the
+    flips at margins thinner than the run's median difference (analysis/agreement.decode_level).
 
     Why it matters: task metrics (accuracy, mAP, rotated crops) fall while every tensor
     comparison looks healthy, so the search goes to quantization and finds nothing. Raw cosine
@@ -225,10 +226,12 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
         evidence.append(Text(f"The calibration inputs differ from the evaluation inputs ({upstream}): this run's INT8 "
                              "difference is that calibration's, not the ordinary noise of a good one. Fix the calibration "
                              "first and collect again; what still flips then is the decode's margin."))
-    severity = "error" if task_level(agreement) == COLLAPSE else "warning" if agreement < AMPLIFIED_WARNING else "info"
+    collapsed = ctx.task_level(comparison) == COLLAPSE
+    severity = "error" if collapsed else "warning" if agreement < AMPLIFIED_WARNING else "info"
     return postprocess_mismatch.finding(
         title="The decode turns small output differences into different decisions",
-        # Severity from the task's impact (analysis/agreement.task_level): these flips are the user's accuracy loss;
+        # Severity from the task's impact (Context.task_level): these flips are the user's accuracy loss, an error only
+        # where they collapse the task beyond the flips at margins thinner than the run's median difference;
         # under a calibration cause, a suspect behind it (at most a warning, scored under it).
         severity="warning" if upstream and severity == "error" else severity,
         confidence=0.45 if upstream else 0.75, score=REFUTED_SCORE if upstream else 0.6,

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Iterator
 
 from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, LEVEL_RANK,
-                                         SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, cosine_of, diverges, task_level)
+                                         SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, cosine_of, diverges)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.quantizer import nodes_by_output
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import (Change, exclusion, exclusion_fix, quantizer_name, recollect_command, requantize_command,
                              requantized_file, trtexec_fixes)
-from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, task_agreement
+from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run,
                                        near_threshold_task)
 
@@ -72,9 +72,11 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     maps, detections kept, exact matches of indices; the median cosine (below 0.99), the worst
     signal-carrying slice (below 0.98) and top-1 (below 0.99) only where no decision is defined.
     Recurrent state never diverges on its own. With `collect --postprocess`, the user's own
-    decode judges the stage pair too (analysis/agreement.task_level: its agreement, or mean
-    compare() score, below 0.99 degrades, below 0.9 collapses): raw outputs that agree while the
-    decode decides otherwise are the task's loss, and this rule names it. It is an error when the output collapses
+    decode judges the stage pair too (analysis/agreement.decode_level: its agreement, or mean
+    compare() score, below 0.99 degrades, below 0.9 collapses; where every raw output agrees,
+    decisions that flip at less than the pair's median raw difference degrade but never
+    collapse: the decode's thin margins): raw outputs that agree while the decode decides
+    otherwise are the task's loss, and this rule names it. It is an error when the output collapses
     (decisions change materially; cosine, top-1 or a slice below 0.9 where there are no
     decisions), else a warning. When no comparison diverges this rule stays silent and the
     renderer states "all stages agree" from the stage matrix it draws itself.
@@ -88,7 +90,7 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     engine with obeyed precision constraints (deployment).
     """
     diverging = [(c, [s for s in judged_summaries(ctx, c.id) if diverges(s)]) for c in ordered_comparisons(ctx)]
-    diverging = [(c, outs) for c, outs in diverging if outs or task_level(task_agreement(ctx, c)) != AGREE]
+    diverging = [(c, outs) for c, outs in diverging if outs or ctx.task_level(c) != AGREE]
     if not diverging:
         return
     first, outputs = diverging[0]
@@ -96,7 +98,7 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
         yield _task_divergence(ctx, first, diverging)
         return
     worst = max(outputs, key=_badness)
-    severe = any(collapses(s) for s in outputs) or task_level(task_agreement(ctx, first)) == COLLAPSE
+    severe = any(collapses(s) for s in outputs) or ctx.task_level(first) == COLLAPSE
     # One per-sample series per diverging output, the worst SERIES_LIMIT of them: a model with 1,000 outputs
     # must not make a report of 1,000 plots.
     worst_first = {id(s) for s in sorted(outputs, key=lambda s: (s.cosine_median, s.output))[:SERIES_LIMIT]}
@@ -121,7 +123,7 @@ def _task_divergence(ctx: Context, first: ComparisonInfo, diverging: list) -> Fi
     """The stage pair whose raw outputs agree while the user's decode decides otherwise: the task's loss is the
     symptom (QR010 says why the decode amplifies the raw differences)."""
     task = ctx.task_of_pair(first.reference, first.candidate)
-    level = task_level(float(task["agreement"]))
+    level = ctx.task_level(first)
     title = f"{_VERB.get(first.purpose, first.purpose)} {'collapses' if level == COLLAPSE else 'degrades'} the task's decisions"
     words = (f"{task['disagreeing']:,} of {task['samples']:,} samples decoded differently "
              f"(task agreement {percent(float(task['agreement']))})")
