@@ -7,7 +7,8 @@ node in INT8); the bundle also holds measurements that test those guesses:
   * confirms the layer hypotheses when an exclusion set reaches the target;
   * refutes them when excluding every suspect closes less than half of the lost agreement, or
     when the unmodified QDQ model already meets the target (its outputs agree as the report judges
-    them, collect/whatif.py; before 2026-11-27, the worst output's median cosine): no node is broken
+    them and, with collect --postprocess, the user's decode agrees too, collect/whatif.py; before
+    2026-11-27, the worst output's median cosine): no node is broken
     for typical inputs, what fails is specific to some inputs;
   * is partial in between (more than half closed, target not reached).
 - the FP16 check's control (the same INT8 nodes with the float part in FP32): it implicates the
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import Context
+from qdqreport.bundle.vocabulary import WHATIF_TASK_OUTPUT
 
 CONFIRMS, REFUTES, PARTIAL = "confirms", "refutes", "partial"
 REFUTED_BELOW = 0.5  # an exclusion of every suspect that closes less than half the gap did not find the cause
@@ -135,6 +137,8 @@ LOWER_IS_BETTER = ("relative error", "non-finite values")  # the judged measures
 
 
 def _what(base: dict[str, Any]) -> str:
+    if judged(base) and base.get("output") == WHATIF_TASK_OUTPUT:
+        return "the --postprocess decode's task agreement (as the report judges it)"
     if judged(base):
         return f"output {base.get('output') or ''}'s judgement ({base.get('measure')}, as the report judges it)"
     return "the output cosine"

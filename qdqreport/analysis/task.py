@@ -140,6 +140,19 @@ def decode_all(decoder: Decoder, outputs: Outputs) -> list[TaskResult]:
     return decoded
 
 
+def decode_agreement(decoder: Decoder, reference: list[TaskResult], outputs: Outputs) -> tuple[float, int]:
+    """(mean agreement, samples decoded differently) of *outputs* decoded against the *reference* results, as a task
+    pair's agreement is measured (the script's compare(), else the generic one). A decode that fails on these
+    outputs (NaN, say) agrees on nothing."""
+    agree = decoder.user_agreement if decoder.compare_fn else generic_agreement
+    try:
+        values = [_checked(agree, a, b, decoder, index)
+                  for index, (a, b) in enumerate(zip(reference, decode_all(decoder, outputs)))]
+    except DecodeFailed:
+        return 0.0, len(reference)
+    return (float(np.mean(values)) if values else 1.0), sum(v < 1.0 for v in values)
+
+
 def _pair_rows(ref: list[TaskResult], cand: list[TaskResult], agree: Agreement, decoder: Decoder,
                ref_out: Outputs, cand_out: Outputs) -> list[dict[str, Any]]:
     rows = []

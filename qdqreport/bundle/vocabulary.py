@@ -41,3 +41,6 @@ ARTIFACT_PATHS = {
     "fp16_check": "quant/fp16_check.json",  # FP16 check (QDQ float part in FP16): collect/fp16_check.py
     "fp16_ranges": "quant/fp16_ranges.csv",
 }
+# layers/whatif.json: the name under which a variant's --postprocess decode is judged beside its outputs ("outputs",
+# and "output" when the decode judges worst; bundles since 2026-11-27, session 31).
+WHATIF_TASK_OUTPUT = "decoded task results"

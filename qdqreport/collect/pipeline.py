@@ -445,7 +445,7 @@ def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, An
     # The what-if judges its variants as the report will judge the QDQ model: the same output kinds and decision
     # threshold, decisions on the same stored samples (collect/whatif.py).
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider,
-                           judging=options.judging, decision_samples=options.store_outputs)
+                           judging=options.judging, decision_samples=options.store_outputs, decoder=loaded.decoder)
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress,
                          loaded.graphs, options.per_layer_samples)
 

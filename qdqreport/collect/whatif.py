@@ -37,8 +37,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from qdqreport.analysis.agreement import AGREE, COLLAPSE, LEVEL_RANK, JudgingOptions
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, LEVEL_RANK, TASK_OK, JudgingOptions, task_level
 from qdqreport.analysis.context import OutputSummary, judge_outputs
+from qdqreport.bundle.vocabulary import WHATIF_TASK_OUTPUT
 from qdqreport.collect.exclusion import exclusion_variant
 from qdqreport.collect.models import session_source
 from qdqreport.collect.qdq_graph import GraphIndex
@@ -56,6 +57,7 @@ class WhatIfOptions:
     provider: str = "cpu"
     judging: JudgingOptions | None = None  # --output-kind / --decision-threshold given to collect
     decision_samples: int | None = None  # the samples the report's decisions read (--store-outputs first:N; None: all)
+    decoder: Any = None  # collect --postprocess's decode (analysis/decode_step.Decoder): it judges each variant too
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,15 @@ class Measured:
     sqnr_db: float  # the worst output's median per-sample SQNR
     level: str = AGREE  # the report's judgement of the outputs (analysis/agreement.py): the worst decisive output's
     outputs: tuple[OutputSummary, ...] = ()  # every output, judged as the report judges it
+    task: dict[str, Any] | None = None  # the --postprocess decode's judgement of the variant (as _judged_output's)
 
     @property
     def worst(self) -> OutputSummary | None:
         """The decisive output (recurrent state never decides) judged worst; the first of a tie."""
         decisive = [o for o in self.outputs if o.judgement is not None and not o.judgement.internal]
         return max(decisive, key=lambda o: LEVEL_RANK[o.judgement.level], default=None)
+
+
 
 
 class WhatIf:
@@ -85,6 +90,7 @@ class WhatIf:
         self.rows: list[dict[str, Any]] = []
         self.start = time.perf_counter()
         self.costs: list[float] = []
+        self.decoded = _decoded_reference(options.decoder, fp32_outputs)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -111,7 +117,7 @@ class WhatIf:
         reference = [{name: ref[name] for name in names} for ref in self.reference]
         measured = _measured(judge_outputs(reference, outputs, self.judging, self.producers, self.classes,
                                            tuple(self.samples[0]) if self.samples else (),
-                                           self.options.decision_samples))
+                                           self.options.decision_samples), self._task(outputs))
         seconds = time.perf_counter() - began
         self.costs.append(seconds)
         self.rows.append({"trial": len(self.rows), "kind": kind, "excluded_count": len(nodes),
@@ -119,6 +125,20 @@ class WhatIf:
                           "top1_agree": measured.top1, "sqnr_db": measured.sqnr_db,
                           "reached": int(self.reached(measured)), "seconds": seconds})
         return measured
+
+    def _task(self, outputs: list[Feed]) -> dict[str, Any] | None:
+        """The user's decode of the variant's outputs against FP32's (collect --postprocess), judged as the report
+        judges a stage pair's decode: a variant whose tensors agree while the decode still decides otherwise meets no
+        target (a new user's tagger: three nodes excluded, 68 of 16,384 ids changed, yet 34 of 64 sentences tagged
+        otherwise)."""
+        if self.decoded is None:
+            return None
+        from qdqreport.analysis.task import decode_agreement
+
+        agreement, differing = decode_agreement(self.options.decoder, self.decoded, outputs)
+        return {"level": task_level(agreement), "measure": "task agreement", "value": agreement, "internal": False,
+                "headline": f"{differing:,} of {len(outputs):,} samples decoded differently (task agreement "
+                            f"{agreement:.0%})"}
 
     def reached(self, measured: Measured) -> bool:
         """The report's judgement agrees on every output (analysis/agreement.py), and the floors the user gave hold."""
@@ -218,32 +238,50 @@ def _dominant_op_type(chosen: list[str], quantized: dict[str, str]) -> str | Non
     return op_type if total > len(chosen) and len(chosen) * 2 >= total else None
 
 
-def _measured(outputs: list[OutputSummary]) -> Measured:
+def _decoded_reference(decoder: Any, fp32_outputs: Sequence[Feed]) -> list[Any] | None:
+    """FP32's decoded results, once, when collect has a --postprocess decode (None otherwise)."""
+    if decoder is None:
+        return None
+    from qdqreport.analysis.task import decode_all
+
+    return decode_all(decoder, fp32_outputs)
+
+
+def _measured(outputs: list[OutputSummary], task: dict[str, Any] | None = None) -> Measured:
     """The trial's numbers as before (worst median cosine and SQNR, mean top-1 of class outputs) and the report's
-    judgement of every output; the trial's level is its worst decisive output's (COLLAPSE when none was compared)."""
+    judgement of every output and of the decode; the trial's level is the worst of them (COLLAPSE when nothing was
+    compared)."""
     top1s = [o.top1 for o in outputs if o.top1 is not None]
     decisive = [o.judgement.level for o in outputs if o.judgement is not None and not o.judgement.internal]
+    decisive += [task["level"]] if task else []
     level = max(decisive, key=LEVEL_RANK.__getitem__, default=AGREE if outputs else COLLAPSE)
     return Measured(min((o.cosine_median for o in outputs), default=-1.0),
                     statistics.fmean(top1s) if top1s else None,
-                    min((o.sqnr_median for o in outputs), default=-math.inf), level, tuple(outputs))
+                    min((o.sqnr_median for o in outputs), default=-math.inf), level, tuple(outputs), task)
 
 
 def _as_dict(measured: Measured | None) -> dict[str, Any]:
     if measured is None:
         return {"cosine": None, "top1": None, "sqnr_db": None}
+    outputs = {o.output: {"level": o.judgement.level, "measure": o.judgement.measure,
+                          "value": _finite(o.judgement.value), "headline": o.judgement.headline,
+                          "internal": o.judgement.internal}
+               for o in measured.outputs if o.judgement is not None}
+    if measured.task is not None:
+        outputs[WHATIF_TASK_OUTPUT] = {**measured.task, "value": _finite(measured.task["value"])}
     worst = measured.worst
+    name = worst.output if worst else None
+    # The decode decides when it judges worse than every output (the report's verdict leads with it then too).
+    task_level_rank = LEVEL_RANK[measured.task["level"]] if measured.task is not None else -1
+    if task_level_rank > (LEVEL_RANK[worst.judgement.level] if worst else -1):
+        name = WHATIF_TASK_OUTPUT
+    judged = outputs.get(name) if name else None
     return {"cosine": measured.cosine, "top1": measured.top1,
             "sqnr_db": measured.sqnr_db if math.isfinite(measured.sqnr_db) else None,
             # The report's judgement (optional, 1.2-compatible): what the verdict would say of this variant.
-            "level": measured.level, "output": worst.output if worst else None,
-            "measure": worst.judgement.measure if worst else None,
-            "value": _finite(worst.judgement.value) if worst else None,
-            "headline": worst.judgement.headline if worst else None,
-            "outputs": {o.output: {"level": o.judgement.level, "measure": o.judgement.measure,
-                                   "value": _finite(o.judgement.value), "headline": o.judgement.headline,
-                                   "internal": o.judgement.internal}
-                        for o in measured.outputs if o.judgement is not None}}
+            "level": measured.level, "output": name,
+            "measure": judged["measure"] if judged else None, "value": judged["value"] if judged else None,
+            "headline": judged["headline"] if judged else None, "outputs": outputs}
 
 
 def _finite(value: float | None) -> float | None:
@@ -259,5 +297,7 @@ def _judged_words(measured: Measured | None, search: WhatIf) -> str:
     floors = [f"median cosine ≥ {search.options.target_cosine:g}" if search.options.target_cosine is not None else "",
               f"top-1 agreement ≥ {search.options.target_top1:.0%}" if search.options.target_top1 is not None else ""]
     floors = [f for f in floors if f]
-    return (f"every output agrees as the report judges it ({by}; decision threshold {threshold:g})"
+    decode = (f", and the --postprocess decode decides alike on {TASK_OK:.0%} of the samples or more"
+              if search.decoded is not None else "")
+    return (f"every output agrees as the report judges it ({by}; decision threshold {threshold:g}){decode}"
             + (f", and {' and '.join(floors)} (--target-cosine/--target-top1)" if floors else ""))
