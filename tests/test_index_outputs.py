@@ -28,3 +28,19 @@ def test_index_outputs_show_exact_matches_and_no_float_metrics(tmp_path):
     render_report(CASE, tmp_path)
     lines = [l for l in (tmp_path / "report.md").read_text().splitlines() if l.startswith("| ctc\\_index | index")]
     assert lines and all(l.count("| — ") >= 4 for l in lines)  # cosine min, SQNR, max |Δ|, relative L2
+
+
+TAGGER = Path(__file__).resolve().parent / "data" / "bundles" / "sudachi_tagger_allops"
+
+
+def test_padding_both_stages_leave_at_zero_is_not_compared():
+    # Every op of an ALBERT tagger in INT8: 0 of 64 sentences tagged as FP32 tags them. Over all 16,384 positions,
+    # padding included, "1,289 of 16,384 values differ" read as 92% exact matches, a mere degradation, while the
+    # verdict (from the decode) said collapses. Over the 3,555 positions either stage fills: 64% kept, a collapse.
+    ctx = Context(Bundle(TAGGER), target="onnxruntime")
+    comparison = ctx.comparison("quantization")
+    (tags,) = [s for s in ctx.output_summaries(comparison.id) if s.output == "403"]
+    assert tags.judgement.headline == "1,289 of 3,555 values differ" and tags.judgement.level == "collapse"
+    assert "12,829 trailing padding position(s), 0 in both stages, not compared" in tags.judgement.detail
+    symptom = next(f for f in run_rules(ctx, discover()).findings if f.rule_id == "QR001")
+    assert symptom.title == "Quantization collapses the outputs" and "1,289 of 3,555" in symptom.summary

@@ -96,8 +96,9 @@ def levels_table() -> list[tuple[str, str, str]]:
                "detections": "1 − (lost + extra + moved) / reference detections (detector heads: one per object "
                              "after NMS per class, matched at IoU 0.5; anchor by anchor for a raw head; the peaks "
                              f"field of a field grid: peaks matched within {PEAK_RADIUS} cells)",
-               "exact matches": "exact matches (integer outputs such as CTC indices; share of values; a detector's "
-                                "labels only where its score output keeps the detection)",
+               "exact matches": "exact matches (integer outputs such as CTC indices; share of values, the trailing "
+                                "padding both stages leave at 0 not counted; a sample with one changed value never "
+                                "collapses; a detector's labels only where its score output keeps the detection)",
                "angle agreement": "mean cosine of the angle differences (an angle field of a field grid, modulo 2π)",
                "field cosine": "median cosine of a field of a field grid that has no decisions"}
     rows = [(meaning.get(measure, measure), f"≥ {agree:g}", f"< {collapse:g}")
@@ -123,6 +124,7 @@ class Judgement:
     cosine_meaningful: bool = True  # False below 8 values per sample: never show the cosine as evidence
     sample_agreement: tuple[float, ...] = ()  # per stored sample (0, 1, ...): its decisions' agreement
     detail: str = ""  # the full line the tables show (near ties, box moves, stored samples); headline when empty
+    sample_changed: tuple[int, ...] = ()  # per stored sample, its changed values (integer outputs only; else empty)
 
 
 def cosine_value(value: Any) -> float:
@@ -174,7 +176,7 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
     if decisions is not None and decisions.measure in DECISION_LEVELS:
         return Judgement(_decision_level(decisions), decisions.measure, decisions.agreement,
                          decisions.short or decisions.detail, internal, cosine_shown, tuple(decisions.per_sample),
-                         _decision_detail(decisions, summary.samples))
+                         _decision_detail(decisions, summary.samples), tuple(decisions.per_sample_changed))
     if not meaningful:
         rel = summary.rel_l2_median
         level = AGREE if rel <= SMALL_REL_OK else DEGRADE if rel < SMALL_REL_COLLAPSED else COLLAPSE
@@ -202,12 +204,16 @@ def _by_fields(decisions: Any, compared: int, internal: bool, meaningful: bool) 
 
 def collapsed_samples(summary: Any) -> set[int] | None:
     """The samples whose own decisions collapse (a CTC string, a sample's detections), by the measure that judged
-    the output; None when the output was not judged by decisions (rules then fall back to per-sample cosine)."""
+    the output; None when the output was not judged by decisions (rules then fall back to per-sample cosine). Where
+    the sample's changed values are counted (integer outputs), one changed value is an anecdote, as for a whole
+    output (MIN_CHANGED_TO_COLLAPSE): a recogniser's one-character line read blank is a near tie, not a collapse."""
     judged = getattr(summary, "judgement", None)
     if judged is None or judged.measure not in DECISION_LEVELS or not judged.sample_agreement:
         return None
     collapse_below = DECISION_LEVELS[judged.measure][1]
-    return {index for index, share in enumerate(judged.sample_agreement) if share < collapse_below}
+    changed = judged.sample_changed
+    return {index for index, share in enumerate(judged.sample_agreement)
+            if share < collapse_below and (not changed or changed[index] >= MIN_CHANGED_TO_COLLAPSE)}
 
 
 # The user's own decode (collect --postprocess): its mean per-sample agreement (or compare() score) between two stages is

@@ -39,6 +39,7 @@ class Decisions:
     # A field grid's fields, each measured by its own kind: (label, Decisions); analysis/agreement.py judges each and
     # the worst decides. Empty for every other kind.
     parts: tuple[tuple[str, "Decisions"], ...] = ()
+    per_sample_changed: tuple[int, ...] = ()  # changed values of each measured sample (integer outputs; else empty)
 
 
 def measure(kind: OutputKind, reference: Sequence[np.ndarray], candidate: Sequence[np.ndarray],
@@ -134,11 +135,28 @@ def _map(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
 
 
 def _index(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
-    total = sum(int(r.size) for r, _ in pairs)
-    same = sum(int(np.sum(r == c)) for r, c in pairs)
-    per_sample = tuple(float(np.mean(r == c)) if r.size else 1.0 for r, c in pairs)
+    """Exact matches of integer outputs, over the positions that hold something: the trailing run of the last axis
+    where both stages write 0 (a tagger's [PAD] after the sentence, CTC blanks after the text) decides nothing, and
+    counting it made a tagger whose 64 sentences were all tagged otherwise "92% exact matches" (a new user's
+    ALBERT tagger: 1,289 of 16,384 ids differ, and 12,829 of the 16,384 are padding in both)."""
+    kept = [~_trailing_padding(r, c) for r, c in pairs]
+    total = sum(int(k.sum()) for k in kept)
+    same = sum(int(np.sum((r == c) & k)) for (r, c), k in zip(pairs, kept))
+    per_sample = tuple(float(np.mean((r == c)[k])) if k.any() else 1.0 for (r, c), k in zip(pairs, kept))
+    changed = tuple(int(np.sum((r != c) & k)) for (r, c), k in zip(pairs, kept))
+    padding = sum(int(r.size) for r, _ in pairs) - total
     text = f"{total - same:,} of {total:,} values differ"
-    return Decisions("exact matches", same / max(1, total), total - same, total, len(pairs), per_sample, text, text)
+    detail = text + (f" ({padding:,} trailing padding position(s), 0 in both stages, not compared)" if padding else "")
+    return Decisions("exact matches", same / max(1, total), total - same, total, len(pairs), per_sample, detail, text,
+                     per_sample_changed=changed)
+
+
+def _trailing_padding(ref: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Positions at the end of the last axis where both stages hold 0, up to the last position either fills."""
+    if ref.ndim == 0 or ref.shape[-1] < 2:
+        return np.zeros(ref.shape, dtype=bool)
+    both = np.flip((ref == 0) & (cand == 0), axis=-1)
+    return np.flip(np.logical_and.accumulate(both, axis=-1), axis=-1)
 
 
 def _gated_index(kind: OutputKind, reference: Sequence, candidate: Sequence, gate: tuple, threshold: float
