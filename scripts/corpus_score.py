@@ -217,7 +217,7 @@ TWENTY_FOURTH_PART = "sealed part 24 (2026-11-27)"
 # The twenty-fifth sealed part: a batch made on 2026-11-27 (a new family: trueocr's CTC text-line recognizer, the
 # decision the line's text out of the package's own Recognizer.predict, on lines rendered from the texts the trueocr
 # wheel ships) by an engineer who never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY
-# decided from its measurements alone. Every case of the batch is sealed (no draw): it is scored once "before" the
+# decided from its measurements alone. Every case of the batch is sealed (no draw): it was scored once "before" the
 # rule changes of session 31's first round, on the rules of commit b0cecab (totals only), and is to be scored "after"
 # them, reported apart, its rows withheld (STILL_SEALED).
 TWENTY_FIFTH_PART = "sealed part 25 (2026-11-27)"
@@ -248,9 +248,9 @@ PARTS = (
     Part(TWENTY_SIXTH_PART, "twenty-sixth", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 31's first round, at b0cecab: first-ranked 6/7, within three 6/7, healthy controls with an error "
          "0/3, harmless faults with an error 0/2", held_out=True),
-    Part(TWENTY_FIFTH_PART, "twenty-fifth", ", made 2026-11-27 and collected at b0cecab, to be scored while sealed "
-         "before the rule changes of session 31's first round, on the rules of b0cecab (totals in the kept section "
-         "below)", held_out=True),
+    Part(TWENTY_FIFTH_PART, "twenty-fifth", ", made 2026-11-27; scored while sealed before the rule changes of "
+         "session 31's first round, at b0cecab: first-ranked 6/7, within three 6/7, healthy controls with an error "
+         "0/3, harmless faults with an error 0/2", held_out=True),
     Part(TWENTY_FOURTH_PART, "twenty-fourth", "; scored while sealed before the rule changes of session 30's third "
          "round, at 6509a78: first-ranked 7/7, within three 7/7, healthy controls with an error 0/3, harmless faults "
          "with an error 1/2; after them, at fe7ff4c: the same; then read (2026-11-27, session 30's fourth round): no "
