@@ -8,6 +8,7 @@ so both read it here (rules never import each other).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,12 @@ REVERSED_GAIN = 0.5
 # no reversal removes (waifu2x and CapSpot calibrated in BGR on other photos: 0.69 and 0.56 of the gap left; every
 # true swap of the read corpus 0.08-0.31; no healthy control's order reversed).
 REVERSED_ORDER_GAIN = 0.75
+# ... and the gap must stand out of sampling noise: on some channel the set means differ by CHANNEL_GAP_Z standard
+# errors or more (each channel's `mean_sem`, the spread of its samples' own means; bundles before 2026-11-27 lack it
+# and are judged without). A new user's background-removal crops: 32 and 24 crops of the same RGB photographs, the
+# set means apart by at most 1.4 standard errors, read "channels reversed" (reversal left 0.35 of the gap); the same
+# crops truly in BGR reach 1.9, waifu2x's BGR calibration (48 crops of other photographs) 5.5.
+CHANNEL_GAP_Z = 3.0
 # Preprocessing moves the black level (0 -> -1, 0 -> -2.1, 0 -> 0 but x255 ...); darker or brighter
 # *content* keeps it. A calibration min (or max) within 5% of the evaluation span of the evaluation's
 # is that signature: the data differ, not the preprocessing (QR006 reads the coverage gap).
@@ -155,7 +162,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
         direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
         flipped = np.mean([abs(a - b) for a, b in zip([m[0] for m in means][::-1], [m[1] for m in means])]) / e["std"]
         reversed_order = _order_reversed([m[0] for m in means], [m[1] for m in means], e["std"])
-        if direct > MIN_CHANNEL_GAP and flipped < (REVERSED_ORDER_GAIN if reversed_order else REVERSED_GAIN) * direct:
+        if (direct > MIN_CHANNEL_GAP and flipped < (REVERSED_ORDER_GAIN if reversed_order else REVERSED_GAIN) * direct
+                and _beyond_sampling(calib.get("channels", []), evaluation.get("channels", []))):
             axis = evaluation.get("channel_axis") or 1
             return Difference("channels", "calibration channels reversed (BGR vs RGB)", f"np.flip(x, axis={axis})", 1.0,
                               0.7, flipped / direct)
@@ -215,6 +223,15 @@ def _step_of_range(c: dict[str, float], e: dict[str, float], ratio: float) -> fl
         return ratio
     label, _ = affine_transform(extremes, c["min"] - e["min"] * extremes)
     return ratio if fitted_map(label) else extremes
+
+
+def _beyond_sampling(calib_channels: list[dict[str, Any]], eval_channels: list[dict[str, Any]]) -> bool:
+    """Whether some channel's set means differ by CHANNEL_GAP_Z standard errors or more; True where either set lacks
+    the standard errors (bundles before 2026-11-27: judged by the gap alone, as before)."""
+    pairs = list(zip(calib_channels, eval_channels))
+    if not pairs or any(not isinstance(side.get("mean_sem"), (int, float)) for pair in pairs for side in pair):
+        return True
+    return any(abs(c["mean"] - e["mean"]) >= CHANNEL_GAP_Z * math.hypot(c["mean_sem"], e["mean_sem"]) for c, e in pairs)
 
 
 def _order_reversed(calib_means: list[float], eval_means: list[float], eval_std: float) -> bool:

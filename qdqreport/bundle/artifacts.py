@@ -166,7 +166,11 @@ def _shown(value: Any) -> str:
 _NAMES = ListOf(Str())
 # NaN/Inf: inputs that hold them (the report shows it); never null, never a negative spread.
 _STATS = Obj({"min": Float(), "max": Float(), "mean": Float(), "std": Num(0, finite=False), "absmax": Num(0, finite=False),
-              "index": Count(True)}, required=("min", "max", "mean", "std"))
+              "index": Count(True),
+              # optional (a channel's, since 2026-11-27): the standard error of the set's channel mean, from the spread
+              # of the samples' own channel means (QR003's channel-order test weighs a gap against it)
+              "mean_sem": Num(0, nullable=True)},
+             required=("min", "max", "mean", "std"))
 # Optional (bundles before issue 10 lack it): per-sample lag-1 autocorrelation along the last axis, summarised;
 # the same shape for the per-sample lowest correlation between colour channels (bundles before 2026-11-24 lack it).
 _STRUCTURE = Obj({"measure": Str(), "axis": Num(-64, 64, integer=True), "samples": Count(),

@@ -72,6 +72,7 @@ class _InputFold:
         self.first: np.ndarray | None = None
         self.empty = False
         self.overall, self.channels, self.rows, self.structure, self.colour = _Moments(), None, [], [], []
+        self.channel_means: list[np.ndarray] = []  # each sample's own channel means (their spread: mean_sem)
         self.channel_axis = None
         self.pending: list[np.ndarray] = []  # samples held back (add), folded at flush()
         self.pending_values = 0
@@ -138,7 +139,8 @@ class _InputFold:
         self.structure.extend(lag1_autocorrelations(block.centred.reshape(values.shape), variances))
         if self.channels:
             for sample in values:
-                self.channels.add(np.moveaxis(sample, self.channel_axis, 0).reshape(sample.shape[self.channel_axis], -1))
+                by_channel = np.moveaxis(sample, self.channel_axis, 0).reshape(sample.shape[self.channel_axis], -1)
+                self.channel_means.append(self.channels.add(by_channel))
                 self.colour.append(channel_correlation(sample, self.channel_axis))
         self._add_spectrum(run[0], values.reshape((-1,) + shape[1:]))
 
@@ -155,7 +157,8 @@ class _InputFold:
         block = _block_moments(values.reshape(1, -1))
         self.overall.fold(block)
         if self.channels:
-            self.channels.add(np.moveaxis(values, self.channel_axis, 0).reshape(values.shape[self.channel_axis], -1))
+            by_channel = np.moveaxis(values, self.channel_axis, 0).reshape(values.shape[self.channel_axis], -1)
+            self.channel_means.append(self.channels.add(by_channel))
         if values.flags.c_contiguous:
             # The block is a view of the sample in the same order, so its moments are the sample's own, bit for bit:
             # the same sums over the same values in the same order as values.mean(), values.std() and the
@@ -174,6 +177,14 @@ class _InputFold:
             self.colour.append(channel_correlation(values, self.channel_axis))
         self._add_spectrum(array, values)
 
+    def _mean_sem(self, channel: int) -> dict[str, float]:
+        """The standard error of channel *channel*'s set mean, from its samples' own means ({} below two samples or
+        where samples differ in channel count)."""
+        means = [m[channel] for m in self.channel_means if len(m) > channel]
+        if len(means) < 2 or len(means) != len(self.channel_means):
+            return {}
+        return {"mean_sem": float(np.std(means, ddof=1) / np.sqrt(len(means)))}
+
     def _add_spectrum(self, array: np.ndarray, values: np.ndarray) -> None:
         """Each row's spectral centroid, for float inputs holding one 1-D signal per row (analysis/spectrum.py)."""
         axis = signal_axis(values.shape[1:]) if array.dtype.kind == "f" and values.ndim >= 2 else None
@@ -189,7 +200,8 @@ class _InputFold:
         first, channels = self.first, self.channels
         entry = {"shape": list(first.shape), "dtype": str(first.dtype), "channel_axis": self.channel_axis,
                  "overall": {**self.overall.row(0), "absmax": self.overall.absmax()},
-                 "channels": [{"index": i, **channels.row(i)} for i in range(channels.rows)] if channels else []}
+                 "channels": [{"index": i, **channels.row(i), **self._mean_sem(i)} for i in range(channels.rows)]
+                 if channels else []}
         if self.per_sample:
             entry["per_sample"] = self.rows
         entry["structure"] = structure_summary(self.structure)
@@ -212,9 +224,11 @@ class _Moments:
         self.rows = 0
         self.count = self.mean = self.m2 = self.low = self.high = None
 
-    def add(self, block: np.ndarray) -> None:
-        """Fold [rows, values] in."""
-        self.fold(_block_moments(block))
+    def add(self, block: np.ndarray) -> np.ndarray:
+        """Fold [rows, values] in; the block's own row means."""
+        moments = _block_moments(block)
+        self.fold(moments)
+        return moments.mean
 
     def fold(self, block: "_Block") -> None:
         """Fold one block's own moments in (Chan's pairwise update)."""
