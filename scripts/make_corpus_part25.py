@@ -25,9 +25,9 @@ decisions (--measure: this script's own ONNX Runtime runs through the package's 
 rule, report or the scorer was run on the cases; the "harmless" marks (scripts/corpus_score.py's HARMLESS_POLICY)
 come from those measurements alone. The bundles were collected with the collector of commit b0cecab (a clean worktree
 of it, this script run with `PYTHONPATH=<worktree>` through runpy by a wrapper that imported qdqreport and
-qdqreport.cli first and asserted both to be the worktree's, before and after the run: run_part puts this checkout first
-on sys.path; return codes only read), and the part was scored "before" the rule changes of session 31's first round, on the rules of
-b0cecab in that worktree (totals only).
+qdqreport.cli first and asserted both to be the worktree's, before and after the run: run_part puts this checkout
+first on sys.path; return codes only read), and the part was scored "before" the rule changes of session 31's first
+round, on the rules of b0cecab in that worktree (totals only).
 
 New family (printed text-line recognition, CTC, Vietnamese; the corpus' first recognizer with its decode in the graph
 and a declared-width input):
