@@ -79,8 +79,10 @@ def whatif(ctx: Context) -> WhatIfEvidence | None:
     verdict = CONFIRMS if chosen.get("reached") else REFUTES if closed < REFUTED_BELOW else PARTIAL
     count = len(chosen["nodes"])
     named = ", ".join(chosen["nodes"][:3]) + (f" and {count - 3} more" if count > 3 else "")
-    line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed {_what(base)} from "
-            f"{_value_words(base)} to {_value_words(chosen, base.get('output'))} ({closed:.0%} of the loss won back; target: {target}; "
+    deciding = deciding_output(base, chosen)
+    line = (f"excluding the {count} suspect{'s' if count != 1 else ''} from INT8 changed {_what(base, deciding)} from "
+            f"{_value_words(base, deciding)} to {_value_words(chosen, deciding)} ({closed:.0%} of the loss won back; "
+            f"target: {target}; "
             f"excluded: {named})")
     return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line, tuple(chosen["nodes"]))
 
@@ -90,10 +92,14 @@ def judged(result: dict[str, Any]) -> bool:
     return isinstance(result.get("level"), str) and isinstance(result.get("headline"), str)
 
 
-def judged_words(result: dict[str, Any]) -> str:
+def judged_words(result: dict[str, Any], output: Any = None) -> str:
     """A what-if result in the words of what judged it: "output0: 2 of 7 detections lost, 1 extra (collapse)" as the
-    report judges the outputs, or the worst output's median cosine for a search collected before it did."""
+    report judges the outputs (*output*'s judgement when given and judged, else the result's worst), or the worst
+    output's median cosine for a search collected before it did."""
     if judged(result):
+        own = _own(result, output) if output is not None else None
+        if isinstance(own, dict) and isinstance(own.get("headline"), str) and isinstance(own.get("level"), str):
+            return f"{output}: {own['headline']} ({own['level']})"
         return f"{result.get('output') or 'outputs'}: {result['headline']} ({result['level']})"
     return f"output cosine {result['cosine']:.4f}"
 
@@ -119,28 +125,49 @@ def recovered(base: dict[str, Any], chosen: dict[str, Any]) -> float:
     return 0.0 if lost <= 1e-9 else min(max(won / lost, 0.0), 1.0)
 
 
+def deciding_output(base: dict[str, Any], chosen: dict[str, Any]) -> Any:
+    """The output whose judgement measures what an exclusion won back: the --postprocess decode where both results
+    carry it (the user's own decisions decide, and the target includes them: a map won back to IoU 0.994 while the
+    decode stayed at 0.89 is no 99% recovery), else the baseline's worst output."""
+    if all(isinstance(r.get("outputs"), dict) and isinstance(r["outputs"].get(WHATIF_TASK_OUTPUT), dict)
+           for r in (base, chosen)):
+        return WHATIF_TASK_OUTPUT
+    return base.get("output")
+
+
+def _own(result: dict[str, Any], output: Any) -> dict[str, Any] | None:
+    """*result*'s judgement of *output*: its own entry in "outputs", else the result's worst when that is *output*."""
+    outputs = result.get("outputs")
+    own = outputs.get(output) if isinstance(outputs, dict) and isinstance(output, str) else None
+    if isinstance(own, dict):
+        return own
+    return result if result.get("output") == output else None
+
+
 def _judged_pair(base: dict[str, Any], chosen: dict[str, Any]) -> tuple[float, float, bool] | None:
-    """(before, after, lower is better) of the baseline's worst output in the measure that judged it, or None."""
+    """(before, after, lower is better) of the deciding output (deciding_output) in the measure that judged it, or
+    None."""
     if not (judged(base) and judged(chosen)):
         return None
-    output, outputs = base.get("output"), chosen.get("outputs")
-    after = outputs.get(output) if isinstance(outputs, dict) and isinstance(output, str) else None
-    if not isinstance(after, dict) or after.get("measure") != base.get("measure"):
+    output = deciding_output(base, chosen)
+    before, after = _own(base, output), _own(chosen, output)
+    if not isinstance(before, dict) or not isinstance(after, dict) or after.get("measure") != before.get("measure"):
         return None
-    before_value, after_value = _num(base.get("value")), _num(after.get("value"))
+    before_value, after_value = _num(before.get("value")), _num(after.get("value"))
     if before_value is None or after_value is None:
         return None
-    return before_value, after_value, base.get("measure") in LOWER_IS_BETTER
+    return before_value, after_value, before.get("measure") in LOWER_IS_BETTER
 
 
 LOWER_IS_BETTER = ("relative error", "non-finite values")  # the judged measures where a smaller number agrees more
 
 
-def _what(base: dict[str, Any]) -> str:
-    if judged(base) and base.get("output") == WHATIF_TASK_OUTPUT:
+def _what(base: dict[str, Any], output: Any) -> str:
+    if judged(base) and output == WHATIF_TASK_OUTPUT:
         return "the --postprocess decode's task agreement (as the report judges it)"
     if judged(base):
-        return f"output {base.get('output') or ''}'s judgement ({base.get('measure')}, as the report judges it)"
+        measure = (_own(base, output) or base).get("measure")
+        return f"output {output or ''}'s judgement ({measure}, as the report judges it)"
     return "the output cosine"
 
 
@@ -148,8 +175,7 @@ def _value_words(result: dict[str, Any], output: Any = None) -> str:
     """A result's judgement (of *output* when it judged that output too), or its cosine before judgements."""
     if not judged(result):
         return f"{result['cosine']:.4f}"
-    outputs = result.get("outputs")
-    own = outputs.get(output) if isinstance(outputs, dict) and isinstance(output, str) else None
+    own = _own(result, output)
     if isinstance(own, dict) and isinstance(own.get("headline"), str) and isinstance(own.get("level"), str):
         return f"{own['headline']} ({own['level']})"
     return f"{result['headline']} ({result['level']})"

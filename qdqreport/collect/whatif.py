@@ -136,9 +136,12 @@ class WhatIf:
         from qdqreport.analysis.task import decode_agreement
 
         agreement, differing = decode_agreement(self.options.decoder, self.decoded, outputs)
+        # In the verdict's words (report/model._task_words): a script's compare() gives scores, not a share.
+        headline = (f"mean compare() score {agreement:.3g} ({differing:,} of {len(outputs):,} samples scored below 1)"
+                    if self.options.decoder.compare_fn else
+                    f"{differing:,} of {len(outputs):,} samples decoded differently (task agreement {agreement:.0%})")
         return {"level": task_level(agreement), "measure": "task agreement", "value": agreement, "internal": False,
-                "headline": f"{differing:,} of {len(outputs):,} samples decoded differently (task agreement "
-                            f"{agreement:.0%})"}
+                "headline": headline}
 
     def reached(self, measured: Measured) -> bool:
         """The report's judgement agrees on every output (analysis/agreement.py), and the floors the user gave hold."""
@@ -271,9 +274,9 @@ def _as_dict(measured: Measured | None) -> dict[str, Any]:
         outputs[WHATIF_TASK_OUTPUT] = {**measured.task, "value": _finite(measured.task["value"])}
     worst = measured.worst
     name = worst.output if worst else None
-    # The decode decides when it judges worse than every output (the report's verdict leads with it then too).
-    task_level_rank = LEVEL_RANK[measured.task["level"]] if measured.task is not None else -1
-    if task_level_rank > (LEVEL_RANK[worst.judgement.level] if worst else -1):
+    # The decode decides unless an output judges worse (the user's own decisions; analysis/evidence.deciding_output).
+    if measured.task is not None and (worst is None or LEVEL_RANK[measured.task["level"]]
+                                      >= LEVEL_RANK[worst.judgement.level]):
         name = WHATIF_TASK_OUTPUT
     judged = outputs.get(name) if name else None
     return {"cosine": measured.cosine, "top1": measured.top1,

@@ -96,7 +96,12 @@ def _fix(ctx: Context, nodes: list[str]) -> Fix:
         measured = [n for n in nodes if n in chosen]
         others = len(nodes) - len(measured)
         named = ", ".join(chosen[:5]) + (" …" if len(chosen) > 5 else "")
-        said = (f"the what-if measured excluding {named} only (QR203 prints that command); the other "
-                f"{plural(others, 'node')} here {verb(others, 'is')} unmeasured" if measured else
-                f"unmeasured: the what-if measured another set, {named} (QR203)")
+        if not measured:
+            said = f"unmeasured: the what-if measured another set, {named} (QR203)"
+        elif not others:  # every node here inside a larger measured set (a new user's: "the other 0 nodes")
+            said = (f"unmeasured alone: the what-if measured {subject} within a set of {len(chosen)}, {named}, "
+                    f"which won back {found.closed:.0%} of the loss; QR203")
+        else:
+            said = (f"the what-if measured excluding {named} only (QR203); the other {plural(others, 'node')} here "
+                    f"{verb(others, 'is')} unmeasured")
     return exclusion_fix(ctx, f"Keep {subject} out of INT8 ({said})", exclusion(nodes))

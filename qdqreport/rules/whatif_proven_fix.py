@@ -6,7 +6,8 @@ from typing import Iterator
 
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.evidence import judged, judged_words, recovered, target_words
+from qdqreport.analysis.evidence import (REFUTED_BELOW, deciding_output, judged, judged_words, recovered,
+                                         target_words)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
@@ -56,8 +57,10 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     the finding names each output's measure. Severity and score follow the measured gain: an error
     when the baseline collapsed and the exclusion reaches the target; the score is the share of the
     lost agreement recovered, in the measure that judged the output. When no set of suspects
-    reaches the target, an info finding says so: the damage is spread over the graph (typically a
-    calibration problem), not in a few nodes. A bundle collected before 2026-11-27 judged the worst
+    reaches the target, an info finding says so: when excluding every suspect wins back half of the
+    lost agreement or more (in the measure that decides: the --postprocess decode where there is
+    one), it is a measured partial remedy, with its command and what it won back; below half, the
+    damage is spread over the graph (typically a calibration problem), not in a few nodes. A bundle collected before 2026-11-27 judged the worst
     output's median cosine (0.99) and top-1 agreement instead; the finding then says so.
 
     Why it matters: a hand search removes Q/DQ one node at a time; this one is measured and sized.
@@ -83,6 +86,9 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                 _trials_table(ctx), Text(f"Search stopped: {summary.get('stopped')}; {summary.get('trials')} ONNX Runtime "
                                          f"trials in {summary.get('seconds')} s on {summary.get('samples')} samples. "
                                          f"Target met means: {target_words(summary)}.")]
+    if not chosen.get("reached") and recovered(base, chosen) >= REFUTED_BELOW:
+        yield _partial(ctx, summary, evidence)
+        return
     if not chosen.get("reached"):
         yield whatif_proven_fix.finding(
             title="No exclusion of the top suspects restores the outputs", severity="info",
@@ -113,6 +119,26 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                     f"(cosine {base['cosine']:.4f} → {chosen['cosine']:.4f})" if by_judgement else
                     f"raises output cosine from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)}")
                  + f" ({chosen['cost_nodes']} node(s) leave INT8)."))
+
+
+def _partial(ctx: Context, summary: dict, evidence: list) -> Finding:
+    """Every suspect excluded wins back most of the loss without reaching the target: the set is measured and worth
+    its command (a new user's U^2-Net-p: 37% -> 89% of its decode, Conv_787 alone 85%), the rest is elsewhere."""
+    base, chosen = summary["baseline"], summary["chosen"]
+    closed, count = recovered(base, chosen), len(chosen["nodes"])
+    output = deciding_output(base, chosen)
+    reached = (f"{judged_words(base, output)} to {judged_words(chosen, output)}, as the report judges it"
+               if judged(base) and judged(chosen) else f"cosine {base['cosine']:.4f} to {chosen['cosine']:.4f}")
+    return whatif_proven_fix.finding(
+        title=f"Measured: excluding {plural(count, 'node')} wins back {closed:.0%} of the loss, short of the target",
+        severity="info", confidence=0.95, score=0.3 * clamp01(closed), subject=";".join(chosen["nodes"][:8]),
+        tags=("measured",), evidence=tuple(evidence),
+        fixes=(exclusion_fix(ctx, f"Re-quantize with the {plural(count, 'node')} excluded (measured: {closed:.0%} of "
+                                  "the loss won back, the target not met)", exclusion(chosen["nodes"])),
+               Fix("What is left is not in these nodes: check the calibration data (QR003, QR204) and the other "
+                   "findings")),
+        summary=(f"Excluding all {count} top suspects brings {reached} ({closed:.0%} of the loss won back) but not to "
+                 f"the target ({target_words(summary)}); {chosen['cost_nodes']} node(s) would leave INT8."))
 
 
 def _top1_text(m: dict) -> str:
