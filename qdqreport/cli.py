@@ -186,10 +186,10 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--save-inputs", action="store_true",
                          help="store the evaluation inputs in the bundle (inputs/eval_inputs.npz) with a Polygraphy "
                               "data-loader script, so `qdqreport export --polygraphy` can replay them")
-    collect.add_argument("--store-outputs", default="first:128", metavar="all|first:N|none",
-                         help="ONNX Runtime outputs kept in the bundle per stage (default first:128: bundles stay "
-                              "shareable at large N; every sample is still compared). `all` for import-trt --outputs "
-                              "and export --polygraphy on every sample")
+    collect.add_argument("--store-outputs", default=None, metavar="all|first:N|none",
+                         help="ONNX Runtime outputs kept in the bundle per stage (default: first:128, at most 16 MB "
+                              "of outputs a stage, so bundles stay shareable; every sample is still compared). `all` "
+                              "for import-trt --outputs and export --polygraphy on every sample")
     collect.add_argument("--redact", action="store_true",
                          help="reduce paths to file names and drop host details (platform, CPU, host name) in the "
                               "bundle; the manifest lists what was removed")
@@ -232,6 +232,7 @@ def _add_demo(commands: argparse._SubParsersAction) -> None:
 
 def _collect(args: argparse.Namespace, argv: list[str]) -> int:
     from qdqreport.collect.batch_axis import parse_batch_axes
+    from qdqreport.collect import output_store
     from qdqreport.collect.output_store import parse_store_outputs
     from qdqreport.collect.pipeline import CollectOptions, collect
     from qdqreport.progress import Progress
@@ -256,7 +257,10 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
     if args.per_layer_samples is not None:  # the default lives in collect/pipeline.PER_LAYER_SAMPLES
         from qdqreport.collect.layers_stage import parse_per_layer_samples
         options.per_layer_samples = parse_per_layer_samples(args.per_layer_samples)
-    options.store_outputs = parse_store_outputs(args.store_outputs)
+    if args.store_outputs is not None:  # given: kept as given
+        options.store_outputs = parse_store_outputs(args.store_outputs)
+    else:  # the default, first:128, at most DEFAULT_STORE_BYTES of outputs a stage
+        options.store_cap_bytes = output_store.DEFAULT_STORE_BYTES
     if args.confirm:  # the collector calls it back; it never imports confirm/ (docs/ARCHITECTURE.md)
         from qdqreport.confirm.whatif_confirm import confirm_chosen
         options.confirm = confirm_chosen

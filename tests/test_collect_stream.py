@@ -104,3 +104,42 @@ def test_streamed_input_stats_equal_numpy_on_all_samples(eval_x: np.ndarray) -> 
         values = every[:, channel["index"]]
         assert channel["std"] == pytest.approx(values.std(), rel=1e-12) and channel["mean"] == pytest.approx(values.mean())
     assert len(entry["per_sample"]) == len(eval_x) and entry["per_sample"][7]["max"] == pytest.approx(every[7].max())
+
+
+@pytest.mark.slow
+def test_the_default_keeps_at_most_its_bytes_of_outputs_a_stage(tmp_path: Path, demo: Path, monkeypatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # A new user's background remover (seven 320 x 320 maps a sample) wrote 133 MB bundles under the default
+    # first:128. The default now keeps what fits in DEFAULT_STORE_BYTES a stage; the demo's outputs are 8 bytes a
+    # sample, so the cap is lowered here to bite at 5 samples; an explicit first:N is kept as given.
+    from qdqreport.collect import output_store
+
+    monkeypatch.setattr(output_store, "DEFAULT_STORE_BYTES", 5 * 8 + 7)
+    assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / "cls_int8_x255.onnx"),
+                 "--inputs", str(demo / "eval.npz"), "--max-samples", "12", "--no-fp16-check",
+                 "-o", str(tmp_path / "capped")]) == 0
+    assert "keeping the outputs of the first 5 of 12 samples in the bundle" in capsys.readouterr().err
+    capped = Bundle(tmp_path / "capped")
+    for stage_id in ("ort_fp32", "ort_qdq"):
+        stage = next(s for s in capped.manifest["stages"] if s["id"] == stage_id)
+        assert stage["details"]["samples"] == 12 and stage["details"]["outputs_stored"] == 5
+        assert len(load_stage_outputs(capped, stage_id)) == 5
+    assert _collect(demo, tmp_path / "given", "--store-outputs", "first:9") == 0
+    stage = next(s for s in Bundle(tmp_path / "given").manifest["stages"] if s["id"] == "ort_qdq")
+    assert stage["details"]["outputs_stored"] == 9
+
+
+def test_the_byte_cap_counts_the_first_sample_and_keeps_at_least_one(tmp_path: Path) -> None:
+    sample = {"map": np.zeros((1, 7, 32, 32), np.float32)}  # 28,672 bytes
+    store = OutputStore(tmp_path / "a.npz", 128, tmp_path / "s.npz", cap_bytes=100_000)
+    for _ in range(6):
+        store.append(sample)
+    store.finish()
+    assert store.stored == 3 and store.capped_from == 128 and len(store) == 6
+    assert store[5]["map"].shape == (1, 7, 32, 32)  # the rest still read back, from the scratch file
+    store.close()
+    tiny = OutputStore(tmp_path / "b.npz", 128, tmp_path / "t.npz", cap_bytes=10)
+    tiny.append(sample)
+    tiny.finish()
+    assert tiny.stored == 1
+    tiny.close()

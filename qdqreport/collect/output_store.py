@@ -29,6 +29,10 @@ from qdqreport.collect.npstream import StoredArray, open_arrays
 from qdqreport.errors import InputError
 
 DEFAULT_STORED = 128  # samples per stage kept in the bundle by default: a detector's 128 samples are ~50 MB
+# ... and by default no more than this many bytes of outputs a stage: a new user's background remover (seven 320 x 320
+# maps a sample) wrote 133 MB bundles at 24 samples, too large for a ticket. The first sample's size sets how many
+# fit (at least one); an explicit --store-outputs first:N or all is kept as given.
+DEFAULT_STORE_BYTES = 16 << 20
 # A stage's first samples, up to this many bytes of outputs, are also kept in memory: reading them back (the QDQ stage
 # compares each sample with the FP32 one as it runs) copies them instead of reading the file (issue 12: vad, 1,000
 # reads of 2 members). The bundle's samples are written all the same; the others go to the scratch file only when
@@ -121,8 +125,10 @@ class OutputStore(Sequence[Feed]):
     Filled with `append(sample)` during the run; indexing reads a sample back from memory (the first samples, up to
     IN_MEMORY_BYTES) or from disk."""
 
-    def __init__(self, bundle_path: Path, keep: int | None, scratch: Path) -> None:
+    def __init__(self, bundle_path: Path, keep: int | None, scratch: Path, cap_bytes: int | None = None) -> None:
         self.bundle_path, self.keep, self.scratch_path = bundle_path, keep, scratch
+        self.cap_bytes = cap_bytes  # the bundle's bytes for this stage at most (DEFAULT_STORE_BYTES), None: no cap
+        self.capped_from: int | None = None  # the keep the cap lowered, when it did
         self._streams: dict[str, NpzStream] = {}
         self._files: dict[str, dict[str, StoredArray | np.ndarray]] = {}  # file -> key -> its array, left on disk
         self._keys_of: dict[str, dict[str, list[str]]] = {}  # file -> sample prefix -> its keys
@@ -132,6 +138,8 @@ class OutputStore(Sequence[Feed]):
 
     def append(self, sample: Feed) -> None:
         index, holding = self._count, len(self._held) == self._count
+        if index == 0:
+            self._apply_cap(sample)
         if holding:
             held = {name: np.array(value) for name, value in sample.items()}  # a copy: the caller may change its own
             size = sum(value.nbytes for value in held.values())
@@ -147,6 +155,15 @@ class OutputStore(Sequence[Feed]):
                     self._write("scratch", earlier, self._held[earlier])
             self._write("scratch", index, sample)
         self._count += 1
+
+    def _apply_cap(self, first: Feed) -> None:
+        """Lower *keep* to the samples of the first one's size that fit in cap_bytes (at least one)."""
+        size = sum(np.asarray(value).nbytes for value in first.values())
+        if not self.cap_bytes or not size or self.keep == 0:
+            return
+        fits = max(1, self.cap_bytes // size)
+        if self.keep is None or fits < self.keep:
+            self.capped_from, self.keep = self.keep, fits
 
     def _write(self, where: str, index: int, sample: Feed) -> None:
         if where not in self._streams:

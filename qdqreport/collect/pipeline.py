@@ -91,6 +91,9 @@ class CollectOptions:
     quantization: dict[str, Any] | None = None  # manifest `quantization`: who made --qdq and how (qdqreport confirm)
     confirm: ConfirmStep | None = None  # --per-layer --confirm: re-quantize the what-if's best set (ConfirmStep)
     store_outputs: int | None = DEFAULT_STORED  # --store-outputs: samples per stage kept in the bundle (None: all)
+    # Bytes of outputs a stage keeps at most (the CLI's default: output_store.DEFAULT_STORE_BYTES unless --store-outputs
+    # is given), None: store_outputs as given
+    store_cap_bytes: int | None = None
     target: str = "tensorrt"  # --target: the deployment runtime, recorded as settings.target (analysis/target.py)
     judging: Any = None  # --output-kind/--decision-threshold (agreement.JudgingOptions), recorded in settings
 
@@ -140,7 +143,8 @@ def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progr
     precision = _precision_summary(loaded, progress)
     marked = _marked_tensors(precision, loaded)
     with scratch_folder() as scratch:
-        stages, run = _run_ort_stages(loaded, marked, options, progress, _Stores(writer, options.store_outputs, scratch))
+        stores = _Stores(writer, options.store_outputs, scratch, options.store_cap_bytes, progress)
+        stages, run = _run_ort_stages(loaded, marked, options, progress, stores)
         try:
             return _finish(writer, options, loaded, precision, stages, run, progress)
         finally:
@@ -150,7 +154,9 @@ def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progr
 
 def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,
             stages: dict[str, OrtStage], run: "_OrtRun", progress: Progress) -> Path:
-    layers = _per_layer(options, loaded, precision, progress) if options.per_layer else None
+    # The what-if's decisions read as many samples as the report's will: the ones the stages stored.
+    stored = None if options.store_outputs is None and options.store_cap_bytes is None else stages["ort_fp32"].outputs.stored
+    layers = _per_layer(options, loaded, precision, progress, stored) if options.per_layer else None
     if options.confirm is not None and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
@@ -345,10 +351,21 @@ class _Stores:
     writer: BundleWriter
     keep: int | None
     scratch: str
+    cap_bytes: int | None = None
+    progress: Progress | None = None
 
     def open(self, stage_id: str) -> OutputStore:
         return OutputStore(self.writer.path(f"stages/{stage_id}/outputs.npz"), self.keep,
-                           Path(self.scratch) / f"{stage_id}.npz")
+                           Path(self.scratch) / f"{stage_id}.npz", self.cap_bytes)
+
+    def said(self, store: OutputStore, samples: int) -> None:
+        """One line, once, when the byte cap kept fewer samples' outputs than --store-outputs' default would."""
+        if store.capped_from is None or self.progress is None or store.stored >= min(samples, store.capped_from):
+            return
+        self.progress.say(f"keeping the outputs of the first {store.stored} of {samples} samples in the bundle "
+                          f"({self.cap_bytes >> 20} MB a stage by default; --store-outputs first:N or all keeps "
+                          "more); every sample is still compared")
+        self.progress = None
 
 
 def _run_stage(stage: OrtStage, samples: list[dict[str, np.ndarray]], progress: Progress, lazy: bool = False):
@@ -395,6 +412,7 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     loaded.qdq_stage = None
     qdq.outputs = stores.open("ort_qdq")
     stages = {"ort_fp32": fp32, "ort_qdq": qdq}
+    stores.said(fp32.outputs, len(loaded.eval.samples))
     for index, qdq_out in enumerate(_run_stage(qdq, loaded.eval.samples, progress, lazy=True)):
         if qdq_out is not None and not fp32.error:
             comparer.add(fp32.outputs[index], qdq_out)
@@ -438,14 +456,15 @@ def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progr
                              loaded.calib.samples if loaded.calib is not None else None)
 
 
-def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress) -> PerLayer:
+def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress,
+               decision_samples: int | None) -> PerLayer:
     from qdqreport.collect.layers_stage import run_per_layer
     from qdqreport.collect.whatif import WhatIfOptions
 
     # The what-if judges its variants as the report will judge the QDQ model: the same output kinds and decision
     # threshold, decisions on the same stored samples (collect/whatif.py).
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider,
-                           judging=options.judging, decision_samples=options.store_outputs, decoder=loaded.decoder)
+                           judging=options.judging, decision_samples=decision_samples, decoder=loaded.decoder)
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress,
                          loaded.graphs, options.per_layer_samples)
 
