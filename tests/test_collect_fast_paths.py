@@ -315,3 +315,41 @@ def test_spectrum_percentiles_are_numpys_without_importing_numpy_ma() -> None:
     here = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[1])  # this tree's qdqreport
     assert here.stdout.strip() == "False"
+
+
+_POLYGRAPHY_IMPORT = r'''
+import inspect, json, sys
+from qdqreport.collect.ort_stage import frame_modules_by_globals
+original, asked = inspect.getmodule, []
+if sys.argv[1] == "fast":
+    with frame_modules_by_globals():
+        fast = inspect.getmodule
+        def both(obj, _filename=None):
+            found = fast(obj, _filename)
+            asked.append(found is original(obj, _filename))
+            return found
+        inspect.getmodule = both
+        from polygraphy.backend.onnxrt import OnnxrtRunner
+        inspect.getmodule = fast
+else:
+    from polygraphy.backend.onnxrt import OnnxrtRunner
+print(json.dumps({"restored": inspect.getmodule is original, "asked": len(asked), "same": all(asked),
+                  "exports": {k: sorted(getattr(m, "__all__", [])) for k, m in sorted(sys.modules.items())
+                              if k.startswith("polygraphy")}}))
+'''
+
+
+def test_polygraphy_imported_with_frame_modules_exports_what_it_exports_without() -> None:
+    """open_stage imports Polygraphy with inspect.getmodule answering frames from their globals (half its import, issue
+    12): every answer is the module inspect.getmodule itself gives, every Polygraphy module's __all__ is the same, and
+    inspect.getmodule is restored."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    fast, plain = (json.loads(subprocess.run([sys.executable, "-c", _POLYGRAPHY_IMPORT, how], capture_output=True,
+                                             text=True, check=True, cwd=root).stdout) for how in ("fast", "plain"))
+    assert fast["restored"] and fast["asked"] > 50 and fast["same"]
+    assert fast["exports"] == plain["exports"] and "polygraphy.backend.onnxrt.runner" in fast["exports"]
+
