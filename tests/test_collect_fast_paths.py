@@ -353,3 +353,25 @@ def test_polygraphy_imported_with_frame_modules_exports_what_it_exports_without(
     assert fast["restored"] and fast["asked"] > 50 and fast["same"]
     assert fast["exports"] == plain["exports"] and "polygraphy.backend.onnxrt.runner" in fast["exports"]
 
+
+def test_serializable_decides_as_the_tensor_walk_does(monkeypatch) -> None:
+    """models._serializable (ByteSize first) says what _tensor_bytes < SERIALIZE_LIMIT says, whatever the limit: int64
+    and int32 values as 1-byte varints (8 and 4 counted bytes), floats, raw data, a Constant's tensor attribute."""
+    from onnx import TensorProto, helper
+
+    from qdqreport.collect import models
+
+    tensors = [helper.make_tensor("i64", TensorProto.INT64, [300], [1] * 300),
+               helper.make_tensor("i32", TensorProto.INT32, [200], [2] * 200),
+               helper.make_tensor("f", TensorProto.FLOAT, [100], [0.5] * 100),
+               helper.make_tensor("raw", TensorProto.FLOAT, [64], np.ones(64, np.float32).tobytes(), raw=True)]
+    constant = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("cv", TensorProto.INT64, [50], [3] * 50))
+    graph = helper.make_graph([constant, helper.make_node("Identity", ["c"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [50])], tensors)
+    model = helper.make_model(graph)
+    counted = models._tensor_bytes(model.graph)
+    assert counted > model.ByteSize()  # the varints count more than they take
+    for limit in sorted({1, counted - 1, counted, counted + 1, 8 * model.ByteSize() - 1, 8 * model.ByteSize(),
+                         8 * model.ByteSize() + 1, 10 ** 9}):
+        monkeypatch.setattr(models, "SERIALIZE_LIMIT", limit)
+        assert models._serializable(model) == (counted < limit)
