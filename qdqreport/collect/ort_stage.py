@@ -83,7 +83,8 @@ class OrtStage:
     def close(self) -> None:
         if self.runner is not None:
             try:
-                self.runner.deactivate()
+                with frame_modules_by_globals():  # Polygraphy's check_called_by asks inspect.getmodule (open_stage)
+                    self.runner.deactivate()
             except Exception:  # deactivation failure must not hide the real error
                 pass
             self.runner = None
@@ -96,7 +97,7 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     *model_bytes*: the serialised model, or the path of one too large to serialise (models.session_source);
     *config*: session config entries beyond the thread settings (the saturation check's
     session.disable_quant_qdq)."""
-    with frame_modules_by_globals():  # the first import of Polygraphy: its exports found faster, the same modules
+    with frame_modules_by_globals():  # Polygraphy's exports and its runner's caller check, the same modules found faster
         from polygraphy.backend.onnxrt import OnnxrtRunner
         from polygraphy.logger import G_LOGGER
 
@@ -107,7 +108,8 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     stage = OrtStage(stage_id, graph_outputs)
     try:
         runner = OnnxrtRunner(new_session(model_bytes, provider, config), name=stage_id)
-        runner.activate()
+        with frame_modules_by_globals():
+            runner.activate()
     except Exception as exc:
         stage.fail(f"session creation failed: {type(exc).__name__}: {_first_line(exc)}")
         return stage
@@ -121,17 +123,15 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
 
 @contextmanager
 def frame_modules_by_globals() -> Iterator[None]:
-    """While Polygraphy is imported: inspect.getmodule of a frame gives the module whose globals the frame runs in, when
-    that module's file is the frame's code file (the module inspect.getmodule finds by that file), without
-    inspect.getmodule's search. Polygraphy's mod.export asks it for its caller's module once per exported name
-    (111 times); each ask of a module it has not seen scans sys.modules, taking the real path of every module it has
-    not seen yet: 58% of Polygraphy's import (25 of 44 ms CPU at load 5; issue 12). Anything else goes to
-    inspect.getmodule itself; restored on exit, and a no-op once Polygraphy is loaded."""
+    """While Polygraphy is imported and a runner activated or deactivated: inspect.getmodule of a frame gives the
+    module whose globals the frame runs in, when that module's file is the frame's code file (the module
+    inspect.getmodule finds by that file), without inspect.getmodule's search. Polygraphy asks it for its caller's
+    module once per exported name (mod.export: 111 times while it is imported) and on every activate and deactivate
+    (util.check_called_by); each ask from a module it has not seen scans sys.modules and takes the real path of every
+    module not seen yet (400 in a collect): half of Polygraphy's import and first activation (issue 12). Anything but
+    a frame goes to inspect.getmodule itself; restored on exit."""
     import inspect
 
-    if "polygraphy.backend.onnxrt" in sys.modules:
-        yield
-        return
     original = inspect.getmodule
 
     def getmodule(obj: Any, _filename: str | None = None) -> Any:
