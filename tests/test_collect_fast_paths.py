@@ -383,3 +383,33 @@ def test_serializable_decides_as_the_tensor_walk_does(monkeypatch) -> None:
                          8 * model.ByteSize() + 1, 10 ** 9}):
         monkeypatch.setattr(models, "SERIALIZE_LIMIT", limit)
         assert models._serializable(model) == (counted < limit)
+
+
+def test_frame_modules_by_globals_is_restored_after_its_last_user_nested_or_threaded() -> None:
+    import inspect
+    import sys
+    import threading
+
+    from qdqreport.collect.ort_stage import frame_modules_by_globals
+
+    original = inspect.getmodule
+    outer = frame_modules_by_globals()
+    outer.__enter__()
+    assert inspect.getmodule is not original and inspect.getmodule(sys._getframe()) is sys.modules[__name__]
+    entered, leave = threading.Event(), threading.Event()
+
+    def other() -> None:  # enters while the outer is open, leaves after it
+        with frame_modules_by_globals():
+            entered.set()
+            leave.wait(10)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    entered.wait(10)
+    with frame_modules_by_globals():
+        pass
+    outer.__exit__(None, None, None)
+    assert inspect.getmodule is not original  # the worker's use is still open
+    leave.set()
+    worker.join(10)
+    assert inspect.getmodule is original

@@ -129,23 +129,35 @@ def frame_modules_by_globals() -> Iterator[None]:
     module once per exported name (mod.export: 111 times while it is imported) and on every activate and deactivate
     (util.check_called_by); each ask from a module it has not seen scans sys.modules and takes the real path of every
     module not seen yet (400 in a collect): half of Polygraphy's import and first activation (issue 12). Anything but
-    a frame goes to inspect.getmodule itself; restored on exit."""
+    a frame goes to inspect.getmodule itself; restored when the last user exits (threads and nesting: one count)."""
     import inspect
 
-    original = inspect.getmodule
+    with _GETMODULE_LOCK:
+        if not _GETMODULE_USERS:
+            original = inspect.getmodule
 
-    def getmodule(obj: Any, _filename: str | None = None) -> Any:
-        if _filename is None and inspect.isframe(obj):
-            module = sys.modules.get(obj.f_globals.get("__name__"))
-            if module is not None and getattr(module, "__file__", None) == obj.f_code.co_filename:
-                return module
-        return original(obj, _filename)
+            def getmodule(obj: Any, _filename: str | None = None) -> Any:
+                if _filename is None and inspect.isframe(obj):
+                    module = sys.modules.get(obj.f_globals.get("__name__"))
+                    if module is not None and getattr(module, "__file__", None) == obj.f_code.co_filename:
+                        return module
+                return original(obj, _filename)
 
-    inspect.getmodule = getmodule
+            _GETMODULE_USERS.append(original)
+            inspect.getmodule = getmodule
+        else:
+            _GETMODULE_USERS.append(None)
     try:
         yield
     finally:
-        inspect.getmodule = original
+        with _GETMODULE_LOCK:
+            if len(_GETMODULE_USERS) == 1:
+                inspect.getmodule = _GETMODULE_USERS[0]
+            _GETMODULE_USERS.pop()
+
+
+_GETMODULE_LOCK = threading.Lock()
+_GETMODULE_USERS: list[Any] = []  # one entry per open frame_modules_by_globals, the first inspect.getmodule's own
 
 
 def intra_op_threads() -> int:
