@@ -292,3 +292,124 @@ def test_shape_inference_reads_no_weight_and_gives_the_same_types(demo: Path, mo
         monkeypatch.undo()
     model = _with_initializers(demo / "cls_fp32.onnx")
     assert qdq_graph._without_large_initializers(model) is model  # no initializer of 1 MiB: inferred as it is
+
+
+def test_spectrum_percentiles_are_numpys_without_importing_numpy_ma() -> None:
+    """The spectrum summary's percentiles and median are np.percentile's and np.median's doubles (their linear method),
+    computed without them: their np.unique imports numpy.ma, 12-17 ms of a 1-D signal's collect (issue 12)."""
+    import subprocess
+    import sys
+
+    from qdqreport.analysis.spectrum import PERCENTILES, median_of, percentiles
+
+    rng = np.random.default_rng(0)
+    for trial in range(3000):
+        count = int(rng.integers(1, 40)) if trial % 10 else int(rng.integers(40, 2000))
+        values = [float(v) for v in (rng.random(count) * 0.5 if trial % 3 else np.round(rng.random(count), 2)
+                                     if trial % 2 else rng.lognormal(size=count) * 10.0 ** rng.integers(-8, 8))]
+        points = PERCENTILES if trial % 4 else tuple(int(p) for p in rng.integers(0, 101, 4))
+        assert percentiles(values, points) == [float(v) for v in np.percentile(values, points)]
+        assert median_of(values) == float(np.median(values))
+    code = ("import sys, numpy as np; from qdqreport.analysis.spectrum import spectrum_summary; "
+            "spectrum_summary([(0.1 + i / 100, 0.5) for i in range(20)], 1); print('numpy.ma' in sys.modules)")
+    here = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[1])  # this tree's qdqreport
+    assert here.stdout.strip() == "False"
+
+
+_POLYGRAPHY_IMPORT = r'''
+import inspect, json, sys
+from onnx import TensorProto, helper
+from qdqreport.collect.ort_stage import frame_modules_by_globals, new_session
+value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+model = helper.make_model(helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [value],
+                                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])).SerializeToString()
+original, asked = inspect.getmodule, []
+if sys.argv[1] == "fast":
+    with frame_modules_by_globals():
+        fast = inspect.getmodule
+        def both(obj, _filename=None):
+            found = fast(obj, _filename)
+            asked.append(found is original(obj, _filename))
+            return found
+        inspect.getmodule = both
+        from polygraphy.backend.onnxrt import OnnxrtRunner
+        runner = OnnxrtRunner(new_session(model, "cpu"), name="x")
+        runner.activate()
+        runner.deactivate()
+        inspect.getmodule = fast
+else:
+    from polygraphy.backend.onnxrt import OnnxrtRunner
+print(json.dumps({"restored": inspect.getmodule is original, "asked": len(asked), "same": all(asked),
+                  "exports": {k: sorted(getattr(m, "__all__", [])) for k, m in sorted(sys.modules.items())
+                              if k.startswith("polygraphy")}}))
+'''
+
+
+def test_polygraphy_imported_with_frame_modules_exports_what_it_exports_without() -> None:
+    """open_stage imports Polygraphy and activates its runners with inspect.getmodule answering frames from their
+    globals (half the cost, issue 12): every answer (the imports' exports, activate's and deactivate's caller checks) is
+    the module inspect.getmodule itself gives, every Polygraphy module's __all__ is the same, and inspect.getmodule is
+    restored."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    fast, plain = (json.loads(subprocess.run([sys.executable, "-c", _POLYGRAPHY_IMPORT, how], capture_output=True,
+                                             text=True, check=True, cwd=root).stdout) for how in ("fast", "plain"))
+    assert fast["restored"] and fast["asked"] > 100 and fast["same"]
+    assert fast["exports"] == plain["exports"] and "polygraphy.backend.onnxrt.runner" in fast["exports"]
+
+
+def test_serializable_decides_as_the_tensor_walk_does(monkeypatch) -> None:
+    """models._serializable (ByteSize first) says what _tensor_bytes < SERIALIZE_LIMIT says, whatever the limit: int64
+    and int32 values as 1-byte varints (8 and 4 counted bytes), floats, raw data, a Constant's tensor attribute."""
+    from onnx import TensorProto, helper
+
+    from qdqreport.collect import models
+
+    tensors = [helper.make_tensor("i64", TensorProto.INT64, [300], [1] * 300),
+               helper.make_tensor("i32", TensorProto.INT32, [200], [2] * 200),
+               helper.make_tensor("f", TensorProto.FLOAT, [100], [0.5] * 100),
+               helper.make_tensor("raw", TensorProto.FLOAT, [64], np.ones(64, np.float32).tobytes(), raw=True)]
+    constant = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("cv", TensorProto.INT64, [50], [3] * 50))
+    graph = helper.make_graph([constant, helper.make_node("Identity", ["c"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [50])], tensors)
+    model = helper.make_model(graph)
+    counted = models._tensor_bytes(model.graph)
+    assert counted > model.ByteSize()  # the varints count more than they take
+    for limit in sorted({1, counted - 1, counted, counted + 1, 8 * model.ByteSize() - 1, 8 * model.ByteSize(),
+                         8 * model.ByteSize() + 1, 10 ** 9}):
+        monkeypatch.setattr(models, "SERIALIZE_LIMIT", limit)
+        assert models._serializable(model) == (counted < limit)
+
+
+def test_frame_modules_by_globals_is_restored_after_its_last_user_nested_or_threaded() -> None:
+    import inspect
+    import sys
+    import threading
+
+    from qdqreport.collect.ort_stage import frame_modules_by_globals
+
+    original = inspect.getmodule
+    outer = frame_modules_by_globals()
+    outer.__enter__()
+    assert inspect.getmodule is not original and inspect.getmodule(sys._getframe()) is sys.modules[__name__]
+    entered, leave = threading.Event(), threading.Event()
+
+    def other() -> None:  # enters while the outer is open, leaves after it
+        with frame_modules_by_globals():
+            entered.set()
+            leave.wait(10)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    entered.wait(10)
+    with frame_modules_by_globals():
+        pass
+    outer.__exit__(None, None, None)
+    assert inspect.getmodule is not original  # the worker's use is still open
+    leave.set()
+    worker.join(10)
+    assert inspect.getmodule is original

@@ -276,7 +276,7 @@ def marked_source(proto: onnx.ModelProto, outputs: list[str], nodes: list[onnx.N
         source = ExternalModel(structure.SerializeToString())
         source.folder = str(_ON_DISK[id(proto)][1].parent)
         return source
-    if _tensor_bytes(proto.graph) < SERIALIZE_LIMIT:
+    if _serializable(proto):
         return proto.SerializeToString() + extra.SerializeToString()
     model = _copy(proto)
     model.MergeFrom(extra)
@@ -315,7 +315,7 @@ def session_source(model: onnx.ModelProto, owned: bool = False) -> bytes | str:
     """What onnxruntime.InferenceSession (and Polygraphy's SessionFromOnnx) take: the serialised model, or,
     when its tensors are too large for one protobuf message (2 GiB), the path of a copy saved with its
     tensors as external data in a scratch folder removed at exit. *owned*: *model* may be modified."""
-    if _tensor_bytes(model.graph) < SERIALIZE_LIMIT:
+    if _serializable(model):
         return model.SerializeToString()
     if not owned:
         model = _copy(model)
@@ -329,6 +329,14 @@ def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     return copy
+
+
+def _serializable(model: onnx.ModelProto) -> bool:
+    """Whether *model*'s tensors hold fewer than SERIALIZE_LIMIT bytes (_tensor_bytes), decided without walking them
+    in Python when its whole serialisation is under an eighth of the limit: a tensor's counted bytes are at most 8
+    times what it takes serialised (raw data and floats as many bytes, an int32 or int64 value at least 1), so such a
+    model's are under the limit too. ByteSize is 0.3-0.8 ms, the walk 1.8-5.3 ms, 5-7 times a collect (issue 12)."""
+    return model.ByteSize() * 8 < SERIALIZE_LIMIT or _tensor_bytes(model.graph) < SERIALIZE_LIMIT
 
 
 def _tensor_bytes(graph: onnx.GraphProto) -> int:
