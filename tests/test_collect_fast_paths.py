@@ -317,51 +317,6 @@ def test_spectrum_percentiles_are_numpys_without_importing_numpy_ma() -> None:
     assert here.stdout.strip() == "False"
 
 
-_POLYGRAPHY_IMPORT = r'''
-import inspect, json, sys
-from onnx import TensorProto, helper
-from qdqreport.collect.ort_stage import frame_modules_by_globals, new_session
-value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
-model = helper.make_model(helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [value],
-                                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])).SerializeToString()
-original, asked = inspect.getmodule, []
-if sys.argv[1] == "fast":
-    with frame_modules_by_globals():
-        fast = inspect.getmodule
-        def both(obj, _filename=None):
-            found = fast(obj, _filename)
-            asked.append(found is original(obj, _filename))
-            return found
-        inspect.getmodule = both
-        from polygraphy.backend.onnxrt import OnnxrtRunner
-        runner = OnnxrtRunner(new_session(model, "cpu"), name="x")
-        runner.activate()
-        runner.deactivate()
-        inspect.getmodule = fast
-else:
-    from polygraphy.backend.onnxrt import OnnxrtRunner
-print(json.dumps({"restored": inspect.getmodule is original, "asked": len(asked), "same": all(asked),
-                  "exports": {k: sorted(getattr(m, "__all__", [])) for k, m in sorted(sys.modules.items())
-                              if k.startswith("polygraphy")}}))
-'''
-
-
-def test_polygraphy_imported_with_frame_modules_exports_what_it_exports_without() -> None:
-    """open_stage imports Polygraphy and activates its runners with inspect.getmodule answering frames from their
-    globals (half the cost, issue 12): every answer (the imports' exports, activate's and deactivate's caller checks) is
-    the module inspect.getmodule itself gives, every Polygraphy module's __all__ is the same, and inspect.getmodule is
-    restored."""
-    import json
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[1]
-    fast, plain = (json.loads(subprocess.run([sys.executable, "-c", _POLYGRAPHY_IMPORT, how], capture_output=True,
-                                             text=True, check=True, cwd=root).stdout) for how in ("fast", "plain"))
-    assert fast["restored"] and fast["asked"] > 100 and fast["same"]
-    assert fast["exports"] == plain["exports"] and "polygraphy.backend.onnxrt.runner" in fast["exports"]
-
-
 def test_serializable_decides_as_the_tensor_walk_does(monkeypatch) -> None:
     """models._serializable (ByteSize first) says what _tensor_bytes < SERIALIZE_LIMIT says, whatever the limit: int64
     and int32 values as 1-byte varints (8 and 4 counted bytes), floats, raw data, a Constant's tensor attribute."""
@@ -383,33 +338,3 @@ def test_serializable_decides_as_the_tensor_walk_does(monkeypatch) -> None:
                          8 * model.ByteSize() + 1, 10 ** 9}):
         monkeypatch.setattr(models, "SERIALIZE_LIMIT", limit)
         assert models._serializable(model) == (counted < limit)
-
-
-def test_frame_modules_by_globals_is_restored_after_its_last_user_nested_or_threaded() -> None:
-    import inspect
-    import sys
-    import threading
-
-    from qdqreport.collect.ort_stage import frame_modules_by_globals
-
-    original = inspect.getmodule
-    outer = frame_modules_by_globals()
-    outer.__enter__()
-    assert inspect.getmodule is not original and inspect.getmodule(sys._getframe()) is sys.modules[__name__]
-    entered, leave = threading.Event(), threading.Event()
-
-    def other() -> None:  # enters while the outer is open, leaves after it
-        with frame_modules_by_globals():
-            entered.set()
-            leave.wait(10)
-
-    worker = threading.Thread(target=other)
-    worker.start()
-    entered.wait(10)
-    with frame_modules_by_globals():
-        pass
-    outer.__exit__(None, None, None)
-    assert inspect.getmodule is not original  # the worker's use is still open
-    leave.set()
-    worker.join(10)
-    assert inspect.getmodule is original

@@ -83,8 +83,7 @@ class OrtStage:
     def close(self) -> None:
         if self.runner is not None:
             try:
-                with frame_modules_by_globals():  # Polygraphy's check_called_by asks inspect.getmodule (open_stage)
-                    self.runner.deactivate()
+                self.runner.deactivate()
             except Exception:  # deactivation failure must not hide the real error
                 pass
             self.runner = None
@@ -97,9 +96,8 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     *model_bytes*: the serialised model, or the path of one too large to serialise (models.session_source);
     *config*: session config entries beyond the thread settings (the saturation check's
     session.disable_quant_qdq)."""
-    with frame_modules_by_globals():  # Polygraphy's exports and its runner's caller check, the same modules found faster
-        from polygraphy.backend.onnxrt import OnnxrtRunner
-        from polygraphy.logger import G_LOGGER
+    from polygraphy.backend.onnxrt import OnnxrtRunner
+    from polygraphy.logger import G_LOGGER
 
     # We record every failure in the stage ourselves; Polygraphy's own lines (and its hint about the
     # optional 'colored' module) would only clutter stderr, and --quiet must mean quiet.
@@ -108,8 +106,7 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     stage = OrtStage(stage_id, graph_outputs)
     try:
         runner = OnnxrtRunner(new_session(model_bytes, provider, config), name=stage_id)
-        with frame_modules_by_globals():
-            runner.activate()
+        runner.activate()
     except Exception as exc:
         stage.fail(f"session creation failed: {type(exc).__name__}: {_first_line(exc)}")
         return stage
@@ -119,45 +116,6 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
                      "inference": INFERENCE, **thread_details()}
     stage.log.append(f"INFO session created with providers {stage.details['providers']}")
     return stage
-
-
-@contextmanager
-def frame_modules_by_globals() -> Iterator[None]:
-    """While Polygraphy is imported and a runner activated or deactivated: inspect.getmodule of a frame gives the
-    module whose globals the frame runs in, when that module's file is the frame's code file (the module
-    inspect.getmodule finds by that file), without inspect.getmodule's search. Polygraphy asks it for its caller's
-    module once per exported name (mod.export: 111 times while it is imported) and on every activate and deactivate
-    (util.check_called_by); each ask from a module it has not seen scans sys.modules and takes the real path of every
-    module not seen yet (400 in a collect): half of Polygraphy's import and first activation (issue 12). Anything but
-    a frame goes to inspect.getmodule itself; restored when the last user exits (threads and nesting: one count)."""
-    import inspect
-
-    with _GETMODULE_LOCK:
-        if not _GETMODULE_USERS:
-            original = inspect.getmodule
-
-            def getmodule(obj: Any, _filename: str | None = None) -> Any:
-                if _filename is None and inspect.isframe(obj):
-                    module = sys.modules.get(obj.f_globals.get("__name__"))
-                    if module is not None and getattr(module, "__file__", None) == obj.f_code.co_filename:
-                        return module
-                return original(obj, _filename)
-
-            _GETMODULE_USERS.append(original)
-            inspect.getmodule = getmodule
-        else:
-            _GETMODULE_USERS.append(None)
-    try:
-        yield
-    finally:
-        with _GETMODULE_LOCK:
-            if len(_GETMODULE_USERS) == 1:
-                inspect.getmodule = _GETMODULE_USERS[0]
-            _GETMODULE_USERS.pop()
-
-
-_GETMODULE_LOCK = threading.Lock()
-_GETMODULE_USERS: list[Any] = []  # one entry per open frame_modules_by_globals, the first inspect.getmodule's own
 
 
 def intra_op_threads() -> int:
