@@ -228,3 +228,35 @@ def test_interrupted_collect_leaves_no_bundle(tmp_path: Path, demo: Path, monkey
     monkeypatch.setattr(pipeline, "write_compared", explode)  # the quantization comparison, fed while streaming
     assert _collect(demo, tmp_path / "b") == 130
     assert not (tmp_path / "b").exists() and not list(tmp_path.glob(".b.partial-*"))
+
+
+def test_per_channel_qdq_in_an_opset_11_model_is_refused_with_the_conversion(tmp_path: Path, demo: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # A new user's U^2-Net-p (opset 11) quantized per channel: DequantizeLinear with `axis` needs opset 13, and the
+    # refusal said only "re-export it". The smallest such model: one per-channel weight DequantizeLinear into a Conv.
+    from onnx import TensorProto, helper
+
+    weight = numpy_helper.from_array(np.ones((2, 3, 1, 1), np.int8), "w_q")
+    scale = numpy_helper.from_array(np.full(2, 0.1, np.float32), "w_scale")
+    zero = numpy_helper.from_array(np.zeros(2, np.int8), "w_zero")
+    nodes = [helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zero"], ["w"], name="w_dq", axis=0),
+             helper.make_node("Conv", ["x", "w"], ["y"], name="conv")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 4])],
+                              [weight, scale, zero])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    onnx.save(model, tmp_path / "qdq_opset11.onnx")
+    np.savez(tmp_path / "x.npz", x=np.ones((2, 1, 3, 4, 4), np.float32))
+    fp32 = helper.make_model(helper.make_graph(
+        [helper.make_node("Conv", ["x", "wf"], ["y"], name="conv")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [numpy_helper.from_array(np.full((2, 3, 1, 1), 0.1, np.float32), "wf")]),
+        opset_imports=[helper.make_opsetid("", 11)])
+    onnx.save(fp32, tmp_path / "fp32.onnx")
+    assert main(["collect", "--fp32", str(tmp_path / "fp32.onnx"), "--qdq", str(tmp_path / "qdq_opset11.onnx"),
+                 "--inputs", str(tmp_path / "x.npz"), "-o", str(tmp_path / "b"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "qdq_opset11.onnx" in err
+    assert "need opset 13 or later" in err and "convert_version(model, 13)" in err and "--qdq" in err
+    assert not (tmp_path / "b").exists()

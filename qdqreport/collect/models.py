@@ -150,7 +150,17 @@ def _require_onnxruntime_loads(path: Path, role: str, complaint: str) -> None:
         onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise InputError(f"{path}: not a valid ONNX model: ONNX Runtime cannot load it ({_one_line(exc)}) and the "
-                         f"ONNX checker says: {shorten(complaint, 400)}; re-export it or pass the right file as {role}") from None
+                         f"ONNX checker says: {shorten(complaint, 400)}; {_remedy(complaint, role)}") from None
+
+
+def _remedy(complaint: str, role: str) -> str:
+    """What to do about a model neither ONNX Runtime nor the checker accepts. Per-channel Q/DQ needs opset 13 (the
+    `axis` attribute): quantize_static writes it into an opset-10/11 model all the same (a new user's U^2-Net-p)."""
+    if "axis" in complaint and ("QuantizeLinear" in complaint or "DequantizeLinear" in complaint):
+        return ("its per-channel Q/DQ nodes need opset 13 or later: convert the FP32 model first "
+                "(onnx.version_converter.convert_version(model, 13)) and quantize again, or quantize per tensor; "
+                f"then pass the new file as {role}")
+    return f"re-export it or pass the right file as {role}"
 
 
 def _one_line(exc: BaseException) -> str:
