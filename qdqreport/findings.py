@@ -29,7 +29,9 @@ The user's own decode (`collect --postprocess`) judges a stage pair on the same 
 and the calibration is not unlike the evaluation data, a decision that already changes once the FP32
 outputs move less than the pair's median raw difference (the task table's "changes at rel. L2" under
 its median "raw rel. L2") sits on a margin any INT8 model moves: those flips degrade the task but are
-not counted towards a collapse (`analysis/agreement.decode_level`).
+not counted towards a collapse (`analysis/agreement.decode_level`). An output judged by numbers alone (cosine,
+a slice's cosine, relative error) is never judged worse than that decode judges the task: measured decisions
+outrank the numbers, which stay in the table's detail (`analysis/agreement.capped_by_task`).
 
 ### Ranking: which finding comes first
 

@@ -256,20 +256,25 @@ def decode_level(agreement: float, rows: Sequence[Any], ordinary_noise: bool) ->
 
 
 # Measures of the numbers alone (no decision of the output's own): where the user's decode of the same stage pair
-# (collect --postprocess) does not collapse, these never make the output collapse. A new user's pair scorer: a GELU
+# (collect --postprocess) is measured, these never judge an output worse than the decode judges the task. A new user's pair scorer: a GELU
 # embedding output's dead dimensions (3e-8 of its energy) at "slice cosine 0.00" made a healthy model "collapse", with
 # 188 of 192 decisions of the package's own decode kept.
 NUMBERS_ONLY = ("cosine", "slice cosine", "relative error")
 
 
 def capped_by_task(judgement: Judgement, task: str | None) -> Judgement:
-    """*judgement* with a collapse by a numbers-only measure lowered to degrade when the user's decode of the same
-    stage pair (*task*: its task_level, None when unmeasured) does not collapse: measured decisions outrank numbers."""
-    if task is None or task == COLLAPSE or judgement.level != COLLAPSE or judgement.measure not in NUMBERS_ONLY:
+    """*judgement* by a numbers-only measure capped at the level of the user's decode of the same stage pair (*task*:
+    its task_level, None when unmeasured): measured decisions outrank numbers. A collapse becomes a degradation where
+    the decode degrades, and agreement where it agrees (a new user's healthy CRAFT: the decode kept 22 of 24 images,
+    the score map's blank image row 4 read "slice cosine 0.07" and made the verdict orange); the numbers stay in the
+    detail. The decode may read only some outputs: one it ignores is judged by what the task makes of the others."""
+    if task is None or judgement.measure not in NUMBERS_ONLY or LEVEL_RANK[judgement.level] <= LEVEL_RANK[task]:
         return judgement
     decode = "agrees" if task == AGREE else "degrades"
-    return dataclasses.replace(judgement, level=DEGRADE, headline=f"{judgement.headline}, where the decode {decode}",
-                               detail=f"{judgement.detail or judgement.headline} (not a collapse: the decode of these "
+    level = task  # the decode's own level: what the outputs decide is measured, the numbers only describe them
+    kind = "a collapse" if judgement.level == COLLAPSE else "a degradation"
+    return dataclasses.replace(judgement, level=level, headline=f"{judgement.headline}, where the decode {decode}",
+                               detail=f"{judgement.detail or judgement.headline} (not {kind}: the decode of these "
                                       f"outputs {decode}, and measured decisions outrank the numbers)")
 
 
