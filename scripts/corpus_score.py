@@ -252,7 +252,7 @@ PARTS = (
     Part(TWENTY_FIFTH_PART, "twenty-fifth", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 31's first round, at b0cecab: first-ranked 6/7, within three 6/7, healthy controls with an error "
          "0/3, harmless faults with an error 0/2; after them, at 6702737: the same (healthy controls with a warning "
-         "3/3, was 2/3); held out for the second round too", held_out=True),
+         "3/3, was 2/3); after the second round, at 9cea417: the same; still held out", held_out=True),
     Part(TWENTY_FOURTH_PART, "twenty-fourth", "; scored while sealed before the rule changes of session 30's third "
          "round, at 6509a78: first-ranked 7/7, within three 7/7, healthy controls with an error 0/3, harmless faults "
          "with an error 1/2; after them, at fe7ff4c: the same; then read (2026-11-27, session 30's fourth round): no "
