@@ -38,11 +38,14 @@ def test_a_log_left_in_float_is_not_flagged():
 def test_imagenet_normalised_calibration_of_a_raw_pixel_model_is_a_preprocessing_step():
     # Calibration (x/255 - mean)/std spans -2.1..2.6; the detector reads raw 0..255 pixels. The narrow calibration sat
     # within 5% of 255 of the black level and passed for "darker content"; it goes 2.1 below that level, which no
-    # content can. Named as the step it is, first, with the transform written without a double sign.
+    # content can. Named as the step it is, first; its fix undoes that step per channel (the per-channel fit lies near
+    # the ImageNet mean and std: analysis/preprocessing.per_channel_map), not one affine fitted to both sets.
     _, findings = ranked("yolo_calib_imagenet")
     assert findings[0].rule_id == "QR003"
     assert "calibration carries a mean/std normalisation the evaluation inputs lack" in findings[0].title
-    assert "(x + 2.15) / 0.01797" in " ".join(fix.action for fix in findings[0].fixes)
+    action = " ".join(fix.action for fix in findings[0].fixes)
+    assert ("x → (x * np.array([0.229, 0.224, 0.225], np.float32).reshape((-1, 1, 1)) + np.array([0.485, 0.456, "
+            "0.406], np.float32).reshape((-1, 1, 1))) * 255 (the ImageNet mean and std, per channel") in action
 
 
 def test_darker_pictures_and_blank_pages_keep_their_level_and_stay_content():
@@ -95,12 +98,14 @@ def test_dnsmos_int8_stft_is_named_and_measured_where_its_loss_shows():
 def test_which_side_lacks_the_normalisation_follows_the_sign_not_the_spread():
     # OriNet (occular-deskew, outside the corpus): evaluation ImageNet-normalised (-1.9..2.6), calibration / 255 only
     # (0.18..1.0), so the calibration is the narrower, as for yolo_calib_imagenet, but it is the one that LACKS the
-    # normalisation; the side with negative values carries the mean subtraction. The fitted map is approximate.
+    # normalisation; the side with negative values carries the mean subtraction.
     bundle = Path(__file__).resolve().parent / "data" / "bundles" / "orinet_calib_unnormalised"
     findings = rank_findings(run_rules(Context(Bundle(bundle)), discover()).findings)
     assert (findings[0].rule_id, findings[0].severity) == ("QR003", "error")
     assert findings[0].title.endswith("calibration lacks the mean/std normalisation (spread 0.186×)")
-    assert "approximate" in findings[0].fixes[0].action
+    # The map fitted per channel lies near the ImageNet mean and std: the fix is that step, exact, and says so.
+    assert "x → (x - np.array([0.485, 0.456, 0.406], np.float32)" in findings[0].fixes[0].action
+    assert "the ImageNet mean and std, per channel" in findings[0].fixes[0].action
 
 
 def test_a_fully_quantized_graph_says_so_instead_of_an_unknown_float_type(tmp_path):

@@ -483,9 +483,12 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                 f"every calibrated range inherits the mismatch",
         evidence=evidence,
         fixes=(Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}"
-                   # A map no known step names is one affine fitted to the two sets' statistics: near, not exact.
-                   + (" (an affine map fitted to the two sets' statistics: approximate; the exact fix is your "
-                      "evaluation pipeline's own step, per channel where it normalises per channel)"
+                   # A map no known step names is fitted to the two sets' statistics: near, not exact; one that
+                   # lies near the ImageNet mean and std is that step (analysis/preprocessing.per_channel_map).
+                   + ((" (the ImageNet mean and std, per channel, which the map fitted to the two sets' statistics "
+                       "lies near: check that it is your evaluation pipeline's own step)" if "0.485" in expr else
+                       " (an affine map fitted to the two sets' statistics: approximate; the exact fix is your "
+                       "evaluation pipeline's own step, per channel where it normalises per channel)")
                       if fitted_map(label) else ""), rewrite) if expr != "x"
                else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
                # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
