@@ -296,8 +296,13 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
         # Without decisions a sample collapses by agreement's cosine level alone: one sample whose SQNR sits
         # far under the others' at cosine 0.98 is noise on a small output (and, over many outputs, one
         # always does), not a changed decision.
+        # Under 8 values a sample (a 2-logit head) no per-sample number judges a sample: the cosine of 2 values and
+        # the relative error of near-zero logits both swing at a near tie (a new user's anime-or-not, random
+        # calibration: one sample's logits (-0.095, -0.063) -> (-0.28, 0.12), its decision kept, read "cosine 0.54"
+        # and ranked "1 of 48 samples collapse" first). Only decisions judge such samples.
+        meaningful = summary is None or summary.judgement is None or summary.judgement.cosine_meaningful
         collapsed = [r for r, c in zip(rows, cosines)
-                     if (r.sample in by_decisions if r.sample < measured else c < COLLAPSED)]
+                     if (r.sample in by_decisions if r.sample < measured else meaningful and c < COLLAPSED)]
         share = len(collapsed) / len(rows)
         if statistics.median(cosines) < MEDIAN_OK or not collapsed or not MIN_SHARE <= share <= MAX_SHARE:
             continue
