@@ -24,6 +24,8 @@ from qdqreport.analysis import preprocessing
 from qdqreport.analysis.preprocessing import preprocessing_difference
 from qdqreport.collect.stats import input_stats
 
+from photo_crops import photo_crops
+
 CROPS = Path(__file__).parent / "data" / "rembg_u2netp_crops.npz"
 IMAGENET = (np.array([0.485, 0.456, 0.406], np.float32)[:, None, None],
             np.array([0.229, 0.224, 0.225], np.float32)[:, None, None])
@@ -52,23 +54,9 @@ def test_a_gap_within_sampling_noise_is_no_channel_swap(monkeypatch):
 
 
 def _photo_crops(count: int, seed: int, bgr: bool = False) -> list[np.ndarray]:
-    from matplotlib import cbook
-    from PIL import Image
-
-    photos = [np.asarray(Image.open(cbook.get_sample_data(name, asfileobj=False)).convert("RGB"))
-              for name in ("grace_hopper.jpg", "Minduka_Present_Blue_Pack.png")]
-    rng, out = np.random.default_rng(seed), []
-    for index in range(count):
-        photo = photos[index % 2]
-        height, width = photo.shape[:2]
-        side = rng.uniform(0.4, 0.9)
-        h, w = int(height * side), int(width * side)
-        y, x = rng.integers(0, height - h + 1), rng.integers(0, width - w + 1)
-        crop = np.asarray(Image.fromarray(np.ascontiguousarray(photo[y:y + h, x:x + w])).resize((96, 96)),
-                          np.float32) / 255
-        crop = crop[..., ::-1] if bgr else crop
-        out.append((crop.transpose(2, 0, 1) - IMAGENET[0]) / IMAGENET[1])
-    return out
+    """ImageNet-normalised crops, truly in BGR with *bgr*."""
+    pixels = [p / 255 for p in photo_crops(count, seed, 96)]
+    return [((p[::-1] if bgr else p) - IMAGENET[0]) / IMAGENET[1] for p in pixels]
 
 
 def test_a_swap_beyond_sampling_noise_is_still_named():

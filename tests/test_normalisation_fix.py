@@ -11,29 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qdqreport.analysis.preprocessing import IMAGENET_MEAN, IMAGENET_STD, preprocessing_difference
+from qdqreport.analysis.input_range import IMAGENET_MEAN, IMAGENET_STD
+from qdqreport.analysis.preprocessing import preprocessing_difference
 from qdqreport.collect.stats import input_stats
+
+from photo_crops import photo_crops
 
 MEAN = np.array(IMAGENET_MEAN, np.float32)[:, None, None]
 STD = np.array(IMAGENET_STD, np.float32)[:, None, None]
-
-
-def _pixels(count: int, seed: int) -> list[np.ndarray]:
-    from matplotlib import cbook
-    from PIL import Image
-
-    photos = [np.asarray(Image.open(cbook.get_sample_data(name, asfileobj=False)).convert("RGB"))
-              for name in ("grace_hopper.jpg", "Minduka_Present_Blue_Pack.png")]
-    rng, out = np.random.default_rng(seed), []
-    for index in range(count):
-        photo = photos[index % 2]
-        height, width = photo.shape[:2]
-        side = rng.uniform(0.4, 0.9)
-        h, w = int(height * side), int(width * side)
-        y, x = rng.integers(0, height - h + 1), rng.integers(0, width - w + 1)
-        crop = Image.fromarray(np.ascontiguousarray(photo[y:y + h, x:x + w])).resize((64, 64))
-        out.append(np.asarray(crop, np.float32).transpose(2, 0, 1))  # 0..255, CHW
-    return out
 
 
 def _stats(arrays: list[np.ndarray], source: str) -> dict:
@@ -43,13 +28,13 @@ def _stats(arrays: list[np.ndarray], source: str) -> dict:
 @pytest.mark.parametrize("scale, expected", [(255.0, "x / 255 - np.array([0.485, 0.456, 0.406]"),
                                              (1.0, "(x - np.array([0.485, 0.456, 0.406]")])
 def test_a_missing_imagenet_normalisation_is_restored_exactly(scale, expected):
-    evaluation = _stats([(p / 255 - MEAN) / STD for p in _pixels(24, 1)], "eval.npy")
-    calib_arrays = np.stack([p / 255 * scale for p in _pixels(32, 2)])[:, None]  # [N, 1, 3, 64, 64], as saved
+    evaluation = _stats([(p / 255 - MEAN) / STD for p in photo_crops(24, 1, 64)], "eval.npy")
+    calib_arrays = np.stack([p / 255 * scale for p in photo_crops(32, 2, 64)])[:, None]  # [N, 1, 3, 64, 64], as saved
     difference = preprocessing_difference(_stats(list(calib_arrays[:, 0]), "calib.npy"), evaluation, "x")
     assert difference is not None and "lacks the mean/std normalisation" in difference.label
     assert expected in difference.expr
     fixed = eval(difference.expr, {"np": np, "x": calib_arrays})  # what the printed fix command computes
-    own = np.stack([(p / 255 - MEAN) / STD for p in _pixels(32, 2)])[:, None]  # the step the package applies
+    own = np.stack([(p / 255 - MEAN) / STD for p in photo_crops(32, 2, 64)])[:, None]  # the step the package applies
     np.testing.assert_allclose(fixed, own, atol=1e-5)
 
 
@@ -57,8 +42,8 @@ def test_another_per_channel_normalisation_is_fitted_per_channel():
     # Not ImageNet's: a data set's own channel statistics (far from ImageNet's): no snap, one map per channel, which
     # carries each channel's mean and spread onto the evaluation's.
     mean, std = np.array([0.2, 0.6, 0.9], np.float32)[:, None, None], np.array([0.1, 0.3, 0.05], np.float32)[:, None, None]
-    evaluation = _stats([(p / 255 - mean) / std for p in _pixels(24, 1)], "eval.npy")
-    calib = [p for p in _pixels(32, 2)]
+    evaluation = _stats([(p / 255 - mean) / std for p in photo_crops(24, 1, 64)], "eval.npy")
+    calib = [p for p in photo_crops(32, 2, 64)]
     difference = preprocessing_difference(_stats(calib, "calib.npy"), evaluation, "x")
     assert difference is not None and "np.array([0.485" not in difference.expr and ".reshape((-1, 1, 1))" in difference.expr
     fixed = _stats(list(eval(difference.expr, {"np": np, "x": np.stack(calib)})), "fixed.npy")

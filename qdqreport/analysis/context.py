@@ -18,10 +18,10 @@ from qdqreport.analysis import agreement
 from qdqreport.analysis.agreement import Judgement, JudgingOptions
 from qdqreport.analysis.decisions import measure as measure_decisions
 from qdqreport.analysis.input_range import without_rounding_clips
-from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops, score_gate
 from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
                                        table_records)
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
@@ -145,9 +145,10 @@ class Context:
         """Every output of a comparison, summarised over samples and judged (analysis/agreement.py)."""
         if comparison_id not in self._summaries:
             slices = self._by_output(comparison_id, "slices")
-            summaries = [self._judged(comparison_id, _summarise(name, rows, slices.get(name, [])))
+            info = next((c for c in self.comparisons if c.id == comparison_id), None)
+            summaries = [self._judged(info, _summarise(name, rows, slices.get(name, [])))
                          for name, rows in self._by_output(comparison_id, "samples").items()]
-            level = self._task_level(comparison_id, summaries)
+            level = self._task_level(info, summaries)
             self._summaries[comparison_id] = [
                 dataclasses.replace(s, judgement=agreement.capped_by_task(s.judgement, level)) for s in summaries]
         return self._summaries[comparison_id]
@@ -158,21 +159,19 @@ class Context:
         self.output_summaries(comparison.id)
         return self._task_levels.get(comparison.id) or agreement.AGREE
 
-    def _task_level(self, comparison_id: str, summaries: list[OutputSummary]) -> str | None:
+    def _task_level(self, info: ComparisonInfo | None, summaries: list[OutputSummary]) -> str | None:
         """The decode's level from the raw outputs' own judgements (before a task caps them: a collapse capped to
         degrade never agrees, so the order cannot change whether every raw output agrees)."""
-        info = next((c for c in self.comparisons if c.id == comparison_id), None)
         task = self.task_of_pair(info.reference, info.candidate) if info is not None else None
         if task is None:
             return None
         ordinary = (bool(summaries) and not any(agreement.diverges(s) for s in summaries)
                     and not calibration_upstream(self))
         level = agreement.decode_level(float(task["agreement"]), self.task_rows(task["id"]), ordinary)
-        self._task_levels[comparison_id] = level
+        self._task_levels[info.id] = level
         return level
 
-    def _judged(self, comparison_id: str, summary: OutputSummary) -> OutputSummary:
-        info = next((c for c in self.comparisons if c.id == comparison_id), None)
+    def _judged(self, info: ComparisonInfo | None, summary: OutputSummary) -> OutputSummary:
         if info is None:
             return judged(summary, [], [], self.judging, self._producers, (), self.input_names)
         return judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate),

@@ -88,7 +88,8 @@ def whatif(ctx: Context) -> WhatIfEvidence | None:
 
 
 def judged(result: dict[str, Any]) -> bool:
-    """Whether a what-if result (baseline, chosen, op_type) carries the report's judgement (bundles since 2026-11-27)."""
+    """Whether a what-if result (baseline, chosen, op_type), or one output's entry in it, carries the report's
+    judgement (bundles since 2026-11-27)."""
     return isinstance(result.get("level"), str) and isinstance(result.get("headline"), str)
 
 
@@ -96,12 +97,11 @@ def judged_words(result: dict[str, Any], output: Any = None) -> str:
     """A what-if result in the words of what judged it: "output0: 2 of 7 detections lost, 1 extra (collapse)" as the
     report judges the outputs (*output*'s judgement when given and judged, else the result's worst), or the worst
     output's median cosine for a search collected before it did."""
-    if judged(result):
-        own = _own(result, output) if output is not None else None
-        if isinstance(own, dict) and isinstance(own.get("headline"), str) and isinstance(own.get("level"), str):
-            return f"{output}: {own['headline']} ({own['level']})"
-        return f"{result.get('output') or 'outputs'}: {result['headline']} ({result['level']})"
-    return f"output cosine {result['cosine']:.4f}"
+    if not judged(result):
+        return f"output cosine {result['cosine']:.4f}"
+    own = _own(result, output) if output is not None else None
+    name = output if isinstance(own, dict) and judged(own) else result.get("output") or "outputs"
+    return f"{name}: {_value_words(result, output)}"
 
 
 def target_words(summary: dict[str, Any]) -> str:
@@ -176,9 +176,8 @@ def _value_words(result: dict[str, Any], output: Any = None) -> str:
     if not judged(result):
         return f"{result['cosine']:.4f}"
     own = _own(result, output)
-    if isinstance(own, dict) and isinstance(own.get("headline"), str) and isinstance(own.get("level"), str):
-        return f"{own['headline']} ({own['level']})"
-    return f"{result['headline']} ({result['level']})"
+    chosen = own if isinstance(own, dict) and judged(own) else result
+    return f"{chosen['headline']} ({chosen['level']})"
 
 
 IMPLICATES, EXONERATES = "implicates", "exonerates"

@@ -23,9 +23,12 @@ CLIPPED_MAX = 0.01
 # Measured on the read corpus: faults clip 10-66% there (cls_calib_unit 10%, cls_random_calib 24%,
 # cap_calib_inverted 66%), content calibrated on other text 8% (QR006's), healthy controls 0%.
 UPSTREAM_CLIPPED = 0.10
+# The ImageNet mean and std (RGB), the normalisation most image models are trained with (analysis/preprocessing.py
+# snaps a per-channel fit to it).
+IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 # ImageNet's mean/std normalisation of [0, 1] pixels spans [-0.485/0.229, (1-0.406)/0.225] = [-2.118, 2.640] over its
 # three channels: evaluation inputs with exactly these extremes carry it (within 2%).
-IMAGENET_SPAN = (-0.485 / 0.229, (1 - 0.406) / 0.225)
+IMAGENET_SPAN = (-IMAGENET_MEAN[0] / IMAGENET_STD[0], (1 - IMAGENET_MEAN[2]) / IMAGENET_STD[2])
 SPAN_TOLERANCE = 0.02
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from qdqreport.analysis.calibration_data import IDS_KEPT
+from qdqreport.analysis.input_range import IMAGENET_MEAN, IMAGENET_STD
 from qdqreport.analysis.output_kinds import state_name
 from qdqreport.analysis.spectrum import rate_mismatch
 
@@ -142,8 +143,6 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
         shift = c["mean"] - e["mean"] * ratio
         label, expr = affine_transform(ratio, shift, c, e)
         unexplained = fitted_map(label)  # no known preprocessing step gives this factor
-        if unexplained:  # a mean/std normalisation is per channel: fit it per channel where the channels are known
-            expr = per_channel_map(calib, evaluation) or expr
         if unexplained and colour is not None:
             return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
         if unexplained and (shares_level(c, e) or same_centre(c, e) or not extremes_fit(c, e, ratio, shift)):
@@ -153,6 +152,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
             # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread); or a log step one set lacks carries its
             # extremes onto the other's exactly (a spectrogram left linear, or in decibels).
             return _sample_rate(calib, evaluation) or _log_step(c, e)
+        if unexplained:  # a mean/std normalisation is per channel: fit it per channel where the channels are known
+            expr = per_channel_map(calib, evaluation) or expr
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
         return _greyscale(calib, colour)
@@ -518,11 +519,10 @@ def per_channel_map(calib: dict[str, Any], evaluation: dict[str, Any]) -> str | 
     return f"(x - {column(shifts)}) / {column(ratios)}"
 
 
-# The ImageNet mean and std (RGB), the normalisation most image models are trained with. A per-channel fit near them
-# (each ratio and shift within IMAGENET_BAND of scale x std and scale x mean, scale 1 for [0, 1] inputs or 255 for raw
-# pixels) is that step: the fit itself carries the two sets' content difference (a new user's CRAFT: ratios 75, 69, 66
-# where 255 x std gives 58, 57, 57), and the step restores what the fit cannot.
-IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+# A per-channel fit near the ImageNet mean and std (each ratio and shift within IMAGENET_BAND of scale x std and scale x
+# mean, scale 1 for [0, 1] inputs or 255 for raw pixels) is that step: the fit itself carries the two sets' content
+# difference (a new user's CRAFT: ratios 75, 69, 66 where 255 x std gives 58, 57, 57), and the step restores what the
+# fit cannot.
 IMAGENET_BAND = 0.35
 
 
@@ -535,6 +535,19 @@ def _imagenet_scale(ratios: list[float], shifts: list[float]) -> int | None:
                for r, sh, m, sd in zip(ratios, shifts, IMAGENET_MEAN, IMAGENET_STD)):
             return scale
     return None
+
+
+def fitted_note(label: str, expr: str) -> str:
+    """What a fix's map is, where no known step names the difference (fitted_map): the ImageNet step per channel
+    when per_channel_map snapped to it, else an affine fitted to the two sets' statistics, near but not exact; "" for
+    a known step."""
+    if not fitted_map(label):
+        return ""
+    if f"{IMAGENET_MEAN[0]}, {IMAGENET_MEAN[1]}, {IMAGENET_MEAN[2]}" in expr:
+        return (" (the ImageNet mean and std, per channel, which the map fitted to the two sets' statistics lies near: "
+                "check that it is your evaluation pipeline's own step)")
+    return (" (an affine map fitted to the two sets' statistics: approximate; the exact fix is your evaluation "
+            "pipeline's own step, per channel where it normalises per channel)")
 
 
 def fitted_map(label: str) -> bool:

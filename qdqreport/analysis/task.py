@@ -20,6 +20,7 @@ from qdqreport.bundle.vocabulary import COMPARISON_PLAN
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.analysis.decode_step import DecodeFailed, Decoder, TaskResult
 from qdqreport.errors import InputError
+from qdqreport.wording import percent
 
 APP_STAGE = "task_results"  # the pseudo-stage holding what the user's application decoded (--task-results)
 APP_PURPOSE = "postprocess"
@@ -92,7 +93,7 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
             if stage == BASELINE_STAGE:
                 raise _script_error(decoder, str(exc)) from None
             failures[stage] = str(exc)
-    agree = decoder.user_agreement if decoder.compare_fn else generic_agreement
+    agree = _agreement(decoder)
     run = TaskRun(decoder.manifest_entry(), results, failures, app)
     for reference, candidate, purpose in COMPARISON_PLAN:
         if reference in results and candidate in results:
@@ -144,13 +145,25 @@ def decode_agreement(decoder: Decoder, reference: list[TaskResult], outputs: Out
     """(mean agreement, samples decoded differently) of *outputs* decoded against the *reference* results, as a task
     pair's agreement is measured (the script's compare(), else the generic one). A decode that fails on these
     outputs (NaN, say) agrees on nothing."""
-    agree = decoder.user_agreement if decoder.compare_fn else generic_agreement
+    agree = _agreement(decoder)
     try:
         values = [_checked(agree, a, b, decoder, index)
                   for index, (a, b) in enumerate(zip(reference, decode_all(decoder, outputs)))]
     except DecodeFailed:
         return 0.0, len(reference)
     return (float(np.mean(values)) if values else 1.0), sum(v < 1.0 for v in values)
+
+
+def task_words(agreement: float, differing: int, samples: int, scored: bool) -> str:
+    """A decode's agreement in the report's words: a script's compare() gives scores (*scored*), not a share."""
+    if scored:
+        return f"mean compare() score {agreement:.3g} ({differing:,} of {samples:,} samples scored below 1)"
+    return f"task agreement {percent(agreement)} ({differing:,} of {samples:,} samples decoded differently)"
+
+
+def _agreement(decoder: Decoder) -> Agreement:
+    """How two decoded results compare: the script's compare() when it has one, else the generic comparison."""
+    return decoder.user_agreement if decoder.compare_fn else generic_agreement
 
 
 def _pair_rows(ref: list[TaskResult], cand: list[TaskResult], agree: Agreement, decoder: Decoder,

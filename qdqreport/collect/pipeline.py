@@ -154,8 +154,9 @@ def _collect_into(writer: BundleWriter, options: CollectOptions, progress: Progr
 
 def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None,
             stages: dict[str, OrtStage], run: "_OrtRun", progress: Progress) -> Path:
-    # The what-if's decisions read as many samples as the report's will: the ones the stages stored.
-    stored = None if options.store_outputs is None and options.store_cap_bytes is None else stages["ort_fp32"].outputs.stored
+    # The what-if's decisions read as many samples as the report's will: the ones the stages stored (None: all).
+    fp32_store = stages["ort_fp32"].outputs
+    stored = None if fp32_store.keep is None else fp32_store.stored
     layers = _per_layer(options, loaded, precision, progress, stored) if options.per_layer else None
     if options.confirm is not None and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
@@ -359,13 +360,12 @@ class _Stores:
                            Path(self.scratch) / f"{stage_id}.npz", self.cap_bytes)
 
     def said(self, store: OutputStore, samples: int) -> None:
-        """One line, once, when the byte cap kept fewer samples' outputs than --store-outputs' default would."""
+        """One line when the byte cap kept fewer samples' outputs than --store-outputs' default would."""
         if store.capped_from is None or self.progress is None or store.stored >= min(samples, store.capped_from):
             return
         self.progress.say(f"keeping the outputs of the first {store.stored} of {samples} samples in the bundle "
                           f"({self.cap_bytes >> 20} MB a stage by default; --store-outputs first:N or all keeps "
                           "more); every sample is still compared")
-        self.progress = None
 
 
 def _run_stage(stage: OrtStage, samples: list[dict[str, np.ndarray]], progress: Progress, lazy: bool = False):

@@ -76,8 +76,6 @@ class Measured:
         return max(decisive, key=lambda o: LEVEL_RANK[o.judgement.level], default=None)
 
 
-
-
 class WhatIf:
     """Runs trials against the FP32 outputs and records every one of them."""
 
@@ -133,15 +131,11 @@ class WhatIf:
         otherwise)."""
         if self.decoded is None:
             return None
-        from qdqreport.analysis.task import decode_agreement
+        from qdqreport.analysis.task import decode_agreement, task_words
 
         agreement, differing = decode_agreement(self.options.decoder, self.decoded, outputs)
-        # In the verdict's words (report/model._task_words): a script's compare() gives scores, not a share.
-        headline = (f"mean compare() score {agreement:.3g} ({differing:,} of {len(outputs):,} samples scored below 1)"
-                    if self.options.decoder.compare_fn else
-                    f"{differing:,} of {len(outputs):,} samples decoded differently (task agreement {agreement:.0%})")
         return {"level": task_level(agreement), "measure": "task agreement", "value": agreement, "internal": False,
-                "headline": headline}
+                "headline": task_words(agreement, differing, len(outputs), bool(self.options.decoder.compare_fn))}
 
     def reached(self, measured: Measured) -> bool:
         """The report's judgement agrees on every output (analysis/agreement.py), and the floors the user gave hold."""

@@ -13,6 +13,7 @@ from typing import Any
 from qdqreport import __version__
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import control_purpose, is_control
+from qdqreport.analysis.task import task_words
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
 from qdqreport.findings import SEVERITIES, SEVERITY_RANK, SYMPTOM_TAG, Finding, Metric, Series, Table, Text
@@ -237,7 +238,7 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     if worst is not None:
         text += f": {_moved_metric(worst)}"
         if comparison.task is not None:  # what the user's own decode makes of it (collect --postprocess)
-            text += f", {_task_words(comparison.task, task_scored)}"
+            text += f", {task_words(*comparison.task, task_scored)}"
     # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured. A
     # measured fix ranked above every cause (QR203: re-running without some nodes restored the outputs) leads instead.
     cause = next((f for f in findings if ("root_cause" in f.tags or FIX_TAG in f.tags) and DEPLOYMENT_TAG not in f.tags),
@@ -254,11 +255,6 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     return text + f"; most likely cause: {cause.title.rstrip('.')}"
 
 
-def _task_words(task: tuple[float, int, int], scored: bool) -> str:
-    agreement, below, samples = task
-    if scored:
-        return f"mean compare() score {agreement:.3g} ({below:,} of {samples:,} samples scored below 1)"
-    return f"task agreement {percent(agreement)} ({below:,} of {samples:,} samples decoded differently)"
 
 
 def _moved_metric(row: OutputRow) -> str:

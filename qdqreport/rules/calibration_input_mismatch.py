@@ -8,10 +8,10 @@ import numpy as np
 
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.input_range import (CLIPPED_MAX, RANGE_USED_MIN, imagenet_normalised, over_every_sample,
-                                            range_miss)
+from qdqreport.analysis.input_range import (CLIPPED_MAX, IMAGENET_MEAN, IMAGENET_STD, RANGE_USED_MIN,
+                                            imagenet_normalised, over_every_sample, range_miss)
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
-                                             Difference, fitted_map, id_shares, preprocessing_difference)
+                                             Difference, fitted_note, id_shares, preprocessing_difference)
 from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.spectrum import SHIFT_BAND
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
@@ -108,7 +108,7 @@ def _greyscale(evaluation_in_colour: bool):
     """Colour photographs normalised per channel (ImageNet mean/std); calibration: the same kind of photographs
     loaded in greyscale, repeated into three channels, then normalised the same way (the colour is lost)."""
     def build(b):
-        mean, std = np.array([0.485, 0.456, 0.406]).reshape(1, 3, 1, 1), np.array([0.229, 0.224, 0.225]).reshape(1, 3, 1, 1)
+        mean, std = np.array(IMAGENET_MEAN).reshape(1, 3, 1, 1), np.array(IMAGENET_STD).reshape(1, 3, 1, 1)
         photos, other = _smooth_colour(48, seed=31), _smooth_colour(64, seed=32)
         grey = np.repeat(other.mean(axis=1, keepdims=True), 3, axis=1)
         evaluation = photos if evaluation_in_colour else np.repeat(photos.mean(axis=1, keepdims=True), 3, axis=1)
@@ -452,7 +452,7 @@ def _from_range_use(entry: dict[str, Any], over: str) -> tuple | None:
              + (" (the calibration lacks the ImageNet mean/std normalisation the evaluation inputs carry: its range "
                 "is that of [0, 1] pixels)" if unit else ""))
     advice = ("Apply the evaluation's mean/std normalisation to the calibration tensors, per channel: "
-              "(x - [0.485, 0.456, 0.406]) / [0.229, 0.224, 0.225] on [0, 1] RGB pixels (as your evaluation "
+              f"(x - {list(IMAGENET_MEAN)}) / {list(IMAGENET_STD)} on [0, 1] RGB pixels (as your evaluation "
               "pipeline does), then re-quantize" if unit else "")
     return (label, "x * 255" if pixels else "x", narrow, 0.55,
             (Metric("evaluation values clipped", percent_value(clipped), "%", threshold=f"> {CLIPPED_MAX:.0%}"), table),
@@ -483,13 +483,7 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                 f"every calibrated range inherits the mismatch",
         evidence=evidence,
         fixes=(Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}"
-                   # A map no known step names is fitted to the two sets' statistics: near, not exact; one that
-                   # lies near the ImageNet mean and std is that step (analysis/preprocessing.per_channel_map).
-                   + ((" (the ImageNet mean and std, per channel, which the map fitted to the two sets' statistics "
-                       "lies near: check that it is your evaluation pipeline's own step)" if "0.485" in expr else
-                       " (an affine map fitted to the two sets' statistics: approximate; the exact fix is your "
-                       "evaluation pipeline's own step, per channel where it normalises per channel)")
-                      if fitted_map(label) else ""), rewrite) if expr != "x"
+                   + fitted_note(label, expr), rewrite) if expr != "x"
                else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
                # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
                Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" or fixed is None else

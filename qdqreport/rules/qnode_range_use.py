@@ -97,8 +97,7 @@ def _underuse_fix(ctx: Context) -> Fix:
     images still changed, 1 box of 144); else entropy calibration against outliers."""
     fixed = corrected_calibration(ctx)
     if fixed:
-        return Fix(f"Re-calibrate on the corrected calibration data ({fixed}, which the calibration finding's fix "
-                   "writes: the current file is unlike the evaluation inputs)", requantize_command(ctx, Change(), fixed))
+        return _on_corrected(ctx, fixed, Change())
     return Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
                requantize_command(ctx, Change(calibration_method="entropy")))
 
@@ -111,10 +110,8 @@ def _clipping_fix(ctx: Context, worst) -> Fix:
     already_max = current_calibration_method(ctx) == "max"
     method = method_name(ctx, "max")
     if fixed:
-        return Fix(f"Re-calibrate on the corrected calibration data ({fixed}, which the calibration finding's fix "
-                   f"writes: the current file is unlike the evaluation inputs)"
-                   + ("" if already_max else f", with {method} calibration"),
-                   requantize_command(ctx, Change(calibration_method=None if already_max else "max"), fixed))
+        return _on_corrected(ctx, fixed, Change(calibration_method=None if already_max else "max"),
+                             "" if already_max else f", with {method} calibration")
     if not already_max:
         return Fix(f"Re-calibrate with {method} calibration (it keeps the calibration data's whole range), on data "
                    "like the evaluation inputs", requantize_command(ctx, Change(calibration_method="max")))
@@ -124,6 +121,13 @@ def _clipping_fix(ctx: Context, worst) -> Fix:
                "calibration, which keeps every calibration value, so re-running the same recipe on the same file "
                "rebuilds the same ranges: the calibration samples must be preprocessed as the evaluation inputs and "
                "span their range (then re-quantize with that file)")
+
+
+def _on_corrected(ctx: Context, fixed: str, change: Change, method: str = "") -> Fix:
+    """Re-quantize on the corrected calibration file the calibration finding's fix writes (*method*: the words of a
+    calibration method *change* also sets)."""
+    return Fix(f"Re-calibrate on the corrected calibration data ({fixed}, which the calibration finding's fix writes: "
+               f"the current file is unlike the evaluation inputs){method}", requantize_command(ctx, change, fixed))
 
 
 def _g(value: float | None) -> str:
