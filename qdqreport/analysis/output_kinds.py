@@ -74,6 +74,9 @@ class OutputKind:
     objectness: bool = False  # detections: the first score is an objectness that multiplies the class scores
     gated_by: str | None = None  # index: the output of per-position scores that says which labels are decisions
     field_kinds: tuple[str, ...] = ()  # fields: the kind of each field along fields_axis (FIELD_KINDS)
+    # The kind the same values would fit as well, when inference had to choose between two by a guess the user can
+    # settle with --output-kind (a binary classifier's 2 logits out of a Gemm read like 2 regressed numbers).
+    alternative: str | None = None
 
     @property
     def internal(self) -> bool:
@@ -119,8 +122,9 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     if distribution:
         return OutputKind("class_scores", "rows sum to 1 (softmax)")
     if size < SMALL:
-        return (OutputKind("probabilities", f"{size} value(s) in [0, 1]") if in_unit
-                else OutputKind("scalar", f"{size} value(s) per sample"))
+        if in_unit:
+            return OutputKind("probabilities", f"{size} value(s) in [0, 1]")
+        return OutputKind("scalar", f"{size} value(s) per sample", alternative=_logits_alternative(size, class_output and not within))
     if _EMBEDDING_NAME.search(name) and _is_embedding(name, arrays[0].shape, producer_op):
         return OutputKind("embedding", "a feature vector per sample (named so)")
     if producer_op in ("Softmax", "LogSoftmax") and arrays[0].shape[-1] > 1:
@@ -152,6 +156,13 @@ def _regressed(name: str, producer_op: str | None) -> bool:
     regressed numbers, whatever range they happen to fall in: a probability comes out of a squashing op (Sigmoid,
     Softmax, ...) or is named like one. An unknown producer, or a shape op between (Reshape, Concat), says nothing."""
     return producer_op in _LINEAR_OPS and not _PROBABILITY_NAME.search(name)
+
+
+def _logits_alternative(size: int, class_output: bool) -> str | None:
+    """class_scores where the collector saw a class-score shape ([batch, k] out of a Gemm/MatMul) but too few values
+    to tell logits from regressed numbers (_few_regressed): the user knows which, and a 2-class head's top-1 is the
+    decision its relative error only bounds."""
+    return "class_scores" if class_output and size >= 2 else None
 
 
 def _few_regressed(name: str, arrays: Sequence[np.ndarray], producer_op: str | None) -> bool:

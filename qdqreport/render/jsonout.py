@@ -14,7 +14,7 @@ from qdqreport import __version__
 from qdqreport.report.model import ComparisonView, OutputRow, ReportModel, jsonable
 
 FORMAT = "qdqreport.findings"
-VERSION = "1.2"
+VERSION = "1.3"
 
 
 def findings_document(model: ReportModel) -> dict[str, Any]:
@@ -61,8 +61,8 @@ def _output(row: OutputRow) -> dict[str, Any]:
             "sqnr_identical": identical, "max_abs_diff": row.max_abs, "rel_l2_median": row.rel_l2_median,
             "top1_agreement": row.top1, "top5_agreement": row.top5,
             "nonfinite": {"reference": row.nonfinite_ref, "candidate": row.nonfinite_cand},
-            # findings.json 1.2: how analysis/agreement.py judged the output (docs/findings.md).
-            "kind": row.kind_name, "judgement": {"level": row.level, "by": row.judged, "internal": row.internal,
+            # findings.json 1.2: how analysis/agreement.py judged the output; 1.3: kind_note (docs/findings.md).
+            "kind": row.kind_name, "kind_note": f"{row.kind_note} {row.kind_option}" if row.kind_note else None, "judgement": {"level": row.level, "by": row.judged, "internal": row.internal,
                                             "cosine_meaningful": row.cosine_meaningful}}
 
 

@@ -57,6 +57,8 @@ class OutputRow(OutputSummary):
     analysis/agreement.py) plus the slice note and the per-sample series the plots draw."""
 
     slice_note: str = ""
+    kind_note: str = ""  # where inference had to guess the kind: the other kind its values fit (_kind_note) ...
+    kind_option: str = ""  # ... and the option that declares it
     sample_cosines: tuple[float | None, ...] = ()  # empty below 8 values per sample: the cosine is not shown
     sample_sqnr: tuple[float | None, ...] = ()
 
@@ -341,11 +343,28 @@ def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[st
     return OutputRow(
         **{f.name: getattr(summary, f.name) for f in fields(OutputSummary)},
         slice_note=_slice_note(summary, info.sliced.get(summary.output)),
+        kind_note=_kind_note(summary),
+        kind_option=f"--output-kind {summary.output}={summary.kind.alternative}" if _kind_note(summary) else "",
         # Fewer than 8 values per sample: the cosine is 1 whatever happens, so it is neither plotted nor quoted.
         sample_cosines=tuple(_finite(r["cosine"]) for r in rows)
         if summary.judgement is None or summary.judgement.cosine_meaningful else (),
         sample_sqnr=tuple(_finite(r["sqnr_db"]) for r in rows),
     )
+
+
+# What a kind the user declares is judged by, for the note that offers it (analysis/agreement.py decides).
+_ALTERNATIVE_WORDS = {"class_scores": ("class logits or scores", "by top-1 (the class they decide)")}
+
+
+def _kind_note(summary: OutputSummary) -> str:
+    """Where the inferred kind was a guess between two (OutputKind.alternative), the option that settles it: a binary
+    classifier's 2 logits judged as a scalar by relative error never show a flipped class."""
+    kind = summary.kind
+    if kind is None or kind.declared or not kind.alternative:
+        return ""
+    what, measure = _ALTERNATIVE_WORDS.get(kind.alternative, (kind.alternative.replace("_", " "), "as such"))
+    return (f"inferred as {kind.kind.replace('_', ' ')} ({kind.reason}); if these are {what}, judge them {measure} "
+            "with")
 
 
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:

@@ -1,0 +1,51 @@
+"""An output whose kind inference had to guess says how to declare the other kind (issue 10, session 32).
+
+Session 31's second new user's anime-or-not ResNet18 ends in a Gemm of 2 logits (anime or not). Two values out of
+a linear layer read as well as regressed numbers, so the output is a "scalar" judged by relative error, and before
+this change nothing in the report said that `--output-kind output=class_scores` judges it by the decision it makes.
+The bundle is real (tests/data/bundles/anime_or_not_random_calib: the package's model, calibrated on noise).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+
+from qdqreport.cli import main
+from qdqreport.schemas import findings_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+ANIME = ROOT / "tests" / "data" / "bundles" / "anime_or_not_random_calib"
+FIELD_GRID = ROOT / "corpus" / "lea_healthy_ort_sym"  # a keypoint head judged as a grid of fields
+
+
+def _report(bundle: Path, out: Path, *extra: str) -> dict:
+    assert main(["report", str(bundle), "-o", str(out), *extra]) == 0
+    document = json.loads((out / "findings.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(findings_schema()).validate(document)
+    return document
+
+
+def test_two_gemm_logits_name_the_declaration_that_judges_them_by_top1(tmp_path: Path) -> None:
+    inferred = _report(ANIME, tmp_path / "inferred")
+    (output,) = inferred["comparisons"][0]["outputs"]
+    assert output["kind"] == "scalar" and output["kind_note"].endswith("--output-kind output=class_scores")
+    markdown = (tmp_path / "inferred" / "report.md").read_text(encoding="utf-8")
+    assert "`--output-kind output=class_scores`" in markdown
+    assert "<code>--output-kind output=class_scores</code>" in (tmp_path / "inferred" / "report.html").read_text(
+        encoding="utf-8")
+    # Following the note: the same output judged by the class it decides, and no note any more.
+    declared = _report(ANIME, tmp_path / "declared", "--output-kind", "output=class_scores")
+    (output,) = declared["comparisons"][0]["outputs"]
+    assert output["kind"] == "class_scores" and output["kind_note"] is None
+    assert output["top1_agreement"] is not None and "top-1" in output["judgement"]["by"]
+    assert "--output-kind" not in (tmp_path / "declared" / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_field_grid_output_validates_against_the_published_schema(tmp_path: Path) -> None:
+    # 1.2 files wrote kind "fields" that the 1.2 schema's enum did not list (every lea_ bundle failed validation).
+    document = _report(FIELD_GRID, tmp_path / "grid")
+    assert any(o["kind"] == "fields" for c in document["comparisons"] for o in c["outputs"])
+    assert all(o["kind_note"] is None for c in document["comparisons"] for o in c["outputs"])
