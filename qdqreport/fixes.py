@@ -105,7 +105,8 @@ def requantize_command(ctx: Context, change: Change = Change(), calibration: str
     whose INT8 input another node's Q/DQ puts there is replaced by that node; exclusion_note says so in words."""
     change = resolve_exclusions(ctx, change).change
     if _made_by_ort(ctx) and _ort_can(change):
-        return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output)
+        return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output,
+                                       method_chosen=bool(change.calibration_method))
     return modelopt_command(ctx, change, calibration, output)
 
 
@@ -184,10 +185,19 @@ def requantized_log(ctx: Context) -> str:
     return re.sub(r"\.onnx$", ".log", requantized_file(ctx))
 
 
+# quantize_static writes nothing of its calibration method into the graph: a command that keeps the user's own method
+# can only keep the default, and says so where the user copies it (a Percentile-calibrated CRAFT re-quantized by a
+# printed fix with MinMax changed 4 of 24 images instead of 2).
+UNRECORDED_METHOD = ("  # calibrate_method left at MinMax, the default (the graph does not record the method): "
+                     "add calibrate_method=CalibrationMethod.Percentile or .Entropy if that is what you used")
+
+
 def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: str | None = None,
-                            output: str | None = None, reduce_range: bool = False) -> str:
+                            output: str | None = None, reduce_range: bool = False, method_chosen: bool = False) -> str:
     """A one-line ONNX Runtime quantize_static call (QDQ) for this bundle's FP32 model with *options*
-    (analysis/quantizer.ort_options' keys), reading the calibration file one sample per step."""
+    (analysis/quantizer.ort_options' keys), reading the calibration file one sample per step. Unless the fix chose
+    the calibration method (*method_chosen*), the line ends in a shell comment: the method is the default, not
+    necessarily the user's (UNRECORDED_METHOD)."""
     rows = (calibration_reader(calibration, first_input_name(ctx, "input")) if calibration
             else calibration_feeds(ctx))
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
@@ -209,7 +219,7 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
             + f"quantize_static({model_file(ctx, 'fp32')!r}, {output or requantized_file(ctx)!r}, "
             "types.SimpleNamespace(get_next=lambda: next(it, None)), quant_format=QuantFormat.QDQ, "
             + ", ".join(kwargs) + ")")
-    return python_command(code)
+    return python_command(code) + ("" if method_chosen or method != "minmax" else UNRECORDED_METHOD)
 
 
 def tensorrt_ort_options(options: dict[str, Any]) -> dict[str, Any]:

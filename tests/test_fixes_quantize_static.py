@@ -86,6 +86,18 @@ def test_a_quantize_static_model_gets_quantize_static_commands(user):
     command = requantize_command(ctx, Change(calibration_method="entropy"))
     assert "quantize_static(" in command and "modelopt" not in command
     assert "calibrate_method=CalibrationMethod.Entropy" in command
+    assert "the graph does not record" not in command  # the fix chose the method: nothing to warn of
+
+
+def test_a_command_that_keeps_the_users_method_says_it_can_only_keep_the_default(user):
+    # quantize_static records no calibration method in the graph: a session 31 user's Percentile-calibrated CRAFT was
+    # re-quantized by the printed fixes with MinMax, silently. The line says so where it is copied, as a shell comment
+    # (the unchanged command still rebuilds the model: test_the_unchanged_command_rebuilds_the_users_model runs it).
+    folder, _, ctx = user
+    command = requantize_command(ctx)
+    code, comment = command.split("  # ", 1)
+    assert "calibrate_method" not in code and "CalibrationMethod.Percentile" in comment
+    assert comment.startswith("calibrate_method left at MinMax, the default")
 
 
 def test_the_unchanged_command_rebuilds_the_users_model(user):
