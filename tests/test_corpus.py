@@ -16,9 +16,9 @@ from corpus_score import (AFTER_SEALING, EIGHTEENTH_PART, EIGHTH_PART, ELEVENTH_
                           FOURTEENTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, NINETEENTH_PART, NINTH_PART,
                           SECOND_PART, SEVENTEENTH_PART, SEVENTH_PART, SIXTEENTH_PART, SIXTH_PART, TENTH_PART,
                           THIRD_PART, THIRTEENTH_PART, TOP1_TARGET, TWELFTH_PART, TWENTIETH_PART, TWENTY_FIFTH_PART,
-                          TWENTY_FIRST_PART, TWENTY_FOURTH_PART, TWENTY_SECOND_PART, TWENTY_SIXTH_PART,
-                          TWENTY_THIRD_PART, load_labels, misses_markdown, score_corpus, select_sealed, table_markdown,
-                          totals, totals_markdown)
+                          TWENTY_FIRST_PART, TWENTY_FOURTH_PART, TWENTY_SECOND_PART, TWENTY_SEVENTH_PART,
+                          TWENTY_SIXTH_PART, TWENTY_THIRD_PART, load_labels, misses_markdown, score_corpus,
+                          select_sealed, table_markdown, totals, totals_markdown)
 from make_corpus import CAUSES
 from qdqreport.errors import InputError
 
@@ -32,7 +32,7 @@ MADE_IN_ORDER = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, S
                  NINTH_PART, TENTH_PART, ELEVENTH_PART, TWELFTH_PART, THIRTEENTH_PART, FOURTEENTH_PART,
                  FIFTEENTH_PART, SIXTEENTH_PART, SEVENTEENTH_PART, EIGHTEENTH_PART, NINETEENTH_PART,
                  TWENTIETH_PART, TWENTY_FIRST_PART, TWENTY_SECOND_PART, TWENTY_THIRD_PART, TWENTY_FOURTH_PART,
-                 TWENTY_FIFTH_PART, TWENTY_SIXTH_PART)
+                 TWENTY_FIFTH_PART, TWENTY_SIXTH_PART, TWENTY_SEVENTH_PART)
 
 
 # Cases relabelled after their part was read, with the cause they were made as (the batch was made with every cause):
@@ -224,9 +224,10 @@ def test_docs_show_a_read_sealed_part_as_the_scorer_computes_it(scores, part, or
                                                          (TWENTY_THIRD_PART, 12, "Twenty-third", "ce0a0f9"),
                                                          (TWENTY_FOURTH_PART, 12, "Twenty-fourth", "6509a78"),
                                                          (TWENTY_FIFTH_PART, 12, "Twenty-fifth", "b0cecab"),
-                                                         (TWENTY_SIXTH_PART, 12, "Twenty-sixth", "b0cecab")])
+                                                         (TWENTY_SIXTH_PART, 12, "Twenty-sixth", "b0cecab"),
+                                                         (TWENTY_SEVENTH_PART, 12, "Twenty-seventh", "d128fdf")])
 def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, heading, commit):
-    """The fifth to twenty-sixth sealed parts are each every case labelled with the part: none carries the first
+    """The fifth to twenty-seventh sealed parts are each every case labelled with the part: none carries the first
     part's seeded mark, each holds every cause 0-5, a model family no earlier case has, two healthy controls (one per
     target) for each new family, every label says what was measured, and its "before" totals (on the rules of
     *commit*) are on record in docs/CORPUS.md."""
@@ -238,24 +239,26 @@ def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, head
 
 
 @pytest.mark.slow
-def test_docs_show_the_twenty_fifth_sealed_part_as_held_out(scores):
-    """The twenty-fifth part is held out for session 31's first and second rounds of rule changes: neither its totals nor its rows
-    are on the generated page (a page regenerated after each rule change would otherwise show its totals moving); its
-    "before" is in the kept part."""
+@pytest.mark.parametrize(("part", "ordinal", "heading"), [(TWENTY_FIFTH_PART, "twenty-fifth", "Twenty-fifth"),
+                                                       (TWENTY_SEVENTH_PART, "twenty-seventh", "Twenty-seventh")])
+def test_docs_show_a_held_out_sealed_part_as_held_out(scores, part, ordinal, heading):
+    """The twenty-fifth part is held out for session 31's first and second rounds of rule changes, the twenty-seventh
+    for the next round: neither totals nor rows of either are on the generated page (a page regenerated after each rule
+    change would otherwise show its totals moving); each one's "before" is in the kept part."""
     from corpus_score import KEPT_MARKER, STILL_SEALED
 
-    assert TWENTY_FIFTH_PART in STILL_SEALED and TWENTY_FIFTH_PART in LATER_PARTS
-    twenty_fifth = [s for s in scores if s.part == "twenty-fifth"]
-    assert len(twenty_fifth) == 12
+    assert part in STILL_SEALED and part in LATER_PARTS
+    held = [s for s in scores if s.part == ordinal]
+    assert len(held) == 12
     text = DOC.read_text(encoding="utf-8")
     generated = text[:text.index(KEPT_MARKER)]
-    assert "## Twenty-fifth sealed part (12 cases" in generated
+    assert f"## {heading} sealed part (12 cases" in generated
     # A totals table names no part, and another part's may read the same: its own section must not hold it.
-    own = generated[generated.index("## Twenty-fifth sealed part (12 cases"):]
+    own = generated[generated.index(f"## {heading} sealed part (12 cases"):]
     own = own[:own.index("\n## ")]
-    assert totals_markdown(totals(twenty_fifth)) not in own and "| measure |" not in own
-    assert table_markdown(twenty_fifth) not in text
-    assert not [s.case for s in twenty_fifth if f"\n| {s.case} |" in text], "a twenty-fifth-part row is on the page"
+    assert totals_markdown(totals(held)) not in own and "| measure |" not in own
+    assert table_markdown(held) not in text
+    assert not [s.case for s in held if f"\n| {s.case} |" in text], f"a {ordinal}-part row is on the page"
 
 
 def test_harmless_faults_are_scored_as_controls_with_the_earlier_totals_beside():
