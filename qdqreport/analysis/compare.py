@@ -14,6 +14,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from qdqreport.analysis.metrics import Accumulator, error_stats, topk_agreement
+from qdqreport.analysis.output_kinds import grid_axes
 
 SLICE_SPREAD = 10.0  # max/min slice RMS above which an output "mixes scales"
 MAX_SLICES = 4096  # an axis longer than this is spatial, not a channel/field axis
@@ -67,9 +68,7 @@ def mixed_scale_axis(refs: list[np.ndarray]) -> tuple[int | None, float]:
     same length in every sample (a sentence's tokens in variable-length samples are not slices, its classes are)."""
     shape = refs[0].shape
     best_axis, best_spread = None, 0.0
-    for axis in range(1 if len(shape) > 1 else 0, len(shape)):
-        if not 2 <= shape[axis] <= MAX_SLICES:
-            continue
+    for axis in slice_axes(shape):
         if any(ref.ndim != len(shape) or ref.shape[axis] != shape[axis] for ref in refs):
             continue  # its length varies from sample to sample: no fixed slices to compare (as stream_compare)
         rms = _slice_rms(refs, axis)
@@ -82,6 +81,14 @@ def mixed_scale_axis(refs: list[np.ndarray]) -> tuple[int | None, float]:
     if best_spread < SLICE_SPREAD:
         return None, best_spread
     return best_axis, best_spread
+
+
+def slice_axes(shape: tuple[int, ...]) -> list[int]:
+    """The axes of a per-sample output shape that may hold fields of different scales: not the batch axis, none
+    longer than MAX_SLICES, and not the spatial grid of a [C, H, W] or [H, W, C] map (output_kinds.grid_axes)."""
+    grid = grid_axes(shape)
+    return [axis for axis in range(1 if len(shape) > 1 else 0, len(shape))
+            if 2 <= shape[axis] <= MAX_SLICES and axis not in grid]
 
 
 def _slice_rms(refs: list[np.ndarray], axis: int) -> np.ndarray:

@@ -310,13 +310,10 @@ def _field_grid(arrays: Sequence[np.ndarray], require_decisions: bool = True) ->
     shape = arrays[0].shape if arrays else ()
     if any(a.shape != shape or a.dtype.kind != "f" for a in arrays):
         return None
-    long = [i for i, n in enumerate(shape) if n > 1]
-    if len(long) != 3:
+    split = _grid_split(shape, [i for i, n in enumerate(shape) if n > 1])
+    if split is None or shape[split[0]] > MAX_GRID_FIELDS:
         return None
-    axis = min(long, key=lambda i: shape[i])
-    grid = [shape[i] for i in long if i != axis]
-    if not 2 <= shape[axis] <= MAX_GRID_FIELDS or min(grid) < SMALL or shape[axis] >= min(grid):
-        return None
+    axis = split[0]
     stacked = np.moveaxis(np.stack(arrays[:32]), axis + 1, 0).reshape(shape[axis], -1)
     kinds = tuple(_field_kind(field) for field in stacked)
     if require_decisions and all(k == "tensor" for k in kinds):
@@ -324,6 +321,28 @@ def _field_grid(arrays: Sequence[np.ndarray], require_decisions: bool = True) ->
     named = ", ".join(f"{i}: {k}" for i, k in enumerate(kinds))
     return OutputKind("fields", f"a grid of {shape[axis]} fields along axis {axis} ({named}): each judged by its kind",
                       fields_axis=axis, field_kinds=kinds)
+
+
+def _grid_split(shape: Sequence[int], long: Sequence[int]) -> tuple[int, tuple[int, int]] | None:
+    """(channel axis, grid axes) when the axes *long* of *shape* are three: one shorter than each of the other two,
+    which are at least SMALL long ([.., C, H, W] or [.., H, W, C]); None otherwise."""
+    if len(long) != 3:
+        return None
+    axis = min(long, key=lambda i: shape[i])
+    grid = tuple(i for i in long if i != axis)
+    if shape[axis] < 2 or min(shape[i] for i in grid) < SMALL or shape[axis] >= min(shape[i] for i in grid):
+        return None
+    return axis, grid
+
+
+def grid_axes(shape: Sequence[int]) -> frozenset[int]:
+    """The two spatial axes of a per-sample output shaped [1?, C, H, W] or [1?, H, W, C] (the batch axis 0 aside), empty
+    for any other shape. Slices along them are rows or columns of pixels, not fields of different scales: a text
+    detector's blank image row has no signal, and its 'worst slice' compared nothing but noise (session 31's CRAFT
+    score map, [1, 2, 160, 160], sliced along its rows)."""
+    first = 1 if len(shape) > 1 else 0
+    split = _grid_split(shape, [i for i in range(first, len(shape)) if shape[i] > 1])
+    return frozenset(split[1]) if split else frozenset()
 
 
 def _field_kind(values: np.ndarray) -> str:

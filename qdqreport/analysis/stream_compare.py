@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from qdqreport.analysis.compare import MAX_SLICES, SLICE_SPREAD, ComparisonResult
+from qdqreport.analysis.compare import SLICE_SPREAD, ComparisonResult, slice_axes
 from qdqreport.analysis.metrics import (ROWS_MAX_VALUES, Accumulator, ErrorStats, error_stats, error_stats_rows,
                                         topk_agreement)
 
@@ -183,8 +183,7 @@ class StageComparer:
         for name in (n for n in reference if n in candidate):
             shape = np.shape(reference[name])
             state = _Output(shape, name in self.class_outputs or self.detect)
-            state.axes = {axis: _SliceSums(shape[axis]) for axis in range(1 if len(shape) > 1 else 0, len(shape))
-                          if 2 <= shape[axis] <= MAX_SLICES}
+            state.axes = {axis: _SliceSums(shape[axis]) for axis in slice_axes(shape)}
             self.outputs[name] = state
 
     def _add_output(self, name: str, state: _Output, ref: np.ndarray, cand: np.ndarray, index: int) -> None:
