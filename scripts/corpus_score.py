@@ -252,9 +252,11 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_SEVENTH_PART, "twenty-seventh", ", made 2026-11-27; scored while sealed before the next round of "
-         "rule changes, at d128fdf: first-ranked 5/8, within three 6/8, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/1", held_out=True),
+    Part(TWENTY_SEVENTH_PART, "twenty-seventh", ", made 2026-11-27; scored while sealed before the rule changes of "
+         "session 32's first round, at d128fdf: first-ranked 5/8, within three 6/8, healthy controls with an error "
+         "0/3, harmless faults with an error 0/1; after them, at 265c840: the same (nine of its rows were seen after "
+         "those changes were written, by a row-diff script that skipped only the twenty-fifth part); then read "
+         "(2026-11-27, session 32's first round): no longer held out"),
     Part(TWENTY_SIXTH_PART, "twenty-sixth", "; scored while sealed before the rule changes of session 31's first "
          "round, at b0cecab: first-ranked 6/7, within three 6/7, healthy controls with an error 0/3, harmless faults "
          "with an error 0/2; after them, at 6702737: the same; then read (2026-11-27, session 31's second round): no "
@@ -262,7 +264,9 @@ PARTS = (
     Part(TWENTY_FIFTH_PART, "twenty-fifth", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 31's first round, at b0cecab: first-ranked 6/7, within three 6/7, healthy controls with an error "
          "0/3, harmless faults with an error 0/2; after them, at 6702737: the same (healthy controls with a warning "
-         "3/3, was 2/3); after the second round, at 9cea417: the same; still held out", held_out=True),
+         "3/3, was 2/3); after the second round, at 9cea417: the same; before session 32's first round, at d128fdf: "
+         "the same; after it, at 265c840: the same; then read (2026-11-27, session 32's first round): no longer held "
+         "out"),
     Part(TWENTY_FOURTH_PART, "twenty-fourth", "; scored while sealed before the rule changes of session 30's third "
          "round, at 6509a78: first-ranked 7/7, within three 7/7, healthy controls with an error 0/3, harmless faults "
          "with an error 1/2; after them, at fe7ff4c: the same; then read (2026-11-27, session 30's fourth round): no "
