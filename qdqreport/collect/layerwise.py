@@ -118,6 +118,7 @@ class LayerCollector:
         self._limits: dict[tuple[str, int], tuple[Any, Any, Any, Any]] = {}
         self.samples = 0
         self.chunk_bytes = CHUNK_BYTES
+        self.steps = 1  # the steps each model ran in (_add_stepped)
         self._pool = ThreadPoolExecutor(max_workers=1)
 
     def add(self, feed: Feed) -> None:
@@ -208,6 +209,7 @@ class LayerCollector:
         if local is False:
             return False
         self.checked, self.alignment = True, alignment
+        self.steps = len(ranges)
         self.to_fp32_name = {t.qdq_name: t.name for t in alignment.tensors}
         self.stats = {t.name: self.stats[t.name] for t in alignment.tensors}
         if not alignment.tensors:

@@ -86,14 +86,19 @@ class SteppedModel:
             steps_nodes.append(sorted(wanted))
         produced_in = {name: k for k, positions in enumerate(steps_nodes) for p in positions
                        for name in graph.node[p].output if name}
-        missing = [name for chunk in self.chunks for name in chunk if name not in produced_in and name not in self.input_types]
+        # A marked value ONNX Runtime folded to a constant is returned from the optimised graph's initializer, as the
+        # one session returns it.
+        self.constants = {name: onnx.numpy_helper.to_array(self.initializers[name]) for chunk in self.chunks
+                          for name in chunk if name not in produced_in and name in self.initializers}
+        missing = [name for chunk in self.chunks for name in chunk
+                   if name not in produced_in and name not in self.input_types and name not in self.constants]
         if missing:
             raise NotSteppable(f"{len(missing)} marked value(s) not in the optimised graph (e.g. {missing[0]})")
         # What each step reads from outside itself (node inputs and its chunk's values), and so what each step exports.
         reads: list[list[str]] = []
         for k, positions in enumerate(steps_nodes):
             names = [name for p in positions for name in graph.node[p].input if name and name not in self.initializers]
-            names += self.chunks[k]
+            names += [name for name in self.chunks[k] if name not in self.constants]
             reads.append(list(dict.fromkeys(n for n in names if produced_in.get(n) != k)))
         self.last_read: dict[str, int] = {}
         for k, names in enumerate(reads):
@@ -120,7 +125,7 @@ class SteppedModel:
                 session = step.session or self._build(step, inputs)
                 values = dict(zip(step.exports, session.run(step.exports, inputs)))
                 del inputs
-            chunk = {name: values[name] if name in values else
+            chunk = {name: values[name] if name in values else self.constants[name] if name in self.constants else
                      (feed[name] if name in self.input_types and name not in carried else carried[name])
                      for name in self.chunks[k]}
             for name, value in values.items():
@@ -157,6 +162,9 @@ def estimated_bytes(model: onnx.ModelProto, feed: Feed, names: Sequence[str]) ->
     light = _without_large_initializers(model)
     fixed = onnx.ModelProto()
     fixed.CopyFrom(light)
+    del fixed.graph.value_info[:]  # recorded shapes (an exporter's -1 for a dynamic size) would be kept as they are
+    for graph_output in fixed.graph.output:
+        graph_output.type.tensor_type.ClearField("shape")
     for graph_input in fixed.graph.input:
         value = feed.get(graph_input.name)
         if value is None or not graph_input.type.HasField("tensor_type"):
@@ -176,7 +184,8 @@ def estimated_bytes(model: onnx.ModelProto, feed: Feed, names: Sequence[str]) ->
         result[name] = None
         if info is None or not info.type.HasField("tensor_type") or not info.type.tensor_type.HasField("shape"):
             continue
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in info.type.tensor_type.shape.dim]
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None
+                for d in info.type.tensor_type.shape.dim]
         elem = info.type.tensor_type.elem_type
         if None in dims or not elem:
             continue
