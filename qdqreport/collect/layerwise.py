@@ -42,6 +42,13 @@ Feed = dict[str, np.ndarray]
 # stay below this (the overlap holds about 1.5x that more); above it (PP-OCRv4 rec: 230 MB, the synthetic 102 MB
 # model: 103 MB) the pass goes sample by sample and holds one sample's tensors.
 PIPELINE_BYTES = 96 * 2 ** 20
+# The stepped pass (collect/stepwise.py, LayerCollector._add_stepped): a model whose aligned tensors of one sample
+# pass STEPPED_ABOVE bytes (as float32, by shape inference) runs its three models in steps of at most CHUNK_BYTES of
+# aligned tensors each (the QDQ and local steps hold as many again). U^2-Net-p at 320x320: 577 MB, 19 steps, the pass's
+# peak RSS 2.8 -> 0.6 GB (docs/BENCHMARKS.md). Below STEPPED_ABOVE (every corpus family; PP-OCRv4 rec: 115 MB) the pass
+# runs one run per model and sample as before.
+STEPPED_ABOVE = 128 * 2 ** 20
+CHUNK_BYTES = 32 * 2 ** 20
 SKIPPED_LISTED = 20  # skipped pairs layers/summary.json lists (all are counted)
 
 
@@ -93,6 +100,7 @@ class LayerCollector:
         self.fp32_names = list(dict.fromkeys([*self.graph_outputs, *(t.name for t in tensors)]))
         self.qdq_names = list(dict.fromkeys([*(t.qdq_name for t in tensors), *q_inputs]))
         self.fp32 = new_session(with_extra_outputs(fp32, self.fp32_names), provider)
+        self._fp32_proto = fp32
         marked, self.qdq_outputs = float32_outputs(self.q_index, self.qdq_names)
         self.qdq = new_session(marked, provider)
         self.provider = provider
@@ -109,6 +117,8 @@ class LayerCollector:
             self._quantizers_of.setdefault(quantizer.input, []).append(quantizer)
         self._limits: dict[tuple[str, int], tuple[Any, Any, Any, Any]] = {}
         self.samples = 0
+        self.chunk_bytes = CHUNK_BYTES
+        self.steps = 1  # the steps each model ran in (_add_stepped)
         self._pool = ThreadPoolExecutor(max_workers=1)
 
     def add(self, feed: Feed) -> None:
@@ -129,6 +139,8 @@ class LayerCollector:
         whose marked tensors of one sample pass PIPELINE_BYTES goes sample by sample (`add`): memory before speed."""
         count = len(samples)
         if not count:
+            return
+        if self._add_stepped(samples, on_sample):
             return
         first = samples[0]
         fp32, qdq = self._run_marked(first)
@@ -155,6 +167,157 @@ class LayerCollector:
             del fp32, qdq, local
             if on_sample is not None:
                 on_sample(index)
+
+    def _add_stepped(self, samples: Sequence[Feed], on_sample: Callable[[int], None] | None) -> bool:
+        """`add_all` for a model whose aligned tensors (as float32, by shape inference on the first sample) pass
+        STEPPED_ABOVE: the three models run in steps of at most CHUNK_BYTES of aligned tensors (collect/stepwise.py),
+        each step's tensors folded and dropped before the next step runs, so the pass holds one step's tensors of the
+        three models and the values live across the cut, not every tensor of a sample. The same runs of the same
+        optimised graphs on the same values and the same sums, per tensor in the same order of samples: the bundle is
+        the same. The first sample's marked steps run once more first, to check the pairs before the local graph is
+        built (`_check`). False (nothing run) when the tensors fit one step, the provider is not the CPU's, or a graph
+        cannot be cut: the pass then runs as before."""
+        from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, plan_chunks
+
+        if self.provider != "cpu" or self.checked or not self.alignment.tensors:
+            return False
+        tensors = list(self.alignment.tensors)
+        sizes = estimated_bytes(self._fp32_proto, samples[0], [t.name for t in tensors])
+        counted = [sizes[t.name] for t in tensors]
+        if plan_chunks(counted, STEPPED_ABOVE) is None:
+            return False
+        ranges = plan_chunks(counted, self.chunk_bytes)
+        chunk_of = {t.name: k for k, positions in enumerate(ranges) for t in (tensors[i] for i in positions)}
+        fp32_chunks = [list(dict.fromkeys(tensors[i].name for i in positions)) for positions in ranges]
+        fp32_chunks[-1] += [name for name in self.graph_outputs if name not in chunk_of]
+        q_chunk = self._quantizer_chunks(tensors, chunk_of, len(ranges))
+        out_of = dict(zip(self.qdq_names, self.qdq_outputs))
+        qdq_chunks = [[name for name in self.qdq_names if q_chunk[name] == k] for k in range(len(ranges))]
+        try:
+            fp32_steps = SteppedModel(with_extra_outputs(self._fp32_proto, self.fp32_names), self.provider, fp32_chunks)
+            marked, _ = float32_outputs(self.q_index, self.qdq_names)
+            qdq_steps = SteppedModel(marked, self.provider, [[out_of[n] for n in chunk] for chunk in qdq_chunks])
+        except NotSteppable:
+            return False
+        # The first sample's pairs, checked chunk by chunk (check_pairs keeps what a chunk does not hold)
+        alignment = self.alignment
+        for fp32, qdq in zip(fp32_steps.run(samples[0]), qdq_steps.run(samples[0])):
+            alignment = check_pairs(alignment, fp32, {n: qdq[out_of[n]] for n in self.qdq_names if out_of[n] in qdq})
+            del fp32, qdq
+            _release_memory()
+        local = self._stepped_local(alignment, chunk_of, len(ranges), samples[0])
+        if local is False:
+            return False
+        self.checked, self.alignment = True, alignment
+        self.steps = len(ranges)
+        self.to_fp32_name = {t.qdq_name: t.name for t in alignment.tensors}
+        self.stats = {t.name: self.stats[t.name] for t in alignment.tensors}
+        if not alignment.tensors:
+            self.local_error = "no aligned tensor to recompute"
+            return True
+        parts = [([t for t in alignment.tensors if chunk_of[t.name] == k],
+                  [q for q in alignment.quantizers if q_chunk[q.input] == k]) for k in range(len(ranges))]
+        for index, feed in enumerate(samples):
+            self._stepped_sample(feed, fp32_steps, qdq_steps, local, parts, out_of)
+            _release_memory()
+            if on_sample is not None:
+                on_sample(index)
+        return True
+
+    def _quantizer_chunks(self, tensors: list[AlignedTensor], chunk_of: dict[str, int], count: int) -> dict[str, int]:
+        """The chunk each QDQ value the pass reads is asked for in: an aligned tensor's, its chunk; a Q node's input
+        that is not aligned, the chunk of the first aligned tensor written at or after it in the QDQ graph."""
+        position = self.q_index.position
+        def written(name: str) -> int:
+            node = self.q_index.producer.get(name)
+            return position[id(node)] if node is not None else -1
+        chunk = {t.qdq_name: chunk_of[t.name] for t in tensors}
+        ordered = sorted((written(t.qdq_name), chunk_of[t.name]) for t in tensors)
+        for name in self.qdq_names:
+            if name not in chunk:
+                at = written(name)
+                chunk[name] = next((k for w, k in ordered if w >= at), count - 1)
+        return chunk
+
+    def _stepped_local(self, alignment: Alignment, chunk_of: dict[str, int], count: int, first: Feed) -> Any:
+        """The local graph (build_local_model) run in steps of the chunks' local outputs: a StepLocal, None with
+        local_error set when ONNX Runtime cannot build it, False when it cannot be cut along the chunks (the pass
+        then runs as before)."""
+        from qdqreport.collect.stepwise import NotSteppable, SteppedModel
+
+        if not alignment.tensors:
+            return None
+        try:
+            model = build_local_model(self.q_index, alignment)
+        except Exception as exc:
+            self.local_error = exception_line(exc)
+            return None
+        by_name = {t.qdq_name: t for t in alignment.tensors}
+        chunks = [[out for out, name in model.outputs.items() if chunk_of[name] == k] for k in range(count)]
+        try:
+            steps = SteppedModel(session_source(model.proto), self.provider, chunks)
+        except NotSteppable:  # ONNX Runtime's own error, if any, is recorded by the pass as before (_check)
+            return False
+        # Each local input: the chunk whose FP32 values give it (0: a graph input), the first and last step reading it
+        arrives: dict[int, list[str]] = {}
+        for name in model.inputs:
+            tensor = name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
+            source = 0 if tensor in first else chunk_of.get(by_name[tensor].name, count) if tensor in by_name else count
+            first_read = next((k for k, step in enumerate(steps.steps) if name in step.imports), None)
+            if first_read is None:
+                continue
+            if source > first_read:
+                return False  # the local graph would need an FP32 value of a later chunk
+            arrives.setdefault(source, []).append(name)
+        self.local_model, self.local = model, steps
+        return _StepLocal(steps, arrives)
+
+    def _stepped_sample(self, feed: Feed, fp32_steps: Any, qdq_steps: Any, local: "_StepLocal | None",
+                        parts: list[tuple[list[AlignedTensor], list[QuantizerInfo]]], out_of: dict[str, str]) -> None:
+        """One sample through the steps: per chunk, its FP32 and QDQ values, its local values (run in the worker
+        thread while the others are folded), folded and dropped."""
+        observed: set[str] = set()
+        outputs: Feed = {}
+        local_feed: Feed = {}
+        local_steps = local.steps.run(local_feed) if local is not None and self.local is not None else None
+        for k, (fp32, qdq) in enumerate(zip(fp32_steps.run(feed), qdq_steps.run(feed))):
+            qdq = {n: qdq[out_of[n]] for n in self.qdq_names if out_of[n] in qdq}
+            if self.keep_outputs:
+                outputs.update((name, fp32[name]) for name in self.graph_outputs if name in fp32)
+            pending = None
+            if local_steps is not None and self.local is not None:
+                for name in local.arrives.get(k, ()):
+                    local_feed[name] = self._local_input(name, feed, fp32)
+                pending = self._pool.submit(self._next_local, local_steps)
+            tensors, quantizers = parts[k]
+            self._fold_part(fp32, qdq, pending.result if pending is not None else lambda: None, pending is None,
+                            tensors, quantizers, observed)
+            if local is not None:
+                for name in [n for n in local_feed if local.steps.last_read.get(n, -1) <= k]:
+                    del local_feed[name]
+            del fp32, qdq, pending
+            _release_memory()
+        if self.keep_outputs:
+            self.fp32_outputs.append({name: outputs[name] for name in self.graph_outputs})
+        self.samples += 1
+
+    def _local_input(self, name: str, feed: Feed, fp32: Feed) -> np.ndarray:
+        """One input of the local graph, as _run_local feeds it."""
+        tensor = name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
+        value = feed[tensor] if tensor in feed else fp32[self.to_fp32_name[tensor]]
+        wanted = onnx.helper.tensor_dtype_to_np_dtype(self.local_model.inputs[name])
+        return value if value.dtype == wanted else value.astype(wanted)
+
+    def _next_local(self, steps: Any) -> Feed | None:
+        """The local graph's next step, its outputs by QDQ name (as _run_local gives them); None once it failed."""
+        if self.local is None:
+            return None
+        try:
+            values = next(steps)
+        except Exception as exc:  # as _run_local: the local error is lost, not the pass
+            self.local, self.local_error = None, exception_line(exc)
+            return None
+        return {name[: -len("__local")]: value for name, value in values.items()}
 
     def _run_marked(self, feed: Feed) -> tuple[Feed, Feed]:
         fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
@@ -197,11 +360,18 @@ class LayerCollector:
         as before, so the sums are bit for bit the same; only the order between different tensors changed."""
         if self.keep_outputs:
             self.fp32_outputs.append({name: fp32[name] for name in self.graph_outputs})
+        self._fold_part(fp32, qdq, local_result, local_ready, self.alignment.tensors, self.alignment.quantizers, set())
+        self.samples += 1
+
+    def _fold_part(self, fp32: Feed, qdq: Feed, local_result: Callable[[], Feed | None], local_ready: bool,
+                   tensors: Sequence[AlignedTensor], quantizers: Sequence[QuantizerInfo], observed: set[str]) -> None:
+        """_fold's statistics of *tensors*, and of *quantizers* (those reading a tensor of *qdq*) that the tensors'
+        own did not observe; *observed*: the Q nodes this sample observed so far (the stepped pass folds a sample in
+        chunks)."""
         local = local_result() if local_ready else None
-        observed: set[str] = set()
         kept: list[tuple[_TensorStats, np.ndarray, float, AlignedTensor]] = []
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by the finite path of streaming
-            for tensor in self.alignment.tensors:
+            for tensor in tensors:
                 value = fp32[tensor.name]
                 if not value.size:
                     continue
@@ -223,7 +393,7 @@ class LayerCollector:
                     fold_pair(stats.local, ref, clip_fused(tensor, local[tensor.qdq_name]), ref_sq)
                 elif not local_ready:
                     kept.append((stats, ref, ref_sq, tensor))
-            for quantizer in self.alignment.quantizers:  # Q nodes reading a tensor that is not aligned
+            for quantizer in quantizers:  # Q nodes reading a tensor that is not aligned
                 if quantizer.q_node not in observed:
                     observe_quantizer(self.qstats[quantizer.q_node], quantizer, qdq[quantizer.input], self._limits)
             if not local_ready:
@@ -231,7 +401,6 @@ class LayerCollector:
                 if local is not None:
                     for stats, ref, ref_sq, tensor in kept:
                         fold_pair(stats.local, ref, clip_fused(tensor, local[tensor.qdq_name]), ref_sq)
-        self.samples += 1
 
     def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
         local, model = self.local, self.local_model
@@ -336,6 +505,32 @@ def exception_line(exc: BaseException) -> str:
     """An exception as one line for a bundle's record: its type and the first 300 characters of its first line."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
+
+
+@dataclass
+class _StepLocal:
+    """The local graph in steps (collect/stepwise.py) and, per chunk, the local inputs its FP32 values give."""
+
+    steps: Any
+    arrives: dict[int, list[str]]
+
+
+def _release_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc's malloc_trim): the stepped pass's arrays of one sample
+    are freed, and without it the allocator keeps their pages in its per-thread heaps."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM: Any = None
 
 
 def _nbytes(values: Feed) -> int:

@@ -132,12 +132,22 @@ def thread_details() -> dict[str, Any]:
             "allow_spinning": False}
 
 
-def new_session(model: bytes | str, provider: str, config: dict[str, str] | None = None) -> Any:
+def new_session(model: bytes | str, provider: str, config: dict[str, str] | None = None, optimized_path: str | None = None,
+                optimize: bool = True, arena: bool = True) -> Any:
     """An onnxruntime.InferenceSession with the thread counts of thread_details() and *provider*
-    matched as Polygraphy's SessionFromOnnx does (exact name, or a case-insensitive part of one)."""
+    matched as Polygraphy's SessionFromOnnx does (exact name, or a case-insensitive part of one).
+
+    *optimized_path*: where ONNX Runtime writes the graph it optimised; *optimize* False: run the graph as written (one
+    ONNX Runtime optimised already); *arena* False: no CPU memory arena (collect/stepwise.py)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
+    if optimized_path is not None:
+        options.optimized_model_filepath = optimized_path
+    if not optimize:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if not arena:
+        options.enable_cpu_mem_arena = False
     options.intra_op_num_threads = intra_op_threads()
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
