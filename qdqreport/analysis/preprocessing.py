@@ -151,7 +151,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
             # the audio's frequencies moved by a sample rate too (another recording at the wrong rate is louder or
             # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread); or a log step one set lacks carries its
             # extremes onto the other's exactly (a spectrogram left linear, or in decibels).
-            return _sample_rate(calib, evaluation) or _log_step(c, e)
+            return _sample_rate(calib, evaluation) or _log_step(c, e) or _exact_step(c, e)
         if unexplained:  # a mean/std normalisation is per channel: fit it per channel where the channels are known
             expr = per_channel_map(calib, evaluation) or expr
         return Difference("spread", label, expr, ratio, 0.85)
@@ -212,6 +212,31 @@ def _log_step(c: dict[str, float], e: dict[str, float]) -> Difference | None:
                 return Difference("spread", f"calibration holds {words}: {expr.replace('np.', '')} carries its range "
                                   f"[{c['min']:.4g}, {c['max']:.4g}] onto the evaluation's [{e['min']:.4g}, "
                                   f"{e['max']:.4g}]", expr, c["std"] / e["std"] if e["std"] > 0 else 1.0, 0.8)
+    return None
+
+
+# The calib -> eval maps x_eval = (x_calib - shift) / ratio of affine_transform's known steps, exactly: [-1, 1] for
+# [0, 1], [0, 1] for [-1, 1], 0-255 for [0, 1] and for [-1, 1], [0, 1] for 0-255, int16 PCM, 12-bit for 8-bit pixels.
+KNOWN_STEPS = ((2.0, -1.0), (0.5, 0.5), (255.0, 0.0), (127.5, 127.5), (1 / 255, 0.0), (PCM16, 0.0),
+               (BIT12, 0.0), (1 / BIT12, 0.0))
+
+
+def _exact_step(c: dict[str, float], e: dict[str, float]) -> Difference | None:
+    """A known step (KNOWN_STEPS) that carries both of the calibration's extremes onto the evaluation's within SAME_LEVEL
+    of its span, where the spreads say nothing: the calibration also holds values the step does not make (a batch
+    padded with 0 after the normalisation, where the paper is -1: trueocr's lines in [-1, 1], their spread 3.7x the
+    evaluation ink map's, not 2x). Content cannot carry both extremes of a bounded range outside it to the step's
+    values; None when no step does, or the evaluation is constant."""
+    span = e["max"] - e["min"]
+    if span <= 0:
+        return None
+    for ratio, shift in KNOWN_STEPS:
+        if all(abs((c[end] - shift) / ratio - e[end]) <= SAME_LEVEL * span for end in ("min", "max")):
+            label, expr = affine_transform(ratio, shift, c, e)
+            if not fitted_map(label):
+                return Difference("spread", f"{label} (both ranges' ends match; the spreads differ "
+                                  f"{c['std'] / e['std'] if e['std'] > 0 else 1.0:.2g}x: the calibration holds other "
+                                  "values too, such as padding)", expr, ratio, 0.75)
     return None
 
 
