@@ -57,3 +57,22 @@ def test_the_same_range_with_other_content_is_no_step():
     # The same lines left uninverted (paper 1, ink 0): the same [0, 1] range, so no step carries one onto the other.
     ctx, _ = _ranked("tru_calib_paper")
     assert preprocessing_difference(ctx.calib_stats["inputs"]["x"], ctx.eval_stats["inputs"]["x"], "x") is None
+
+
+@pytest.mark.parametrize("case", ["slz_calib_english", "nkd_calib_english"])
+def test_calibration_in_another_alphabet_is_named_from_the_ids_it_never_holds(case):
+    # slz: the Russian morpheme segmenter calibrated on English texts, every Latin letter its UNK id (31 of 629 words
+    # otherwise, the healthy controls 17-22); its bundle's 71 words agree, and nothing was reported before.
+    _, findings = _ranked(case)
+    vocabulary = [f for f in findings if f.rule_id == "QR006" and f.subject.startswith("vocabulary")]
+    assert vocabulary and vocabulary[0].severity == "warning"
+    if case == "slz_calib_english":
+        assert findings[0] is vocabulary[0]
+
+
+@pytest.mark.parametrize("case", ["slz_healthy_ort_sym", "slz_calib_text", "nkd_healthy_ort_sym",
+                                  "tru_healthy_ort_sym", "gid_calib_answers"])
+def test_ids_the_calibration_holds_or_numbers_are_no_other_vocabulary(case):
+    # tru_: its integer input is one width a line (a number, not a sequence of ids); gid_calib_answers misses 16%.
+    _, findings = _ranked(case)
+    assert not [f for f in findings if f.subject.startswith("vocabulary")]

@@ -404,6 +404,33 @@ def _missing_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> Differenc
                              + "; then re-quantize")
 
 
+# Unseen ids: the share of the evaluation's id values (its most frequent id, the padding, set aside) whose id the
+# calibration never holds, above which the calibration was another vocabulary (English texts for a Russian or Hebrew
+# character model: every Cyrillic letter one UNK id). Every healthy control of the corpus: 0.00; a small calibration
+# set of a larger vocabulary misses rare ids (a fifth at most in the corpus), never half.
+UNSEEN_IDS = 0.5
+UNSEEN_IDS_MIN_VALUES = 100  # evaluation values (padding aside) below which the share says nothing
+UNSEEN_IDS_MIN_LENGTH = 8  # ids per sample: a sequence; one integer a sample (a width, a length) is a number
+
+
+def unseen_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> float | None:
+    """The share of the evaluation's id values (its most frequent id, the padding, set aside) that the calibration
+    never holds, when both `ids` summaries list every distinct id, the input is a sequence of ids and the evaluation
+    holds enough of them; None otherwise (a vocabulary wider than IDS_KEPT cannot be checked)."""
+    c, e = calib.get("ids"), evaluation.get("ids")
+    shape = evaluation.get("shape") or []
+    if not c or not e or len(c["top"]) < c["distinct"] or len(e["top"]) < e["distinct"]:
+        return None
+    if not shape or math.prod(int(d) for d in shape[1:] or shape) < UNSEEN_IDS_MIN_LENGTH:
+        return None
+    seen = {row["id"] for row in c["top"]}
+    rest = e["top"][1:]
+    total = sum(row["count"] for row in rest)
+    if total < UNSEEN_IDS_MIN_VALUES:
+        return None
+    return sum(row["count"] for row in rest if row["id"] not in seen) / total
+
+
 def _share_text(value: int, shares: dict[int, float]) -> str:
     """*value*'s share in words: "none", its share, or "at most" the least listed share when it is not listed."""
     share = _share_of(value, shares)

@@ -13,8 +13,8 @@ from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
 from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, inside_share, uncovered
-from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, categorical, content_differs, preprocessing_mismatch,
-                                             same_centre, shares_level)
+from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, UNSEEN_IDS, categorical, content_differs,
+                                             preprocessing_mismatch, same_centre, shares_level, unseen_ids)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
@@ -261,6 +261,11 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     holding real tokens: when calibration's is under half the evaluation's, the calibration
     sequences are too short to cover the positions the evaluation fills (a warning; a risk
     rather than the cause when the outputs stay as faithful as a healthy quantization).
+    For a sequence of ids (8 or more a sample), when both sets' id lists are whole: half or more of
+    the evaluation's id values (its most frequent id, the padding, set aside) never occurring in
+    calibration means the calibration was another vocabulary (English texts for a Russian or Hebrew
+    character model: every letter one unknown id); a warning, scored as a risk when the outputs
+    agree. Every healthy control of the corpus misses none of its evaluation's ids.
 
     Why it matters: quantization that works for most inputs and fails for a few usually
     means those inputs fall outside the ranges seen in calibration (brighter, darker, other
@@ -275,6 +280,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     yield from _other_content(ctx)
     yield from _other_structure(ctx)
     yield from _shorter_sequences(ctx)
+    yield from _other_vocabulary(ctx)
     yield from clipped_activations(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
     yield from overwide_ranges(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
     if comparison is None:
@@ -574,6 +580,38 @@ def _shorter_sequences(ctx: Context) -> Iterator[Finding]:
                            "cause of today's error.")),
             fixes=(Fix("Calibrate on texts with the evaluation's length distribution (whole sentences or documents, "
                        "not truncated snippets), then quantize again"),))
+
+
+def _other_vocabulary(ctx: Context) -> Iterator[Finding]:
+    """An id input whose evaluation values are mostly ids the calibration never holds (analysis/preprocessing.unseen_ids):
+    the calibration texts were another vocabulary (another language or alphabet), so the embedding rows the evaluation
+    reads never reached any calibrated range."""
+    calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
+    diverging = diverging_outputs(ctx, "quantization")
+    for name in sorted(set(calib) & set(evaluation)):
+        share = unseen_ids(calib[name], evaluation[name])
+        if share is None or share < UNSEEN_IDS:
+            continue
+        c, e = calib[name]["ids"], evaluation[name]["ids"]
+        yield unrepresentative_calibration.finding(
+            title=f"{share:.0%} of the evaluation's ids never occur in calibration (input {name}): another vocabulary",
+            severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
+            subject=f"vocabulary {name}", stage="calibration", tags=("root_cause",),
+            summary=f"{share:.0%} of the evaluation's id values of input {name} (its most frequent id, the padding, "
+                    f"set aside) are ids no calibration sample holds: the calibration has {c['distinct']} distinct "
+                    f"ids, the evaluation {e['distinct']}. The calibration texts were of another vocabulary (another "
+                    "language or alphabet, or a tokeniser that maps them to one unknown id), so the activations of "
+                    "the evaluation's own ids were never calibrated",
+            evidence=(Metric(f"evaluation id values unseen in calibration ({name})", rounded(100 * share, 1), unit="%",
+                             threshold=f">= {UNSEEN_IDS:.0%}"),
+                      Table("Ids", ("set", "values", "distinct ids"),
+                            (("calibration", c["values"], c["distinct"]), ("evaluation", e["values"], e["distinct"]))),
+                      Text("Separating evidence: the ids are categories, so no rescale or preprocessing step (QR003) "
+                           "maps one set onto the other; the calibration simply lacks the evaluation's ids. If the "
+                           "outputs are as faithful as a healthy quantization, this is a risk for such inputs rather "
+                           "than the cause of today's error.")),
+            fixes=(Fix("Calibrate on texts of the evaluation's language and alphabet, encoded by the evaluation "
+                       "pipeline's own tokeniser, then quantize again"),))
 
 
 def _is_mask(overall: dict[str, Any]) -> bool:
