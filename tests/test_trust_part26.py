@@ -32,4 +32,6 @@ def test_constant_tensors_use_no_range_and_call_nothing_over_wide(case):
 def test_calibration_on_another_language_is_still_named():
     # English texts (11 words changed, the healthy 8-9): activations the Hebrew evaluation drives past their ranges.
     _, findings = ranked("nkd_calib_english")
-    assert findings[0].rule_id == "QR006" and "clip far more of the evaluation data" in findings[0].title
+    # Session 32: the ids it never holds (71% of the evaluation's) name it first, the clipping beside.
+    assert findings[0].rule_id == "QR006" and "never occur in calibration" in findings[0].title
+    assert any(f.rule_id == "QR006" and "clip far more of the evaluation data" in f.title for f in findings)
