@@ -38,12 +38,20 @@ def _fp32_nans(b):
     b.stage("ort_fp32", reference).stage("ort_qdq", _poisoned(detector_run(8, box_noise=0.4), every=4))
 
 
+def _fp32_masks_by_design(b):
+    # A model that marks missing entries with NaN (a residue without the atom): the QDQ model marks the same ones.
+    reference = _poisoned(detector_run(8), every=1)
+    b.stage("ort_fp32", reference).stage("ort_qdq", _poisoned(detector_run(8, box_noise=0.2), every=1))
+
+
 def _scores_zeroed_but_finite(b):
     b.stage("ort_fp32", detector_run(8)).stage("ort_qdq", detector_run(8, box_noise=0.4, scores_lost=True))
 
 
 @rule(id="QR005", slug="nonfinite-outputs", title="NaN or Inf in the outputs",
       examples=[Fires("QDQ detector emits NaN scores", _qdq_nans), Fires("the FP32 model already emits NaN", _fp32_nans),
+                Fires("the FP32 model marks entries with NaN, and the QDQ model the same ones (info)",
+                      _fp32_masks_by_design),
                 Quiet("scores collapse to zero but stay finite", _scores_zeroed_but_finite)])
 def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
     """NaN or Inf values in any stage's outputs, naming the first stage in the pipeline that produces them.
@@ -52,6 +60,13 @@ def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
     means an overflow or a zero/infinite scale, not quantization noise. Where it first appears
     decides the fix: in the FP32 model it is an input or model problem, in the QDQ model a
     scale or FP16 problem, in an engine a TensorRT precision problem.
+
+    When the FP32 model is the first and every later stage emits exactly as many NaN and Inf
+    values in every sample and output (a model that marks missing entries with NaN: caustic-nmr's
+    residues without the predicted atom), quantization adds none: an info note, no cause of any
+    divergence (the comparisons skip non-finite positions).
+
+    Samples are counted once however many outputs they are non-finite in.
 
     Fix: FP32 stage: check the preprocessing and the inputs. QDQ stage: look for zero or
     infinite scales and keep the float part in FP32 (--high_precision_dtype fp32). TensorRT
@@ -62,18 +77,27 @@ def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
     if not affected:
         return
     first = affected[0]
-    nan, inf, samples, total = (sum(v[i] for v in counts[first].values()) for i in range(4))
+    nan, inf = (sum(v[i] for v in counts[first].values()) for i in range(2))
+    samples, total = _samples_affected(ctx, first)
     rows = tuple((stage, output, *values) for stage in affected for output, values in sorted(counts[stage].items()))
+    mirrored = first in ("reference", "ort_fp32") and _mirrored(ctx, first)
+    also = f"; also in {', '.join(map(stage_label, affected[1:]))}" if len(affected) > 1 else ""
     yield nonfinite_outputs.finding(
-        title=f"{stage_label(first)} produces NaN/Inf outputs", severity="error", confidence=0.95,
-        score=0.9, subject=first, stage=first, tags=("root_cause",),
+        title=f"{stage_label(first)} produces NaN/Inf outputs" + (", and the quantized model the same ones"
+                                                                  if mirrored else ""),
+        severity="info" if mirrored else "error", confidence=0.95, score=0.1 if mirrored else 0.9, subject=first,
+        stage=first, tags=() if mirrored else ("root_cause",),
         summary=f"{stage_label(first)} is the first stage with non-finite outputs: {nan} NaN and {inf} Inf values "
-                f"in {samples} of {total} samples" + (f"; also in {', '.join(map(stage_label, affected[1:]))}"
-                                                       if len(affected) > 1 else ""),
+                f"in {samples} of {total} samples" + also + (
+                    ". Every later stage has exactly as many in every sample and output: quantization adds none (a "
+                    "model that marks missing entries with NaN does this by design; the comparisons skip those "
+                    "positions)" if mirrored else ""),
         evidence=(Metric("samples with NaN/Inf", samples, threshold="> 0"),
                   Table("Non-finite output values by stage", ("stage", "output", "NaN", "Inf", "samples affected",
                                                               "samples"), rows)),
-        fixes=_fixes(ctx, first))
+        fixes=(Fix("Nothing to fix for quantization. If the model marks missing entries with NaN by design, the "
+                    "comparisons already skip them; otherwise check the preprocessing and the inputs of the affected "
+                    "samples"),) if mirrored else _fixes(ctx, first))
 
 
 def _counts_by_stage(ctx: Context) -> dict[str, dict[str, list[int]]]:
@@ -89,6 +113,28 @@ def _counts_by_stage(ctx: Context) -> dict[str, dict[str, list[int]]]:
                 if value[2] and value > counts.get(stage, {}).get(output, [0] * 4):
                     counts.setdefault(stage, {})[output] = value
     return counts
+
+
+def _mirrored(ctx: Context, stage: str) -> bool:
+    """Every comparison whose reference is *stage* finds the candidate with exactly its NaN and Inf counts, in every
+    sample and output (and there is at least one such comparison)."""
+    pairs = [c for c in ctx.comparisons if c.reference == stage]
+    return bool(pairs) and all((r.cand_nan, r.cand_inf) == (r.ref_nan, r.ref_inf)
+                               for c in pairs for r in ctx.sample_rows(c.id))
+
+
+def _samples_affected(ctx: Context, stage: str) -> tuple[int, int]:
+    """(samples with a NaN or Inf in any output of *stage*, samples compared): a sample counts once however many of
+    its outputs are non-finite (two outputs of 48 samples are not 96 samples)."""
+    best = (0, 0)
+    for comparison in ctx.comparisons:
+        for stage_id, side in ((comparison.reference, "ref"), (comparison.candidate, "cand")):
+            if stage_id != stage:
+                continue
+            rows = ctx.sample_rows(comparison.id)
+            hit = {r.sample for r in rows if getattr(r, f"{side}_nan") + getattr(r, f"{side}_inf")}
+            best = max(best, (len(hit), len({r.sample for r in rows})))
+    return best
 
 
 def _fixes(ctx: Context, stage: str) -> tuple[Fix, ...]:
