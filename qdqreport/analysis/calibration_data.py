@@ -250,7 +250,30 @@ def _judge(name: str, calib: dict[str, Any], evaluation: dict[str, Any]) -> Nois
     eval_uniform, _ = _uniform_noise(evaluation)
     if calib_uniform and eval_uniform:
         return NoiseVerdict(noise=False, test="uniformity", reason="evaluation inputs are noise-like too", **common)
+    if calib_uniform and not _rows_recorded(calib) and not _generator_default(law) and _same_family(law, _law(evaluation)):
+        return NoiseVerdict(noise=False, test="uniformity", reason=f"calibration values fit {law}, but no channel or "
+                            "sample rows were recorded to show them alike, and the evaluation's fit the same kind of "
+                            "law: real values (coordinates) can", **common)
     return NoiseVerdict(noise=calib_uniform, test="uniformity", reason=why, **common)
+
+
+def _rows_recorded(entry: dict[str, Any]) -> bool:
+    """Whether the statistics hold two or more channel or sample rows: what shows noise's rows alike (_uniform_noise).
+    Without them the law alone is left, and real values fit a normal law too (caustic-nmr's atom coordinates: a
+    healthy model was told its calibration was noise)."""
+    return any(len(entry.get(key) or []) >= 2 for key in ("channels", "per_sample"))
+
+
+def _generator_default(law: str | None) -> bool:
+    """A random generator's own default law: standard normal (np.random.randn), or uniform between round bounds
+    (np.random.rand's [0, 1), [-1, 1), 0-255): noise whatever rows were recorded."""
+    if law == "standard normal":
+        return True
+    return bool(law) and law.startswith("uniform [") and "." not in law
+
+
+def _same_family(law: str | None, other: str | None) -> bool:
+    return bool(law and other) and law.split()[0] == other.split()[0]
 
 
 def _sample_error(entry: dict[str, Any]) -> float:
