@@ -176,7 +176,9 @@ def _pair_rows(ref: list[TaskResult], cand: list[TaskResult], agree: Agreement, 
         if value < 1.0 and raw is not None:
             fraction = flip_fraction(decoder, agree, a, ref_out[index], cand_out[index])
             flip = None if fraction is None else fraction * raw
-        rows.append(_row(index, value, a, b, sorted(set(a) | set(b)), flip, raw))
+        # The fields a differing sample names: those that decided its agreement (every field under a compare()).
+        fields = decision_fields(a, b) if agree is generic_agreement else sorted(set(a) | set(b))
+        rows.append(_row(index, value, a, b, fields, flip, raw))
     return rows
 
 
@@ -217,9 +219,25 @@ def _row(index: int, value: float, a: TaskResult, b: TaskResult, fields: list[st
 
 # --- the generic comparison ---------------------------------------------------------------------
 def generic_agreement(a: TaskResult, b: TaskResult) -> float:
-    """Mean over the fields of both results of field_agreement (a field missing on one side counts 0)."""
-    fields = sorted(set(a) | set(b))
+    """Mean over the deciding fields of both results (decision_fields) of field_agreement (a field missing on one side
+    counts 0)."""
+    fields = decision_fields(a, b)
     return float(np.mean([field_agreement(a.get(k), b.get(k)) for k in fields])) if fields else 1.0
+
+
+def decision_fields(a: TaskResult, b: TaskResult) -> list[str]:
+    """The fields the generic comparison judges: all of them, except a single float value (a score, a probability)
+    beside a single str/int/bool value in both results (the decision it scores): opennsfw's {is_nsfw, nsfw} kept every
+    is_nsfw of 64 images, yet 15 nsfw scores moved by more than 1% and the task read 'collapses'. Arrays (boxes,
+    per-detection scores) always count; a compare() in the decode script judges as it likes."""
+    fields = sorted(set(a) | set(b))
+
+    def single(value: np.ndarray | None, kinds: str) -> bool:
+        return value is not None and value.size == 1 and value.dtype.kind in kinds
+
+    if not any(single(a.get(k), "biuU") and single(b.get(k), "biuU") for k in fields):
+        return fields
+    return [k for k in fields if not (single(a.get(k), "f") and single(b.get(k), "f"))]
 
 
 def field_agreement(a: np.ndarray | None, b: np.ndarray | None) -> float:
