@@ -340,11 +340,12 @@ def _worst_outputs(summaries: list[OutputSummary], limit: int) -> list[OutputSum
 
 
 def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[str, Any]]) -> OutputRow:
+    kind_note = _kind_note(summary)
     return OutputRow(
         **{f.name: getattr(summary, f.name) for f in fields(OutputSummary)},
         slice_note=_slice_note(summary, info.sliced.get(summary.output)),
-        kind_note=_kind_note(summary),
-        kind_option=f"--output-kind {summary.output}={summary.kind.alternative}" if _kind_note(summary) else "",
+        kind_note=kind_note,
+        kind_option=f"--output-kind {summary.output}={summary.kind.alternative}" if kind_note else "",
         # Fewer than 8 values per sample: the cosine is 1 whatever happens, so it is neither plotted nor quoted.
         sample_cosines=tuple(_finite(r["cosine"]) for r in rows)
         if summary.judgement is None or summary.judgement.cosine_meaningful else (),
