@@ -305,7 +305,9 @@ def test_generic_field_agreement() -> None:
     assert field_agreement(np.array([1, 2, 3, 4]), np.array([1, 2, 3, 5])) == 0.75
     assert field_agreement(np.array(1), None) == 0.0
     both = {"label": np.array(1), "score": np.array(0.5)}
-    assert generic_agreement(both, {"label": np.array(1), "score": np.array(0.7)}) == 0.5
+    # A score beside its label does not decide (session 32: analysis/task.decision_fields); a lone score does.
+    assert generic_agreement(both, {"label": np.array(1), "score": np.array(0.7)}) == 1.0
+    assert generic_agreement({"score": np.array(0.5)}, {"score": np.array(0.7)}) == 0.0
     assert generic_agreement(both, {"label": np.array(1)}) == 0.5  # a field only one side has counts 0
 
 
