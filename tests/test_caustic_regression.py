@@ -44,3 +44,11 @@ def test_a_unit_mistake_is_the_first_cause_when_the_decode_collapses():
     _, findings = _ranked("caustic_nmr_calib_nm")
     assert [(f.rule_id, f.severity) for f in findings[:2]] == [("QR003", "error"), ("QR003", "error")]
     assert {f.subject for f in findings[:2]} == {"input edge_dist", "input pos"}
+
+
+def test_a_compare_scored_decode_is_told_about_its_tolerance_not_a_threshold():
+    # Its compare() scores shifts within a quarter of the model's error: there is no threshold to re-tune.
+    _, findings = _ranked("caustic_nmr_healthy")
+    (thin,) = [f for f in findings if f.rule_id == "QR010"]
+    assert "tolerance" in thin.fixes[0].action and "threshold" not in thin.fixes[0].action
+    assert not any("near-tie argmax" in getattr(e, "text", "") for e in thin.evidence)

@@ -214,7 +214,9 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
              + (f" where only {raw_changes} raw top-1 class(es) change" if comparison.class_outputs else "")
              + ". Each flipped sample's decision changes once its FP32 outputs move by the "
              "'changes at' relative L2 towards the quantized ones, within the run's ordinary INT8 difference: "
-             f"{decode} decides on margins thinner than INT8 noise (a threshold or a near-tie argmax)."
+             + (f"{decode}'s compare() scores below 1 changes thinner than INT8 noise (its tolerance is tighter than "
+                "the run's ordinary difference)." if _scored(ctx) else
+                f"{decode} decides on margins thinner than INT8 noise (a threshold or a near-tie argmax).")
              + (f" {outliers} other sample(s) decode differently only after a raw change beyond {MARGIN_FACTOR:g}x the "
                 "median: those are per-sample quantization errors, not counted here." if outliers else "")),
     ]
@@ -240,7 +242,10 @@ def _decode_amplifies(ctx: Context, comparison: ComparisonInfo, task: dict[str, 
                 f"agreement {agreement:.0%}) while the raw outputs agree (cosine {worst_cos:.4f})"
                 + (f"; {raw_changes} raw top-1 change(s)" if comparison.class_outputs else ""),
         evidence=tuple(evidence),
-        fixes=(Fix("Judge decisions near the decode's threshold on task metrics over many samples, or re-tune the "
+        fixes=(Fix("Set compare()'s tolerance from the task's own error (the accuracy the application needs), not "
+                   "from exact agreement: per-sample scores of 1 cannot hold where the tolerance is thinner than INT8 "
+                   "noise") if _scored(ctx) else
+               Fix("Judge decisions near the decode's threshold on task metrics over many samples, or re-tune the "
                    "threshold on the quantized model's outputs; exact per-sample agreement cannot hold where margins "
                    "are thinner than INT8 noise"),
                *_head_fix(ctx)))
@@ -264,6 +269,12 @@ def _head_fix(ctx: Context) -> tuple[Fix, ...]:
 
 
 # --- shared helpers --------------------------------------------------------------------------
+def _scored(ctx: Context) -> bool:
+    """Whether the decode script's compare() scored the samples (a tolerance on values, say), not the generic rule's
+    decisions: a regression's shifts in ppm have no threshold to re-tune (session 32's caustic-nmr)."""
+    return bool(((ctx.task or {}).get("postprocess") or {}).get("compare"))
+
+
 def _decode_name(ctx: Context) -> str:
     post = ctx.task.get("postprocess", {})
     name = str(post.get("source", "decode")).replace("\\", "/").rsplit("/", 1)[-1]
