@@ -6,6 +6,10 @@ intermediate tensors as outputs keeps ONNX Runtime from fusing across them and c
 marked tensor out on every run (2.5x the inference of a YOLO-class detector, issue 12). So the
 marked tensors get their own pair of sessions, run on a few samples; the rows say how many
 (`samples`). `collect --per-layer` measures every aligned tensor on every sample (layers table).
+
+One session at a time: the FP32 one runs the samples and its marked tensors are kept (copied out of its
+memory arena), then it is released and the QDQ one runs them, each sample folded at once (issue 12: the
+two sessions together, each with its arena, were the default collect's peak on U^2-Net-p).
 """
 
 from __future__ import annotations
@@ -46,16 +50,22 @@ def run_tensor_pass(fp32_proto: Any, qdq_proto: Any, marked: list[dict[str, Any]
     progress.say(f"sensitive-node tensors: {len(tensors)} tensor(s) on the first {len(used)} sample(s)")
     accumulators = {name: (Accumulator(), [0.0]) for name in tensors}
     try:
-        fp32 = new_session(with_extra_outputs(fp32_proto, tensors), provider)
+        fp32_outs = _marked_outputs(new_session(with_extra_outputs(fp32_proto, tensors), provider), tensors, used)
         qdq = new_session(with_extra_outputs(qdq_proto, tensors), provider)
-        for feed in used:
-            fp32_out = dict(zip(tensors, fp32.run(tensors, feed)))
-            qdq_out = dict(zip(tensors, qdq.run(tensors, feed)))
-            accumulate_tensors(accumulators, fp32_out, qdq_out)
+        for fp32_out, feed in zip(fp32_outs, used):
+            accumulate_tensors(accumulators, fp32_out, dict(zip(tensors, qdq.run(tensors, feed))))
     except Exception as exc:  # the stages ran without these tensors; losing the table must not lose the bundle
         text = str(exc).strip()
         return TensorPass(error=f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}")
     return TensorPass(tensor_rows(marked, accumulators, len(used)), len(used))
+
+
+def _marked_outputs(session: Any, tensors: list[str], used: list[Feed]) -> list[dict[str, np.ndarray]]:
+    """*session*'s marked tensors on each sample, copied: ONNX Runtime's output arrays hold its memory arena (a
+    session's activations, ~0.5 GB on a 320x320 U^2-Net-p) until the last of them is gone, so the copies let the
+    FP32 session's memory go before the QDQ session is built (issue 12: both sessions at once were the collect's
+    peak). The session is released when this returns: the caller keeps no reference to it."""
+    return [{name: np.array(value) for name, value in zip(tensors, session.run(tensors, feed))} for feed in used]
 
 
 def accumulate_tensors(accumulators: dict[str, tuple[Accumulator, list[float]]], fp32_out: dict, qdq_out: dict) -> None:
