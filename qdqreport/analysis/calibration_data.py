@@ -250,7 +250,8 @@ def _judge(name: str, calib: dict[str, Any], evaluation: dict[str, Any]) -> Nois
     eval_uniform, _ = _uniform_noise(evaluation)
     if calib_uniform and eval_uniform:
         return NoiseVerdict(noise=False, test="uniformity", reason="evaluation inputs are noise-like too", **common)
-    if calib_uniform and not _rows_recorded(calib) and not _generator_default(law) and _same_family(law, _law(evaluation)):
+    if (calib_uniform and not _rows_recorded(calib) and not _generator_default(law)
+            and _same_family(law, _law(evaluation))):
         return NoiseVerdict(noise=False, test="uniformity", reason=f"calibration values fit {law}, but no channel or "
                             "sample rows were recorded to show them alike, and the evaluation's fit the same kind of "
                             "law: real values (coordinates) can", **common)

@@ -124,7 +124,8 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     if size < SMALL:
         if in_unit:
             return OutputKind("probabilities", f"{size} value(s) in [0, 1]")
-        return OutputKind("scalar", f"{size} value(s) per sample", alternative=_logits_alternative(size, class_output and not within))
+        return OutputKind("scalar", f"{size} value(s) per sample",
+                          alternative=_logits_alternative(size, class_output and not within))
     if _EMBEDDING_NAME.search(name) and _is_embedding(name, arrays[0].shape, producer_op):
         return OutputKind("embedding", "a feature vector per sample (named so)")
     if producer_op in ("Softmax", "LogSoftmax") and arrays[0].shape[-1] > 1:

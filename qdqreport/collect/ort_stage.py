@@ -137,8 +137,8 @@ def thread_details() -> dict[str, Any]:
             "allow_spinning": False}
 
 
-def new_session(model: bytes | str, provider: str, config: dict[str, str] | None = None, optimized_path: str | None = None,
-                optimize: bool = True, arena: bool = True) -> Any:
+def new_session(model: bytes | str, provider: str, config: dict[str, str] | None = None,
+                optimized_path: str | None = None, optimize: bool = True, arena: bool = True) -> Any:
     """An onnxruntime.InferenceSession with the thread counts of thread_details() and *provider*
     matched as Polygraphy's SessionFromOnnx does (exact name, or a case-insensitive part of one).
 

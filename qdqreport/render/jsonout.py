@@ -62,8 +62,9 @@ def _output(row: OutputRow) -> dict[str, Any]:
             "top1_agreement": row.top1, "top5_agreement": row.top5,
             "nonfinite": {"reference": row.nonfinite_ref, "candidate": row.nonfinite_cand},
             # findings.json 1.2: how analysis/agreement.py judged the output; 1.3: kind_note (docs/findings.md).
-            "kind": row.kind_name, "kind_note": f"{row.kind_note} {row.kind_option}" if row.kind_note else None, "judgement": {"level": row.level, "by": row.judged, "internal": row.internal,
-                                            "cosine_meaningful": row.cosine_meaningful}}
+            "kind": row.kind_name, "kind_note": f"{row.kind_note} {row.kind_option}" if row.kind_note else None,
+            "judgement": {"level": row.level, "by": row.judged, "internal": row.internal,
+                          "cosine_meaningful": row.cosine_meaningful}}
 
 
 def render_json(model: ReportModel) -> str:

@@ -257,8 +257,6 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     return text + f"; most likely cause: {cause.title.rstrip('.')}"
 
 
-
-
 def _moved_metric(row: OutputRow) -> str:
     """The number that decided the judgement (analysis/agreement.py): a verdict of "degrades" quotes the
     decisions, IoU or cosine that moved, never a cosine that rounds to 1.0000 or the cosine of one value."""

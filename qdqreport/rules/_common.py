@@ -43,6 +43,12 @@ def diverging_outputs(ctx: Context, purpose: str) -> list[OutputSummary]:
     return [s for s in judged_summaries(ctx, comparison.id) if diverges(s)] if comparison else []
 
 
+def outputs_diverge(ctx: Context, purpose: str = "quantization") -> bool:
+    """Whether an output of the comparison diverges (degrades or collapses: analysis/agreement.py), or the user's own
+    decode of it does not agree (collect --postprocess: Context.task_level)."""
+    return bool(diverging_outputs(ctx, purpose)) or task_judgement(ctx, purpose) != AGREE
+
+
 def outputs_collapse(ctx: Context, purpose: str = "quantization") -> bool:
     """Whether an output of the comparison collapses (analysis/agreement.py), or the user's own decode of it does
     (collect --postprocess: Context.task_level): what makes a root cause an error."""

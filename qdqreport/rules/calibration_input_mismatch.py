@@ -18,8 +18,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import calibration_rewrite, requantize_command
-from qdqreport.analysis.agreement import AGREE
-from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded, task_judgement
+from qdqreport.rules._common import outputs_collapse, outputs_diverge, rounded
 from qdqreport.testing.recipes import CLS_INPUT, audio_chunks, input_stats, text_images
 
 # A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
@@ -299,10 +298,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     """
     if log_says_random(ctx.modelopt_log):
         return  # ModelOpt calibrated on its own random tensors: QR009's cause, and no rescale fixes it
-    diverging = diverging_outputs(ctx, "quantization")
     # The user's own decode (collect --postprocess) judges the task beside the raw outputs, as for QR002: caustic-nmr's
     # shifts in ppm agree by cosine (0.995: values far from zero) while its compare() collapses on them.
-    diverged = bool(diverging) or task_judgement(ctx, "quantization") != AGREE
+    diverged = outputs_diverge(ctx, "quantization")
     measured = ctx.comparison("quantization") is not None
     calib = (ctx.calib_stats or {}).get("inputs", {})
     # Noise has no preprocessing to undo: QR009 names it, and a rescale fix here would be wrong.

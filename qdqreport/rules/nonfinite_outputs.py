@@ -72,13 +72,13 @@ def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
     infinite scales and keep the float part in FP32 (--high_precision_dtype fp32). TensorRT
     stages: pin the overflowing layers to FP32 and obey precision constraints.
     """
-    counts = _counts_by_stage(ctx)
+    counts, samples_of = _counts_by_stage(ctx)
     affected = [s for s in STAGE_ORDER if s in counts] + sorted(set(counts) - set(STAGE_ORDER))
     if not affected:
         return
     first = affected[0]
     nan, inf = (sum(v[i] for v in counts[first].values()) for i in range(2))
-    samples, total = _samples_affected(ctx, first)
+    samples, total = samples_of[first]
     rows = tuple((stage, output, *values) for stage in affected for output, values in sorted(counts[stage].items()))
     mirrored = first in ("reference", "ort_fp32") and _mirrored(ctx, first)
     also = f"; also in {', '.join(map(stage_label, affected[1:]))}" if len(affected) > 1 else ""
@@ -100,19 +100,30 @@ def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
                     "samples"),) if mirrored else _fixes(ctx, first))
 
 
-def _counts_by_stage(ctx: Context) -> dict[str, dict[str, list[int]]]:
-    """stage -> output -> [NaN, Inf, samples affected, samples]; a stage seen twice keeps its larger counts."""
+def _counts_by_stage(ctx: Context) -> tuple[dict[str, dict[str, list[int]]], dict[str, tuple[int, int]]]:
+    """(stage -> output -> [NaN, Inf, samples affected, samples], stage -> (samples with a NaN or Inf in any output,
+    samples compared)). A stage seen in two comparisons keeps its larger counts; a sample counts once however many of
+    its outputs are non-finite (two outputs of 48 samples are not 96 samples)."""
     counts: dict[str, dict[str, list[int]]] = {}
+    samples: dict[str, tuple[int, int]] = {}
     for comparison in ctx.comparisons:
-        outputs = sorted({r.output for r in ctx.sample_rows(comparison.id)})
+        rows = ctx.sample_rows(comparison.id)
+        outputs = sorted({r.output for r in rows})
         for stage, side in ((comparison.reference, "ref"), (comparison.candidate, "cand")):
             for output in outputs:
                 mine = ctx.sample_rows_of(comparison.id, output)
                 value = [sum(getattr(r, f"{side}_nan") for r in mine), sum(getattr(r, f"{side}_inf") for r in mine),
-                         sum(1 for r in mine if getattr(r, f"{side}_nan") + getattr(r, f"{side}_inf")), len(mine)]
+                         sum(1 for r in mine if _nonfinite(r, side)), len(mine)]
                 if value[2] and value > counts.get(stage, {}).get(output, [0] * 4):
                     counts.setdefault(stage, {})[output] = value
-    return counts
+            samples[stage] = max(samples.get(stage, (0, 0)),
+                                 (len({r.sample for r in rows if _nonfinite(r, side)}), len({r.sample for r in rows})))
+    return counts, samples
+
+
+def _nonfinite(row, side: str) -> bool:
+    """Whether a sample row holds a NaN or Inf on *side* ("ref" or "cand")."""
+    return bool(getattr(row, f"{side}_nan") + getattr(row, f"{side}_inf"))
 
 
 def _mirrored(ctx: Context, stage: str) -> bool:
@@ -121,20 +132,6 @@ def _mirrored(ctx: Context, stage: str) -> bool:
     pairs = [c for c in ctx.comparisons if c.reference == stage]
     return bool(pairs) and all((r.cand_nan, r.cand_inf) == (r.ref_nan, r.ref_inf)
                                for c in pairs for r in ctx.sample_rows(c.id))
-
-
-def _samples_affected(ctx: Context, stage: str) -> tuple[int, int]:
-    """(samples with a NaN or Inf in any output of *stage*, samples compared): a sample counts once however many of
-    its outputs are non-finite (two outputs of 48 samples are not 96 samples)."""
-    best = (0, 0)
-    for comparison in ctx.comparisons:
-        for stage_id, side in ((comparison.reference, "ref"), (comparison.candidate, "cand")):
-            if stage_id != stage:
-                continue
-            rows = ctx.sample_rows(comparison.id)
-            hit = {r.sample for r in rows if getattr(r, f"{side}_nan") + getattr(r, f"{side}_inf")}
-            best = max(best, (len(hit), len({r.sample for r in rows})))
-    return best
 
 
 def _fixes(ctx: Context, stage: str) -> tuple[Fix, ...]:

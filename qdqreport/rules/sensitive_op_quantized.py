@@ -11,9 +11,8 @@ from qdqreport.analysis.quantizer import HEAD_PATTERNS, node_op_types, sensitive
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.analysis.agreement import AGREE, COLLAPSE, collapses
 from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision, resolve_exclusions
-from qdqreport.rules._common import clamp01, diverging_outputs, rounded, task_judgement
+from qdqreport.rules._common import clamp01, outputs_collapse, outputs_diverge, rounded
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
 from qdqreport.rules._measured import REFUTED_SCORE, rerank
@@ -118,10 +117,8 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     errors = {r.tensor: r for r in (ctx.tensor_rows(comparison.id) if comparison else [])}
     measured = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors]
     worst = min((r.cosine for r in measured if r.cosine is not None), default=None)
-    diverging = diverging_outputs(ctx, "quantization")
     # The user's own decode (collect --postprocess) judges the task beside the raw outputs (analysis/agreement.py).
-    task = task_judgement(ctx, "quantization")
-    diverged, collapsed = bool(diverging) or task != AGREE, any(collapses(s) for s in diverging) or task == COLLAPSE
+    diverged, collapsed = outputs_diverge(ctx, "quantization"), outputs_collapse(ctx, "quantization")
     outputs_measured = comparison is not None and bool(ctx.output_summaries(comparison.id))
     bad_tensor = worst is not None and worst < TENSOR_COSINE_BAD
     finite = worst is not None and not math.isnan(worst)  # NaN: the QDQ model computes NaN there (a NaN/Inf scale)
