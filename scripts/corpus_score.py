@@ -268,9 +268,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_NINTH_PART, "twenty-ninth", ", made 2026-11-27 and collected at 931fb71, to be scored while sealed "
-         "before the next round of rule changes, on the rules of 931fb71 (totals in the kept section below)",
-         held_out=True),
+    Part(TWENTY_NINTH_PART, "twenty-ninth", ", made 2026-11-27; scored while sealed before the next round of "
+         "rule changes, at 931fb71: first-ranked 5/7, within three 5/7, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/2", held_out=True),
     Part(TWENTY_EIGHTH_PART, "twenty-eighth", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 32's second round, at 1536cd2: first-ranked 5/5, within three 5/5, healthy controls with an error "
          "0/3, harmless faults with an error 0/4; after them, at 437ae9c: the same; still held out", held_out=True),
