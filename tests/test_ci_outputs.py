@@ -65,7 +65,7 @@ def test_findings_json_of_every_sample_bundle_validates(sample: Path, tmp_path: 
     outcome = render_report(sample, tmp_path)
     document = json.loads((tmp_path / "findings.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator(findings_schema()).validate(document)
-    assert document["version"] == "1.3" and outcome.paths[2].name == "findings.json"
+    assert document["version"] == "1.4" and outcome.paths[2].name == "findings.json"
 
 
 def test_schema_rejects_what_it_should() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from qdqreport.analysis.context import Context
 from qdqreport.analysis.output_kinds import infer_kind, parse_declarations, producer_ops
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
@@ -33,11 +34,18 @@ def _reference(case: str, output: str) -> list[np.ndarray]:
     ("cfc_healthy_ort_sym", "540", ("input.1",), "tensor"),
     # LEADER's minutiae head [1, 96, 96, 4]: a heatmap, a direction (atan2), a type and an NMS's peaks, concatenated.
     ("lea_healthy_ort_sym", "head_conc", ("input",), "fields"),
+    # waifu2x's 2x upscale [1, 3, 96, 96] out of [1, 3, 84, 84], pixels in [0, 1] after a Clip: an image, judged by
+    # PSNR, not a map binarised at 0.5 (IoU 1.000 under a random calibration that costs it 1.7 dB).
+    ("w2x_healthy_ort_sym", "upscale", ("image",), "image"),
+    # A focus ViT's importance map [1, 1, 224, 224] out of a colour image: one channel of three, a map.
+    ("foc_healthy_ort_sym", "output_importance", ("input_image",), "map"),
 ])
 def test_kinds_of_real_outputs(case, output, inputs, kind):
-    # The producer as the report reads it: from the bundle's precision summary.
-    producer = producer_ops(Bundle(CORPUS / case).json("quant/precision_summary.json")).get(output)
-    assert infer_kind(output, _reference(case, output), producer_op=producer, input_names=inputs).kind == kind
+    # The producer and the inputs' shapes as the report reads them: from the bundle's precision summary and manifest.
+    ctx = Context(Bundle(CORPUS / case))
+    assert tuple(ctx.input_shapes) == inputs
+    producer = producer_ops(ctx.precision).get(output)
+    assert infer_kind(output, _reference(case, output), producer_op=producer, inputs=ctx.input_shapes).kind == kind
 
 
 def test_a_field_grid_names_each_fields_kind_and_a_declared_one_finds_them():
@@ -52,8 +60,8 @@ def test_a_field_grid_names_each_fields_kind_and_a_declared_one_finds_them():
 def test_tensorflow_output_names_are_not_recurrent_state():
     # tf2onnx names every output of a Keras model "StatefulPartitionedCall:N": a word containing "state" is no state.
     maps = _reference("det_healthy_neck_entropy", "sigmoid_0.tmp_0")
-    assert infer_kind("StatefulPartitionedCall:1", maps, input_names=("input_2",)).kind == "map"
-    assert infer_kind("stateN", maps, input_names=("input", "state")).kind == "state"
+    assert infer_kind("StatefulPartitionedCall:1", maps, inputs=("input_2",)).kind == "map"
+    assert infer_kind("stateN", maps, inputs=("input", "state")).kind == "state"
 
 
 def test_yolox_head_has_an_objectness_before_its_class_score():

@@ -242,7 +242,7 @@ def test_md_filter_and_fence():
 def test_findings_json_is_strict_and_ranked(rendered):
     _, _, _, text = rendered
     document = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
-    assert document["format"] == "qdqreport.findings" and document["version"] == "1.3"
+    assert document["format"] == "qdqreport.findings" and document["version"] == "1.4"
     assert [f["id"] for f in document["findings"]] == ["QR050", "QR001", "QR060"]  # severity, then score x confidence
     cause = document["findings"][0]
     assert cause["evidence"][0] == {"type": "metric", "name": "cosine", "value": None, "unit": "", "threshold": ""}

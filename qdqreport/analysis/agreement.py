@@ -8,7 +8,8 @@ report cannot say "outputs agree" above a table that calls a slice collapsed.
 How an output is judged depends on its kind (analysis/output_kinds.py):
 - decisions first: class scores by top-1 agreement, probabilities by material threshold flips,
   dense maps by the IoU of the binarised maps, detector heads by detections lost/added (and box
-  moves for pixel boxes), integer outputs by exact matches. These are measured on the stored
+  moves for pixel boxes), integer outputs by exact matches, images (an image model's pixels) by
+  their PSNR against the reference. These are measured on the stored
   outputs (collect `--store-outputs`); analysis/decisions.py computes them.
 - a field grid (a few fields of different kinds over one grid, one output: a keypoint head's
   heatmap, an NMS's peaks, a direction) field by field: a map by IoU, peaks by the peaks kept
@@ -83,7 +84,23 @@ DECISION_LEVELS = {
     # differences (modulo 2 pi), any other field by its median cosine, on the bars of a mixed-scale tensor's slice.
     "angle agreement": (COSINE_OK, COLLAPSED),
     "field cosine": (SLICE_COSINE_OK, COLLAPSED),
+    # An image out of an image (analysis/output_kinds.py), in dB over its pixel range, not a share: it agrees while
+    # the RMS difference stays within 1.26% of the range (about 3 of an 8-bit image's 255 levels; waifu2x's healthy
+    # INT8 controls read 38.7-39.6 dB, its random calibration 34.7-36.3) and collapses once the RMS difference is a
+    # tenth of the range (20 dB: "the numbers moved by a tenth", as for cosine; x255 calibration reads 5-11 dB).
+    "PSNR": (38.0, 20.0),
 }
+# Measures whose value is not a share of agreeing decisions (0..1), and the share-like number each maps to where
+# outputs judged by different measures are ranked against each other: PSNR p dB is an RMS difference of 10^(-p/20)
+# of the range, so 1 - that (20 dB -> 0.9, COLLAPSED).
+_NOT_SHARES = {"PSNR": lambda db: 1.0 - 10.0 ** (-db / 20.0)}
+
+
+def comparable_value(measure: str, value: float) -> float:
+    """*value* of *measure* on the 0..1 scale of a share of agreeing decisions (higher agrees more), for ranking
+    outputs judged by different measures."""
+    convert = _NOT_SHARES.get(measure)
+    return convert(value) if convert else value
 
 
 def levels_table() -> list[tuple[str, str, str]]:
@@ -100,7 +117,9 @@ def levels_table() -> list[tuple[str, str, str]]:
                                 "padding both stages leave at 0 not counted; a sample with one changed value never "
                                 "collapses; a detector's labels only where its score output keeps the detection)",
                "angle agreement": "mean cosine of the angle differences (an angle field of a field grid, modulo 2π)",
-               "field cosine": "median cosine of a field of a field grid that has no decisions"}
+               "field cosine": "median cosine of a field of a field grid that has no decisions",
+               "PSNR": "PSNR in dB over the pixel range (median per sample; an image out of an image input: "
+                       "super-resolution, denoising)"}
     rows = [(meaning.get(measure, measure), f"≥ {agree:g}", f"< {collapse:g}")
             for measure, (agree, collapse) in DECISION_LEVELS.items()]
     return rows + [

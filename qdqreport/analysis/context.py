@@ -173,9 +173,9 @@ class Context:
 
     def _judged(self, info: ComparisonInfo | None, summary: OutputSummary) -> OutputSummary:
         if info is None:
-            return judged(summary, [], [], self.judging, self._producers, (), self.input_names)
+            return judged(summary, [], [], self.judging, self._producers, (), self.input_shapes)
         return judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate),
-                      self.judging, self._producers, info.class_outputs, self.input_names)
+                      self.judging, self._producers, info.class_outputs, self.input_shapes)
 
     def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""
@@ -190,8 +190,15 @@ class Context:
     @cached_property
     def input_names(self) -> tuple[str, ...]:
         """The model inputs the evaluation set feeds, as the manifest names them."""
+        return tuple(self.input_shapes)
+
+    @cached_property
+    def input_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The model inputs the evaluation set feeds, as the manifest names them -> one sample's shape (empty when
+        the manifest gives none or an odd one)."""
         tensors = ((self.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
-        return tuple(t["name"] for t in tensors if isinstance(t, dict) and isinstance(t.get("name"), str))
+        return {t["name"]: _shape(t.get("shape")) for t in tensors
+                if isinstance(t, dict) and isinstance(t.get("name"), str)}
 
     def _by_output(self, comparison_id: str, kind: str) -> dict[str, list[Any]]:
         key = (comparison_id, kind)
@@ -325,7 +332,7 @@ class Context:
 
 def judged(summary: OutputSummary, reference: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, Any]],
            judging: JudgingOptions, producers: Mapping[str, str], class_outputs: Iterable[str],
-           input_names: Sequence[str]) -> OutputSummary:
+           inputs: Mapping[str, Sequence[int]]) -> OutputSummary:
     """*summary* with its kind and judgement (analysis/agreement.py): the one path from an output's numbers and its
     two stages' outputs (*reference*, *candidate*: one {output: array} per sample, the stored ones) to agree / degrade
     / collapse. Context.output_summaries reads it for the report; judge_outputs for outputs held in memory."""
@@ -334,7 +341,7 @@ def judged(summary: OutputSummary, reference: Sequence[Mapping[str, Any]], candi
     cand_values = [_numeric(s.get(output)) for s in candidate]
     kind = infer_kind(output, [r for r in ref_values if r is not None], declared=judging.output_kinds.get(output),
                       producer_op=producers.get(output), class_output=output in set(class_outputs),
-                      input_names=input_names)
+                      inputs=inputs)
     gate = _score_gate(output, kind, reference, candidate, judging.threshold)
     if gate is not None:
         kind = dataclasses.replace(kind, gated_by=gate[0], reason=f"{kind.reason}, judged where {gate[0]} decides")
@@ -367,7 +374,7 @@ def _score_gate(output: str, kind: OutputKind, reference: Sequence[Mapping[str, 
 
 def judge_outputs(reference: Sequence[Mapping[str, Any]], candidate: Sequence[Mapping[str, Any]],
                   judging: JudgingOptions, producers: Mapping[str, str], class_outputs: Iterable[str],
-                  input_names: Sequence[str], decision_samples: int | None = None) -> list[OutputSummary]:
+                  inputs: Mapping[str, Sequence[int]], decision_samples: int | None = None) -> list[OutputSummary]:
     """Every output of two stages run on the same samples, held in memory (the what-if's trials, collect/whatif.py),
     summarised and judged as Context.output_summaries judges a bundle's: the rows collect writes
     (analysis/compare.py), the same summary, the same judged() on the first *decision_samples* samples (the ones
@@ -383,7 +390,14 @@ def judge_outputs(reference: Sequence[Mapping[str, Any]], candidate: Sequence[Ma
         slices.setdefault(row["output"], []).append(row)
     stored = slice(None) if decision_samples is None else slice(0, decision_samples)
     return [judged(_summarise(name, output_rows, slices.get(name, [])), reference[stored], candidate[stored],
-                   judging, producers, class_outputs, input_names) for name, output_rows in rows.items()]
+                   judging, producers, class_outputs, inputs) for name, output_rows in rows.items()]
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    """A manifest tensor's shape as ints; () for anything else (a symbolic or missing dimension)."""
+    if not isinstance(value, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in value):
+        return ()
+    return tuple(value)
 
 
 def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any]]) -> OutputSummary:

@@ -451,6 +451,30 @@ def _field_cosine(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
                      f"cosine {median:.4f}")
 
 
+def _image(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
+    """An image's pixels against the reference's: the PSNR of each sample over the pixel range (kind.peak), the
+    median judged (in dB, by analysis/agreement.py's levels). Every sample's pixels are compared, so each counts as
+    a decision: one image alone never collapses a set (MIN_CHANGED_TO_COLLAPSE)."""
+    peak = kind.peak or 1.0
+    per_sample = tuple(_psnr(ref, cand, peak) for ref, cand in pairs)
+    median = float(np.median(per_sample))
+    detail = f"PSNR {median:.1f} dB (median over {len(pairs):,} samples, peak {peak:g}; worst {min(per_sample):.1f} dB)"
+    return Decisions("PSNR", median, len(pairs), len(pairs), len(pairs), per_sample, detail, f"PSNR {median:.1f} dB")
+
+
+PSNR_IDENTICAL = 99.0  # dB shown for two identical images (no error: an infinite PSNR)
+
+
+def _psnr(ref: np.ndarray, cand: np.ndarray, peak: float) -> float:
+    """10·log10(peak² / MSE) over the finite pixels of both; a NaN pixel in the candidate alone makes it 0 dB."""
+    ref, cand = np.asarray(ref, np.float64), np.asarray(cand, np.float64)
+    finite = np.isfinite(ref) & np.isfinite(cand)
+    if (np.isfinite(ref) & ~np.isfinite(cand)).any() or not finite.any():
+        return 0.0
+    mse = float(np.mean((cand[finite] - ref[finite]) ** 2))
+    return PSNR_IDENTICAL if mse == 0.0 else min(PSNR_IDENTICAL, 10.0 * math.log10(peak * peak / mse))
+
+
 _FIELD_MEASURES = {"map": _map, "peaks": _peaks, "angle": _angles, "tensor": _field_cosine}
 _MEASURES = {"class_scores": _class_scores, "probabilities": _probabilities, "map": _map, "index": _index,
-             "detections": _detections, "fields": _field_grid}
+             "detections": _detections, "fields": _field_grid, "image": _image}

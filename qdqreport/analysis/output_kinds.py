@@ -9,6 +9,7 @@ values. The kind decides the measure in analysis/agreement.py:
 | class_scores   | one score per class (softmax, logits of a classifier) | top-1 agreement                   |
 | probabilities  | independent values in [0, 1] (sigmoid, a VAD score) | threshold flips, |Δp| near it         |
 | map            | a dense [.., H, W] probability map (segmentation)   | IoU of the binarised maps            |
+| image          | an image out of an image (super-resolution, denoising, restoration): the input's channels, a dense grid, pixel values | PSNR against the reference |
 | detections     | boxes and scores along one axis (YOLO-style head)   | detections kept/lost, box error      |
 | embedding      | a feature vector compared by similarity             | cosine                               |
 | index          | integer outputs (argmax, CTC indices)               | exact matches (only where a paired score decides) |
@@ -22,6 +23,14 @@ coordinates or box offsets can fall in [0, 1] too, and thresholding them would c
 decision; they are judged as tensors (or scalars), unless named like a probability.
 
 Inference never guesses a decision threshold; it is one number for the report (default 0.5).
+
+An image-to-image model's output (waifu2x's upscale: [1, 3, 96, 96] of pixels in [0, 1] after a Clip, from a
+[1, 3, 84, 84] input) is pixel values, not a probability map: binarising it at 0.5 reads IoU 1.000 while a random
+calibration costs it 1.7 dB against the originals. An output is an image when it has an image input's channel count
+(1, 3 or 4, on the same side: [N, C, H, W] or [N, H, W, C]), a grid at least half that input's height and width, values
+within a pixel range ([0, 1] or [0, 255], a tenth of it beyond either end allowed for an unclipped head), no squashing
+op wrote it (Sigmoid, Softmax: a mask or a map) and it is not named like one. A matte or a saliency map has one channel
+out of three in, and stays a map.
 
 A detector that exports its class decision as two outputs of one shape (PicoDet, NanoDet, end-to-end
 YOLO exports: `score = max(cls)`, `label = argmax(cls)`) has a label for every anchor, kept or not.
@@ -39,12 +48,12 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-KINDS = ("class_scores", "probabilities", "map", "detections", "embedding", "index", "state", "scalar", "fields",
-         "tensor")
+KINDS = ("class_scores", "probabilities", "map", "image", "detections", "embedding", "index", "state", "scalar",
+         "fields", "tensor")
 # Fewer values than this per sample: cosine says nothing (one value always has cosine 1).
 SMALL = 8
 # A detector head concatenates 4 box coordinates with at least one score along one axis.
@@ -73,6 +82,7 @@ class OutputKind:
     score_fields: tuple[int, ...] = ()  # detections: the score fields (reference values within [0, 1])
     objectness: bool = False  # detections: the first score is an objectness that multiplies the class scores
     gated_by: str | None = None  # index: the output of per-position scores that says which labels are decisions
+    peak: float | None = None  # image: the pixel range's top (1 or 255), the PSNR's peak
     field_kinds: tuple[str, ...] = ()  # fields: the kind of each field along fields_axis (FIELD_KINDS)
     # The kind the same values would fit as well, when inference had to choose between two by a guess the user can
     # settle with --output-kind (a binary classifier's 2 logits out of a Gemm read like 2 regressed numbers).
@@ -97,12 +107,14 @@ def parse_declarations(items: Sequence[str], where: str = "--output-kind") -> di
 
 def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None = None,
                producer_op: str | None = None, class_output: bool = False,
-               input_names: Sequence[str] = ()) -> OutputKind:
-    """The kind of output *name*, from a declaration or its reference values *samples* (one array per sample)."""
+               inputs: Mapping[str, Sequence[int]] | Sequence[str] = ()) -> OutputKind:
+    """The kind of output *name*, from a declaration or its reference values *samples* (one array per sample).
+    *inputs*: the model inputs the evaluation feeds, name -> the shape of one sample's tensor (names alone say less:
+    no output is then taken for an image)."""
     if declared:
         return _with_layout(OutputKind(declared, "declared", declared=True), samples)
     arrays = [np.asarray(a) for a in samples if a is not None]
-    if _is_state(name, input_names):
+    if _is_state(name, inputs):
         return OutputKind("state", "recurrent state (named like a state the model takes back as input)")
     if arrays and all(a.dtype.kind in "iub" for a in arrays):
         return OutputKind("index", "integer values (indices or labels)")
@@ -130,6 +142,9 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
         return OutputKind("embedding", "a feature vector per sample (named so)")
     if producer_op in ("Softmax", "LogSoftmax") and arrays[0].shape[-1] > 1:
         return OutputKind("class_scores", "rows sum to 1 (softmax)")
+    image = _image_of(name, arrays, producer_op, inputs)
+    if image is not None:
+        return image
     if in_unit and _is_dense_map(arrays[0].shape):
         return OutputKind("map", "a dense map of values in [0, 1]" + (f" after {producer_op}" if producer_op else ""))
     if in_unit:
@@ -150,6 +165,53 @@ def infer_kind(name: str, samples: Sequence[np.ndarray], *, declared: str | None
     if _is_embedding(name, arrays[0].shape, producer_op):
         return OutputKind("embedding", "a feature vector per sample")
     return OutputKind("tensor", "no task semantics recognised")
+
+
+IMAGE_CHANNELS = (1, 3, 4)
+IMAGE_MARGIN = 0.1  # of the pixel range, beyond either end: an unclipped restoration head overshoots a little
+_SQUASHING_OPS = {"Sigmoid", "Softmax", "LogSoftmax", "HardSigmoid"}
+_MAP_NAME = re.compile(r"prob|score|conf|sigmoid|softmax|mask|matte|alpha|seg|saliency|heat|map", re.I)
+
+
+def _image_of(name: str, arrays: Sequence[np.ndarray], producer_op: str | None,
+              inputs: Mapping[str, Sequence[int]] | Sequence[str]) -> OutputKind | None:
+    """An image out of an image input (module docstring), or None."""
+    if not isinstance(inputs, Mapping) or producer_op in _SQUASHING_OPS or _MAP_NAME.search(name):
+        return None
+    shape = arrays[0].shape
+    if any(a.shape != shape or a.dtype.kind != "f" for a in arrays) or len(shape) != 4:
+        return None
+    source = next((f"{i} ({' x '.join(map(str, grid))})" for i, dims in inputs.items()
+                   for grid in [_same_image_grid(shape, tuple(int(d) for d in dims or ()))] if grid), None)
+    peak = _pixel_peak(arrays) if source else None
+    if peak is None:
+        return None
+    return OutputKind("image", f"an image out of input {source}: {shape[1] if shape[1] in IMAGE_CHANNELS else shape[3]}"
+                               f" channels, pixel values in [0, {peak:g}]"
+                               + (f" after {producer_op}" if producer_op else ""), peak=peak)
+
+
+def _same_image_grid(out: tuple[int, ...], image: tuple[int, ...]) -> tuple[int, int] | None:
+    """The input's (height, width) when *out* has its channels on the same side and a grid at least half its size."""
+    if len(image) != 4:
+        return None
+    for channel, grid in ((1, (2, 3)), (3, (1, 2))):
+        if (image[channel] in IMAGE_CHANNELS and out[channel] == image[channel]
+                and all(image[g] >= SMALL and out[g] * 2 >= image[g] for g in grid)):
+            return image[grid[0]], image[grid[1]]
+    return None
+
+
+def _pixel_peak(arrays: Sequence[np.ndarray]) -> float | None:
+    """1 or 255 when every finite value lies within [0, peak] (IMAGE_MARGIN of it beyond allowed), else None."""
+    finite = [a[np.isfinite(a)] for a in arrays]
+    if not all(f.size for f in finite):
+        return None
+    low, high = min(float(f.min()) for f in finite), max(float(f.max()) for f in finite)
+    for peak in (1.0, 255.0):
+        if low >= -IMAGE_MARGIN * peak and high <= (1 + IMAGE_MARGIN) * peak and (peak == 1.0 or high > 2.0):
+            return peak
+    return None
 
 
 def _regressed(name: str, producer_op: str | None) -> bool:
@@ -219,7 +281,7 @@ def state_name(name: str) -> bool:
     return bool(_STATE_NAME.search(name))
 
 
-def _is_state(name: str, input_names: Sequence[str]) -> bool:
+def _is_state(name: str, input_names: Iterable[str]) -> bool:
     """Named like a state ("stateN", "hn", "present.0.key"), or an input's name plus "N"/"_out" (fed back)."""
     if state_name(name):
         return True

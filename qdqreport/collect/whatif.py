@@ -114,7 +114,8 @@ class WhatIf:
         outputs = [dict(zip(names, session.run(names, feed))) for feed in self.samples]
         reference = [{name: ref[name] for name in names} for ref in self.reference]
         measured = _measured(judge_outputs(reference, outputs, self.judging, self.producers, self.classes,
-                                           tuple(self.samples[0]) if self.samples else (),
+                                           {name: np.shape(value) for name, value in self.samples[0].items()}
+                                           if self.samples else {},
                                            self.options.decision_samples), self._task(outputs))
         seconds = time.perf_counter() - began
         self.costs.append(seconds)

@@ -14,7 +14,7 @@ from qdqreport import __version__
 from qdqreport.report.model import ComparisonView, OutputRow, ReportModel, jsonable
 
 FORMAT = "qdqreport.findings"
-VERSION = "1.3"
+VERSION = "1.4"
 
 
 def findings_document(model: ReportModel) -> dict[str, Any]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, LEVEL_RANK,
-                                         SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, cosine_of, diverges)
+                                         SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, comparable_value, cosine_of,
+                                         diverges)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.quantizer import nodes_by_output
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
@@ -147,7 +148,8 @@ def _task_divergence(ctx: Context, first: ComparisonInfo, diverging: list) -> Fi
 def _badness(s: OutputSummary) -> tuple:
     """Worst output first: the judged level (analysis/agreement.py), then the lowest deciding value."""
     level = LEVEL_RANK[s.level] if s.level else 0
-    value = s.judgement.value if s.judgement and s.judgement.value is not None else s.cosine_median
+    judged = s.judgement is not None and s.judgement.value is not None
+    value = comparable_value(s.judgement.measure, s.judgement.value) if judged else s.cosine_median
     return (level, -value, s.output)
 
 
