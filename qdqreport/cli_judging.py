@@ -13,7 +13,7 @@ from qdqreport.analysis.output_kinds import KINDS, parse_declarations
 
 KIND_HELP = (f"NAME=KIND: what output NAME is, when the inferred kind is wrong; KIND is one of {', '.join(KINDS)} "
              "(repeatable). It decides how the output is judged: class scores by top-1, probabilities by threshold "
-             "flips, maps by IoU, detector heads by detections kept, embeddings by cosine, state as internal")
+             "flips, maps by IoU, an image model's output images by PSNR, detector heads by detections kept, embeddings by cosine, state as internal")
 THRESHOLD_HELP = (f"the probability at which the application decides (speech/no speech, a kept detection, a text "
                   f"pixel); threshold flips, map IoU and kept detections are measured there (default {DEFAULT_THRESHOLD:g})")
 
