@@ -34,9 +34,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from qdqreport.collect.align import GraphPair, QuantizerInfo
-from qdqreport.collect.layerwise import _release_memory, float32_outputs, observe_quantizer, quantizer_row, QuantizerStats
+from qdqreport.collect.layerwise import float32_outputs, observe_quantizer, quantizer_row, QuantizerStats
 from qdqreport.collect.ort_stage import new_session
-from qdqreport.collect.stepwise import SteppedModel
+from qdqreport.collect.stepwise import heap_kept, SteppedModel
 
 # Above this many bytes of measured tensors a sample the marked model runs in steps of CHUNK_BYTES (the per-layer
 # pass's thresholds, layerwise.STEPPED_ABOVE and CHUNK_BYTES).
@@ -129,13 +129,13 @@ def _observe_all(session: Any, measured: list[tuple[QuantizerInfo, str]],
     names = sorted({output for _, output in measured})
     stats, limits = {q.q_node: QuantizerStats() for q, _ in measured}, {}
     if isinstance(session, SteppedModel):  # each chunk's quantizers observed, then the chunk dropped
-        for feed in feeds:
-            for values in session.run(dict(feed)):
-                for quantizer, output in measured:
-                    if output in values:
-                        observe_quantizer(stats[quantizer.q_node], quantizer, values[output], limits)
-                del values
-                _release_memory()
+        with heap_kept():  # the steps reuse the heap's pages, given back once at the end
+            for feed in feeds:
+                for values in session.run(dict(feed)):
+                    for quantizer, output in measured:
+                        if output in values:
+                            observe_quantizer(stats[quantizer.q_node], quantizer, values[output], limits)
+                    del values
         return stats
     for feed in feeds:
         values = dict(zip(names, session.run(names, dict(feed))))
