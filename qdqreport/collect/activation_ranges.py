@@ -15,6 +15,15 @@ clipping is read against. Marked outputs cost: each such run takes 3-4x a plain 
 copied out and ONNX Runtime can no longer reuse their memory; computing the reductions inside the graph instead was
 no faster), hence the small default. It runs with `--per-layer` too: that pass's qnodes table measures every sample in the QDQ
 model, but has no calibration baseline.
+
+A model whose measured tensors of one sample pass STEPPED_ABOVE bytes (as float32, by shape inference on the first
+evaluation sample) runs the marked model in steps of at most CHUNK_BYTES of them (collect/stepwise.py, as the
+per-layer pass does): the graph ONNX Runtime optimised with every measured tensor marked, cut along chunks of them in
+graph order and run with optimisation off, so each value comes from the same kernel on the same inputs (bit for bit),
+and each chunk is observed and dropped before the next step runs. U^2-Net-p at 320x320: the one run held every
+quantized tensor of a sample (391 MB; its arena kept as much): the default collect's peak. Below STEPPED_ABOVE and on
+another provider than the CPU's the pass runs one run a sample, as before; 28 of the corpus's 33 families are below it
+(their bundles' rows: lay 158-831 MB, osn 108-383, foc 73-342, dns 313-323 and lea 38-181 MB a sample pass it).
 """
 
 from __future__ import annotations
@@ -27,6 +36,12 @@ import numpy as np
 from qdqreport.collect.align import GraphPair, QuantizerInfo
 from qdqreport.collect.layerwise import float32_outputs, observe_quantizer, quantizer_row, QuantizerStats
 from qdqreport.collect.ort_stage import new_session
+from qdqreport.collect.stepwise import heap_kept, SteppedModel
+
+# Above this many bytes of measured tensors a sample the marked model runs in steps of CHUNK_BYTES (the per-layer
+# pass's thresholds, layerwise.STEPPED_ABOVE and CHUNK_BYTES).
+STEPPED_ABOVE = 128 * 2 ** 20
+CHUNK_BYTES = 32 * 2 ** 20
 
 
 def spread_indices(count: int, limit: int) -> list[int]:
@@ -50,10 +65,13 @@ def activation_ranges(graphs: GraphPair, samples: Sequence[dict[str, np.ndarray]
         return None
     wanted = sorted({tensor for _, tensor in measured})
     marked, names = float32_outputs(graphs.fp32, wanted)  # FP16 tensors are read through a Cast to FP32 (another name)
-    session = new_session(marked, provider)
     output_of = dict(zip(wanted, names))
     measured = [(quantizer, output_of[tensor]) for quantizer, tensor in measured]
     indices = spread_indices(len(samples), limit)
+    session = _stepped(graphs, marked, [output_of[t] for t in wanted], wanted, provider, samples[indices[0]]) \
+        if indices and provider == "cpu" else None
+    if session is None:
+        session = new_session(marked, provider)
     evaluation = _observe_all(session, measured, (samples[i] for i in indices))
     rows = [quantizer_row(q, evaluation[q.q_node]) for q, _ in measured]
     result = {"samples": len(indices), "of_samples": len(samples), "sample_indices": indices}
@@ -66,6 +84,29 @@ def activation_ranges(graphs: GraphPair, samples: Sequence[dict[str, np.ndarray]
             row["calib_clipped_share"] = stats.clipped / stats.values if stats.values else None
         result["calib_samples"] = len(calib_indices)
     return {**result, "seconds": round(time.perf_counter() - start, 3), "quantizers": rows}
+
+
+def _stepped(graphs: GraphPair, marked: bytes | str, names: list[str], tensors: list[str], provider: str,
+             first: dict[str, np.ndarray]) -> Any:
+    """The marked model as a stepwise.SteppedModel in chunks of at most CHUNK_BYTES of measured tensors (*names*: the
+    marked outputs of *tensors*), in the order the FP32 graph computes them; None when they fit STEPPED_ABOVE on
+    *first* or the optimised graph cannot be cut (the pass then runs one run a sample)."""
+    from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, plan_chunks
+
+    index = graphs.fp32
+    def written(tensor: str) -> int:
+        node = index.producer.get(tensor)
+        return index.position[id(node)] if node is not None else -1
+    order = sorted(range(len(tensors)), key=lambda i: (written(tensors[i]), tensors[i]))
+    sizes = estimated_bytes(index.model, first, [tensors[i] for i in order])
+    counted = [sizes[tensors[i]] for i in order]
+    if plan_chunks(counted, STEPPED_ABOVE) is None:
+        return None
+    chunks = [[names[order[i]] for i in positions] for positions in plan_chunks(counted, CHUNK_BYTES)]
+    try:
+        return SteppedModel(marked, provider, chunks)
+    except NotSteppable:
+        return None
 
 
 def _measured_tensors(graphs: GraphPair) -> list[tuple[QuantizerInfo, str]]:
@@ -87,6 +128,15 @@ def _observe_all(session: Any, measured: list[tuple[QuantizerInfo, str]],
     holding its tensor), as the per-layer pass observes them; one sample's marked tensors held at a time."""
     names = sorted({output for _, output in measured})
     stats, limits = {q.q_node: QuantizerStats() for q, _ in measured}, {}
+    if isinstance(session, SteppedModel):  # each chunk's quantizers observed, then the chunk dropped
+        with heap_kept():  # the steps reuse the heap's pages, given back once at the end
+            for feed in feeds:
+                for values in session.run(dict(feed)):
+                    for quantizer, output in measured:
+                        if output in values:
+                            observe_quantizer(stats[quantizer.q_node], quantizer, values[output], limits)
+                    del values
+        return stats
     for feed in feeds:
         values = dict(zip(names, session.run(names, dict(feed))))
         for quantizer, output in measured:
