@@ -46,6 +46,9 @@ def test_images_in_byte_range_take_255_as_their_peak_and_maps_or_masks_stay_maps
     pixels = [rng.uniform(0, 255, (1, 128, 128, 3)).astype(np.float32) for _ in range(2)]
     kind = infer_kind("output", pixels, producer_op="Add", inputs=inputs)
     assert (kind.kind, kind.peak) == ("image", 255.0)
+    generated = [rng.uniform(-1, 1, (1, 3, 64, 64)).astype(np.float32) for _ in range(2)]  # a Tanh generator's
+    kind = infer_kind("output", generated, producer_op="Tanh", inputs={"x": (1, 3, 64, 64)})
+    assert (kind.kind, kind.peak) == ("image", 2.0) and "values in [-1, 1]" in kind.reason
     unit = [rng.uniform(0, 1, (1, 3, 64, 64)).astype(np.float32) for _ in range(2)]
     assert infer_kind("output", unit, producer_op="Sigmoid", inputs={"x": (1, 3, 64, 64)}).kind == "map"
     assert infer_kind("mask", unit, producer_op="Clip", inputs={"x": (1, 3, 64, 64)}).kind == "map"

@@ -28,7 +28,7 @@ An image-to-image model's output (waifu2x's upscale: [1, 3, 96, 96] of pixels in
 [1, 3, 84, 84] input) is pixel values, not a probability map: binarising it at 0.5 reads IoU 1.000 while a random
 calibration costs it 1.7 dB against the originals. An output is an image when it has an image input's channel count
 (1, 3 or 4, on the same side: [N, C, H, W] or [N, H, W, C]), a grid at least half that input's height and width, values
-within a pixel range ([0, 1] or [0, 255], a tenth of it beyond either end allowed for an unclipped head), no squashing
+within a pixel range ([0, 1], [-1, 1] or [0, 255], a tenth of it beyond either end allowed for an unclipped head), no squashing
 op wrote it (Sigmoid, Softmax: a mask or a map) and it is not named like one. A matte or a saliency map has one channel
 out of three in, and stays a map.
 
@@ -82,7 +82,7 @@ class OutputKind:
     score_fields: tuple[int, ...] = ()  # detections: the score fields (reference values within [0, 1])
     objectness: bool = False  # detections: the first score is an objectness that multiplies the class scores
     gated_by: str | None = None  # index: the output of per-position scores that says which labels are decisions
-    peak: float | None = None  # image: the pixel range's top (1 or 255), the PSNR's peak
+    peak: float | None = None  # image: the pixel range's width (1, 2 or 255), the PSNR's peak
     field_kinds: tuple[str, ...] = ()  # fields: the kind of each field along fields_axis (FIELD_KINDS)
     # The kind the same values would fit as well, when inference had to choose between two by a guess the user can
     # settle with --output-kind (a binary classifier's 2 logits out of a Gemm read like 2 regressed numbers).
@@ -187,7 +187,7 @@ def _image_of(name: str, arrays: Sequence[np.ndarray], producer_op: str | None,
     if peak is None:
         return None
     return OutputKind("image", f"an image out of input {source}: {shape[1] if shape[1] in IMAGE_CHANNELS else shape[3]}"
-                               f" channels, pixel values in [0, {peak:g}]"
+                               f" channels, pixel values in [{-1 if peak == 2 else 0}, {1 if peak == 2 else peak:g}]"
                                + (f" after {producer_op}" if producer_op else ""), peak=peak)
 
 
@@ -202,15 +202,21 @@ def _same_image_grid(out: tuple[int, ...], image: tuple[int, ...]) -> tuple[int,
     return None
 
 
+# Pixel ranges an image model writes: [0, 1], [-1, 1] (a Tanh generator's) and [0, 255]; the first that holds every
+# value (IMAGE_MARGIN of its width beyond either end allowed) and reaches past the one before it.
+PIXEL_RANGES = ((0.0, 1.0), (-1.0, 1.0), (0.0, 255.0))
+
+
 def _pixel_peak(arrays: Sequence[np.ndarray]) -> float | None:
-    """1 or 255 when every finite value lies within [0, peak] (IMAGE_MARGIN of it beyond allowed), else None."""
+    """The width of the pixel range the values lie in (PIXEL_RANGES: 1, 2 or 255), the PSNR's peak; None outside."""
     finite = [a[np.isfinite(a)] for a in arrays]
     if not all(f.size for f in finite):
         return None
     low, high = min(float(f.min()) for f in finite), max(float(f.max()) for f in finite)
-    for peak in (1.0, 255.0):
-        if low >= -IMAGE_MARGIN * peak and high <= (1 + IMAGE_MARGIN) * peak and (peak == 1.0 or high > 2.0):
-            return peak
+    for bottom, top in PIXEL_RANGES:
+        margin = IMAGE_MARGIN * (top - bottom)
+        if bottom - margin <= low and high <= top + margin:
+            return top - bottom
     return None
 
 
