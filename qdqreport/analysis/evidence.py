@@ -10,7 +10,12 @@ node in INT8); the bundle also holds measurements that test those guesses:
     them and, with collect --postprocess, the user's decode agrees too, collect/whatif.py; before
     2026-11-27, the worst output's median cosine): no node is broken
     for typical inputs, what fails is specific to some inputs;
-  * is partial in between (more than half closed, target not reached).
+  * is partial in between (more than half closed, target not reached);
+  * a set says nothing on its own once exclusions interact: when one suspect excluded alone (the
+    search's single-node trials) wins back at least half the loss that the whole set did not, the
+    evidence is partial for that node (a new user's fastmrz U-Net: one BatchNorm Mul whose per-tensor
+    multiplier zeroes 49 of 64 channels, 0.38 -> 0.96 alone, while the 12 suspects together scored
+    0.00); and a set that scores worse than the unmodified model refutes nothing (inconclusive).
 - the FP16 check's control (the same INT8 nodes with the float part in FP32): it implicates the
   FP16 float part when it wins back at least half the loss, and exonerates it otherwise. When it
   implicates the float part and no what-if confirmed an exclusion, the INT8 layer findings drop
@@ -41,7 +46,7 @@ from typing import Any
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.vocabulary import WHATIF_TASK_OUTPUT
 
-CONFIRMS, REFUTES, PARTIAL = "confirms", "refutes", "partial"
+CONFIRMS, REFUTES, PARTIAL, INCONCLUSIVE = "confirms", "refutes", "partial", "inconclusive"
 REFUTED_BELOW = 0.5  # an exclusion of every suspect that closes less than half the gap did not find the cause
 
 
@@ -77,6 +82,10 @@ def whatif(ctx: Context) -> WhatIfEvidence | None:
         return None
     closed = recovered(base, chosen)
     verdict = CONFIRMS if chosen.get("reached") else REFUTES if closed < REFUTED_BELOW else PARTIAL
+    if verdict == REFUTES:
+        interacting = _interacting(ctx, base, chosen)
+        if interacting is not None:
+            return interacting
     count = len(chosen["nodes"])
     named = ", ".join(chosen["nodes"][:3]) + (f" and {count - 3} more" if count > 3 else "")
     deciding = deciding_output(base, chosen)
@@ -85,6 +94,42 @@ def whatif(ctx: Context) -> WhatIfEvidence | None:
             f"target: {target}; "
             f"excluded: {named})")
     return WhatIfEvidence(verdict, closed, count, base["cosine"], chosen["cosine"], line, tuple(chosen["nodes"]))
+
+
+def _interacting(ctx: Context, base: dict[str, Any], chosen: dict[str, Any]) -> WhatIfEvidence | None:
+    """The evidence when the whole set's result says nothing about its members: a suspect that alone wins back at
+    least REFUTED_BELOW of the output cosine's loss (partial, for that node), or a set scoring below the unmodified
+    model (inconclusive); None otherwise (the set's refutation stands)."""
+    key = "top1" if _num(base.get("top1")) is not None else "cosine"  # the trials table's measures (as _closed)
+    words = "top-1 agreement" if key == "top1" else "output cosine"
+    before, after, count = base[key], _num(chosen.get(key)), len(chosen["nodes"])
+    single = best_single_trial(ctx, key, before)
+    if single is not None and single[2] >= REFUTED_BELOW:
+        node, value, closed = single
+        return WhatIfEvidence(PARTIAL, closed, 1, base["cosine"], value, (
+            f"excluding {node} alone from INT8 changed the {words} from {before:.4f} to {value:.4f} ({closed:.0%} of "
+            f"the loss won back), while the {count} suspects excluded together scored {after:.4f}: exclusions "
+            "interact, so the set's result refutes none of them"), (node,))
+    if after is not None and after < before - 1e-6:
+        return WhatIfEvidence(INCONCLUSIVE, 0.0, count, base["cosine"], chosen["cosine"], (
+            f"excluding the {count} suspects from INT8 together lowered the {words} from {before:.4f} to "
+            f"{after:.4f}, and no suspect excluded alone won back half the loss: exclusions interact, so the "
+            "measurement neither confirms nor refutes these nodes"), tuple(chosen["nodes"]))
+    return None
+
+
+def best_single_trial(ctx: Context, key: str, baseline: float) -> tuple[str, float, float] | None:
+    """(node, value, share of the loss won back) of the single-node what-if trial that won back the most in *key*
+    ("cosine" or "top1", the trials table's measures), or None. A single trial's excluded field is the one node's
+    whole name (a node's name may hold the list's ';')."""
+    comparison = ctx.comparison("quantization")
+    rows = ctx.layer_rows(comparison.id, "whatif") if comparison else []
+    lost = 1.0 - baseline
+    values = [(row, _num(row.top1_agree if key == "top1" else row.cosine)) for row in rows
+              if row.kind == "single" and row.excluded_count == 1]
+    singles = [(row.excluded, value, (value - baseline) / lost) for row, value in values
+               if value is not None and lost > 1e-9]
+    return max(singles, key=lambda item: item[2]) if singles else None
 
 
 def judged(result: dict[str, Any]) -> bool:

@@ -59,6 +59,13 @@ def reranked(ctx: Context, severity: str, score: float,
                         "node (QR011).")
     if found is None:
         return severity, score, ()
+    if found.verdict == evidence.INCONCLUSIVE:
+        return severity, score, (Text(f"Measured, inconclusive: {found.line}."),)
+    if found.verdict == evidence.PARTIAL and nodes and found.excluded == 1 and found.nodes[0] in nodes:
+        return severity, score, (Text(f"Measured: {found.line}. This node explains most of the damage."),)
+    if found.verdict == evidence.PARTIAL and found.excluded == 1:
+        # Measured evidence outranks heuristics: the node the measurement points at ranks above these guesses.
+        return _refuted(severity, score, f"{found.line}. That node is not among those named here.")
     if found.verdict == evidence.REFUTES:
         return _refuted(severity, score, f"{found.line}. This node is not where the damage comes from; look at "
                         "calibration first (QR006, QR003, QR204).")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.evidence import (REFUTED_BELOW, deciding_output, judged, judged_words, recovered,
-                                         target_words)
+from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, deciding_output, judged,
+                                         judged_words, recovered, target_words, whatif)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
@@ -29,6 +30,17 @@ def _unreachable(b):
     b.layers(layer_chain(born_at=2), whatif=rows, whatif_summary=summary)
 
 
+def _one_node_wins(b):
+    """The 12 suspects together score below the baseline (exclusions interact); one of them alone wins back most."""
+    rows, summary = whatif_trials(reached=False, judged=True)
+    rows[1].update(cosine=0.61, top1_agree=0.41)
+    summary["chosen"].update(cosine=0.61, top1=0.41)
+    rows.append({**rows[1], "trial": 2, "kind": "single", "excluded_count": 1, "excluded": "Mul@1", "cosine": 0.985,
+                 "top1_agree": 0.9688, "sqnr_db": 18.1})
+    quantization_run(b, broken=True)
+    b.layers(layer_chain(born_at=2), whatif=rows, whatif_summary=summary)
+
+
 def _no_search(b):
     quantization_run(b, broken=False)
     b.layers(layer_chain())
@@ -45,6 +57,8 @@ def _cosine_judged(b):
                 Fires("no exclusion among the suspects reaches the target", _unreachable),
                 Fires("a search collected before the what-if read the report's judgement (cosine, top-1)",
                       _cosine_judged),
+                Fires("the suspects together score below the unmodified model, one of them alone wins back 94% of "
+                      "the loss: that node, measured", _one_node_wins),
                 Quiet("no what-if search in the bundle", _no_search)])
 def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     """The smallest exclusion set the what-if search found, with its measured effect.
@@ -89,6 +103,10 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     if not chosen.get("reached") and recovered(base, chosen) >= REFUTED_BELOW:
         yield _partial(ctx, summary, evidence)
         return
+    alone = whatif(ctx) if not chosen.get("reached") else None
+    if alone is not None and alone.verdict == PARTIAL and alone.excluded == 1:
+        yield _one_node(ctx, alone, evidence)
+        return
     if not chosen.get("reached"):
         yield whatif_proven_fix.finding(
             title="No exclusion of the top suspects restores the outputs", severity="info",
@@ -119,6 +137,21 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                     f"(cosine {base['cosine']:.4f} → {chosen['cosine']:.4f})" if by_judgement else
                     f"raises output cosine from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)}")
                  + f" ({chosen['cost_nodes']} node(s) leave INT8)."))
+
+
+def _one_node(ctx: Context, alone: WhatIfEvidence, evidence: list) -> Finding:
+    """The set fell short but one suspect excluded alone won back most of the loss (exclusions interact): that node
+    is the measured remedy, worth its command, not a sign that the damage is spread over the graph."""
+    node = alone.nodes[0]
+    together = f" (the {len(ctx.whatif_summary['chosen']['nodes'])} suspects excluded together)"
+    evidence = [replace(item, name=item.name + together) if isinstance(item, Metric) else item for item in evidence]
+    return whatif_proven_fix.finding(
+        title=f"Measured: excluding {node} alone wins back {alone.closed:.0%} of the loss",
+        severity="warning", confidence=0.9, score=0.5 * clamp01(alone.closed), subject=node,
+        tags=("measured", "fix"), evidence=tuple(evidence),
+        fixes=(exclusion_fix(ctx, f"Re-quantize with {node} excluded (measured alone: {alone.closed:.0%} of the loss "
+                                  "won back); then collect again to check the decisions", exclusion([node])),),
+        summary=f"{alone.line[0].upper()}{alone.line[1:]}.")
 
 
 def _partial(ctx: Context, summary: dict, evidence: list) -> Finding:
