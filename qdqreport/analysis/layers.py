@@ -157,6 +157,26 @@ def quantizer_ranges(ctx: Context) -> QuantizerRanges | None:
                            ranges["of_samples"], ranges.get("calib_samples"))
 
 
+def inherited(rows: list[dict[str, Any]], ranges: QuantizerRanges | None) -> set[str]:
+    """The Q nodes among *rows* (the per-layer pass's, measured in the QDQ model, each clipping more than
+    HEAVY_CLIPPING or under-using its range) whose FP32 values fit the same calibrated range (the activation-range
+    pass, measured in the FP32 model: no heavy clipping, no under-use). Their QDQ-side values are distorted by INT8
+    error upstream, not set by the calibration data: a new user's masked LM whose LayerNorm variance rounds to 0 in
+    INT8 (its Rsqrt's Q node clips 17.9% in the QDQ model, none in FP32), a U-Net whose BatchNorm Mul zeroes most
+    channels (the Add after it uses 4.8% of its range in the QDQ model, 71% in FP32)."""
+    fp32 = {row["q_node"]: row for row in (ranges.rows if ranges else [])}
+    found = set()
+    for row in rows:
+        own = fp32.get(row["q_node"])
+        if own is None or _num(own.get("clipped_share")) is None:
+            continue
+        clips = (_num(row.get("clipped_share")) or 0.0) > HEAVY_CLIPPING
+        fine = (_num(own.get("clipped_share")) or 0.0) <= HEAVY_CLIPPING if clips else not underused(own)
+        if fine:
+            found.add(row["q_node"])
+    return found
+
+
 def excess_clipping(row: dict[str, Any]) -> float | None:
     """How much more of the evaluation's values a Q node clips than of the calibration data's own (None: no baseline)."""
     evaluation, own = _num(row.get("clipped_share")), _num(row.get("calib_clipped_share"))

@@ -312,7 +312,12 @@ def _sums_to_one(arrays: Sequence[np.ndarray]) -> bool:
 
 
 def _is_dense_map(shape: tuple[int, ...]) -> bool:
-    return len(shape) >= 3 and shape[-1] >= SMALL and shape[-2] >= SMALL
+    """[.., H, W] with both at least SMALL long, or one channel of a grid in any layout ([1, H, W, 1]: a TensorFlow
+    segmenter's NHWC map, which read as loose probabilities, by threshold flips, instead of by IoU)."""
+    if len(shape) >= 3 and shape[-1] >= SMALL and shape[-2] >= SMALL:
+        return True
+    long = [n for n in shape if n > 1]
+    return len(shape) >= 3 and len(long) == 2 and min(long) >= SMALL
 
 
 def _detection_layout(arrays: Sequence[np.ndarray], require_scores: bool = True) -> OutputKind | None:

@@ -6,7 +6,8 @@ from typing import Iterator
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.input_range import input_clipping, over_every_sample, over_samples
-from qdqreport.analysis.layers import HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, layer_tables, underused_quantizers
+from qdqreport.analysis.layers import (HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, inherited, layer_tables,
+                                      quantizer_ranges, underused_quantizers)
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import Change, corrected_calibration, current_calibration_method, method_name, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
@@ -44,6 +45,12 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     calibrates a Conv's output pair from the Relu after it, so a pair read only by Relus that
     clips below a non-positive minimum (and not above its maximum) loses nothing.
 
+    A Q node whose calibrated range fits its FP32 values (the default collect's activation-range pass,
+    measured in the FP32 model: no heavy clipping, no under-use) and is distorted only in the QDQ model
+    is no calibration fault: INT8 error upstream changes the values it quantizes (a LayerNorm variance
+    rounded to 0, a per-tensor BatchNorm multiplier that zeroes channels). Those Q nodes get one info
+    finding of their own, a symptom that points upstream (QR201, QR200), and no re-calibration fix.
+
     Why it matters: clipped values are lost (the scale is too small for the evaluation data); a
     range used at 5% leaves about 13 of 256 levels for the values (the scale is too large, e.g.
     calibration data on another scale or a few outliers).
@@ -59,6 +66,11 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     if tables is None:
         return
     clipping, under = clipping_quantizers(tables, ctx.precision), underused_quantizers(tables)
+    # Ranges the FP32 values fit, distorted only in the QDQ model, are upstream INT8 error, not calibration's.
+    upstream = inherited(clipping + under, quantizer_ranges(ctx))
+    if upstream:
+        yield _inherited(ctx, tables, [q for q in clipping + under if q.q_node in upstream])
+        clipping, under = [q for q in clipping if q.q_node not in upstream], [q for q in under if q.q_node not in upstream]
     # The per-layer pass reads a spread subset of the evaluation samples; QR003's first quantizer range reads them all
     # (analysis/input_range.py): each share says which samples it is over, and an input quantizer's quotes both.
     over = over_samples(tables.summary.get("samples"), tables.summary.get("of_samples"))
@@ -89,6 +101,31 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
                      f"scale represents [{worst.representable_min:.4g}, {worst.representable_max:.4g}]: "
                      f"{percent(worst.range_used)} of the range."),
             fixes=(_underuse_fix(ctx),))
+
+
+def _inherited(ctx: Context, tables, rows: list) -> Finding:
+    """Q nodes whose ranges fit their FP32 values and are distorted only in the QDQ model (analysis/layers.inherited):
+    a symptom of INT8 error upstream, which no calibration change undoes."""
+    fp32 = {row["q_node"]: row for row in quantizer_ranges(ctx).rows}
+    first = rows[0]
+    return qnode_range_use.finding(
+        title=(f"1 Q node clips or under-uses its range only in the QDQ model" if len(rows) == 1 else
+               f"{len(rows)} Q nodes clip or under-use their ranges only in the QDQ model")
+              + ": error inherited from upstream",
+        severity="info", confidence=0.8, score=0.1, subject="inherited:" + ";".join(q.q_node for q in rows[:5]),
+        stage=tables.comparison_id, tags=("symptom",),
+        evidence=(Table("The same Q nodes in the QDQ model and in the FP32 model",
+                        ("Q node", "QDQ clipped", "FP32 clipped", "QDQ range used", "FP32 range used"),
+                        tuple((q.q_node, percent(q.clipped_share), percent(fp32[q.q_node]["clipped_share"]),
+                               percent(q.range_used), _share(fp32[q.q_node].get("range_used")))
+                              for q in rows[:LIST_LIMIT])),),
+        summary=(f"{first.q_node}'s calibrated range [{_g(first.representable_min)}, {_g(first.representable_max)}] fits "
+                 f"its FP32 values ([{_g(fp32[first.q_node].get('observed_min'))}, "
+                 f"{_g(fp32[first.q_node].get('observed_max'))}], the activation-range pass), but in the QDQ model it "
+                 f"sees [{_g(first.observed_min)}, {_g(first.observed_max)}]: INT8 error upstream distorts the values "
+                 "it quantizes, so re-calibrating cannot fix it."),
+        fixes=(Fix("Find where the error is born upstream (QR201, QR200) and keep that node in float; the calibration "
+                   "set these ranges right"),))
 
 
 def _underuse_fix(ctx: Context) -> Fix:
@@ -128,6 +165,10 @@ def _on_corrected(ctx: Context, fixed: str, change: Change, method: str = "") ->
     calibration method *change* also sets)."""
     return Fix(f"Re-calibrate on the corrected calibration data ({fixed}, which the calibration finding's fix writes: "
                f"the current file is unlike the evaluation inputs){method}", requantize_command(ctx, change, fixed))
+
+
+def _share(value: float | None) -> str:
+    return "?" if value is None else percent(float(value))
 
 
 def _g(value: float | None) -> str:
