@@ -268,12 +268,14 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
-    Part(TWENTY_NINTH_PART, "twenty-ninth", ", made 2026-11-27; scored while sealed before the next round of "
-         "rule changes, at 931fb71: first-ranked 5/7, within three 5/7, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/2", held_out=True),
+    Part(TWENTY_NINTH_PART, "twenty-ninth", ", made 2026-11-27; scored while sealed before the rest of session "
+         "33's first round of rule changes, at 931fb71: first-ranked 5/7, within three 5/7, healthy controls with an "
+         "error 0/3, harmless faults with an error 0/2; after them, at 220814e: the same; still held out",
+         held_out=True),
     Part(TWENTY_EIGHTH_PART, "twenty-eighth", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 32's second round, at 1536cd2: first-ranked 5/5, within three 5/5, healthy controls with an error "
-         "0/3, harmless faults with an error 0/4; after them, at 437ae9c: the same; still held out", held_out=True),
+         "0/3, harmless faults with an error 0/4; after them, at 437ae9c: the same; after session 33's first round, "
+         "at 220814e: the same; then read (2026-11-27, session 33): no longer held out"),
     Part(TWENTY_SEVENTH_PART, "twenty-seventh", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 32's first round, at d128fdf: first-ranked 5/8, within three 6/8, healthy controls with an error "
          "0/3, harmless faults with an error 0/1; after them, at 265c840: the same (nine of its rows were seen after "
