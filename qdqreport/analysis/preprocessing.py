@@ -50,6 +50,10 @@ MIRROR_TOLERANCE = 0.05
 # other set's is the inversion (afis's fingerprint crops, light background, 0.84 std apart inverted). On the read
 # corpus only inversions mirror at more than 0.3 std (the 2026-11-27 check: four inverted inputs, one byte reader).
 MIRROR_SHIFT_STD = 0.5
+# A mirror keeps the spread: the inverted sets of the corpus keep their evaluation's std within 3% (0.985, 0.972). Two
+# sets that both reach the format's black and white mirror each other's extremes whatever they hold, so the mean alone
+# would name an inversion: rapid-table's tables calibrated on photographs (std 1.16x the tables') read "inverted".
+MIRROR_STD_RATIO = 0.1
 # A variable inside [min, max] with mean m has variance at most (max - m)(m - min) (Bhatia-Davis), reached only
 # when every value sits at the minimum or the maximum: a binarised (thresholded) set. Real images and audio fill the
 # levels between (the corpus evaluation sets: 0.25 for captchas; token masks are categories, compared elsewhere).
@@ -171,7 +175,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
             return Difference("channels", "calibration channels reversed (BGR vs RGB)", f"np.flip(x, axis={axis})", 1.0,
                               0.7, flipped / direct)
     pivot = mirror_pivot(c, e)
-    if pivot is not None and e["std"] > 0 and abs(c["mean"] - e["mean"]) > MIRROR_SHIFT_STD * e["std"]:
+    if (pivot is not None and e["std"] > 0 and abs(c["mean"] - e["mean"]) > MIRROR_SHIFT_STD * e["std"]
+            and abs(c["std"] / e["std"] - 1) <= MIRROR_STD_RATIO):
         return Difference("inverted", "calibration inverted (light and dark swapped)", f"{pivot:.4g} - x", 1.0,
                           0.8, abs(c["mean"] - e["mean"]) / e["std"])
     if e["std"] > 0 and abs(c["mean"] - e["mean"]) > MEAN_SHIFT_STD * e["std"]:
