@@ -122,7 +122,8 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          "(`python -m modelopt.onnx.quantization ... 2>&1 | tee quant.log`; its --log_file stops "
                          "before the summary counts)")
     collect.add_argument("--postprocess", metavar="FILE.py[:FUNC]",
-                         help="your decode step: FUNC (default decode) gets one sample's outputs {name: array} and "
+                         help="your decode step: FUNC (default decode) gets one sample's outputs {name: array} "
+                              "(and, when it takes a second parameter, the sample's inputs {name: array}) and "
                               "returns the task result {field: value} (labels, scores, boxes; at most 10,000 values "
                               "per field: downsample a mask or return a summary); an optional "
                               "compare(a, b) -> agreement in [0, 1] in the same file replaces the generic comparison "

@@ -31,15 +31,24 @@ class Decoder:
     decode_fn: Callable[[dict[str, np.ndarray]], Any]
     compare_fn: Callable[[Mapping[str, Any], Mapping[str, Any]], Any] | None
     sha256: str
+    # decode(outputs, inputs): the function takes a second argument, the sample's inputs {name: array} (a masked LM's
+    # decode reads which positions were masked; a detector's, the image size it letterboxed).
+    takes_inputs: bool = False
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.function}"
 
-    def decode(self, outputs: Mapping[str, np.ndarray]) -> TaskResult:
-        """One sample's task result, normalised to named NumPy arrays. Raises DecodeFailed."""
+    def decode(self, outputs: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray] | None = None) -> TaskResult:
+        """One sample's task result, normalised to named NumPy arrays; *inputs*, the sample's model inputs, go to a
+        decode that takes them (copies: the script cannot change what the next stage reads). Raises DecodeFailed."""
+        if self.takes_inputs and inputs is None:
+            raise DecodeFailed(f"{self.function}() takes the sample's inputs, which this step does not have")
+        arguments = [{name: np.array(value) for name, value in outputs.items()}]
+        if self.takes_inputs:
+            arguments.append({name: np.array(value) for name, value in inputs.items()})
         try:
-            result = self.decode_fn({name: np.array(value) for name, value in outputs.items()})
+            result = self.decode_fn(*arguments)
         except BaseException as exc:  # the user's code: any exception (even sys.exit) is theirs to fix
             if isinstance(exc, KeyboardInterrupt):  # Ctrl-C stops the collect; not the script's failure
                 raise
@@ -61,7 +70,8 @@ class Decoder:
 
     def manifest_entry(self) -> dict[str, Any]:
         return {"source": str(self.path), "function": self.function,
-                "compare": COMPARE_FUNCTION if self.compare_fn else None, "sha256": self.sha256}
+                "compare": COMPARE_FUNCTION if self.compare_fn else None, "sha256": self.sha256,
+                **({"inputs": True} if self.takes_inputs else {})}
 
 
 def normalise_result(result: Any, what: str) -> TaskResult:

@@ -77,7 +77,8 @@ class TaskRun:
 
 
 # --- running ----------------------------------------------------------------------------------
-def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppResults | None = None) -> TaskRun:
+def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppResults | None = None,
+             inputs: Outputs | None = None) -> TaskRun:
     """Decode each ok stage, compare the planned pairs, and the app's results with its stage's decode.
 
     A decode that fails on ort_fp32 is an InputError: the script is wrong. One that fails on another
@@ -88,7 +89,7 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
     results, failures = {}, {}
     for stage, outputs in stage_outputs.items():
         try:
-            results[stage] = decode_all(decoder, outputs)
+            results[stage] = decode_all(decoder, outputs, inputs)
         except DecodeFailed as exc:
             if stage == BASELINE_STAGE:
                 raise _script_error(decoder, str(exc)) from None
@@ -98,7 +99,7 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
     for reference, candidate, purpose in COMPARISON_PLAN:
         if reference in results and candidate in results:
             rows = _pair_rows(results[reference], results[candidate], agree, decoder,
-                              stage_outputs[reference], stage_outputs[candidate])
+                              stage_outputs[reference], stage_outputs[candidate], inputs)
             run.pairs.append(TaskPair(reference, candidate, purpose, rows))
     if app is not None and app.stage in results:
         run.pairs.append(TaskPair(app.stage, APP_STAGE, APP_PURPOSE, _app_rows(app, results[app.stage], agree)))
@@ -108,13 +109,14 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
     return run
 
 
-def check_decoder(decoder: Decoder, first: Mapping[str, np.ndarray]) -> None:
+def check_decoder(decoder: Decoder, first: Mapping[str, np.ndarray],
+                  first_inputs: Mapping[str, np.ndarray] | None = None) -> None:
     """The script's contract on the first sample's FP32 outputs, as soon as they exist: decode() returns a usable
     result and compare() (when defined) scores it against itself within [0, 1]. A failure is the InputError
     run_task would raise once every stage has run, before the other samples run (collect calls this after the
     first FP32 sample); run_task still checks every sample."""
     try:
-        result = decoder.decode(first)
+        result = decoder.decode(first, first_inputs)
     except DecodeFailed as exc:
         raise _script_error(decoder, f"sample 0: {exc}") from None
     if decoder.compare_fn is not None:
@@ -131,24 +133,27 @@ def _script_error(decoder: Decoder, what: str) -> InputError:
                       "FP32 outputs (dict of output name -> array, batch dimension kept)")
 
 
-def decode_all(decoder: Decoder, outputs: Outputs) -> list[TaskResult]:
+def decode_all(decoder: Decoder, outputs: Outputs, inputs: Outputs | None = None) -> list[TaskResult]:
+    """Every sample's decoded result; *inputs*: the samples' model inputs, by the same index (for a decode that takes
+    them)."""
     decoded = []
     for index, sample in enumerate(outputs):
         try:
-            decoded.append(decoder.decode(sample))
+            decoded.append(decoder.decode(sample, _inputs_of(inputs, index)))
         except DecodeFailed as exc:
             raise DecodeFailed(f"sample {index}: {exc}") from None
     return decoded
 
 
-def decode_agreement(decoder: Decoder, reference: list[TaskResult], outputs: Outputs) -> tuple[float, int]:
+def decode_agreement(decoder: Decoder, reference: list[TaskResult], outputs: Outputs,
+                     inputs: Outputs | None = None) -> tuple[float, int]:
     """(mean agreement, samples decoded differently) of *outputs* decoded against the *reference* results, as a task
     pair's agreement is measured (the script's compare(), else the generic one). A decode that fails on these
     outputs (NaN, say) agrees on nothing."""
     agree = _agreement(decoder)
     try:
         values = [_checked(agree, a, b, decoder, index)
-                  for index, (a, b) in enumerate(zip(reference, decode_all(decoder, outputs)))]
+                  for index, (a, b) in enumerate(zip(reference, decode_all(decoder, outputs, inputs)))]
     except DecodeFailed:
         return 0.0, len(reference)
     return (float(np.mean(values)) if values else 1.0), sum(v < 1.0 for v in values)
@@ -166,15 +171,20 @@ def _agreement(decoder: Decoder) -> Agreement:
     return decoder.user_agreement if decoder.compare_fn else generic_agreement
 
 
+def _inputs_of(inputs: Outputs | None, index: int) -> Mapping[str, np.ndarray] | None:
+    """Sample *index*'s model inputs, when the caller has them."""
+    return None if inputs is None or index >= len(inputs) else inputs[index]
+
+
 def _pair_rows(ref: list[TaskResult], cand: list[TaskResult], agree: Agreement, decoder: Decoder,
-               ref_out: Outputs, cand_out: Outputs) -> list[dict[str, Any]]:
+               ref_out: Outputs, cand_out: Outputs, inputs: Outputs | None = None) -> list[dict[str, Any]]:
     rows = []
     for index, (a, b) in enumerate(zip(ref, cand)):
         value = _checked(agree, a, b, decoder, index)
         raw = raw_rel_l2(ref_out[index], cand_out[index])
         flip = None
         if value < 1.0 and raw is not None:
-            fraction = flip_fraction(decoder, agree, a, ref_out[index], cand_out[index])
+            fraction = flip_fraction(decoder, agree, a, ref_out[index], cand_out[index], _inputs_of(inputs, index))
             flip = None if fraction is None else fraction * raw
         # The fields a differing sample names: those that decided its agreement (every field under a compare()).
         fields = decision_fields(a, b) if agree is generic_agreement else sorted(set(a) | set(b))
@@ -275,7 +285,7 @@ def raw_rel_l2(ref: Mapping[str, np.ndarray], cand: Mapping[str, np.ndarray]) ->
 
 
 def flip_fraction(decoder: Decoder, agree: Agreement, ref_result: TaskResult, ref: Mapping[str, np.ndarray],
-                  cand: Mapping[str, np.ndarray]) -> float | None:
+                  cand: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray] | None = None) -> float | None:
     """The smallest t (bisected) at which decoding ref + t·(cand − ref) no longer agrees with decode(ref).
 
     t · rel_l2 is how far the raw outputs have to move for the decision to change: the decode's
@@ -290,7 +300,7 @@ def flip_fraction(decoder: Decoder, agree: Agreement, ref_result: TaskResult, re
         mixed = {**ref, **{n: (ref[n] + middle * (cand[n].astype(ref[n].dtype) - ref[n])).astype(ref[n].dtype)
                            for n in names}}
         try:
-            differs = agree(ref_result, decoder.decode(mixed)) < 1.0
+            differs = agree(ref_result, decoder.decode(mixed, inputs)) < 1.0
         except DecodeFailed:
             return None
         low, high = (low, middle) if differs else (middle, high)

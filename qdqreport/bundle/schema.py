@@ -147,7 +147,7 @@ _TASK_COMPARISON = {"id": (str, True), "reference": (str, True), "candidate": (s
                     "disagreeing": (int, True)}
 _TASK = {
     "postprocess": ({"source": (str, True), "function": (str, True), "compare": ((str, type(None)), False),
-                     "sha256": ((str, type(None)), False)}, True),
+                     "sha256": ((str, type(None)), False), "inputs": (bool, False)}, True),
     "stages": ([_TASK_STAGE], True), "comparisons": ([_TASK_COMPARISON], True),
     "task_results": ({"source": (str, True), "kind": (str, True), "stage": (str, True), "samples": (int, True),
                       "sha256": ((str, type(None)), False), "fields": (list, True), "results": (str, True),

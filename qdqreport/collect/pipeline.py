@@ -407,7 +407,7 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     comparer = StageComparer(frozenset(class_score_outputs(loaded.fp32.proto)), detect_probabilities=True)
     for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
         if index == 0 and fp32_out is not None and loaded.decoder is not None:
-            _check_decoder(loaded.decoder, fp32, fp32_out)
+            _check_decoder(loaded.decoder, fp32, fp32_out, loaded.eval.samples[0])
     qdq = loaded.qdq_stage or open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
     loaded.qdq_stage = None
     qdq.outputs = stores.open("ort_qdq")
@@ -424,13 +424,14 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     return stages, _OrtRun(comparer, tensors.rows)
 
 
-def _check_decoder(decoder: Decoder, stage: OrtStage, outputs: dict[str, np.ndarray]) -> None:
+def _check_decoder(decoder: Decoder, stage: OrtStage, outputs: dict[str, np.ndarray],
+                   inputs: dict[str, np.ndarray]) -> None:
     """--postprocess's decode (and compare) on the first FP32 sample, before the other samples run: a script
     that cannot decode is refused after one inference, not after both full passes (a new user's ViT: 30 s)."""
     from qdqreport.analysis.task import check_decoder
 
     try:
-        check_decoder(decoder, {name: outputs[name] for name in stage.graph_outputs})
+        check_decoder(decoder, {name: outputs[name] for name in stage.graph_outputs}, inputs)
     except InputError:
         stage.close()
         stage.outputs.close()
@@ -491,7 +492,7 @@ def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtSta
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
     outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
-    return run_task(loaded.decoder, outputs, loaded.app)
+    return run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples)
 
 
 def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) -> Fp16Check | None:

@@ -4,9 +4,12 @@ Same file[:func] convention as --data-loader-script (and as Polygraphy's
 --postprocess-func-script / --compare-func-script). The script defines
 
     decode(outputs: dict[str, np.ndarray]) -> dict[str, value]     (default name `decode`)
+    decode(outputs, inputs) -> dict[str, value]                    (or with the sample's inputs too)
     compare(a: dict, b: dict) -> float in [0, 1]                   (optional, always named `compare`)
 
-`decode` gets one sample's outputs (output name -> array, batch dimension kept) and returns
+`decode` gets one sample's outputs (output name -> array, batch dimension kept), and when it takes a
+second parameter the same sample's model inputs (input name -> array, as fed to every stage: a masked
+LM's decode reads which positions hold the mask id, a detector's the size it letterboxed), and returns
 the task result: a dict of small values (str, int, float, bool, or lists/arrays of them, at most
 10,000 values per field): labels, scores, boxes. `compare` gets two such results as stored: list and
 array fields as NumPy arrays, single values as Python values (decode_step._plain). Both are checked
@@ -20,6 +23,7 @@ Every problem with the script is an InputError naming the file and the fix.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from pathlib import Path
 
 from qdqreport.analysis.decode_step import COMPARE_FUNCTION, Decoder
@@ -44,7 +48,19 @@ def load_decoder(spec: str) -> Decoder:
     compare = getattr(module, COMPARE_FUNCTION, None)
     if compare is not None and not callable(compare):
         raise InputError(f"{path}: {COMPARE_FUNCTION} is not a function; define compare(a, b) -> float in [0, 1] or remove it")
-    return Decoder(path, function, decode, compare, hashlib.sha256(path.read_bytes()).hexdigest())
+    return Decoder(path, function, decode, compare, hashlib.sha256(path.read_bytes()).hexdigest(),
+                   takes_inputs(decode))
+
+
+def takes_inputs(function: object) -> bool:
+    """Whether the decode takes a second positional argument (the sample's inputs): two or more positional
+    parameters, or *args. A signature Python cannot read counts as outputs only."""
+    try:
+        parameters = inspect.signature(function).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
 
 def split_spec(spec: str) -> tuple[Path, str]:

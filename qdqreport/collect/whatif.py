@@ -88,7 +88,7 @@ class WhatIf:
         self.rows: list[dict[str, Any]] = []
         self.start = time.perf_counter()
         self.costs: list[float] = []
-        self.decoded = _decoded_reference(options.decoder, fp32_outputs)
+        self.decoded = _decoded_reference(options.decoder, fp32_outputs, samples)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -134,7 +134,7 @@ class WhatIf:
             return None
         from qdqreport.analysis.task import decode_agreement, task_words
 
-        agreement, differing = decode_agreement(self.options.decoder, self.decoded, outputs)
+        agreement, differing = decode_agreement(self.options.decoder, self.decoded, outputs, self.samples)
         return {"level": task_level(agreement), "measure": "task agreement", "value": agreement, "internal": False,
                 "headline": task_words(agreement, differing, len(outputs), bool(self.options.decoder.compare_fn))}
 
@@ -236,13 +236,14 @@ def _dominant_op_type(chosen: list[str], quantized: dict[str, str]) -> str | Non
     return op_type if total > len(chosen) and len(chosen) * 2 >= total else None
 
 
-def _decoded_reference(decoder: Any, fp32_outputs: Sequence[Feed]) -> list[Any] | None:
-    """FP32's decoded results, once, when collect has a --postprocess decode (None otherwise)."""
+def _decoded_reference(decoder: Any, fp32_outputs: Sequence[Feed], samples: Sequence[Feed]) -> list[Any] | None:
+    """FP32's decoded results, once, when collect has a --postprocess decode (None otherwise); *samples*: the inputs
+    those outputs came from, for a decode that takes them."""
     if decoder is None:
         return None
     from qdqreport.analysis.task import decode_all
 
-    return decode_all(decoder, fp32_outputs)
+    return decode_all(decoder, fp32_outputs, samples)
 
 
 def _measured(outputs: list[OutputSummary], task: dict[str, Any] | None = None) -> Measured:
