@@ -124,3 +124,14 @@ def test_the_healthy_face_stage_gets_no_error():
     for case in ("mtc_healthy_ort_sym", "mtc_healthy_trt_nobias", "mtc_healthy_ort_percentile"):
         findings = run_rules(Context(Bundle(CORPUS / case))).findings
         assert not [f for f in findings if f.severity == "error" and "deployment" not in f.tags], case
+
+
+def test_a_sigmoid_map_a_rounding_past_one_is_still_a_map():
+    # ONNX Runtime's Sigmoid reads 1.0000001 on a new user's fastmrz map (64 samples stored): the map was judged as a
+    # tensor by cosine, while 4 stored samples of it (all within [0, 1]) were judged by IoU.
+    rng = np.random.default_rng(0)
+    maps = [rng.uniform(0, 1, (1, 64, 64, 1)).astype(np.float32) for _ in range(3)]
+    maps[1][0, 0, 0, 0] = np.float32(1.0000001)
+    assert infer_kind("Identity", maps, producer_op="Sigmoid").kind == "map"
+    maps[2][0, 0, 0, 0] = np.float32(1.01)  # a real overshoot is not a probability
+    assert infer_kind("Identity", maps, producer_op="Sigmoid").kind != "map"

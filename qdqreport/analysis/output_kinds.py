@@ -70,6 +70,10 @@ _PROBABILITY_NAME = re.compile(r"prob|score|conf|sigmoid|softmax", re.I)
 _EMBEDDING_NAME = re.compile(r"embed|feature|pool|vector|sentence", re.I)
 _LOGITS_NAME = re.compile(r"logit|class|cls|label|score", re.I)
 MAX_CLASSES = 100_000  # a last axis longer than this is not a class axis
+# How far past [0, 1] a probability may read by float32 rounding: ONNX Runtime's Sigmoid gives 1.0000001 (a new user's
+# fastmrz map, 64 samples), which made 64 stored samples of a probability map a "tensor" judged by cosine where 4 of
+# them were a map.
+UNIT_ROUNDING = 1e-6
 _EMBEDDING_OPS = {"LpNormalization", "ReduceMean", "GlobalAveragePool", "Flatten", "Gemm", "Div"}
 
 
@@ -301,7 +305,7 @@ def _within_unit(arrays: Sequence[np.ndarray]) -> bool:
         return False
     low = min(float(f.min()) for f in finite if f.size)
     high = max(float(f.max()) for f in finite if f.size)
-    return low >= 0.0 and high <= 1.0
+    return low >= -UNIT_ROUNDING and high <= 1.0 + UNIT_ROUNDING
 
 
 def _sums_to_one(arrays: Sequence[np.ndarray]) -> bool:
@@ -329,7 +333,8 @@ def _detection_layout(arrays: Sequence[np.ndarray], require_scores: bool = True)
     for axis in _field_axes(shape):
         fields = np.moveaxis(stacked, axis + 1, 1).reshape(stacked.shape[0], shape[axis], -1)
         scores = tuple(f for f in range(BOX_FIELDS, shape[axis])
-                       if np.isfinite(fields[:, f]).all() and fields[:, f].min() >= 0.0 and fields[:, f].max() <= 1.0)
+                       if np.isfinite(fields[:, f]).all() and fields[:, f].min() >= -UNIT_ROUNDING
+                       and fields[:, f].max() <= 1.0 + UNIT_ROUNDING)
         boxes_free = any(fields[:, f].min() < 0.0 or fields[:, f].max() > 1.0 for f in range(BOX_FIELDS))
         if scores and scores[0] == BOX_FIELDS and boxes_free or not require_scores and shape[axis] > BOX_FIELDS:
             return OutputKind("detections", f"{BOX_FIELDS} box fields and {len(scores)} score field(s) along axis {axis}",
@@ -423,7 +428,7 @@ def _field_kind(values: np.ndarray) -> str:
     if not np.all(np.isfinite(values)):
         return "tensor"
     low, high = float(values.min()), float(values.max())
-    if low >= 0.0 and high <= 1.0:
+    if low >= -UNIT_ROUNDING and high <= 1.0 + UNIT_ROUNDING:
         return "peaks" if float(np.mean(values == 0.0)) >= PEAKS_ZERO_SHARE else "map"
     if low >= -math.pi - 1e-3 and high <= math.pi + 1e-3 and high - low >= ANGLE_SPAN:
         return "angle"
