@@ -15,6 +15,7 @@ import onnx
 
 from qdqreport.collect import activation_ranges as ranges
 from qdqreport.collect.align import GraphPair
+from ort_runs import count_returned_bytes
 
 DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
 BUDGET = 1 << 20
@@ -30,20 +31,10 @@ def _rows(result: dict) -> str:
 
 
 def test_stepped_range_pass_bounds_each_run_and_keeps_the_rows(monkeypatch) -> None:
-    import onnxruntime
-
     fp32, qdq = onnx.load(DEMO / "cls_fp32.onnx"), onnx.load(DEMO / "cls_int8_x255.onnx")
     samples, calib = _samples(5), _samples(3, offset=5)
     one_run = ranges.activation_ranges(GraphPair(fp32, qdq), samples, "cpu", 3, calib)
-    returned: list[int] = []
-    run = onnxruntime.InferenceSession.run
-
-    def counted(self, output_names, input_feed, run_options=None):
-        values = run(self, output_names, input_feed, run_options)
-        returned.append(sum(int(np.asarray(v).nbytes) for v in values))
-        return values
-
-    monkeypatch.setattr(onnxruntime.InferenceSession, "run", counted)
+    returned = count_returned_bytes(monkeypatch)
     monkeypatch.setattr(ranges, "STEPPED_ABOVE", BUDGET, raising=False)
     monkeypatch.setattr(ranges, "CHUNK_BYTES", BUDGET, raising=False)
     stepped = ranges.activation_ranges(GraphPair(fp32, qdq), samples, "cpu", 3, calib)

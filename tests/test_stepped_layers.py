@@ -14,6 +14,7 @@ import onnx
 import pytest
 
 from qdqreport.collect import layerwise
+from ort_runs import count_returned_bytes
 
 DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
 BUDGET = 1 << 20
@@ -30,21 +31,11 @@ def _rows(result) -> str:
 
 
 def test_stepped_pass_bounds_each_run_and_keeps_the_rows(monkeypatch) -> None:
-    import onnxruntime
-
     fp32, qdq = onnx.load(DEMO / "cls_fp32.onnx"), onnx.load(DEMO / "cls_int8_x255.onnx")
     samples = _samples(3)
     one_run = layerwise.LayerCollector(fp32, qdq)
     one_run.add_all(samples)
-    returned: list[int] = []
-    run = onnxruntime.InferenceSession.run
-
-    def counted(self, output_names, input_feed, run_options=None):
-        values = run(self, output_names, input_feed, run_options)
-        returned.append(sum(int(np.asarray(v).nbytes) for v in values))
-        return values
-
-    monkeypatch.setattr(onnxruntime.InferenceSession, "run", counted)
+    returned = count_returned_bytes(monkeypatch)
     monkeypatch.setattr(layerwise, "STEPPED_ABOVE", BUDGET, raising=False)
     monkeypatch.setattr(layerwise, "CHUNK_BYTES", BUDGET, raising=False)
     stepped = layerwise.LayerCollector(fp32, qdq)
