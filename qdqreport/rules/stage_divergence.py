@@ -198,7 +198,7 @@ def _stage_matrix(ctx: Context) -> Table:
              rounded(s.cosine_median) if s.judgement is None or s.judgement.cosine_meaningful else None,
              _share(s.top1), rounded(s.worst_slice_cosine))
             for c in ordered_comparisons(ctx) for s in judged_summaries(ctx, c.id)]
-    columns = ("purpose", "reference", "candidate", "output", "judged", "by", "cosine median", "top-1",
+    columns = ("purpose", "reference", "candidate", "output", "judged", "by", "cosine median", "top-1, ties counted",
                "worst slice cosine")
     if ctx.task is None:
         return Table("Stage matrix", columns, tuple(rows))
