@@ -110,6 +110,26 @@ def requantize_command(ctx: Context, change: Change = Change(), calibration: str
     return modelopt_command(ctx, change, calibration, output)
 
 
+def _with_corrected(ctx: Context, calibration: str | None) -> tuple[str | None, str | None]:
+    """(the calibration file a re-quantization reads, the corrected file when that is it). Where another finding found
+    the calibration data unlike the evaluation data, every re-quantization reads the corrected file that finding's fix
+    writes: re-quantizing on the data just called wrong changes nothing (a new user's document unwarper calibrated on
+    x255 pages: QR001's and QR004's printed fixes kept its 39 px error)."""
+    if calibration is not None:
+        return calibration, None
+    corrected = corrected_calibration(ctx)
+    return corrected, corrected
+
+
+def _reads_corrected(file: str | None, commented: bool) -> str:
+    """The shell comment that says a command reads the corrected calibration file, made by another finding's fix."""
+    if file is None:
+        return ""
+    # No quote character in it: a comment is copied into shells and split by tools that read quotes anywhere.
+    note = f"reads {file}, the corrected calibration data that the fix of the calibration finding writes: make it first"
+    return f"; it {note}" if commented else f"  # {note}"
+
+
 def quantizer_name(ctx: Context) -> str:
     """How fix titles name the re-quantization tool requantize_command writes for."""
     return "quantize_static" if _made_by_ort(ctx) else "ModelOpt"
@@ -156,6 +176,7 @@ def modelopt_command(ctx: Context, change: Change = Change(), calibration: str |
     When the bundle holds ModelOpt's log, the console output is saved as requantized_log(ctx) (ModelOpt's own --log_file
     stops before the calibration lines), the log recollect_command gives the new collect."""
     shown = recipe(ctx)
+    calibration, corrected = _with_corrected(ctx, calibration)
     extra = []
     nodes = [*shown.exclude_nodes, *change.exclude_nodes]
     if nodes:
@@ -177,7 +198,8 @@ def modelopt_command(ctx: Context, change: Change = Change(), calibration: str |
             f"--quantize_mode={shown.quantize_mode}", f"--calibration_data_path={calibration or calibration_file(ctx)}",
             *extra, f"--output_path={output or requantized_file(ctx)}"]
     command = " ".join(shell_quote(a) for a in args)
-    return command + f" 2>&1 | tee {shell_quote(requantized_log(ctx))}" if ctx.modelopt_log else command
+    command = command + f" 2>&1 | tee {shell_quote(requantized_log(ctx))}" if ctx.modelopt_log else command
+    return command + _reads_corrected(corrected, False)
 
 
 def requantized_log(ctx: Context) -> str:
@@ -198,6 +220,7 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
     (analysis/quantizer.ort_options' keys), reading the calibration file one sample per step. Unless the fix chose
     the calibration method (*method_chosen*), the line ends in a shell comment: the method is the default, not
     necessarily the user's (UNRECORDED_METHOD)."""
+    calibration, corrected = _with_corrected(ctx, calibration)
     rows = (calibration_reader(calibration, first_input_name(ctx, "input")) if calibration
             else calibration_feeds(ctx))
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
@@ -219,7 +242,8 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
             + f"quantize_static({model_file(ctx, 'fp32')!r}, {output or requantized_file(ctx)!r}, "
             "types.SimpleNamespace(get_next=lambda: next(it, None)), quant_format=QuantFormat.QDQ, "
             + ", ".join(kwargs) + ")")
-    return python_command(code) + ("" if method_chosen or method != "minmax" else UNRECORDED_METHOD)
+    comment = "" if method_chosen or method != "minmax" else UNRECORDED_METHOD
+    return python_command(code) + comment + _reads_corrected(corrected, bool(comment))
 
 
 def tensorrt_ort_options(options: dict[str, Any]) -> dict[str, Any]:
