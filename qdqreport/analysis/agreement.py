@@ -18,6 +18,9 @@ How an output is judged depends on its kind (analysis/output_kinds.py):
 - cosine where no decision exists: embeddings by their median cosine; other tensors by the
   median cosine, top-1 when the collector found class scores, and the worst slice *that carries
   signal* (a slice whose reference is ~0 everywhere has a meaningless cosine).
+- a tensor judged by cosine also collapses when its error is at least the spread its FP32 outputs
+  use across the stored samples (a common offset, a page grid or chemical shifts far from zero,
+  keeps the cosine near 1 while the output no longer follows the input).
 - fewer than 8 values per sample: never by cosine (one value always has cosine 1); by the
   decisions when they are probabilities, else by the relative error.
 - recurrent state is judged and shown, but is internal: it never makes a comparison diverge.
@@ -66,6 +69,14 @@ SLICE_SIGNAL_OF_LARGEST = 1e-4
 # no healthy control's small output passes 0.082.
 SMALL_REL_OK, SMALL_REL_COLLAPSED = 0.1, math.sqrt(1 - COLLAPSED ** 2)
 DEFAULT_THRESHOLD = 0.5  # the probability at which a decision is taken, unless the user sets one
+# A tensor judged by its numbers collapses, whatever its cosine, when its error is at least the spread its outputs use
+# across the samples (metrics.centred_error): the quantized output then tells the inputs apart no better than their
+# mean output would. A common offset hides this from cosine (a new user's UVDoc page grid calibrated on x255 pages:
+# cosine 0.97 and 0.99, the grid moved 39 px, centred error 1.55; its healthy recipe 0.07-0.12). Measured on at least
+# CENTRED_MIN_SAMPLES stored samples (two estimate the spread badly: a healthy layout detector read 0.86 on 2); the read
+# corpus' healthy controls reach 0.61 on 16.
+CENTRED_COLLAPSE = 1.0
+CENTRED_MIN_SAMPLES = 8
 # A collapse takes at least two changed decisions: one alone is an anecdote (with 8 samples it is
 # already 12.5% of the top-1 decisions; a single near-tie flip is what healthy INT8 noise does).
 MIN_CHANGED_TO_COLLAPSE = 2
@@ -93,7 +104,7 @@ DECISION_LEVELS = {
 # Measures whose value is not a share of agreeing decisions (0..1), and the share-like number each maps to where
 # outputs judged by different measures are ranked against each other: PSNR p dB is an RMS difference of 10^(-p/20)
 # of the range, so 1 - that (20 dB -> 0.9, COLLAPSED).
-_NOT_SHARES = {"PSNR": lambda db: 1.0 - 10.0 ** (-db / 20.0)}
+_NOT_SHARES = {"PSNR": lambda db: 1.0 - 10.0 ** (-db / 20.0), "error against the spread": lambda e: max(0.0, 1.0 - e)}
 
 
 def comparable_value(measure: str, value: float) -> float:
@@ -127,6 +138,8 @@ def levels_table() -> list[tuple[str, str, str]]:
         ("worst signal-carrying slice cosine (mixed-scale tensors)", f"≥ {SLICE_COSINE_OK:g}", f"< {COLLAPSED:g}"),
         ("relative error (median; outputs under 8 values, not probabilities)", f"≤ {SMALL_REL_OK:g}",
          f"≥ {SMALL_REL_COLLAPSED:g}"),
+        (f"error against the spread: ‖QDQ − FP32‖ over ‖FP32 − its mean over the samples‖ (tensors judged by cosine, "
+         f"on {CENTRED_MIN_SAMPLES} stored samples or more; it only makes them collapse)", "", f"≥ {CENTRED_COLLAPSE:g}"),
         (f"near tie: a flip whose reference was within {MARGIN:g} of the threshold is shown, never counted; "
          f"a kept pixel box counts as changed when it moves by more than {BOX_MOVED:.0%} of its size; "
          f"the decision threshold is {DEFAULT_THRESHOLD:g} unless --decision-threshold says otherwise", "", ""),
@@ -178,8 +191,9 @@ def level_of(value: float, agree_at: float, collapse_below: float) -> str:
     return DEGRADE if value >= collapse_below else COLLAPSE
 
 
-def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
-    """The judgement of one output summary (analysis.context.OutputSummary) of *kind* given its *decisions*."""
+def judge(summary: Any, kind: Any = None, decisions: Any = None, centred: tuple[float, int] | None = None) -> Judgement:
+    """The judgement of one output summary (analysis.context.OutputSummary) of *kind* given its *decisions*; *centred*:
+    its error against its outputs' spread across the stored samples and their count (metrics.centred_error)."""
     kind_name = getattr(kind, "kind", "tensor")
     internal = bool(getattr(kind, "internal", False))
     meaningful = summary.elements is None or summary.elements >= SMALL  # one value always has cosine 1
@@ -201,7 +215,15 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None) -> Judgement:
         level = AGREE if rel <= SMALL_REL_OK else DEGRADE if rel < SMALL_REL_COLLAPSED else COLLAPSE
         return Judgement(level, "relative error", rel, f"relative error {rel:.3g} (median; too few values for a cosine)",
                          internal, False)
-    return _by_cosine(summary, kind_name == "embedding", internal)
+    judged = _by_cosine(summary, kind_name == "embedding", internal)
+    if kind_name == "tensor" and centred is not None and centred[1] >= CENTRED_MIN_SAMPLES \
+            and centred[0] >= CENTRED_COLLAPSE and judged.level != COLLAPSE:
+        return Judgement(COLLAPSE, "error against the spread", centred[0],
+                         f"error {centred[0]:.2f}x the outputs' spread across samples ({judged.headline})", internal,
+                         True, detail=f"the error is {centred[0]:.2f}x the spread the FP32 outputs use across "
+                                      f"{centred[1]:,} stored samples (at least {CENTRED_COLLAPSE:g}x: the quantized "
+                                      f"output no longer tells the inputs apart); {judged.headline}")
+    return judged
 
 
 def _decision_level(decisions: Any) -> str:
@@ -278,7 +300,7 @@ def decode_level(agreement: float, rows: Sequence[Any], ordinary_noise: bool) ->
 # (collect --postprocess) is measured, these never judge an output worse than the decode judges the task. A new user's pair scorer: a GELU
 # embedding output's dead dimensions (3e-8 of its energy) at "slice cosine 0.00" made a healthy model "collapse", with
 # 188 of 192 decisions of the package's own decode kept.
-NUMBERS_ONLY = ("cosine", "slice cosine", "relative error")
+NUMBERS_ONLY = ("cosine", "slice cosine", "relative error", "error against the spread")
 
 
 def capped_by_task(judgement: Judgement, task: str | None) -> Judgement:

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from qdqreport.analysis.target import resolve_target
 from qdqreport.analysis import agreement
+from qdqreport.analysis.metrics import centred_error
 from qdqreport.analysis.agreement import Judgement, JudgingOptions
 from qdqreport.analysis.decisions import measure as measure_decisions
 from qdqreport.analysis.input_range import without_rounding_clips
@@ -358,7 +359,8 @@ def judged(summary: OutputSummary, reference: Sequence[Mapping[str, Any]], candi
         # cosine -0.83 is noise (a new user's EfficientWord-Net), and the vector's own cosine judges it. A slice of
         # integer labels has no scale to compare (a tagger's "worst slice 88: cosine 0.45"): exact matches judge it.
         summary = dataclasses.replace(summary, worst_slice=None, worst_slice_cosine=None, worst_slice_sqnr=None)
-    return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions))
+    centred = centred_error(ref_values, cand_values) if kind.kind == "tensor" and decisions is None else None
+    return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions, centred))
 
 
 def _score_gate(output: str, kind: OutputKind, reference: Sequence[Mapping[str, Any]],

@@ -204,7 +204,7 @@ def _judged_pair(base: dict[str, Any], chosen: dict[str, Any]) -> tuple[float, f
     return before_value, after_value, before.get("measure") in LOWER_IS_BETTER
 
 
-LOWER_IS_BETTER = ("relative error", "non-finite values")  # the judged measures where a smaller number agrees more
+LOWER_IS_BETTER = ("relative error", "non-finite values", "error against the spread")  # the judged measures where a smaller number agrees more
 
 
 def _what(base: dict[str, Any], output: Any) -> str:
