@@ -315,6 +315,15 @@ def _check_same_interface(fp32: LoadedModel, qdq: LoadedModel) -> None:
                          "pass the QDQ model quantized from this FP32 model")
     if not set(fp32.outputs) & set(qdq.outputs):
         raise InputError(f"{qdq.path}: shares no output name with {fp32.path}; pass the QDQ model quantized from it")
+    # Both models read the same tensors: a pair that takes different input types can never be fed (a new user's
+    # shipped FP16 model against an INT8 one quantized from its FP32 conversion was told "convert to float16", then,
+    # converted, "convert to float32").
+    qdq_types = {s.name: s.dtype for s in qdq.inputs}
+    for spec in fp32.inputs:
+        if qdq_types[spec.name] != spec.dtype:
+            raise InputError(f"{qdq.path}: input {spec.name!r} is {qdq_types[spec.name]} but in --fp32 {fp32.path} it "
+                             f"is {spec.dtype}; collect feeds both models the same tensors: pass the FP32 model the "
+                             "QDQ model was quantized from (an FP16 model converted to FP32 first, say)")
 
 
 def _modelopt_log_text(path: str, progress: Progress) -> str:
