@@ -132,7 +132,7 @@ def test_verdict_never_names_a_deployment_finding_as_the_cause_of_an_ort_diverge
 def test_agreeing_outputs_name_the_deployment_error_as_such(tmp_path):
     render_report(CORPUS / "vad_healthy_ort_sym", tmp_path, target="tensorrt")
     headline = (tmp_path / "report.md").read_text(encoding="utf-8").splitlines()[0]
-    assert "; but deployment to TensorRT: 5 weight DequantizeLinear node(s): type TensorRT lacks" in headline
+    assert "; but deployment to TensorRT: 5 bias DequantizeLinear node(s): type TensorRT lacks" in headline
 
 
 # --- where the target comes from ------------------------------------------------------------------

@@ -192,9 +192,13 @@ def _counted(hits: list[dict[str, Any]]) -> str:
     """How many Q/DQ pairs and lone DequantizeLinear nodes *hits* hold: a weight or an int32 bias stored quantized
     has a DequantizeLinear and no QuantizeLinear, and a new user read '5 Q/DQ pair(s)' of five biases as a miscount."""
     pairs = sum(1 for e in hits if e.get("q_node"))
-    lone = len(hits) - pairs
-    parts = ([f"{pairs} Q/DQ pair(s)"] if pairs else []) + ([f"{lone} weight DequantizeLinear node(s)"] if lone else [])
-    return " and ".join(parts)
+    biases = sum(1 for e in hits if not e.get("q_node") and e.get("dtype") == "int32")
+    weights = len(hits) - pairs - biases
+    parts = ([f"{pairs} Q/DQ pair(s)"] if pairs else []) + ([f"{weights} weight DequantizeLinear node(s)"] if weights
+                                                             else [])
+    # An int32 DequantizeLinear without a Q is a quantized bias, not a weight (a new user read "47 weight
+    # DequantizeLinear node(s)" of 47 Conv biases).
+    return " and ".join(parts + ([f"{biases} bias DequantizeLinear node(s)"] if biases else []))
 
 
 def _not_your_target(ctx: Context) -> str:
