@@ -287,6 +287,10 @@ def _finite(value: float | None) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
+# The judged measures that read the decision threshold (analysis/decisions.py): probabilities, maps, detections.
+THRESHOLDED = ("threshold decisions", "map IoU", "detections")
+
+
 def _judged_words(measured: Measured | None, search: WhatIf) -> str:
     """What "meets the target" meant, in the words the report prints: each output's deciding measure."""
     by = "; ".join(f"{o.output} by {o.judgement.measure}" + (" (recurrent state: shown, never decisive)"
@@ -298,5 +302,9 @@ def _judged_words(measured: Measured | None, search: WhatIf) -> str:
     floors = [f for f in floors if f]
     decode = (f", and the --postprocess decode decides alike on {TASK_OK:.0%} of the samples or more"
               if search.decoded is not None else "")
-    return (f"every output agrees as the report judges it ({by}; decision threshold {threshold:g}){decode}"
+    # The threshold only where a measure reads it (a page grid judged by cosine has no decision to take at 0.5).
+    thresholded = any(o.judgement is not None and o.judgement.measure in THRESHOLDED
+                      for o in (measured.outputs if measured else ()))
+    where = f"; decision threshold {threshold:g}" if thresholded else ""
+    return (f"every output agrees as the report judges it ({by}{where}){decode}"
             + (f", and {' and '.join(floors)} (--target-cosine/--target-top1)" if floors else ""))
