@@ -97,7 +97,7 @@ class Change:
 
 
 def requantize_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
-                       output: str | None = None) -> str:
+                       output: str | None = None, recorded: bool = False) -> str:
     """Re-quantize this bundle's FP32 model with *change*, with the tool that made its QDQ model: ONNX Runtime's
     quantize_static (its recorded options kept) when the graph says so, else ModelOpt 0.47's ONNX PTQ.
 
@@ -106,16 +106,16 @@ def requantize_command(ctx: Context, change: Change = Change(), calibration: str
     change = resolve_exclusions(ctx, change).change
     if _made_by_ort(ctx) and _ort_can(change):
         return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output,
-                                       method_chosen=bool(change.calibration_method))
-    return modelopt_command(ctx, change, calibration, output)
+                                       method_chosen=bool(change.calibration_method), recorded=recorded)
+    return modelopt_command(ctx, change, calibration, output, recorded=recorded)
 
 
-def _with_corrected(ctx: Context, calibration: str | None) -> tuple[str | None, str | None]:
+def _with_corrected(ctx: Context, calibration: str | None, recorded: bool = False) -> tuple[str | None, str | None]:
     """(the calibration file a re-quantization reads, the corrected file when that is it). Where another finding found
     the calibration data unlike the evaluation data, every re-quantization reads the corrected file that finding's fix
     writes: re-quantizing on the data just called wrong changes nothing (a new user's document unwarper calibrated on
     x255 pages: QR001's and QR004's printed fixes kept its 39 px error)."""
-    if calibration is not None:
+    if calibration is not None or recorded:  # recorded: the configuration as it was made (the config card)
         return calibration, None
     corrected = corrected_calibration(ctx)
     return corrected, corrected
@@ -168,7 +168,7 @@ def recipe(ctx: Context) -> ModelOptRecipe:
 
 
 def modelopt_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
-                     output: str | None = None) -> str:
+                     output: str | None = None, recorded: bool = False) -> str:
     """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model with *change*, on the recipe the bundle shows
     (recipe(ctx): the float part's dtype, the logged calibration method, the exclusions a confirm recorded,
     --calibration_eps cpu when the run calibrated on the CPU provider alone), so that only *change* differs.
@@ -176,7 +176,7 @@ def modelopt_command(ctx: Context, change: Change = Change(), calibration: str |
     When the bundle holds ModelOpt's log, the console output is saved as requantized_log(ctx) (ModelOpt's own --log_file
     stops before the calibration lines), the log recollect_command gives the new collect."""
     shown = recipe(ctx)
-    calibration, corrected = _with_corrected(ctx, calibration)
+    calibration, corrected = _with_corrected(ctx, calibration, recorded)
     extra = []
     nodes = [*shown.exclude_nodes, *change.exclude_nodes]
     if nodes:
@@ -215,12 +215,13 @@ UNRECORDED_METHOD = ("  # calibrate_method left at MinMax, the default (the grap
 
 
 def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: str | None = None,
-                            output: str | None = None, reduce_range: bool = False, method_chosen: bool = False) -> str:
+                            output: str | None = None, reduce_range: bool = False, method_chosen: bool = False,
+                            recorded: bool = False) -> str:
     """A one-line ONNX Runtime quantize_static call (QDQ) for this bundle's FP32 model with *options*
     (analysis/quantizer.ort_options' keys), reading the calibration file one sample per step. Unless the fix chose
     the calibration method (*method_chosen*), the line ends in a shell comment: the method is the default, not
     necessarily the user's (UNRECORDED_METHOD)."""
-    calibration, corrected = _with_corrected(ctx, calibration)
+    calibration, corrected = _with_corrected(ctx, calibration, recorded)
     rows = (calibration_reader(calibration, first_input_name(ctx, "input")) if calibration
             else calibration_feeds(ctx))
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}

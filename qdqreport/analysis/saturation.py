@@ -64,11 +64,13 @@ class SaturationEvidence:
     @property
     def worst(self) -> UnfusedGain | None:
         """The output that decides the finding: of the outputs the unfused run explains (_explains), the one the fused
-        model damages most (a collapse before a degradation: the finding's severity follows it), then one the control
-        agrees on, then the larger share won back; when it explains none, the output it wins back most of."""
+        model damages most (a collapse before a degradation: the finding's severity follows it), then one judged by its
+        decisions (a map's IoU before a tensor's numbers), then one the control agrees on, then the larger share won
+        back; when it explains none, the output it wins back most of."""
         explained = [g for g in self.gains if _explains(g)]
         if explained:
-            return max(explained, key=lambda g: (LEVEL_RANK[g.qdq.level], g.control_agrees, g.recovered, g.output))
+            return max(explained, key=lambda g: (LEVEL_RANK[g.qdq.level], g.qdq.measure in DECISION_LEVELS,
+                                                 g.control_agrees, g.recovered, g.output))
         return max(self.gains, key=lambda g: (g.control_agrees, g.recovered, g.output), default=None)
 
 

@@ -104,7 +104,7 @@ def _command(ctx: Context, log: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
         known.append(f"calibration data {calibration_file(ctx)}")
     qdq = model_file(ctx, "qdq")  # the command's output is the QDQ model the bundle holds
     command = requantize_command(ctx, Change(calibration_method=log.get("calibration_method")),
-                                 output=None if qdq.startswith("<") else qdq)
+                                 output=None if qdq.startswith("<") else qdq, recorded=True)
     return command, tuple(known)
 
 
