@@ -34,14 +34,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from qdqreport.collect.align import GraphPair, QuantizerInfo
-from qdqreport.collect.layerwise import float32_outputs, observe_quantizer, quantizer_row, QuantizerStats
+# Above STEPPED_ABOVE bytes of measured tensors a sample the marked model runs in steps of CHUNK_BYTES: the per-layer
+# pass's thresholds.
+from qdqreport.collect.layerwise import (CHUNK_BYTES, STEPPED_ABOVE, QuantizerStats, float32_outputs, observe_quantizer,
+                                         quantizer_row)
 from qdqreport.collect.ort_stage import new_session
-from qdqreport.collect.stepwise import heap_kept, SteppedModel
-
-# Above this many bytes of measured tensors a sample the marked model runs in steps of CHUNK_BYTES (the per-layer
-# pass's thresholds, layerwise.STEPPED_ABOVE and CHUNK_BYTES).
-STEPPED_ABOVE = 128 * 2 ** 20
-CHUNK_BYTES = 32 * 2 ** 20
+from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, heap_kept, stepped_plan
 
 
 def spread_indices(count: int, limit: int) -> list[int]:
@@ -91,18 +89,13 @@ def _stepped(graphs: GraphPair, marked: bytes | str, names: list[str], tensors: 
     """The marked model as a stepwise.SteppedModel in chunks of at most CHUNK_BYTES of measured tensors (*names*: the
     marked outputs of *tensors*), in the order the FP32 graph computes them; None when they fit STEPPED_ABOVE on
     *first* or the optimised graph cannot be cut (the pass then runs one run a sample)."""
-    from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, plan_chunks
-
     index = graphs.fp32
-    def written(tensor: str) -> int:
-        node = index.producer.get(tensor)
-        return index.position[id(node)] if node is not None else -1
-    order = sorted(range(len(tensors)), key=lambda i: (written(tensors[i]), tensors[i]))
+    order = sorted(range(len(tensors)), key=lambda i: (index.written_at(tensors[i]), tensors[i]))
     sizes = estimated_bytes(index.model, first, [tensors[i] for i in order])
-    counted = [sizes[tensors[i]] for i in order]
-    if plan_chunks(counted, STEPPED_ABOVE) is None:
+    plan = stepped_plan([sizes[tensors[i]] for i in order], STEPPED_ABOVE, CHUNK_BYTES)
+    if plan is None:
         return None
-    chunks = [[names[order[i]] for i in positions] for positions in plan_chunks(counted, CHUNK_BYTES)]
+    chunks = [[names[order[i]] for i in positions] for positions in plan]
     try:
         return SteppedModel(marked, provider, chunks)
     except NotSteppable:

@@ -177,16 +177,15 @@ class LayerCollector:
         the same. The first sample's marked steps run once more first, to check the pairs before the local graph is
         built (`_check`). False (nothing run) when the tensors fit one step, the provider is not the CPU's, or a graph
         cannot be cut: the pass then runs as before."""
-        from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, plan_chunks
+        from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, stepped_plan
 
         if self.provider != "cpu" or self.checked or not self.alignment.tensors:
             return False
         tensors = list(self.alignment.tensors)
         sizes = estimated_bytes(self._fp32_proto, samples[0], [t.name for t in tensors])
-        counted = [sizes[t.name] for t in tensors]
-        if plan_chunks(counted, STEPPED_ABOVE) is None:
+        ranges = stepped_plan([sizes[t.name] for t in tensors], STEPPED_ABOVE, self.chunk_bytes)
+        if ranges is None:
             return False
-        ranges = plan_chunks(counted, self.chunk_bytes)
         chunk_of = {t.name: k for k, positions in enumerate(ranges) for t in (tensors[i] for i in positions)}
         fp32_chunks = [list(dict.fromkeys(tensors[i].name for i in positions)) for positions in ranges]
         fp32_chunks[-1] += [name for name in self.graph_outputs if name not in chunk_of]
@@ -227,10 +226,7 @@ class LayerCollector:
     def _quantizer_chunks(self, tensors: list[AlignedTensor], chunk_of: dict[str, int], count: int) -> dict[str, int]:
         """The chunk each QDQ value the pass reads is asked for in: an aligned tensor's, its chunk; a Q node's input
         that is not aligned, the chunk of the first aligned tensor written at or after it in the QDQ graph."""
-        position = self.q_index.position
-        def written(name: str) -> int:
-            node = self.q_index.producer.get(name)
-            return position[id(node)] if node is not None else -1
+        written = self.q_index.written_at
         chunk = {t.qdq_name: chunk_of[t.name] for t in tensors}
         ordered = sorted((written(t.qdq_name), chunk_of[t.name]) for t in tensors)
         for name in self.qdq_names:

@@ -142,6 +142,11 @@ class GraphIndex:
             return False
         return not any(out in self.static_tensors for out in node.output if out)
 
+    def written_at(self, name: str) -> int:
+        """The position in graph order of the node that writes tensor *name*; -1 for a graph input or a constant."""
+        node = self.producer.get(name)
+        return self.position[id(node)] if node is not None else -1
+
     def name_of(self, node: onnx.NodeProto) -> str:
         """The node's name; unnamed nodes get `<op_type>_<index>` so they can still be told apart."""
         return node.name or f"{node.op_type}_{self.position[id(node)]}"

@@ -241,6 +241,12 @@ def estimated_bytes(model: onnx.ModelProto, feed: Feed, names: Sequence[str]) ->
     return result
 
 
+def stepped_plan(sizes: Sequence[int | None], above: int, chunk: int) -> list[range] | None:
+    """The chunks of at most *chunk* bytes a pass runs in when its tensors' *sizes* pass *above* bytes a sample
+    (plan_chunks); None when they fit (the pass runs one run a sample)."""
+    return plan_chunks(sizes, chunk) if plan_chunks(sizes, above) is not None else None
+
+
 def plan_chunks(sizes: Sequence[int | None], budget: int) -> list[range] | None:
     """Contiguous ranges of positions whose *sizes* sum to at most *budget* each (a value larger than the budget alone
     in its range); an unknown size counts as the largest known one. None when everything fits one range (or nothing

@@ -37,7 +37,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from qdqreport.analysis.agreement import AGREE, COLLAPSE, LEVEL_RANK, TASK_OK, JudgingOptions, task_level
+from qdqreport.analysis.agreement import (AGREE, COLLAPSE, LEVEL_RANK, TASK_OK, THRESHOLD_MEASURES, JudgingOptions,
+                                         task_level)
 from qdqreport.analysis.context import OutputSummary, judge_outputs
 from qdqreport.bundle.vocabulary import WHATIF_TASK_OUTPUT
 from qdqreport.collect.exclusion import exclusion_variant
@@ -287,10 +288,6 @@ def _finite(value: float | None) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
 
-# The judged measures that read the decision threshold (analysis/decisions.py): probabilities, maps, detections.
-THRESHOLDED = ("threshold decisions", "map IoU", "detections")
-
-
 def _judged_words(measured: Measured | None, search: WhatIf) -> str:
     """What "meets the target" meant, in the words the report prints: each output's deciding measure."""
     by = "; ".join(f"{o.output} by {o.judgement.measure}" + (" (recurrent state: shown, never decisive)"
@@ -303,7 +300,7 @@ def _judged_words(measured: Measured | None, search: WhatIf) -> str:
     decode = (f", and the --postprocess decode decides alike on {TASK_OK:.0%} of the samples or more"
               if search.decoded is not None else "")
     # The threshold only where a measure reads it (a page grid judged by cosine has no decision to take at 0.5).
-    thresholded = any(o.judgement is not None and o.judgement.measure in THRESHOLDED
+    thresholded = any(o.judgement is not None and o.judgement.measure in THRESHOLD_MEASURES
                       for o in (measured.outputs if measured else ()))
     where = f"; decision threshold {threshold:g}" if thresholded else ""
     return (f"every output agrees as the report judges it ({by}{where}){decode}"
