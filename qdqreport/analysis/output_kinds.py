@@ -185,24 +185,26 @@ def _image_of(name: str, arrays: Sequence[np.ndarray], producer_op: str | None,
     shape = arrays[0].shape
     if any(a.shape != shape or a.dtype.kind != "f" for a in arrays) or len(shape) != 4:
         return None
-    source = next((f"{i} ({' x '.join(map(str, grid))})" for i, dims in inputs.items()
-                   for grid in [_same_image_grid(shape, tuple(int(d) for d in dims or ()))] if grid), None)
-    peak = _pixel_peak(arrays) if source else None
-    if peak is None:
+    matched = next(((i, layout) for i, dims in inputs.items()
+                    if (layout := _same_image_grid(shape, tuple(int(d) for d in dims or ()))) is not None), None)
+    pixels = _pixel_range(arrays) if matched else None
+    if pixels is None:
         return None
-    return OutputKind("image", f"an image out of input {source}: {shape[1] if shape[1] in IMAGE_CHANNELS else shape[3]}"
-                               f" channels, pixel values in [{-1 if peak == 2 else 0}, {1 if peak == 2 else peak:g}]"
-                               + (f" after {producer_op}" if producer_op else ""), peak=peak)
+    (source, (channels, height, width)), (low, high) = matched, pixels
+    return OutputKind("image", f"an image out of input {source} ({height} x {width}): {channels} channels, pixel "
+                               f"values in [{low:g}, {high:g}]" + (f" after {producer_op}" if producer_op else ""),
+                      peak=high - low)
 
 
-def _same_image_grid(out: tuple[int, ...], image: tuple[int, ...]) -> tuple[int, int] | None:
-    """The input's (height, width) when *out* has its channels on the same side and a grid at least half its size."""
+def _same_image_grid(out: tuple[int, ...], image: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """The input's (channels, height, width) when *out* has its channels on the same side and a grid at least half
+    its size."""
     if len(image) != 4:
         return None
     for channel, grid in ((1, (2, 3)), (3, (1, 2))):
         if (image[channel] in IMAGE_CHANNELS and out[channel] == image[channel]
                 and all(image[g] >= SMALL and out[g] * 2 >= image[g] for g in grid)):
-            return image[grid[0]], image[grid[1]]
+            return image[channel], image[grid[0]], image[grid[1]]
     return None
 
 
@@ -211,8 +213,8 @@ def _same_image_grid(out: tuple[int, ...], image: tuple[int, ...]) -> tuple[int,
 PIXEL_RANGES = ((0.0, 1.0), (-1.0, 1.0), (0.0, 255.0))
 
 
-def _pixel_peak(arrays: Sequence[np.ndarray]) -> float | None:
-    """The width of the pixel range the values lie in (PIXEL_RANGES: 1, 2 or 255), the PSNR's peak; None outside."""
+def _pixel_range(arrays: Sequence[np.ndarray]) -> tuple[float, float] | None:
+    """The pixel range the values lie in (PIXEL_RANGES; its width is the PSNR's peak), or None outside them all."""
     finite = [a[np.isfinite(a)] for a in arrays]
     if not all(f.size for f in finite):
         return None
@@ -220,7 +222,7 @@ def _pixel_peak(arrays: Sequence[np.ndarray]) -> float | None:
     for bottom, top in PIXEL_RANGES:
         margin = IMAGE_MARGIN * (top - bottom)
         if bottom - margin <= low and high <= top + margin:
-            return top - bottom
+            return bottom, top
     return None
 
 
@@ -305,6 +307,11 @@ def _within_unit(arrays: Sequence[np.ndarray]) -> bool:
         return False
     low = min(float(f.min()) for f in finite if f.size)
     high = max(float(f.max()) for f in finite if f.size)
+    return _in_unit(low, high)
+
+
+def _in_unit(low: float, high: float) -> bool:
+    """Whether values from *low* to *high* lie in [0, 1], UNIT_ROUNDING past either end allowed."""
     return low >= -UNIT_ROUNDING and high <= 1.0 + UNIT_ROUNDING
 
 
@@ -333,8 +340,7 @@ def _detection_layout(arrays: Sequence[np.ndarray], require_scores: bool = True)
     for axis in _field_axes(shape):
         fields = np.moveaxis(stacked, axis + 1, 1).reshape(stacked.shape[0], shape[axis], -1)
         scores = tuple(f for f in range(BOX_FIELDS, shape[axis])
-                       if np.isfinite(fields[:, f]).all() and fields[:, f].min() >= -UNIT_ROUNDING
-                       and fields[:, f].max() <= 1.0 + UNIT_ROUNDING)
+                       if np.isfinite(fields[:, f]).all() and _in_unit(fields[:, f].min(), fields[:, f].max()))
         boxes_free = any(fields[:, f].min() < 0.0 or fields[:, f].max() > 1.0 for f in range(BOX_FIELDS))
         if scores and scores[0] == BOX_FIELDS and boxes_free or not require_scores and shape[axis] > BOX_FIELDS:
             return OutputKind("detections", f"{BOX_FIELDS} box fields and {len(scores)} score field(s) along axis {axis}",
@@ -428,7 +434,7 @@ def _field_kind(values: np.ndarray) -> str:
     if not np.all(np.isfinite(values)):
         return "tensor"
     low, high = float(values.min()), float(values.max())
-    if low >= -UNIT_ROUNDING and high <= 1.0 + UNIT_ROUNDING:
+    if _in_unit(low, high):
         return "peaks" if float(np.mean(values == 0.0)) >= PEAKS_ZERO_SHARE else "map"
     if low >= -math.pi - 1e-3 and high <= math.pi + 1e-3 and high - low >= ANGLE_SPAN:
         return "angle"

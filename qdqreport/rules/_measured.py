@@ -50,8 +50,8 @@ def reranked(ctx: Context, severity: str, score: float,
     nodes: every range is then set on the wrong data, and a layer's error is what that predicts (QR002 caps itself
     the same way; a new user's document unwarper calibrated on x255 pages had QR201 and QR200 errors ranked above the
     calibration finding's consequences, with the 12 suspects excluded measured worse)."""
-    severity, score, lines = _after_whatif(ctx, severity, score, nodes)
     found = evidence.whatif(ctx)
+    severity, score, lines = _after_whatif(ctx, found, severity, score, nodes)
     confirmed = found is not None and found.verdict == evidence.CONFIRMS and set(nodes) & set(found.nodes)
     upstream = calibration_upstream(ctx)
     if upstream and not confirmed and (severity == "error" or score > REFUTED_SCORE):
@@ -63,10 +63,9 @@ def reranked(ctx: Context, severity: str, score: float,
     return severity, score, lines
 
 
-def _after_whatif(ctx: Context, severity: str, score: float,
+def _after_whatif(ctx: Context, found: evidence.WhatIfEvidence | None, severity: str, score: float,
                   nodes: Sequence[str] = ()) -> tuple[str, float, tuple[Text, ...]]:
-    """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict."""
-    found = evidence.whatif(ctx)
+    """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict *found*."""
     confirmed = found is not None and found.verdict == evidence.CONFIRMS
     kernels = kernels_explain(ctx)
     if kernels is not None and not confirmed:

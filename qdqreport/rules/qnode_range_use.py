@@ -67,9 +67,10 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
         return
     clipping, under = clipping_quantizers(tables, ctx.precision), underused_quantizers(tables)
     # Ranges the FP32 values fit, distorted only in the QDQ model, are upstream INT8 error, not calibration's.
-    upstream = inherited(clipping + under, quantizer_ranges(ctx))
+    ranges = quantizer_ranges(ctx)
+    upstream = inherited(clipping + under, ranges)
     if upstream:
-        yield _inherited(ctx, tables, [q for q in clipping + under if q.q_node in upstream])
+        yield _inherited(tables, ranges, [q for q in clipping + under if q.q_node in upstream])
         clipping, under = [q for q in clipping if q.q_node not in upstream], [q for q in under if q.q_node not in upstream]
     # The per-layer pass reads a spread subset of the evaluation samples; QR003's first quantizer range reads them all
     # (analysis/input_range.py): each share says which samples it is over, and an input quantizer's quotes both.
@@ -103,10 +104,10 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
             fixes=(_underuse_fix(ctx),))
 
 
-def _inherited(ctx: Context, tables, rows: list) -> Finding:
-    """Q nodes whose ranges fit their FP32 values and are distorted only in the QDQ model (analysis/layers.inherited):
-    a symptom of INT8 error upstream, which no calibration change undoes."""
-    fp32 = {row["q_node"]: row for row in quantizer_ranges(ctx).rows}
+def _inherited(tables, ranges, rows: list) -> Finding:
+    """Q nodes whose ranges fit their FP32 values (*ranges*, the activation-range pass) and are distorted only in the
+    QDQ model (analysis/layers.inherited): a symptom of INT8 error upstream, which no calibration change undoes."""
+    fp32 = {row["q_node"]: row for row in ranges.rows}
     first = rows[0]
     return qnode_range_use.finding(
         title=(f"1 Q node clips or under-uses its range only in the QDQ model" if len(rows) == 1 else
