@@ -271,8 +271,8 @@ PARTS = (
     Part(TWENTY_NINTH_PART, "twenty-ninth", ", made 2026-11-27; scored while sealed before the rest of session "
          "33's first round of rule changes, at 931fb71: first-ranked 5/7, within three 5/7, healthy controls with an "
          "error 0/3, harmless faults with an error 0/2; after them, at 220814e: the same; after session 33's second "
-         "round, at 0bc8555: the same; still held out",
-         held_out=True),
+         "round, at 0bc8555: the same; at session 33's last commit, a3def9a: the same; then read (2026-11-27, session "
+         "34's first round): no longer held out"),
     Part(TWENTY_EIGHTH_PART, "twenty-eighth", ", made 2026-11-27; scored while sealed before the rule changes of "
          "session 32's second round, at 1536cd2: first-ranked 5/5, within three 5/5, healthy controls with an error "
          "0/3, harmless faults with an error 0/4; after them, at 437ae9c: the same; after session 33's first round, "
