@@ -81,6 +81,13 @@ def layer_tables(ctx: Context) -> LayerTables | None:
                        ctx.layers_summary or {}, ctx.whatif_summary)
 
 
+def born_nonfinite(tables: LayerTables) -> list[dict[str, Any]]:
+    """The activations the QDQ model computes NaN or Inf in where the FP32 model has none, in graph order
+    (layers/summary.json's `nonfinite`, collect/layerwise.py): the first is where they are born."""
+    listed = tables.summary.get("nonfinite") or []
+    return sorted((e for e in listed if e.get("qdq") and not e.get("fp32")), key=lambda e: (e.get("index") or 0))
+
+
 def first_divergence(tables: LayerTables) -> dict[str, Any] | None:
     """The first activation along the QDQ graph whose accumulated cosine falls below DIVERGED_COSINE."""
     return next((r for r in tables.activations if _cos(r.get("cosine")) < DIVERGED_COSINE), None)

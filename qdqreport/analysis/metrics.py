@@ -107,6 +107,11 @@ class Accumulator:
         self.diff_sq = 0.0
         self.abs_sum = 0.0
         self.max_abs = 0.0
+        # NaN/Inf values seen, left out of the sums (streaming.accumulate's finite path counts them): an Inf the
+        # QDQ model computes where FP32 has none is a defect the error metrics alone would hide.
+        self.ref_nonfinite = 0
+        self.cand_nonfinite = 0
+        self.nonfinite_pairs = 0  # positions left out because either side is NaN/Inf: count + this = values seen
 
     def add(self, ref: np.ndarray, cand: np.ndarray) -> None:
         ref = np.asarray(ref, dtype=np.float64).ravel()

@@ -265,7 +265,15 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "skipped": ListOf(Obj({"tensor": Str(), "qdq_tensor": Str(nullable=True), "kind": Str(nullable=True),
                                "reason": Str(), "fp32": Str(nullable=True), "qdq": Str(nullable=True)},
                               required=("tensor", "reason")), nullable=True),
-        "status": Str(nullable=True), "reason": Str(TEXT_MAX, nullable=True)}),
+        "status": Str(nullable=True), "reason": Str(TEXT_MAX, nullable=True),
+        # optional, 1.2-compatible (2026-11-27): aligned activations holding NaN/Inf in either model, counted, and the
+        # first of them in graph order with their NaN/Inf value counts (the error columns skip those positions)
+        "nonfinite_tensors": Count(True),
+        "nonfinite": ListOf(Obj({"tensor": Str(), "node": Str(nullable=True), "op_type": Str(nullable=True),
+                                 "index": Count(True), "fp32": Count(), "qdq": Count(), "values": Count(),
+                                 "reads_int8": ListOf(Obj({"tensor": Str(), "node": Str(nullable=True)},
+                                                          required=("tensor",)), nullable=True)},
+                                required=("tensor", "fp32", "qdq", "values")), nullable=True)}),
     "whatif_summary": Obj({
         "baseline": Obj({**_RESULT.fields, **_JUDGED}, required=tuple(_RESULT.fields)),
         "chosen": Obj({**_RESULT.fields, **_JUDGED, "cost_nodes": Count(True), "nodes": ListOf(Str(), nullable=True),

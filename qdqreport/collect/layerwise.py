@@ -50,6 +50,7 @@ PIPELINE_BYTES = 96 * 2 ** 20
 STEPPED_ABOVE = 128 * 2 ** 20
 CHUNK_BYTES = 32 * 2 ** 20
 SKIPPED_LISTED = 20  # skipped pairs layers/summary.json lists (all are counted)
+NONFINITE_LISTED = 20  # activations holding NaN/Inf that layers/summary.json lists, in graph order (all are counted)
 
 
 @dataclass
@@ -426,9 +427,26 @@ class LayerCollector:
             "aligned_weights": len(self.alignment.weights) - len(self.skipped_weights), "quantizers": len(self.alignment.quantizers),
             "unmatched": self.alignment.unmatched[:50], "unmatched_count": len(self.alignment.unmatched),
             "local": self.local is not None, "local_error": self.local_error, "seconds": round(seconds, 3),
-            **skipped_record(skipped),
+            **skipped_record(skipped), **self._nonfinite_record(),
         }
         return LayerResult(rows, qnode_rows, summary, self.fp32_outputs)
+
+    def _nonfinite_record(self) -> dict[str, Any]:
+        """What layers/summary.json says of the aligned activations holding NaN/Inf (optional, 1.2-compatible; absent
+        when none): `nonfinite_tensors` (how many) and `nonfinite` (the first NONFINITE_LISTED in graph order, each
+        with its NaN/Inf value counts in the FP32 and the QDQ model over the samples read). The error metrics skip
+        those positions, so without this an Inf born inside the QDQ model would leave no trace."""
+        found = [(t, self.stats[t.name].accumulated) for t in self.alignment.tensors]
+        found = sorted(((t, acc) for t, acc in found if acc.ref_nonfinite or acc.cand_nonfinite),
+                       key=lambda pair: pair[0].index)
+        if not found:
+            return {}
+        return {"nonfinite_tensors": len(found),
+                "nonfinite": [{"tensor": t.name, "node": t.node, "op_type": t.op_type, "index": t.index,
+                               "fp32": acc.ref_nonfinite, "qdq": acc.cand_nonfinite,
+                               "values": acc.count + acc.nonfinite_pairs,
+                               "reads_int8": int8_upstream(self.q_index, t.qdq_name)}
+                              for t, acc in found[:NONFINITE_LISTED]]}
 
     def _tensor_row(self, tensor) -> dict[str, Any]:
         stats = self.stats[tensor.name]
@@ -485,6 +503,46 @@ def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequenc
     collector.add_all(samples, None if progress is None else
                       lambda index: progress.count("per-layer samples", index + 1, len(samples)))
     return collector.result(time.perf_counter() - start)
+
+
+UPSTREAM_HOPS = 4  # float nodes walked back from a tensor to the INT8 activations its values come from
+
+
+def int8_upstream(index: GraphIndex, tensor: str) -> list[dict[str, str]]:
+    """The quantized activations (a QuantizeLinear -> DequantizeLinear on a computed tensor, not a weight) that *tensor*
+    of the QDQ graph is computed from through at most UPSTREAM_HOPS float nodes, nearest first: each as its tensor and
+    the node that writes it. A Reciprocal that turns Inf reads an INT8 value that rounded to 0 somewhere up there."""
+    found: list[dict[str, str]] = []
+    seen, frontier = {tensor}, [tensor]
+    for _ in range(UPSTREAM_HOPS):
+        following = []
+        for name in frontier:
+            node = index.producer.get(name)
+            for source in (node.input if node is not None else ()):
+                if not source or source in seen:
+                    continue
+                seen.add(source)
+                quantized = _dequantized_activation(index, source)
+                if quantized is not None:
+                    writer = index.producer.get(quantized)
+                    found.append({"tensor": quantized, "node": writer.name if writer is not None else ""})
+                elif source in index.producer and not index.is_constant(source):
+                    following.append(source)
+        if found:
+            return found
+        frontier = following
+    return found
+
+
+def _dequantized_activation(index: GraphIndex, name: str) -> str | None:
+    """The activation a DequantizeLinear output *name* carries, when its QuantizeLinear reads a computed tensor."""
+    dq = index.producer.get(name)
+    if dq is None or dq.op_type != "DequantizeLinear":
+        return None
+    q = index.producer.get(dq.input[0])
+    if q is None or q.op_type != "QuantizeLinear" or index.is_constant(q.input[0]):
+        return None
+    return q.input[0]
 
 
 def skipped_record(skipped: list[SkippedTensor]) -> dict[str, Any]:

@@ -115,8 +115,12 @@ def _fold_identical(acc: Accumulator, count: int, ref_sq: float) -> None:
 
 def _accumulate_finite(acc: Accumulator, ref: np.ndarray, cand: np.ndarray) -> None:
     """The finite positions only (attention masks hold -inf); float64 when float32 sums would overflow."""
-    finite = np.isfinite(ref) & np.isfinite(cand)
+    ref_finite, cand_finite = np.isfinite(ref), np.isfinite(cand)
+    acc.ref_nonfinite += ref.size - int(np.count_nonzero(ref_finite))
+    acc.cand_nonfinite += cand.size - int(np.count_nonzero(cand_finite))
+    finite = ref_finite & cand_finite
     ref, cand = ref[finite], cand[finite]
+    acc.nonfinite_pairs += finite.size - ref.size
     diff = cand - ref
     sums = (_dot(ref, ref), _dot(cand, cand), _dot(diff, diff))
     if not all(math.isfinite(v) for v in sums):

@@ -65,9 +65,11 @@ class BundleBuilder:
         return self
 
     def layers(self, rows: Iterable[Mapping[str, Any]], qnodes: Iterable[Mapping[str, Any]] = (),
-               whatif: Iterable[Mapping[str, Any]] = (), whatif_summary: Mapping[str, Any] | None = None) -> "BundleBuilder":
-        """Per-layer tables (schema kinds 'layers', 'qnodes', 'whatif') of the quantization comparison."""
-        self._layers = (list(rows), list(qnodes), list(whatif), whatif_summary)
+               whatif: Iterable[Mapping[str, Any]] = (), whatif_summary: Mapping[str, Any] | None = None,
+               summary: Mapping[str, Any] | None = None) -> "BundleBuilder":
+        """Per-layer tables (schema kinds 'layers', 'qnodes', 'whatif') of the quantization comparison; *summary*:
+        fields of layers/summary.json beside its format (e.g. `nonfinite`)."""
+        self._layers = (list(rows), list(qnodes), list(whatif), whatif_summary, dict(summary or {}))
         return self
 
     def task(self, decode: Any, results: Sequence[Mapping[str, Any]] | None = None, stage: str = "ort_qdq",
@@ -88,14 +90,15 @@ class BundleBuilder:
         write_task(writer, manifest, run_task(decoder, ok, app))
 
     def _attach_layers(self, writer: BundleWriter, manifest: dict[str, Any]) -> None:
-        rows, qnodes, whatif, summary = getattr(self, "_layers", ([], [], [], None))
+        rows, qnodes, whatif, summary, layers_summary = getattr(self, "_layers", ([], [], [], None, {}))
         comparison = next((c for c in manifest["comparisons"] if c["purpose"] == "quantization"), None)
         if not rows or comparison is None:
             return
         for kind, table in (("layers", rows), ("qnodes", qnodes), ("whatif", whatif)):
             if table:
                 comparison["tables"][kind] = writer.add_table(f"compare/{comparison['id']}.{kind}.csv", kind, table)
-        manifest["artifacts"]["layers_summary"] = writer.add_json(ARTIFACT_PATHS["layers_summary"], {"format": 1})
+        manifest["artifacts"]["layers_summary"] = writer.add_json(ARTIFACT_PATHS["layers_summary"],
+                                                                     {"format": 1, **layers_summary})
         if summary is not None:
             manifest["artifacts"]["whatif_summary"] = writer.add_json(ARTIFACT_PATHS["whatif_summary"], dict(summary))
 
