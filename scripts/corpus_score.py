@@ -251,6 +251,14 @@ TWENTY_EIGHTH_PART = "sealed part 28 (2026-11-27)"
 # "before" the next round of rule changes, on the rules of commit 931fb71 (totals only), and is to be scored "after"
 # them, reported apart, its rows withheld (STILL_SEALED).
 TWENTY_NINTH_PART = "sealed part 29 (2026-11-27)"
+# The thirtieth sealed part: a batch made on 2026-11-27 (a new family: captcha-whisperer's CRNN captcha reader, the raw
+# 0..255 BGR pixels through a batch-normalisation affine, a 24-Conv bottleneck trunk, two LSTMs unrolled into Gemms and
+# a CTC classifier, the decision the text out of the package's own CaptchaRecognizer and its greedy CTC decode, on
+# captchas drawn by captcha 0.7.1's ImageCaptcha) by an engineer who never ran the rules or a report on it, with the
+# "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw):
+# it was scored once "before" the next round of rule changes, on the rules of commit a3def9a (totals only), and is to
+# be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+THIRTIETH_PART = "sealed part 30 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -268,6 +276,7 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTIETH_PART, "thirtieth", ", made 2026-11-27; not yet scored; held out", held_out=True),
     Part(TWENTY_NINTH_PART, "twenty-ninth", ", made 2026-11-27; scored while sealed before the rest of session "
          "33's first round of rule changes, at 931fb71: first-ranked 5/7, within three 5/7, healthy controls with an "
          "error 0/3, harmless faults with an error 0/2; after them, at 220814e: the same; after session 33's second "
