@@ -39,6 +39,7 @@ which is an error when the outputs collapse.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,28 @@ class WhatIfEvidence:
     after: float  # ... with the set excluded
     line: str  # the sentence a finding quotes
     nodes: tuple[str, ...] = ()  # the excluded set measured
+
+
+def whatif_cut_short(ctx: Context) -> str | None:
+    """Why the what-if measured no exclusion, when its time budget is the reason (None otherwise): its budget, the
+    trials it ran and one trial's cost, in words, with a budget that would fit the first exclusions. A new user's
+    U2-Net-p (320 x 320, 40 samples): one trial took 76 s of a 120 s budget, so only the baseline ran, and the
+    exclusion QR201 printed, run by hand, made the model worse (map IoU 0.66 -> 0.40)."""
+    summary = ctx.whatif_summary or {}
+    if not summary or (summary.get("chosen") or {}).get("nodes") or "budget" not in str(summary.get("stopped", "")):
+        return None
+    trials, seconds, budget = summary.get("trials") or 0, _num(summary.get("seconds")), _num(summary.get("budget_seconds"))
+    per_trial = seconds / trials if trials and seconds else None
+    ran = (f"after {trials} trial{'s' if trials != 1 else ''} ({_seconds(per_trial)} s each on "
+           f"{summary.get('samples')} samples)" if per_trial else "before a single trial")
+    wanted = f"; collect again with --whatif-budget {60 * math.ceil(4 * per_trial / 60):.0f} or more to measure it" \
+        if per_trial else ""
+    return (f"the what-if's budget ({_seconds(budget)} s) ran out {ran}, before any exclusion was tried" if budget else
+            f"the what-if stopped {ran}, before any exclusion was tried") + wanted
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.2g}" if value < 10 else f"{value:.0f}"
 
 
 def whatif(ctx: Context) -> WhatIfEvidence | None:

@@ -53,7 +53,10 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     nodes_to_exclude, command below; a node the quantizer cannot exclude by name is replaced by the
     node whose Q/DQ feeds it, as QR002 does), or fix its calibration range. The fix says what the
     what-if measured of it: the same set ("measured by the what-if"), part of it (which nodes; the
-    others unmeasured), another set, or nothing ("unmeasured until QR203 confirms it").
+    others unmeasured), another set, or nothing ("unmeasured until QR203 confirms it"); when the what-if's time budget
+    ran out before any exclusion was tried, the fix says "NOT measured", with the trial's cost and a budget that would
+    fit (analysis/evidence.whatif_cut_short: a new user's U2-Net-p ran only its 76 s baseline in 120 s, and the
+    printed exclusion, run by hand, made the model worse).
     """
     tables = layer_tables(ctx)
     if tables is None or not tables.has_local:
@@ -88,7 +91,10 @@ def _fix(ctx: Context, nodes: list[str]) -> Fix:
     subject = "this node" if len(nodes) == 1 else "these nodes"
     found = evidence.whatif(ctx)
     chosen = list(found.nodes) if found is not None else []  # the set the what-if measured
-    if not chosen:
+    short = evidence.whatif_cut_short(ctx) if not chosen else None
+    if short:
+        said = f"NOT measured: {short}. Run the command and check the model it writes before deploying it"
+    elif not chosen:
         said = "unmeasured until QR203 confirms it"
     elif set(chosen) == set(nodes):
         said = f"measured by the what-if: {found.line}; QR203"

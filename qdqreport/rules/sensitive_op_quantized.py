@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.layers import BornUpstream, born_upstream, layer_tables
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
 from qdqreport.analysis.quantizer import HEAD_PATTERNS, node_op_types, sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
@@ -99,6 +101,11 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     Measured evidence outranks this heuristic (analysis/evidence.py): when the what-if refutes the
     exclusions, the finding drops to a warning scored under the calibration findings and quotes the
     measurement that refuted it; when the what-if confirms them, it keeps its severity and score.
+    Per-layer localisation does too (analysis/layers.born_upstream): when every flagged node it measured adds
+    little error itself (local cosine 0.99 or more, fed FP32 inputs) while a node before them adds it (QR201), their
+    tensor error is inherited: at most a warning, scored under that node's finding, quoting both (a new user's
+    U2-Net-p: 14 output Convs and Sigmoids flagged, the error born at one BatchNorm-folded Conv; excluding the 14, run
+    for real, moved the foreground IoU from 0.655 to 0.659).
 
     Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
     regex-escaped names, or --op_types_to_exclude when every node of the type is at fault;
@@ -131,6 +138,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     # analysis/upstream.py) put every range off: the sensitive nodes' tensor error is then expected, and no longer
     # evidence that they are the cause.
     upstream = calibration_upstream(ctx)
+    # Per-layer localisation measured each node on FP32 inputs: when every flagged node adds little error itself and
+    # a node before them does, their tensor error is that node's, inherited (QR201 names it): scored under it.
+    born = born_upstream(layer_tables(ctx), [s["tensor"] for s in flagged])
     # An input pair with a NaN/Inf scale (a mask's -inf in the calibrated range) is read from the graph, not guessed
     # from tensor errors: the node computes on NaN whatever the calibration data, so neither the upstream cap nor the
     # inheritance doubt applies to it.
@@ -142,7 +152,7 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                 and not any(s["pattern"] in HEAD_PATTERNS for s in flagged))
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
-    yield rerank(ctx, sensitive_op_quantized.finding(
+    yield _under_birth(born if not nan_inputs else None, rerank(ctx, sensitive_op_quantized.finding(
         title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
@@ -182,7 +192,26 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                           "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
                           "collect again before excluding nodes.")] if upstream and not nan_inputs else [])),
         fixes=(exclusion_fix(ctx, f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", _exclusions(ctx, flagged)),),
-        stage=comparison.id if comparison else "", tags=("root_cause",)), _acted_on(ctx, flagged))
+        stage=comparison.id if comparison else "", tags=("root_cause",)), _acted_on(ctx, flagged)))
+
+
+def _under_birth(born: BornUpstream | None, finding: Finding) -> Finding:
+    """*finding* scored under the node per-layer localisation shows the error born at (analysis/layers.born_upstream):
+    at most a warning, REFUTED_SCORE, with the measurement quoted."""
+    if born is None:
+        return finding
+    birth = born.birth
+    line = Text(f"Per-layer localisation: these nodes add little error themselves (local cosine {born.own_lowest:.3f} "
+                f"or more, each fed FP32 inputs), while {birth['node']} ({birth['op_type']}) before them adds it "
+                f"(local cosine {_cosine_words(birth.get('local_cosine'))}): their tensor error is inherited from there "
+                "(see the error-birth finding). Excluding them alone is not expected to help.")
+    return replace(finding, severity="warning" if finding.severity == "error" else finding.severity,
+                   score=min(finding.score, REFUTED_SCORE), confidence=min(finding.confidence, UPSTREAM_CONFIDENCE),
+                   evidence=(*finding.evidence, line))
+
+
+def _cosine_words(value: Any) -> str:
+    return "unmeasured" if value is None else f"{float(value):.3f}"
 
 
 UPSTREAM_CONFIDENCE = 0.45  # the confidence of a node finding whose error a calibration-input mismatch explains
