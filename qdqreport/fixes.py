@@ -94,6 +94,7 @@ class Change:
     calibration_method: str | None = None  # ModelOpt's names: max | entropy (quantize_static: MinMax | Entropy)
     float_part_fp32: bool = False  # ModelOpt's float part in FP32 instead of FP16 (quantize_static keeps FP32)
     fp32_op_types: tuple[str, ...] = ()  # op types ModelOpt keeps out of its FP16 conversion
+    per_channel_weights: bool = False  # one scale per output channel of each weight (ModelOpt's default already)
 
 
 def requantize_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
@@ -275,6 +276,8 @@ def _ort_changed(ctx: Context, change: Change) -> dict[str, Any]:
     options["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in excluded]
     if change.calibration_method:
         options["calibrate_method"] = TO_ORT.get(change.calibration_method, change.calibration_method)
+    if change.per_channel_weights:
+        options["per_channel"] = True
     return options
 
 

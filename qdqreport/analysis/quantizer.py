@@ -266,3 +266,47 @@ def _dtype(groups: list[dict[str, Any]], default: str) -> str:
 def _symmetric(groups: list[dict[str, Any]], dtype: str) -> bool:
     # ORT's symmetric mode for signed types puts every zero point at 0; unsigned stays asymmetric here.
     return dtype == "int8" and not any(g.get("zero_point_nonzero") for g in groups)
+
+
+# Per-tensor weights (collect/precision.py `channel_levels`): an output channel whose weights reach at most
+# CRUSHED_LEVELS integer levels from zero (two bits of INT8's 127) under the one scale the largest channel set is
+# crushed; a weight with CRUSHED_SHARE of its channels so, and at least MIN_CRUSHED of them, crushes its layer.
+CRUSHED_LEVELS = 3
+CRUSHED_SHARE = 0.1
+MIN_CRUSHED = 2
+LEVEL_EDGES = (0, 1, 3, 7, 15, 31, 63)  # the histogram's bucket upper ends (collect/precision.LEVEL_EDGES)
+MATRIX_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})  # weights with output channels: per-channel works
+
+
+@dataclass(frozen=True)
+class CrushedWeight:
+    """A weight quantized with one scale whose smaller output channels keep a few integer levels."""
+
+    tensor: str
+    consumer: str
+    op_type: str
+    crushed: int  # channels at most CRUSHED_LEVELS levels from zero
+    zeroed: int  # channels rounded to 0 entirely
+    channels: int
+
+    @property
+    def matrix(self) -> bool:
+        """A Conv/Gemm/MatMul weight: one scale per output channel (per_channel=True) is the fix; for an elementwise
+        constant (a BatchNorm written as Mul) it is keeping the node float."""
+        return self.op_type in MATRIX_OPS
+
+
+def crushed_weights(precision: Mapping[str, Any] | None) -> list[CrushedWeight]:
+    """The per-tensor weights that crush their layer's channels, the most crushed share first."""
+    op_types = node_op_types(precision)
+    found = []
+    for entry in (precision or {}).get("qdq", []):
+        levels = entry.get("channel_levels") or {}
+        histogram, channels = levels.get("histogram") or [], levels.get("channels") or 0
+        crushed = sum(histogram[:LEVEL_EDGES.index(CRUSHED_LEVELS) + 1])
+        if not channels or crushed < max(MIN_CRUSHED, CRUSHED_SHARE * channels):
+            continue
+        consumer = (entry.get("consumers") or [""])[0]
+        found.append(CrushedWeight(entry["tensor"], consumer, op_types.get(consumer, ""), crushed,
+                                   histogram[0] if histogram else 0, channels))
+    return sorted(found, key=lambda w: (-w.crushed / w.channels, w.tensor))

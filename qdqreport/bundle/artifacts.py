@@ -199,7 +199,11 @@ _QDQ = Obj({"q_node": Str(nullable=True), "dq_nodes": _NAMES, "consumers": _NAME
             "kind": Str(nullable=True), "axis": Num(-64, 64, integer=True, nullable=True),
             "scale_count": Count(True), "scale_min": Float(True), "scale_max": Float(True),
             "pair_scales_match": Bool(True), "scale_constant": Bool(True), "scale_finite_positive": Bool(True),
-            "zero_point_nonzero": Bool(True)},
+            "zero_point_nonzero": Bool(True),
+            # optional, 1.2-compatible (2026-11-27): an 8-bit per-tensor weight's output channels by the integer levels
+            # they reach (collect/precision.LEVEL_EDGES)
+            "channel_levels": Obj({"channels": Count(), "axis": Num(-64, 64, integer=True, nullable=True),
+                                   "histogram": ListOf(Count())}, required=("channels", "histogram"), nullable=True)},
            required=("q_node", "dq_nodes", "consumers", "dtype", "kind", "axis", "scale_count", "scale_min", "scale_max",
                      "pair_scales_match", "scale_constant", "scale_finite_positive", "zero_point_nonzero"))
 _RESULT = Obj({"cosine": Float(True), "top1": Share(True), "sqnr_db": Float(True)})

@@ -27,6 +27,7 @@ one of the nearest: a residual stream's skip connections would otherwise make ev
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Any
 
 import numpy as np
@@ -107,7 +108,73 @@ def _entry(index: GraphIndex, q_node: onnx.NodeProto | None, dqs: list[onnx.Node
         **_zero_point_fields(index, zero_name),
         "pair_scales_match": all(_same_quantization(index, reference, dq) for dq in dqs) if q_node else True,
         "consumers": list(consumers),
+        **_channel_levels(index, reference, list(consumers)),
     }
+
+
+# Upper ends of the buckets of `channel_levels.histogram`: how many channels reach at most 0, 1, 3, 7, 15, 31, 63
+# integer levels from zero (max |q - zero_point|), and the rest (64 or more).
+LEVEL_EDGES = (0, 1, 3, 7, 15, 31, 63)
+
+
+def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: list[str]) -> dict[str, Any]:
+    """For an 8-bit weight quantized with one scale (per tensor): how many integer levels each output channel reaches,
+    as a histogram (`channel_levels`; absent otherwise). One scale set by the largest channel leaves a channel of
+    weights 40x smaller a handful of levels: a new user's U2-Net-p quantized with per_channel=False kept IoU 0.003.
+    Channels: a Conv's output channels (axis 0; a ConvTranspose's axis 1), a Gemm's or MatMul's output columns; every
+    element of the constant of an elementwise node (a BatchNorm written as Mul and Add)."""
+    scale_name, zero_name = scale_and_zero(reference)
+    scale = float_values(index.constant_value(scale_name)) if scale_name else None
+    source = reference.input[0]
+    if scale is None or scale.size != 1 or not index.is_constant(source) or not consumers:
+        return {}
+    dtype = quantized_dtype(index, reference, zero_name)
+    if dtype not in ("int8", "uint8"):
+        return {}
+    levels = _levels(index, reference, float(scale[0]), zero_name)
+    consumer = index.node_named(consumers[0])
+    axis = _output_axis(consumer, source, levels) if consumer is not None else None
+    if levels is None or levels.ndim == 0 or levels.size < 2:
+        return {}
+    per_channel = np.abs(levels).reshape(-1) if axis is None else \
+        np.abs(np.moveaxis(levels, axis, 0)).reshape(levels.shape[axis], -1).max(axis=1)
+    if per_channel.size < 2:
+        return {}
+    buckets = np.searchsorted(np.asarray(LEVEL_EDGES), per_channel, side="left")
+    histogram = np.bincount(buckets, minlength=len(LEVEL_EDGES) + 1)
+    return {"channel_levels": {"channels": int(per_channel.size), "axis": axis,
+                               "histogram": [int(n) for n in histogram]}}
+
+
+def _levels(index: GraphIndex, reference: onnx.NodeProto, scale: float, zero_name: str | None) -> np.ndarray | None:
+    """The integer levels from the zero-point of a constant weight: stored as integers (a DQ on an int8 initializer,
+    quantize_static) or quantized by its Q node (float weight -> Q -> DQ, ModelOpt)."""
+    value = index.constant_value(reference.input[0])
+    zero = float_values(index.constant_value(zero_name)) if zero_name else None
+    offset = float(zero[0]) if zero is not None and zero.size else 0.0
+    if value is None or scale <= 0 or not math.isfinite(scale):
+        return None
+    array = np.asarray(value)
+    if reference.op_type == "QuantizeLinear":
+        array = np.round(array.astype(np.float64) / scale) + offset
+    return array.astype(np.float64) - offset
+
+
+def _output_axis(consumer: onnx.NodeProto, weight: str, levels: np.ndarray | None) -> int | None:
+    """The axis of *consumer*'s output channels in its weight input; None for elementwise nodes (each element is
+    its own channel)."""
+    if levels is None or levels.ndim < 2:
+        return None
+    if consumer.op_type == "Conv":
+        return 0
+    if consumer.op_type == "ConvTranspose":
+        return 1
+    if consumer.op_type == "Gemm":
+        trans_b = next((a.i for a in consumer.attribute if a.name == "transB"), 0)
+        return 0 if trans_b else levels.ndim - 1
+    if consumer.op_type == "MatMul":
+        return levels.ndim - 1
+    return None
 
 
 def _scale_fields(index: GraphIndex, node: onnx.NodeProto, scale_name: str | None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import BornUpstream, born_upstream, layer_tables
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
-from qdqreport.analysis.quantizer import HEAD_PATTERNS, node_op_types, sensitive_in_int8
+from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -152,7 +152,8 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                 and not any(s["pattern"] in HEAD_PATTERNS for s in flagged))
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
-    yield _under_birth(born if not nan_inputs else None, rerank(ctx, sensitive_op_quantized.finding(
+    cause = None if nan_inputs else _birth_line(born) if born else _crushed_line(ctx, flagged)
+    yield _under(cause, rerank(ctx, sensitive_op_quantized.finding(
         title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
@@ -195,19 +196,35 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
         stage=comparison.id if comparison else "", tags=("root_cause",)), _acted_on(ctx, flagged)))
 
 
-def _under_birth(born: BornUpstream | None, finding: Finding) -> Finding:
-    """*finding* scored under the node per-layer localisation shows the error born at (analysis/layers.born_upstream):
-    at most a warning, REFUTED_SCORE, with the measurement quoted."""
-    if born is None:
+def _under(cause: Text | None, finding: Finding) -> Finding:
+    """*finding* scored under the cause *cause* names (a node per-layer localisation shows the error born at, or
+    per-tensor weights that crush channels upstream): at most a warning, REFUTED_SCORE, with the evidence quoted."""
+    if cause is None:
         return finding
+    return replace(finding, severity="warning" if finding.severity == "error" else finding.severity,
+                   score=min(finding.score, REFUTED_SCORE), confidence=min(finding.confidence, UPSTREAM_CONFIDENCE),
+                   evidence=(*finding.evidence, cause))
+
+
+def _birth_line(born: BornUpstream) -> Text:
     birth = born.birth
-    line = Text(f"Per-layer localisation: these nodes add little error themselves (local cosine {born.own_lowest:.3f} "
+    return Text(f"Per-layer localisation: these nodes add little error themselves (local cosine {born.own_lowest:.3f} "
                 f"or more, each fed FP32 inputs), while {birth['node']} ({birth['op_type']}) before them adds it "
                 f"(local cosine {_cosine_words(birth.get('local_cosine'))}): their tensor error is inherited from there "
                 "(see the error-birth finding). Excluding them alone is not expected to help.")
-    return replace(finding, severity="warning" if finding.severity == "error" else finding.severity,
-                   score=min(finding.score, REFUTED_SCORE), confidence=min(finding.confidence, UPSTREAM_CONFIDENCE),
-                   evidence=(*finding.evidence, line))
+
+
+def _crushed_line(ctx: Context, flagged: list[dict[str, Any]]) -> Text | None:
+    """Per-tensor Conv/Gemm/MatMul weights of other nodes that crush output channels (analysis/quantizer.
+    crushed_weights, QR013): the flagged nodes' tensor error is what that predicts, as for a calibration unlike the
+    evaluation data (a new user's U2-Net-p with per_channel=False: 34 weights, IoU 0.003)."""
+    names = {s["node"] for s in flagged}
+    crushed = [w for w in crushed_weights(ctx.precision) if w.matrix and w.consumer not in names]
+    if not crushed:
+        return None
+    return Text(f"{plural(len(crushed), 'per-tensor weight')} of other nodes crush output channels (see the "
+                "per-tensor weights finding): every layer after them computes on what is left, so these nodes' error "
+                "is what that predicts. Quantize the weights per channel first, then collect again.")
 
 
 def _cosine_words(value: Any) -> str:

@@ -1,0 +1,116 @@
+"""QR013: weights quantized with one scale per tensor whose smaller output channels keep a few integer levels."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.quantizer import CRUSHED_LEVELS, CrushedWeight, crushed_weights
+from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.fixes import Change, requantize_command
+from qdqreport.rules import Fires, Quiet, rule
+from qdqreport.rules._common import outputs_collapse, outputs_diverge
+from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, qdq_entry)
+from qdqreport.wording import plural
+
+LIST_LIMIT = 12
+
+
+def _weights(levels: list[dict[str, Any]]):
+    """The classifier graph with per-tensor weights of the given channel-level histograms on Conv@0.."""
+    graph = classifier_graph()
+    graph["qdq"] += [qdq_entry(f"conv{i}.weight", [f"Conv@{i}"], kind="weight", axis=None, scale_count=1,
+                               channel_levels=level) for i, level in enumerate(levels)]
+    return graph
+
+
+# A new user's U2-Net-p quantized with per_channel=False: its first Conv keeps 14 of 64 output channels at 0 or 1 level.
+_STEM = {"channels": 64, "axis": 0, "histogram": [9, 5, 0, 4, 16, 17, 11, 2]}
+_EVEN = {"channels": 64, "axis": 0, "histogram": [0, 0, 0, 1, 3, 12, 30, 18]}
+
+
+def _crushed(broken: bool):
+    def build(b):
+        logits = class_logits(32, seed=11)
+        b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+        b.stage("ort_qdq", classifier_run(logits, noise=0.9 if broken else 0.01, shrink=0.5 if broken else 1.0,
+                                          seed=12))
+        b.artifact("precision_summary", _weights([_STEM, _EVEN]))
+    return build
+
+
+def _even(b):
+    logits = class_logits(32, seed=11)
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", classifier_run(logits, noise=0.9, shrink=0.5, seed=12))
+    b.artifact("precision_summary", _weights([_EVEN, _EVEN]))
+
+
+@rule(id="QR013", slug="per-tensor-weights", title="Per-tensor weights crush small output channels",
+      examples=[Fires("per-tensor weights crush 14 of 64 channels and the outputs collapse (an error)", _crushed(True)),
+                Fires("the same weights while the outputs agree (info)", _crushed(False)),
+                Quiet("per-tensor weights whose channels all keep 4 levels or more", _even)])
+def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
+    """Weights quantized with one scale for the whole tensor, where a tenth or more of the output channels (at least
+    two) reach at most 3 integer levels from zero: the one scale is set by the largest channel, and a channel whose
+    weights are 40x smaller rounds to a handful of values or to 0 (collect/precision.py counts, for every 8-bit
+    per-tensor weight, how many levels each output channel reaches: `channel_levels`).
+
+    Why it matters: BatchNorm folded into a convolution scales each output channel by its own factor, so a layer's
+    channels often differ 10-100x in size. Per-channel weight scales (ModelOpt's default; quantize_static's
+    per_channel=True) give each channel all 255 levels. A new user's U2-Net-p quantized with per_channel=False kept
+    foreground IoU 0.003 against FP32 (per-channel: 0.655), its first Conv keeping 14 of 64 channels at 0 or 1 level;
+    another's MRZ segmenter had a BatchNorm written as a Mul whose per-tensor constant rounded 49 of 64 channels to 0.
+
+    Severity from impact (analysis/agreement.py): an error when the outputs collapse and a Conv, Gemm or MatMul weight
+    is crushed, a warning when they degrade (or collapse with only elementwise constants crushed), info when they
+    agree (the channels lost did not carry the decisions here).
+
+    Fix: Conv/Gemm/MatMul weights: re-quantize with one scale per output channel (quantize_static per_channel=True;
+    ModelOpt does so by default). Elementwise constants (a Mul or Add of a BatchNorm left unfolded): keep those nodes
+    float, or fold the BatchNorm into the convolution before quantizing (quantize_static's pre-processing,
+    onnxruntime.quantization.shape_inference.quant_pre_process, folds it).
+    """
+    crushed = crushed_weights(ctx.precision)
+    if not crushed:
+        return
+    matrix = [w for w in crushed if w.matrix]
+    collapsed, diverged = outputs_collapse(ctx), outputs_diverge(ctx)
+    severity = "error" if collapsed and matrix else "warning" if diverged else "info"
+    worst = crushed[0]
+    lost = sum(w.crushed for w in crushed)
+    yield per_tensor_weights.finding(
+        title=f"{plural(len(crushed), 'per-tensor weight')} crush{'es' if len(crushed) == 1 else ''} small output "
+              "channels",
+        severity=severity, confidence=0.8, score=0.75 if severity == "error" else 0.45 if diverged else 0.1,
+        subject="per-tensor:" + ";".join(w.tensor for w in crushed[:5]), stage="precision", tags=("root_cause",),
+        summary=(f"{plural(len(crushed), 'weight')} quantized with one scale per tensor leave {lost:,} output "
+                 f"channels at most {CRUSHED_LEVELS} integer levels from zero ({sum(w.zeroed for w in crushed):,} "
+                 f"rounded to 0 entirely): the scale is set by each tensor's largest channel. The worst, "
+                 f"{worst.tensor} of {worst.consumer or '?'} ({worst.op_type or '?'}), keeps {worst.crushed} of "
+                 f"{worst.channels} channels so."
+                 + ("" if diverged else " The outputs agree here: the channels lost did not carry the decisions.")),
+        evidence=(Metric("output channels crushed", lost, threshold=f"at most {CRUSHED_LEVELS} levels"),
+                  _table(crushed)),
+        fixes=_fixes(ctx, matrix, [w for w in crushed if not w.matrix]))
+
+
+def _table(crushed: list[CrushedWeight]) -> Table:
+    rows = tuple((w.tensor, w.consumer, w.op_type, w.crushed, w.zeroed, w.channels) for w in crushed[:LIST_LIMIT])
+    note = f"{len(crushed) - LIST_LIMIT} more not shown" if len(crushed) > LIST_LIMIT else ""
+    return Table("Per-tensor weights and their crushed output channels", ("weight", "read by", "op type",
+                 f"channels at most {CRUSHED_LEVELS} levels", "channels at 0", "channels"), rows, note=note)
+
+
+def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedWeight]) -> tuple[Fix, ...]:
+    fixes = []
+    if matrix:
+        fixes.append(Fix("Re-quantize with one scale per output channel of each weight (per-channel weights)",
+                         requantize_command(ctx, Change(per_channel_weights=True))))
+    if elementwise:
+        nodes = tuple(dict.fromkeys(w.consumer for w in elementwise if w.consumer))
+        fixes.append(Fix(f"Keep {', '.join(nodes[:5])}{' …' if len(nodes) > 5 else ''} float (elementwise constants "
+                         "have no per-channel form here), or fold the BatchNorm into the convolution before "
+                         "quantizing (onnxruntime's quant_pre_process)",
+                         requantize_command(ctx, Change(exclude_nodes=nodes))))
+    return tuple(fixes)
