@@ -102,6 +102,11 @@ def _stepped(graphs: GraphPair, marked: bytes | str, names: list[str], tensors: 
         return None
 
 
+def measured_tensor_names(graphs: GraphPair) -> list[str]:
+    """The FP32 tensors the pass marks as outputs (before any Cast to FP32)."""
+    return sorted({tensor for _, tensor in _measured_tensors(graphs)})
+
+
 def _measured_tensors(graphs: GraphPair) -> list[tuple[QuantizerInfo, str]]:
     """(quantizer, FP32 tensor it quantizes) of every activation Q node whose tensor the FP32 model computes."""
     alignment, f_index = graphs.alignment, graphs.fp32

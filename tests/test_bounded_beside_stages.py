@@ -1,0 +1,83 @@
+"""Issue 12: the bounded passes (sensitive-node tensors, activation ranges) run in a worker thread beside the stages on
+small models (collect/pipeline._BoundedPasses), and the bundle is the one they give in their usual places."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from qdqreport.collect import activation_ranges as ranges_module
+from qdqreport.collect import pipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "tests" / "data" / "models"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from compare_bundles import compare  # noqa: E402
+
+
+def _collect(out: Path, *extra: str) -> int:
+    from qdqreport.cli import main
+
+    return main(["collect", "--fp32", str(MODELS / "l2net_fp32.onnx"), "--qdq", str(MODELS / "l2net_modelopt_int8.onnx"),
+                 "--inputs", str(ROOT / "qdqreport" / "demo" / "eval.npz"), "--max-samples", "3", "-o", str(out),
+                 "--quiet", *extra])
+
+
+def _threads_of(monkeypatch) -> dict[str, set[str]]:
+    """The threads each bounded pass ran in."""
+    seen: dict[str, set[str]] = {"tensors": set(), "ranges": set()}
+    run_tensor_pass, activation_ranges = pipeline.run_tensor_pass, ranges_module.activation_ranges
+
+    def tensors(*args, **kwargs):
+        seen["tensors"].add(threading.current_thread().name)
+        return run_tensor_pass(*args, **kwargs)
+
+    def ranges(*args, **kwargs):
+        seen["ranges"].add(threading.current_thread().name)
+        return activation_ranges(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_tensor_pass", tensors)
+    monkeypatch.setattr(ranges_module, "activation_ranges", ranges)
+    return seen
+
+
+def test_beside_the_stages_the_bundle_is_the_one_of_the_passes_in_place(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "intra_op_threads", lambda: 2)  # a one-core runner would not overlap
+    seen = _threads_of(monkeypatch)
+    assert _collect(tmp_path / "beside") == 0
+    assert seen["tensors"] and seen["ranges"]
+    assert all(name.startswith("qdqreport-bounded") for name in seen["tensors"] | seen["ranges"])
+
+    seen["tensors"].clear()
+    seen["ranges"].clear()
+    monkeypatch.setattr(pipeline, "BESIDE_MODEL_BYTES", -1)  # too large: the passes run in their places
+    assert _collect(tmp_path / "in_place") == 0
+    assert seen["tensors"] == seen["ranges"] == {threading.current_thread().name}
+    assert compare(tmp_path / "in_place", tmp_path / "beside") == []
+
+
+def test_large_marked_tensors_keep_the_passes_in_place(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "intra_op_threads", lambda: 2)
+    monkeypatch.setattr(pipeline, "BESIDE_TENSOR_BYTES", 0)
+    seen = _threads_of(monkeypatch)
+    assert _collect(tmp_path / "b") == 0
+    assert seen["ranges"] == {threading.current_thread().name}
+
+
+@pytest.mark.parametrize("beside", [True, False])
+def test_a_range_pass_that_raises_fails_the_collect_either_way(tmp_path: Path, monkeypatch, capsys,
+                                                               beside: bool) -> None:
+    monkeypatch.setattr(pipeline, "intra_op_threads", lambda: 2)
+    if not beside:
+        monkeypatch.setattr(pipeline, "BESIDE_MODEL_BYTES", -1)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("range pass broke")
+
+    monkeypatch.setattr(ranges_module, "activation_ranges", broken)
+    assert _collect(tmp_path / "b") == 3  # the CLI's internal error, as before
+    assert "RuntimeError: range pass broke" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
