@@ -81,3 +81,23 @@ def test_a_range_pass_that_raises_fails_the_collect_either_way(tmp_path: Path, m
     assert _collect(tmp_path / "b") == 3  # the CLI's internal error, as before
     assert "RuntimeError: range pass broke" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_a_small_qdq_models_session_is_built_while_the_fp32_stage_runs(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "intra_op_threads", lambda: 2)
+    built: dict[str, str] = {}
+    open_stage = pipeline.open_stage
+
+    def recording(stage_id, *args, **kwargs):
+        built[stage_id] = threading.current_thread().name
+        return open_stage(stage_id, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "open_stage", recording)
+    assert _collect(tmp_path / "beside") == 0
+    assert built["ort_qdq"].startswith("qdqreport-session") and built["ort_fp32"] == threading.current_thread().name
+
+    built.clear()
+    monkeypatch.setattr(pipeline, "BESIDE_MODEL_BYTES", -1)
+    assert _collect(tmp_path / "in_place") == 0
+    assert set(built.values()) == {threading.current_thread().name}
+    assert compare(tmp_path / "in_place", tmp_path / "beside") == []

@@ -430,15 +430,29 @@ def _run_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectO
     # was 40% slower on the demo (each evicts the other's weights from the caches). The QDQ outputs are
     # compared with the FP32 ones read back from the stream, so the QDQ session is created only once the
     # FP32 stage has run and closed its own: one model's session in memory at a time (issue 12: with both
-    # open, a 102 MB model's collect peaked at 4.5x its weights). A QDQ model ONNX Runtime cannot load still
-    # fails its own stage only; the FP32 stage has run by then.
+    # open, a 102 MB model's collect peaked at 4.5x its weights; a small model's QDQ session is built while the FP32
+    # stage runs, below, and runs after it). A QDQ model ONNX Runtime cannot load still fails its own stage only.
     fp32 = open_stage("ort_fp32", _stage_source(loaded.fp32), loaded.fp32.outputs, provider)
     fp32.outputs = stores.open("ort_fp32")
+    # A small QDQ model's session is built in a worker thread while the FP32 stage runs (ONNX Runtime releases the GIL
+    # while it builds one: the demo's QDQ session, with its FP16 float part, took 0.13 s of a core): a session of a
+    # model of at most BESIDE_MODEL_BYTES holds little before its first run, when its arena is allocated.
+    qdq_pending = None
+    if loaded.qdq_stage is None and bounded is not None:
+        qdq_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdqreport-session")
+        qdq_pending = qdq_pool.submit(open_stage, "ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
+        qdq_pool.shutdown(wait=False)
     comparer = StageComparer(frozenset(class_score_outputs(loaded.fp32.proto)), detect_probabilities=True)
-    for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
-        if index == 0 and fp32_out is not None and loaded.decoder is not None:
-            _check_decoder(loaded.decoder, fp32, fp32_out, loaded.eval.samples[0])
-    qdq = loaded.qdq_stage or open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
+    try:
+        for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
+            if index == 0 and fp32_out is not None and loaded.decoder is not None:
+                _check_decoder(loaded.decoder, fp32, fp32_out, loaded.eval.samples[0])
+    except BaseException:
+        if qdq_pending is not None:
+            qdq_pending.result().close()  # built meanwhile: released before the error goes on
+        raise
+    qdq = loaded.qdq_stage or (qdq_pending.result() if qdq_pending is not None else
+                               open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider))
     loaded.qdq_stage = None
     qdq.outputs = stores.open("ort_qdq")
     stages = {"ort_fp32": fp32, "ort_qdq": qdq}
