@@ -506,15 +506,16 @@ class _BoundedPasses:
 
         def work() -> _Early | None:
             try:
-                if _marked_bytes(loaded, marked) > BESIDE_TENSOR_BYTES:
-                    return None
+                held, sizes = _marked_bytes(loaded, marked)
             except Exception:  # noqa: BLE001 - a graph the alignment cannot read: the passes run (and fail) in place
+                return None
+            if held > BESIDE_TENSOR_BYTES:
                 return None
             tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples,
                                       options.ort_provider, quiet)
             early = _Early(tensors)
             try:
-                early.ranges = _activation_ranges(options, loaded, quiet)
+                early.ranges = _activation_ranges(options, loaded, quiet, sizes=sizes)
             except Exception as exc:  # noqa: BLE001 - re-raised by _activation_ranges in the main thread
                 early.ranges_error = exc
             return early
@@ -528,24 +529,25 @@ class _BoundedPasses:
         self._future.exception()  # waits; what it raised, if anything, is result()'s to raise
 
 
-def _marked_bytes(loaded: _Loaded, marked: list[dict[str, Any]]) -> float:
+def _marked_bytes(loaded: _Loaded, marked: list[dict[str, Any]]) -> tuple[float, dict[str, int | None]]:
     """The bytes the bounded passes hold of the tensors they mark: one sample of the activation-range pass's, and
     TENSOR_SAMPLES samples of the tensor pass's (its FP32 tensors are kept until the QDQ session runs), as float32 by
     ONNX shape inference on the first evaluation sample. A size shape inference leaves unknown counts as the largest
     known one or, when none is known (Silero VAD's tensors live in an If branch), as UNKNOWN_TENSOR_INPUTS times the
-    first sample's largest input: a guess, which the model-size bound caps."""
+    first sample's largest input: a guess, which the model-size bound caps. Also returns the estimates (the
+    activation-range pass's own, which it then does not repeat)."""
     from qdqreport.collect.activation_ranges import measured_tensor_names
     from qdqreport.collect.stepwise import estimated_bytes
 
     ranged, tensors = set(measured_tensor_names(loaded.graphs)), {m["tensor"] for m in marked}
     if not ranged and not tensors:
-        return 0
+        return 0, {}
     first = loaded.eval.samples[0]
     sizes = estimated_bytes(loaded.graphs.fp32.model, first, sorted(ranged | tensors))
     known = [size for size in sizes.values() if size is not None]
     unknown = max(known) if known else UNKNOWN_TENSOR_INPUTS * max(4 * np.size(v) for v in first.values())
     size = {name: unknown if value is None else value for name, value in sizes.items()}
-    return sum(size[name] for name in ranged) + TENSOR_SAMPLES * sum(size[name] for name in tensors)
+    return sum(size[name] for name in ranged) + TENSOR_SAMPLES * sum(size[name] for name in tensors), sizes
 
 
 def _check_decoder(decoder: Decoder, stage: OrtStage, outputs: dict[str, np.ndarray],
@@ -569,8 +571,8 @@ def _stage_source(model: LoadedModel) -> bytes | str:
     return str(model.path) if model.external_data else session_source(model.proto)
 
 
-def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progress,
-                       early: _Early | None = None) -> dict[str, Any] | None:
+def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progress, early: _Early | None = None,
+                       sizes: dict[str, int | None] | None = None) -> dict[str, Any] | None:
     """Every activation Q node's range use on a bounded, evenly spread subset of the evaluation samples (*early*: as
     the worker thread measured it beside the stages)."""
     if options.range_samples <= 0:
@@ -584,7 +586,7 @@ def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progr
             raise early.ranges_error
         return early.ranges
     return activation_ranges(loaded.graphs, loaded.eval.samples, options.ort_provider, options.range_samples,
-                             loaded.calib.samples if loaded.calib is not None else None)
+                             loaded.calib.samples if loaded.calib is not None else None, sizes)
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress,
