@@ -101,3 +101,27 @@ def test_a_small_qdq_models_session_is_built_while_the_fp32_stage_runs(tmp_path:
     assert _collect(tmp_path / "in_place") == 0
     assert set(built.values()) == {threading.current_thread().name}
     assert compare(tmp_path / "in_place", tmp_path / "beside") == []
+
+
+def test_sessions_built_beside_the_stages_run_in_turn_with_them() -> None:
+    import numpy as np
+    import onnx
+
+    from qdqreport.collect import ort_stage
+
+    proto = onnx.load(str(MODELS / "l2net_fp32.onnx"))
+    plain = ort_stage.new_session(proto.SerializeToString(), "cpu")
+    with ort_stage.beside_stages():
+        in_turn = ort_stage.new_session(proto.SerializeToString(), "cpu")
+    assert isinstance(in_turn, ort_stage._InTurn) and not isinstance(plain, ort_stage._InTurn)
+    assert ort_stage.new_session(proto.SerializeToString(), "cpu").__class__ is plain.__class__  # the flag is off again
+    inputs = in_turn.get_inputs()[0]
+    feed = {inputs.name: np.random.default_rng(0).standard_normal(
+        [d if isinstance(d, int) else 1 for d in inputs.shape]).astype(np.float32)}
+    with ort_stage.RUNS:  # a stage's run in progress: the other thread's run waits for it
+        waiter = threading.Thread(target=in_turn.run, args=(None, feed))
+        waiter.start()
+        waiter.join(0.2)
+        assert waiter.is_alive()
+    waiter.join()
+    assert all(np.array_equal(a, b) for a, b in zip(plain.run(None, feed), in_turn.run(None, feed)))

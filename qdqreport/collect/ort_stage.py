@@ -66,7 +66,8 @@ class OrtStage:
             # Every feed was checked against both models before any run (inputs.check_feed); Polygraphy's own
             # check would refuse an input whose model declares no shape at all, which ONNX Runtime accepts.
             # OnnxrtRunner.infer's call (the module docstring): feeds are NumPy arrays, which it passes as they are.
-            values = self.runner.sess.run(None, feed)
+            with RUNS:  # in turn with the runs of a bounded pass beside the stages (beside_stages)
+                values = self.runner.sess.run(None, feed)
             # Copied: ONNX Runtime's output arrays hold the session's memory arena (its activations, ~0.5 GB on a
             # 320x320 U^2-Net-p) until the last of them is gone, and a sample's outputs outlive the stage (the
             # comparison's held-back samples, a loop's last value), so a closed stage's arena stayed in memory
@@ -92,6 +93,38 @@ class OrtStage:
             except Exception:  # deactivation failure must not hide the real error
                 pass
             self.runner = None
+
+
+# The bounded passes may run in a worker thread while the stages run (collect/pipeline._BoundedPasses). Their sessions
+# are built there beside the stages' (ONNX Runtime releases the GIL while it builds one), but each run takes RUNS in
+# turn with the stages' runs: two sessions' intra-op pools running at once on two cores left a pool's caller waiting
+# for a helper thread the other pool had displaced (vad under load: +20% CPU). Every session keeps its thread settings.
+RUNS = threading.Lock()
+_BESIDE = threading.local()
+
+
+@contextmanager
+def beside_stages() -> Iterator[None]:
+    """Sessions new_session builds in this thread meanwhile run in turn with the stages' runs (RUNS)."""
+    _BESIDE.on = True
+    try:
+        yield
+    finally:
+        _BESIDE.on = False
+
+
+class _InTurn:
+    """A session whose runs take RUNS; everything else is the session's."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        with RUNS:
+            return self._session.run(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
 
 
 def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str, ...], provider: str,
@@ -163,7 +196,8 @@ def new_session(model: bytes | str, provider: str, config: dict[str, str] | None
     for key, value in {**(config or {}), **session_config(model)}.items():
         options.add_session_config_entry(key, value)
     with session_log():
-        return onnxruntime.InferenceSession(model, sess_options=options, providers=[provider_name(provider)])
+        session = onnxruntime.InferenceSession(model, sess_options=options, providers=[provider_name(provider)])
+    return _InTurn(session) if getattr(_BESIDE, "on", False) else session
 
 
 # ONNX Runtime's warnings while it builds a session, counted by kind (ort_warning_summary) instead of printed: its

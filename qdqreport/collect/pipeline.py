@@ -24,8 +24,8 @@ from qdqreport.collect.batch_axis import batch_axes, check_overrides
 from qdqreport.collect.inputs import InputSet, check_feed, layouts, load_inputs, load_reference, sample_batch
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten, without_weights)
-from qdqreport.collect.ort_stage import (ORT_WARNINGS, OrtStage, check_provider, intra_op_threads, open_stage,
-                                        ort_warning_summary, provider_name)
+from qdqreport.collect.ort_stage import (ORT_WARNINGS, OrtStage, beside_stages, check_provider, intra_op_threads,
+                                        open_stage, ort_warning_summary, provider_name)
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
 from qdqreport.collect.saturation_check import (cpu_vnni, decision, diverging_outputs, kernel_nodes,
                                                 run_saturation_check, skipped_entry, write_saturation_check)
@@ -505,6 +505,10 @@ class _BoundedPasses:
         quiet = Progress(quiet=True)
 
         def work() -> _Early | None:
+            with beside_stages():
+                return beside()
+
+        def beside() -> _Early | None:
             try:
                 held, sizes = _marked_bytes(loaded, marked)
             except Exception:  # noqa: BLE001 - a graph the alignment cannot read: the passes run (and fail) in place
