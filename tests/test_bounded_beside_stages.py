@@ -125,3 +125,25 @@ def test_sessions_built_beside_the_stages_run_in_turn_with_them() -> None:
         assert waiter.is_alive()
     waiter.join()
     assert all(np.array_equal(a, b) for a, b in zip(plain.run(None, feed), in_turn.run(None, feed)))
+
+
+def test_a_worker_sessions_capture_counts_its_own_warnings_and_passes_the_rest_on(capsys) -> None:
+    """While a worker thread builds a session, descriptor 2 is captured for the whole process: a stage's run-time
+    warnings (main thread) and progress lines written meanwhile are passed on, not counted as the session's."""
+    from qdqreport.collect import ort_stage
+
+    own = "\x1b[0;93m2026-11-27 16:00:11.5 [W:onnxruntime:qdqreport-beside, graph.cc:128 MergeShapeInfo] merging 'y'\x1b[m"
+    stage = "2026-11-27 16:00:11.5 [W:onnxruntime:, execution_frame.cc:870 VerifyOutputSizes] Expected shape of 'y'"
+    saved = dict(ort_stage.ORT_WARNINGS)
+    ort_stage.ORT_WARNINGS.clear()
+    try:
+        ort_stage._sort_out("\n".join([own, stage, "[qdqreport 0.3s] ort_fp32 samples: 13/128"]), ort_stage.BESIDE_LOGID)
+        assert ort_stage.ORT_WARNINGS == {"merging …": 1}
+        assert capsys.readouterr().err.splitlines() == [stage, "[qdqreport 0.3s] ort_fp32 samples: 13/128"]
+        ort_stage.ORT_WARNINGS.clear()
+        ort_stage._sort_out("\n".join([own, stage]))  # a main-thread capture: the worker's run-time line is passed on
+        assert ort_stage.ORT_WARNINGS == {"Expected shape of …": 1}
+        assert capsys.readouterr().err.splitlines() == [own]
+    finally:
+        ort_stage.ORT_WARNINGS.clear()
+        ort_stage.ORT_WARNINGS.update(saved)

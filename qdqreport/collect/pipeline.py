@@ -440,7 +440,7 @@ def _run_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectO
     qdq_pending = None
     if loaded.qdq_stage is None and bounded is not None:
         qdq_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdqreport-session")
-        qdq_pending = qdq_pool.submit(open_stage, "ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
+        qdq_pending = qdq_pool.submit(_open_beside, "ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
         qdq_pool.shutdown(wait=False)
     comparer = StageComparer(frozenset(class_score_outputs(loaded.fp32.proto)), detect_probabilities=True)
     try:
@@ -471,6 +471,14 @@ def _run_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectO
     if marked:
         stages["ort_qdq"].details.update(tensors.details())
     return stages, _OrtRun(comparer, tensors.rows, early)
+
+
+def _open_beside(stage_id: str, source: bytes | str, outputs: tuple[str, ...], provider: str) -> OrtStage:
+    """open_stage in a worker thread: the session carries the stage's id as its log id (ort_stage.beside_stages), so
+    the warnings of the stage running meanwhile are not counted as its own; its runs, in the main thread, are the
+    stage's."""
+    with beside_stages(stage_id, in_turn=False):
+        return open_stage(stage_id, source, outputs, provider)
 
 
 @dataclass
