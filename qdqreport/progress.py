@@ -14,8 +14,10 @@ class Progress:
         self._last_step = -1
 
     def say(self, message: str) -> None:
-        if not self.quiet:
-            print(f"[qdqreport {time.perf_counter() - self.start:6.1f}s] {message}", file=self.stream, flush=True)
+        if not self.quiet:  # one write: a line is never split (collect/ort_stage.session_log may capture descriptor 2
+            # meanwhile, in another thread, and pass the line on after it)
+            self.stream.write(f"[qdqreport {time.perf_counter() - self.start:6.1f}s] {message}\n")
+            self.stream.flush()
 
     def count(self, what: str, done: int, total: int) -> None:
         """Report every tenth of the way (and the last item), not every item."""

@@ -52,11 +52,13 @@ def spread_indices(count: int, limit: int) -> list[int]:
 
 
 def activation_ranges(graphs: GraphPair, samples: Sequence[dict[str, np.ndarray]], provider: str, limit: int,
-                      calib: Sequence[dict[str, np.ndarray]] | None = None) -> dict[str, Any] | None:
+                      calib: Sequence[dict[str, np.ndarray]] | None = None,
+                      sizes: dict[str, int | None] | None = None) -> dict[str, Any] | None:
     """The range-use rows of every activation Q node over up to *limit* evaluation samples; with *calib*, each row
     also says how much of the calibration data's own values (up to *limit* samples) the same range clips. None when
     the model has no activation Q node whose tensor the FP32 model computes. *graphs*: the two models' indices and
-    alignment, shared with the collect's other passes."""
+    alignment, shared with the collect's other passes. *sizes*: stepwise.estimated_bytes of the measured tensors on the
+    first evaluation sample when the caller has them (collect/pipeline._marked_bytes), else estimated here."""
     start = time.perf_counter()
     measured = _measured_tensors(graphs)
     if not measured:
@@ -66,7 +68,7 @@ def activation_ranges(graphs: GraphPair, samples: Sequence[dict[str, np.ndarray]
     output_of = dict(zip(wanted, names))
     measured = [(quantizer, output_of[tensor]) for quantizer, tensor in measured]
     indices = spread_indices(len(samples), limit)
-    session = _stepped(graphs, marked, [output_of[t] for t in wanted], wanted, provider, samples[indices[0]]) \
+    session = _stepped(graphs, marked, [output_of[t] for t in wanted], wanted, provider, samples[indices[0]], sizes) \
         if indices and provider == "cpu" else None
     if session is None:
         session = new_session(marked, provider)
@@ -85,13 +87,13 @@ def activation_ranges(graphs: GraphPair, samples: Sequence[dict[str, np.ndarray]
 
 
 def _stepped(graphs: GraphPair, marked: bytes | str, names: list[str], tensors: list[str], provider: str,
-             first: dict[str, np.ndarray]) -> Any:
+             first: dict[str, np.ndarray], known: dict[str, int | None] | None = None) -> Any:
     """The marked model as a stepwise.SteppedModel in chunks of at most CHUNK_BYTES of measured tensors (*names*: the
     marked outputs of *tensors*), in the order the FP32 graph computes them; None when they fit STEPPED_ABOVE on
     *first* or the optimised graph cannot be cut (the pass then runs one run a sample)."""
     index = graphs.fp32
     order = sorted(range(len(tensors)), key=lambda i: (index.written_at(tensors[i]), tensors[i]))
-    sizes = estimated_bytes(index.model, first, [tensors[i] for i in order])
+    sizes = known if known is not None else estimated_bytes(index.model, first, [tensors[i] for i in order])
     plan = stepped_plan([sizes[tensors[i]] for i in order], STEPPED_ABOVE, CHUNK_BYTES)
     if plan is None:
         return None
@@ -100,6 +102,11 @@ def _stepped(graphs: GraphPair, marked: bytes | str, names: list[str], tensors: 
         return SteppedModel(marked, provider, chunks)
     except NotSteppable:
         return None
+
+
+def measured_tensor_names(graphs: GraphPair) -> list[str]:
+    """The FP32 tensors the pass marks as outputs (before any Cast to FP32)."""
+    return sorted({tensor for _, tensor in _measured_tensors(graphs)})
 
 
 def _measured_tensors(graphs: GraphPair) -> list[tuple[QuantizerInfo, str]]:

@@ -66,7 +66,8 @@ class OrtStage:
             # Every feed was checked against both models before any run (inputs.check_feed); Polygraphy's own
             # check would refuse an input whose model declares no shape at all, which ONNX Runtime accepts.
             # OnnxrtRunner.infer's call (the module docstring): feeds are NumPy arrays, which it passes as they are.
-            values = self.runner.sess.run(None, feed)
+            with RUNS:  # in turn with the runs of a bounded pass beside the stages (beside_stages)
+                values = self.runner.sess.run(None, feed)
             # Copied: ONNX Runtime's output arrays hold the session's memory arena (its activations, ~0.5 GB on a
             # 320x320 U^2-Net-p) until the last of them is gone, and a sample's outputs outlive the stage (the
             # comparison's held-back samples, a loop's last value), so a closed stage's arena stayed in memory
@@ -92,6 +93,46 @@ class OrtStage:
             except Exception:  # deactivation failure must not hide the real error
                 pass
             self.runner = None
+
+
+# The bounded passes may run in a worker thread while the stages run (collect/pipeline._BoundedPasses). Their sessions
+# are built there beside the stages' (ONNX Runtime releases the GIL while it builds one), but each run takes RUNS in
+# turn with the stages' runs: two sessions' intra-op pools running at once on two cores left a pool's caller waiting
+# for a helper thread the other pool had displaced (vad under load: +20% CPU). Every session keeps its thread settings.
+#
+# A session built in a worker thread carries a log id (BESIDE_LOGID, or the stage's id for a stage session built there),
+# and the capture of descriptor 2 while it is built (session_log) counts the ONNX Runtime warnings of that id only:
+# whatever else is written meanwhile (a stage's run-time warnings in the main thread, progress lines) is passed on.
+RUNS = threading.Lock()
+BESIDE_LOGID = "qdqreport-beside"
+_WORKER = threading.local()  # .logid: the log id of the sessions this thread builds; .in_turn: their runs take RUNS
+_WORKER_LOGIDS = {BESIDE_LOGID}
+
+
+@contextmanager
+def beside_stages(logid: str = BESIDE_LOGID, in_turn: bool = True) -> Iterator[None]:
+    """Sessions new_session builds in this (worker) thread meanwhile carry *logid*; with *in_turn* their runs take RUNS
+    in turn with the stages' runs."""
+    _WORKER_LOGIDS.add(logid)
+    _WORKER.logid, _WORKER.in_turn = logid, in_turn
+    try:
+        yield
+    finally:
+        _WORKER.logid, _WORKER.in_turn = None, False
+
+
+class _InTurn:
+    """A session whose runs take RUNS; everything else is the session's."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        with RUNS:
+            return self._session.run(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
 
 
 def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str, ...], provider: str,
@@ -162,8 +203,12 @@ def new_session(model: bytes | str, provider: str, config: dict[str, str] | None
 
     for key, value in {**(config or {}), **session_config(model)}.items():
         options.add_session_config_entry(key, value)
-    with session_log():
-        return onnxruntime.InferenceSession(model, sess_options=options, providers=[provider_name(provider)])
+    logid = getattr(_WORKER, "logid", None)
+    if logid:
+        options.logid = logid
+    with session_log(logid):
+        session = onnxruntime.InferenceSession(model, sess_options=options, providers=[provider_name(provider)])
+    return _InTurn(session) if getattr(_WORKER, "in_turn", False) else session
 
 
 # ONNX Runtime's warnings while it builds a session, counted by kind (ort_warning_summary) instead of printed: its
@@ -171,13 +216,13 @@ def new_session(model: bytes | str, provider: str, config: dict[str, str] | None
 # no FP16 kernel to fold with: 36 lines a session for EfficientWord-Net, every session of a collect), which changes
 # no output. Errors and anything else written to stderr meanwhile are passed on.
 ORT_WARNINGS: dict[str, int] = {}
-_ORT_LINE = re.compile(r"^(?:\x1b\[[0-9;]*m)?\S+ \S+ \[W:onnxruntime:[^\]]*\] (.*?)(?:\x1b\[m)?$")
+_ORT_LINE = re.compile(r"^(?:\x1b\[[0-9;]*m)?\S+ \S+ \[W:onnxruntime:([^,\]]*)[^\]]*\] (.*?)(?:\x1b\[m)?$")
 _NODE_NAME = re.compile(r"(?<!\S)(?:'[^']*'|\"[^\"]*\")")  # a quoted name (not the ' of "can't")
 _CAPTURING = threading.Lock()
 
 
 @contextmanager
-def session_log() -> Iterator[None]:
+def session_log(logid: str | None = None) -> Iterator[None]:
     """Capture what ONNX Runtime writes to file descriptor 2 while a session is created (it writes there from C++,
     past sys.stderr); count its warnings into ORT_WARNINGS and write everything else back. One capture at a time:
     descriptor 2 is the process's, and two threads swapping it would leave it pointing at a closed capture."""
@@ -196,15 +241,17 @@ def session_log() -> Iterator[None]:
                 os.dup2(saved, 2)
                 os.close(saved)
                 captured.seek(0)
-                _sort_out(captured.read().decode("utf-8", errors="replace"))
+                _sort_out(captured.read().decode("utf-8", errors="replace"), logid)
 
 
-def _sort_out(text: str) -> None:
+def _sort_out(text: str, logid: str | None = None) -> None:
+    """Count the ONNX Runtime warnings of the session built meanwhile: of log id *logid* when a worker thread built it
+    (beside_stages), else of any id but a worker's; pass everything else on."""
     passed_on = []
     for line in text.splitlines():
         match = _ORT_LINE.match(line)
-        if match:  # the kind: the message with node and tensor names left out
-            kind = _NODE_NAME.sub("…", match.group(1))
+        if match and (match.group(1) == logid if logid else match.group(1) not in _WORKER_LOGIDS):
+            kind = _NODE_NAME.sub("…", match.group(2))  # the kind: the message with node and tensor names left out
             ORT_WARNINGS[kind] = ORT_WARNINGS.get(kind, 0) + 1
         else:
             passed_on.append(line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -23,12 +24,12 @@ from qdqreport.collect.batch_axis import batch_axes, check_overrides
 from qdqreport.collect.inputs import InputSet, check_feed, layouts, load_inputs, load_reference, sample_batch
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten, without_weights)
-from qdqreport.collect.ort_stage import (ORT_WARNINGS, OrtStage, check_provider, open_stage, ort_warning_summary,
-                                        provider_name)
+from qdqreport.collect.ort_stage import (ORT_WARNINGS, OrtStage, beside_stages, check_provider, intra_op_threads,
+                                        open_stage, ort_warning_summary, provider_name)
 from qdqreport.collect.output_store import DEFAULT_STORED, OutputStore, scratch_folder
 from qdqreport.collect.saturation_check import (cpu_vnni, decision, diverging_outputs, kernel_nodes,
                                                 run_saturation_check, skipped_entry, write_saturation_check)
-from qdqreport.collect.tensor_pass import run_tensor_pass
+from qdqreport.collect.tensor_pass import TENSOR_SAMPLES, TensorPass, announce_tensor_pass, run_tensor_pass
 from qdqreport.collect.trt_stage import (TrtRequest, TrtStageResult, run_trt_stages, tensorrt_version,
                                          write_trt_comparisons, write_trt_stage)
 from qdqreport.errors import InputError
@@ -53,6 +54,14 @@ PER_LAYER_SAMPLES = 32
 # is ONNX Runtime's load test): _early_qdq_stage.
 EARLY_SESSION_BYTES = 64 << 20
 MAX_MARKED_TENSORS = 64  # sensitive-node tensors measured by the bounded tensor pass (collect/tensor_pass.py)
+# The two bounded passes of every collect (the sensitive-node tensor pass, the activation-range pass) run in a worker
+# thread while the stages run (_BoundedPasses) when both models are at most BESIDE_MODEL_BYTES (serialised, no external
+# data) and the tensors the passes mark are at most BESIDE_TENSOR_BYTES a sample (shape inference on the first
+# sample): their three sessions then cost little memory beside the stage's. Larger models run them after the stages,
+# one session at a time, as before.
+BESIDE_MODEL_BYTES = 64 << 20
+BESIDE_TENSOR_BYTES = 16 << 20
+UNKNOWN_TENSOR_INPUTS = 16  # _marked_bytes: a marked tensor of unknown size, in sample inputs (a guess)
 # --per-layer --confirm: re-quantizes the what-if's chosen set and measures it, returning the `confirmed` record or
 # None. The CLI passes confirm/whatif_confirm.confirm_chosen (its arguments); the collector never imports confirm/.
 ConfirmStep = Callable[..., "dict[str, Any] | None"]
@@ -161,7 +170,7 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     if options.confirm is not None and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
-    ranges = _activation_ranges(options, loaded, progress)
+    ranges = _activation_ranges(options, loaded, progress, run.early)
     saturation = _saturation_kernels(options, precision)  # the control itself runs once the comparisons are written
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
@@ -397,6 +406,7 @@ def _run_stage(stage: OrtStage, samples: list[dict[str, np.ndarray]], progress: 
 class _OrtRun:
     comparer: StageComparer  # ort_qdq vs ort_fp32, fed while the stages run
     tensor_rows: list[dict[str, Any]]
+    early: _Early | None = None  # the bounded passes, when they ran beside the stages (_BoundedPasses)
 
 
 def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectOptions, progress: Progress,
@@ -405,19 +415,44 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     the bundle and compared at once; the sensitive-node tensors come from a separate pass on a few samples
     (collect/tensor_pass.py)."""
     provider = options.ort_provider
+    bounded = _BoundedPasses.start(options, loaded, marked)
+    try:
+        return _run_stages(loaded, marked, options, progress, stores, bounded)
+    finally:
+        if bounded is not None:
+            bounded.wait()  # a stage that raised leaves the worker's sessions to end first
+
+
+def _run_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectOptions, progress: Progress,
+                stores: _Stores, bounded: _BoundedPasses | None) -> tuple[dict[str, OrtStage], _OrtRun]:
+    provider = options.ort_provider
     # One model at a time, as plain inference would run them: alternating the two sessions per sample
     # was 40% slower on the demo (each evicts the other's weights from the caches). The QDQ outputs are
     # compared with the FP32 ones read back from the stream, so the QDQ session is created only once the
     # FP32 stage has run and closed its own: one model's session in memory at a time (issue 12: with both
-    # open, a 102 MB model's collect peaked at 4.5x its weights). A QDQ model ONNX Runtime cannot load still
-    # fails its own stage only; the FP32 stage has run by then.
+    # open, a 102 MB model's collect peaked at 4.5x its weights; a small model's QDQ session is built while the FP32
+    # stage runs, below, and runs after it). A QDQ model ONNX Runtime cannot load still fails its own stage only.
     fp32 = open_stage("ort_fp32", _stage_source(loaded.fp32), loaded.fp32.outputs, provider)
     fp32.outputs = stores.open("ort_fp32")
+    # A small QDQ model's session is built in a worker thread while the FP32 stage runs (ONNX Runtime releases the GIL
+    # while it builds one: the demo's QDQ session, with its FP16 float part, took 0.13 s of a core): a session of a
+    # model of at most BESIDE_MODEL_BYTES holds little before its first run, when its arena is allocated.
+    qdq_pending = None
+    if loaded.qdq_stage is None and bounded is not None:
+        qdq_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdqreport-session")
+        qdq_pending = qdq_pool.submit(_open_beside, "ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
+        qdq_pool.shutdown(wait=False)
     comparer = StageComparer(frozenset(class_score_outputs(loaded.fp32.proto)), detect_probabilities=True)
-    for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
-        if index == 0 and fp32_out is not None and loaded.decoder is not None:
-            _check_decoder(loaded.decoder, fp32, fp32_out, loaded.eval.samples[0])
-    qdq = loaded.qdq_stage or open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
+    try:
+        for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
+            if index == 0 and fp32_out is not None and loaded.decoder is not None:
+                _check_decoder(loaded.decoder, fp32, fp32_out, loaded.eval.samples[0])
+    except BaseException:
+        if qdq_pending is not None:
+            qdq_pending.result().close()  # built meanwhile: released before the error goes on
+        raise
+    qdq = loaded.qdq_stage or (qdq_pending.result() if qdq_pending is not None else
+                               open_stage("ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider))
     loaded.qdq_stage = None
     qdq.outputs = stores.open("ort_qdq")
     stages = {"ort_fp32": fp32, "ort_qdq": qdq}
@@ -425,12 +460,106 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     for index, qdq_out in enumerate(_run_stage(qdq, loaded.eval.samples, progress, lazy=True)):
         if qdq_out is not None and not fp32.error:
             comparer.add(fp32.outputs[index], qdq_out)
-    if stages["ort_fp32"].error or stages["ort_qdq"].error:
-        return stages, _OrtRun(comparer, [])
-    tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples, provider, progress)
+    early = bounded.result() if bounded is not None else None
+    if stages["ort_fp32"].error or stages["ort_qdq"].error:  # the worker's tensor pass, if it ran, is dropped
+        return stages, _OrtRun(comparer, [], early)
+    if early is not None:
+        announce_tensor_pass(progress, marked, loaded.eval.samples)
+        tensors = early.tensors
+    else:
+        tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples, provider, progress)
     if marked:
         stages["ort_qdq"].details.update(tensors.details())
-    return stages, _OrtRun(comparer, tensors.rows)
+    return stages, _OrtRun(comparer, tensors.rows, early)
+
+
+def _open_beside(stage_id: str, source: bytes | str, outputs: tuple[str, ...], provider: str) -> OrtStage:
+    """open_stage in a worker thread: the session carries the stage's id as its log id (ort_stage.beside_stages), so
+    the warnings of the stage running meanwhile are not counted as its own; its runs, in the main thread, are the
+    stage's."""
+    with beside_stages(stage_id, in_turn=False):
+        return open_stage(stage_id, source, outputs, provider)
+
+
+@dataclass
+class _Early:
+    """What the bounded passes gave in the worker thread, taken up where they would have run."""
+    tensors: TensorPass
+    ranges: dict[str, Any] | None = None
+    ranges_error: Exception | None = None  # raised where the activation-range pass would have raised it
+
+
+class _BoundedPasses:
+    """The sensitive-node tensor pass and the activation-range pass in a worker thread while the stages run: each
+    builds its own sessions (two and one; ONNX Runtime releases the GIL while it builds and runs them) and runs at most
+    TENSOR_SAMPLES and --range-samples samples, so on a small model their fixed cost was a third of the default
+    collect's, spent on one core while the other waited (vad, issue 12). Their results are the same: other sessions on
+    the same samples, read where the passes ran before (the tensor rows once both stages ran; the ranges after the
+    FP16 check), with the same progress lines. Only for small models (BESIDE_MODEL_BYTES, BESIDE_TENSOR_BYTES, the
+    CPU provider, two cores or more); the worker returns None at once for larger marked tensors and the passes then
+    run in their usual places."""
+
+    def __init__(self, work: Callable[[], _Early | None]) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdqreport-bounded")
+        self._future: Future = self._pool.submit(work)
+        self._pool.shutdown(wait=False)
+
+    @classmethod
+    def start(cls, options: CollectOptions, loaded: _Loaded, marked: list[dict[str, Any]]) -> _BoundedPasses | None:
+        if (provider_name(options.ort_provider) != "CPUExecutionProvider" or intra_op_threads() < 2
+                or not loaded.eval.samples or loaded.fp32.external_data or loaded.qdq.external_data
+                or loaded.fp32.proto.ByteSize() + loaded.qdq.proto.ByteSize() > BESIDE_MODEL_BYTES):
+            return None
+        quiet = Progress(quiet=True)
+
+        def work() -> _Early | None:
+            with beside_stages():
+                return beside()
+
+        def beside() -> _Early | None:
+            try:
+                held, sizes = _marked_bytes(loaded, marked)
+            except Exception:  # noqa: BLE001 - a graph the alignment cannot read: the passes run (and fail) in place
+                return None
+            if held > BESIDE_TENSOR_BYTES:
+                return None
+            tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples,
+                                      options.ort_provider, quiet)
+            early = _Early(tensors)
+            try:
+                early.ranges = _activation_ranges(options, loaded, quiet, sizes=sizes)
+            except Exception as exc:  # noqa: BLE001 - re-raised by _activation_ranges in the main thread
+                early.ranges_error = exc
+            return early
+
+        return cls(work)
+
+    def result(self) -> _Early | None:
+        return self._future.result()
+
+    def wait(self) -> None:
+        self._future.exception()  # waits; what it raised, if anything, is result()'s to raise
+
+
+def _marked_bytes(loaded: _Loaded, marked: list[dict[str, Any]]) -> tuple[float, dict[str, int | None]]:
+    """The bytes the bounded passes hold of the tensors they mark: one sample of the activation-range pass's, and
+    TENSOR_SAMPLES samples of the tensor pass's (its FP32 tensors are kept until the QDQ session runs), as float32 by
+    ONNX shape inference on the first evaluation sample. A size shape inference leaves unknown counts as the largest
+    known one or, when none is known (Silero VAD's tensors live in an If branch), as UNKNOWN_TENSOR_INPUTS times the
+    first sample's largest input: a guess, which the model-size bound caps. Also returns the estimates (the
+    activation-range pass's own, which it then does not repeat)."""
+    from qdqreport.collect.activation_ranges import measured_tensor_names
+    from qdqreport.collect.stepwise import estimated_bytes
+
+    ranged, tensors = set(measured_tensor_names(loaded.graphs)), {m["tensor"] for m in marked}
+    if not ranged and not tensors:
+        return 0, {}
+    first = loaded.eval.samples[0]
+    sizes = estimated_bytes(loaded.graphs.fp32.model, first, sorted(ranged | tensors))
+    known = [size for size in sizes.values() if size is not None]
+    unknown = max(known) if known else UNKNOWN_TENSOR_INPUTS * max(4 * np.size(v) for v in first.values())
+    size = {name: unknown if value is None else value for name, value in sizes.items()}
+    return sum(size[name] for name in ranged) + TENSOR_SAMPLES * sum(size[name] for name in tensors), sizes
 
 
 def _check_decoder(decoder: Decoder, stage: OrtStage, outputs: dict[str, np.ndarray],
@@ -454,16 +583,22 @@ def _stage_source(model: LoadedModel) -> bytes | str:
     return str(model.path) if model.external_data else session_source(model.proto)
 
 
-def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progress) -> dict[str, Any] | None:
-    """Every activation Q node's range use on a bounded, evenly spread subset of the evaluation samples."""
+def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progress, early: _Early | None = None,
+                       sizes: dict[str, int | None] | None = None) -> dict[str, Any] | None:
+    """Every activation Q node's range use on a bounded, evenly spread subset of the evaluation samples (*early*: as
+    the worker thread measured it beside the stages)."""
     if options.range_samples <= 0:
         return None
     from qdqreport.collect.activation_ranges import activation_ranges
 
     progress.say(f"measuring activation ranges on {min(options.range_samples, len(loaded.eval.samples))} samples"
                  + (" and as many calibration samples" if loaded.calib is not None else ""))
+    if early is not None:
+        if early.ranges_error is not None:
+            raise early.ranges_error
+        return early.ranges
     return activation_ranges(loaded.graphs, loaded.eval.samples, options.ort_provider, options.range_samples,
-                             loaded.calib.samples if loaded.calib is not None else None)
+                             loaded.calib.samples if loaded.calib is not None else None, sizes)
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress,

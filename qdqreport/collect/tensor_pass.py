@@ -47,7 +47,7 @@ def run_tensor_pass(fp32_proto: Any, qdq_proto: Any, marked: list[dict[str, Any]
         return TensorPass()
     tensors = [m["tensor"] for m in marked]
     used = list(samples[:limit])
-    progress.say(f"sensitive-node tensors: {len(tensors)} tensor(s) on the first {len(used)} sample(s)")
+    announce_tensor_pass(progress, marked, samples, limit)
     accumulators = {name: (Accumulator(), [0.0]) for name in tensors}
     try:
         fp32_outs = _marked_outputs(new_session(with_extra_outputs(fp32_proto, tensors), provider), tensors, used)
@@ -58,6 +58,14 @@ def run_tensor_pass(fp32_proto: Any, qdq_proto: Any, marked: list[dict[str, Any]
         text = str(exc).strip()
         return TensorPass(error=f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}")
     return TensorPass(tensor_rows(marked, accumulators, len(used)), len(used))
+
+
+def announce_tensor_pass(progress: Progress, marked: list[dict[str, Any]], samples: Sequence[Feed],
+                         limit: int = TENSOR_SAMPLES) -> None:
+    """The progress line run_tensor_pass says as it starts (the collect says it itself where the pass ran early, in
+    a worker thread beside the stages: collect/pipeline.py)."""
+    if marked and samples:
+        progress.say(f"sensitive-node tensors: {len(marked)} tensor(s) on the first {min(limit, len(samples))} sample(s)")
 
 
 def _marked_outputs(session: Any, tensors: list[str], used: list[Feed]) -> list[dict[str, np.ndarray]]:
