@@ -466,8 +466,8 @@ def test_help_names_the_cap(capsys: pytest.CaptureFixture) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("graded", [True, False])
 def test_verdict_names_the_task_agreement_of_the_diverging_pair(graded: bool, tmp_path: Path, demo: Path) -> None:
-    """Calibrated on 0-255 pixels, the demo classifier collapses: the headline quotes, after the output metric, what
-    the user's own decode makes of it, worded as compare()'s score or as the generic share."""
+    """Calibrated on 0-255 pixels, the demo classifier collapses: the headline leads with what the user's own decode
+    makes of it, worded as compare()'s score or as the generic share, then the raw output moved most."""
     script = tmp_path / "decode.py"
     script.write_text(SCORED if graded else SCORED[:SCORED.index("def compare")])
     assert _collect(demo, tmp_path / "b", "--postprocess", str(script), qdq="cls_int8_x255.onnx") == 0
@@ -478,5 +478,5 @@ def test_verdict_names_the_task_agreement_of_the_diverging_pair(graded: bool, tm
     words = (f"mean compare() score {comparison['agreement']:.3g} ({below} of {samples} samples scored below 1)" if graded
              else f"task agreement {percent(comparison['agreement'])} ({below} of {samples} samples decoded differently)")
     headline = (tmp_path / "r" / "report.md").read_text().splitlines()[0]
-    assert headline.startswith("## 🔴 Quantization collapses the outputs: ")
-    assert f"), {words}; most likely cause: " in headline.replace("\\_", "_")
+    assert headline.replace("\\_", "_").startswith(f"## 🔴 Quantization collapses the outputs: {words}; raw outputs: ")
+    assert "); most likely cause: " in headline

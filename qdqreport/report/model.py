@@ -237,10 +237,13 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     text = symptom.title.rstrip(".")
     comparison = _comparison_for(symptom.stage, comparisons)
     worst = _worst_output(comparison)
-    if worst is not None:
+    if worst is not None and comparison.task is not None:
+        # The user's own decode (collect --postprocess) is the decision the application reads: it leads, and the raw
+        # output moved most follows (a new user's rembg read only one of U2-Net-p's 7 maps, and the headline quoted
+        # another's IoU first).
+        text += f": {task_words(*comparison.task, task_scored)}; raw outputs: {_moved_metric(worst)}"
+    elif worst is not None:
         text += f": {_moved_metric(worst)}"
-        if comparison.task is not None:  # what the user's own decode makes of it (collect --postprocess)
-            text += f", {task_words(*comparison.task, task_scored)}"
     # Never a deployment finding: what only TensorRT rejects cannot cause a divergence ONNX Runtime measured. A
     # measured fix ranked above every cause (QR203: re-running without some nodes restored the outputs) leads instead.
     cause = next((f for f in findings if ("root_cause" in f.tags or FIX_TAG in f.tags) and DEPLOYMENT_TAG not in f.tags),
