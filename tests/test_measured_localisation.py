@@ -49,3 +49,15 @@ def test_an_exclusion_the_what_if_never_tried_says_so(tmp_path: Path, demo: Path
     words = qr201.fixes[0].action
     assert "NOT measured" in words and "after 1 trial" in words and "--whatif-budget" in words
     assert not [f for f in findings if f.rule_id == "QR203" and "excluding" in f.title.lower()]
+
+
+def test_the_same_collapsed_samples_in_two_outputs_are_one_finding(tmp_path: Path):
+    # The rule's own example (a new user's U2-Net-p had "3 of 40 samples collapse" twice, numbered 1 and 2, for its
+    # fused map and a side map: the same 3 crops).
+    from qdqreport.rules import REGISTRY
+    from qdqreport.testing.examples import run_example
+
+    spec = REGISTRY["QR006"]
+    example = next(e for e in spec.examples if "two outputs" in e.name)
+    findings = [f for f in run_example(spec, example, tmp_path) if "collapse under" in f.title]
+    assert len(findings) == 1 and "side_logits" in findings[0].summary + findings[0].subject

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import replace
 from typing import Any, Iterator
 
 import numpy as np
@@ -55,6 +56,14 @@ def _bright_samples_collapse(share_all: bool):
         calib = (text_images(64, seed=33) - 0.5) / 0.5
         b.artifact("calib_stats", input_stats(CLS_INPUT, calib, "calib.npy", per_sample=False))
     return build
+
+
+def _same_samples_in_two_outputs(b):
+    # The same 3 bright crops flip in the class logits and in a side head that copies them: one cause, one finding.
+    _bright_samples_collapse(False)(b)
+    for stage in ("ort_fp32", "ort_qdq"):
+        b.stage(stage, [{CLS_OUTPUT: s[CLS_OUTPUT], "side_logits": s[CLS_OUTPUT].copy()} for s in b._outputs[stage]])
+    b.class_outputs("side_logits")
 
 
 def _uncertain_samples_noisy(b):
@@ -176,6 +185,7 @@ def _wide_ranges(share: float):
 
 @rule(id="QR006", slug="unrepresentative-calibration", title="Calibration does not cover some inputs",
       examples=[Fires("3 bright crops of 40 flip their class", _bright_samples_collapse(False)),
+                Fires("the same 3 crops flip in two outputs (one finding)", _same_samples_in_two_outputs),
                 Fires("calibrated on 4 crops", _four_calibration_crops),
                 Fires("calibrated on dark images only", _dark_calibration),
                 Fires("calibrated on photographs, evaluated on documents", _photo_calibration),
@@ -214,6 +224,9 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     under the worst remaining sample's. A sample whose SQNR alone falls far under the others'
     (cosine 0.98, say) is not collapsed: on an output of a few values, and across many outputs,
     one such sample is ordinary INT8 noise.
+
+    The same samples collapsing in several outputs (a fused map and a side map) are one finding, naming the other
+    outputs.
 
     Measured evidence first (analysis/evidence.py): the finding names the collapsed samples, their
     own decision agreement where the output is judged by decisions (map IoU, top-1, threshold
@@ -286,6 +299,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     if comparison is None:
         return
     by_output: dict[str, list[dict[str, Any]]] = {}
+    same_samples: dict[frozenset, list[tuple[str, Finding]]] = {}
     for row in ctx.sample_rows(comparison.id):
         by_output.setdefault(row.output, []).append(row)
     summaries = {s.output: s for s in ctx.output_summaries(comparison.id)}
@@ -325,7 +339,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
             and ids & set(pattern.collapsed)
         measured = bool(decided and refuted)
         named = ", ".join(str(r.sample) for r in worst)
-        yield unrepresentative_calibration.finding(
+        same_samples.setdefault(frozenset(ids), []).append((output, unrepresentative_calibration.finding(
             title=f"{len(collapsed)} of {len(rows)} samples collapse under quantization"
                                    + (": calibration does not cover them" if measured else ""),
             # One collapsed sample is an anecdote, never an error (analysis/agreement's MIN_CHANGED_TO_COLLAPSE): a
@@ -352,7 +366,19 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
                               "while the median sample is faithful.")] if decided else []),
                       *([Text(f"Measured: {refuted.line}. No layer exclusion is the fix; calibration data like these "
                               "samples is.")] if measured else [])),
-            fixes=_fixes(ctx, [r.sample for r in worst], _input_name(ctx)), tags=("root_cause",))
+            fixes=_fixes(ctx, [r.sample for r in worst], _input_name(ctx)), tags=("root_cause",))))
+    yield from _one_per_sample_set(same_samples)
+
+
+def _one_per_sample_set(found: dict[frozenset, list[tuple[str, Finding]]]) -> Iterator[Finding]:
+    """One finding per set of collapsed samples: the same samples collapsing in several outputs (a new user's
+    U2-Net-p: its fused map and a side map, the same 3 of 40 crops) are one cause, named once with the other outputs."""
+    for group in found.values():
+        (_, first), others = group[0], [output for output, _ in group[1:]]
+        if others:
+            first = replace(first, summary=first.summary + f"; the same samples collapse in output"
+                                                            f"{'s' if len(others) > 1 else ''} {', '.join(others)} too")
+        yield first
 
 
 def _decision_share(ctx: Context, output: str, sample: int) -> Any:
