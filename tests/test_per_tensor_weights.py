@@ -29,6 +29,9 @@ def test_the_mrz_segmenter_s_batchnorm_mul_is_named():
     ctx = Context(Bundle(BUNDLES / "fastmrz_bn_per_tensor"), target="onnxruntime")
     crushed = {w.consumer: w for w in crushed_weights(ctx.precision)}
     assert crushed[MUL_15].zeroed == 49 and crushed[MUL_15].channels == 64 and not crushed[MUL_15].matrix
+    # Its FP32 multipliers (0.00048 to 31.2) are all alive: the collector found them and counts none dead.
+    entry = next(e for e in ctx.precision["qdq"] if MUL_15 in e["consumers"] and e.get("channel_levels"))
+    assert entry["channel_levels"]["dead"] == 0
     findings = run_rules(ctx).findings
     qr013 = next(f for f in findings if f.rule_id == "QR013")
     # Outputs collapse, but only elementwise constants are crushed: a warning, fixed by keeping the Muls float.
@@ -58,6 +61,15 @@ def test_collect_records_channel_levels_of_per_tensor_weights_only(tmp_path, dem
     op_types = {n["name"]: n["op_type"] for n in summary["nodes"]}
     convs = [e for e in summary["qdq"] if e["kind"] == "weight" and op_types.get(e["consumers"][0]) == "Conv"]
     assert convs and all(e["scale_count"] == 1 and e["channel_levels"]["axis"] == 0 for e in convs)
+    # quantize_static wrote these weights as float constants behind Q nodes: each says how many channels were dead
+    # before quantization (none in this classifier), with or without the FP32 model.
+    assert all(e["channel_levels"].get("dead") == 0 for e in convs)
+    from qdqreport.collect.qdq_graph import GraphIndex
+
+    fp32_index = GraphIndex(onnx.load(demo / "cls_fp32.onnx"))
+    with_fp32 = precision_summary(onnx.load(qdq), fp32=lambda: fp32_index)
+    assert all(e["channel_levels"].get("dead") == 0 for e in with_fp32["qdq"]
+               if e.get("channel_levels") and op_types.get(e["consumers"][0]) == "Conv")
     levels = [e["channel_levels"] for e in summary["qdq"] if e.get("channel_levels")]
     assert all(sum(level["histogram"]) == level["channels"] for level in levels)
     np.savez(tmp_path / "calib.npz", x=calib)
@@ -72,3 +84,14 @@ def test_collect_records_channel_levels_of_per_tensor_weights_only(tmp_path, dem
     mrz_ops = {n["name"]: n["op_type"] for n in mrz["nodes"]}
     mrz_convs = [e for e in mrz["qdq"] if e["kind"] == "weight" and mrz_ops.get(e["consumers"][0]) == "Conv"]
     assert mrz_convs and not [e for e in mrz_convs if e.get("channel_levels")]
+
+
+def test_channels_dead_before_quantization_are_not_crushed():
+    # A channel whose FP32 weights are ~0 (dead filters: the age predictor's stem has 21 of 64 at 1e-10 to 1e-38 of its
+    # largest) loses nothing by rounding to 0: the same Mul, its 49 zeroed channels declared dead, is not named.
+    precision = Context(Bundle(BUNDLES / "fastmrz_bn_per_tensor")).precision
+    entry = next(e for e in precision["qdq"] if MUL_15 in (e.get("consumers") or []) and e.get("channel_levels"))
+    assert MUL_15 in {w.consumer for w in crushed_weights(precision)}
+    entry["channel_levels"] = {**entry["channel_levels"], "dead": 49,
+                               "histogram": [0, *entry["channel_levels"]["histogram"][1:]]}
+    assert MUL_15 not in {w.consumer for w in crushed_weights(precision)}

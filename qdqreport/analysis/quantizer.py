@@ -303,8 +303,9 @@ def crushed_weights(precision: Mapping[str, Any] | None) -> list[CrushedWeight]:
     for entry in (precision or {}).get("qdq", []):
         levels = entry.get("channel_levels") or {}
         histogram, channels = levels.get("histogram") or [], levels.get("channels") or 0
+        live = channels - (levels.get("dead") or 0)  # channels dead before quantization lose nothing: not counted
         crushed = sum(histogram[:LEVEL_EDGES.index(CRUSHED_LEVELS) + 1])
-        if not channels or crushed < max(MIN_CRUSHED, CRUSHED_SHARE * channels):
+        if live <= 0 or crushed < max(MIN_CRUSHED, CRUSHED_SHARE * live):
             continue
         consumer = (entry.get("consumers") or [""])[0]
         found.append(CrushedWeight(entry["tensor"], consumer, op_types.get(consumer, ""), crushed,

@@ -203,7 +203,8 @@ _QDQ = Obj({"q_node": Str(nullable=True), "dq_nodes": _NAMES, "consumers": _NAME
             # optional, 1.2-compatible (2026-11-27): an 8-bit per-tensor weight's output channels by the integer levels
             # they reach (collect/precision.LEVEL_EDGES)
             "channel_levels": Obj({"channels": Count(), "axis": Num(-64, 64, integer=True, nullable=True),
-                                   "histogram": ListOf(Count())}, required=("channels", "histogram"), nullable=True)},
+                                   "histogram": ListOf(Count()), "dead": Count(True)}, required=("channels", "histogram"),
+                                  nullable=True)},
            required=("q_node", "dq_nodes", "consumers", "dtype", "kind", "axis", "scale_count", "scale_min", "scale_max",
                      "pair_scales_match", "scale_constant", "scale_finite_positive", "zero_point_nonzero"))
 _RESULT = Obj({"cosine": Float(True), "top1": Share(True), "sqnr_db": Float(True)})

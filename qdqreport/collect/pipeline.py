@@ -352,7 +352,8 @@ def _precision_summary(loaded: _Loaded, progress: Progress) -> dict[str, Any] | 
     from qdqreport.collect.precision import precision_summary
 
     progress.say("reading the precision of every node of the QDQ graph")
-    return precision_summary(loaded.qdq.proto, loaded.graphs.qdq)  # the index the later passes read too
+    # The indexes the later passes read too; the FP32 one tells dead weight channels apart.
+    return precision_summary(loaded.qdq.proto, loaded.graphs.qdq, lambda: loaded.graphs.fp32)
 
 
 def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[dict[str, Any]]:

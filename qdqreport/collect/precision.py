@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import onnx
@@ -44,12 +44,15 @@ PRECISION_OF = {"float8e4m3fn": "fp8", "float8e4m3fnuz": "fp8", "float8e5m2": "f
                 "uint4": "int4"}
 
 
-def precision_summary(model: onnx.ModelProto, index: GraphIndex | None = None) -> dict[str, Any]:
+def precision_summary(model: onnx.ModelProto, index: GraphIndex | None = None,
+                      fp32: Callable[[], GraphIndex] | None = None) -> dict[str, Any]:
     """The precision summary of a Q/DQ model, as documented for quant/precision_summary.json. *index*: *model*'s
-    GraphIndex when the caller has one (the collect's GraphPair shares it with its passes; nothing here changes it)."""
+    GraphIndex when the caller has one (the collect's GraphPair shares it with its passes; nothing here changes it).
+    *fp32*: gives the FP32 model's, where its weights tell dead channels (all zero before quantization) apart; called
+    only when a per-tensor weight needs it (the index is built on first use, with shape inference)."""
     index = index if index is not None else GraphIndex(model)
     pairs = qdq_pairs(index)
-    qdq = [_entry(index, q_node, dqs, tensor) for q_node, dqs, tensor in pairs]
+    qdq = [_entry(index, q_node, dqs, tensor, fp32) for q_node, dqs, tensor in pairs]
     by_dq = {id(dq): entry for (_, dqs, _), entry in zip(pairs, qdq) for dq in dqs}
     nodes = [_node_entry(index, node, by_dq) for node in index.nodes if index.is_compute(node)]
     return {
@@ -92,7 +95,8 @@ def qdq_pairs(index: GraphIndex) -> list[Pair]:
     return pairs
 
 
-def _entry(index: GraphIndex, q_node: onnx.NodeProto | None, dqs: list[onnx.NodeProto], tensor: str) -> dict:
+def _entry(index: GraphIndex, q_node: onnx.NodeProto | None, dqs: list[onnx.NodeProto], tensor: str,
+           fp32: Callable[[], GraphIndex] | None = None) -> dict:
     reference = q_node if q_node is not None else dqs[0]
     scale_name, zero_name = scale_and_zero(reference)
     consumers = {index.name_of(c): None for dq in dqs for out in dq.output for c in index.consumers_through(out)
@@ -108,16 +112,37 @@ def _entry(index: GraphIndex, q_node: onnx.NodeProto | None, dqs: list[onnx.Node
         **_zero_point_fields(index, zero_name),
         "pair_scales_match": all(_same_quantization(index, reference, dq) for dq in dqs) if q_node else True,
         "consumers": list(consumers),
-        **_channel_levels(index, reference, list(consumers)),
+        **_channel_levels(index, reference, list(consumers), lambda: _float_weight(index, reference, dqs, fp32)),
     }
 
 
 # Upper ends of the buckets of `channel_levels.histogram`: how many channels reach at most 0, 1, 3, 7, 15, 31, 63
 # integer levels from zero (max |q - zero_point|), and the rest (64 or more).
 LEVEL_EDGES = (0, 1, 3, 7, 15, 31, 63)
+# Of the tensor's largest |weight|: a channel at most this is dead before quantization, under float32's own resolution
+# (1.2e-7) beside it. Not larger: fastmrz's BatchNorm multipliers of 1.5e-5 of the largest mattered (kept float, the
+# map came back).
+DEAD_CHANNEL = 1e-7
 
 
-def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: list[str]) -> dict[str, Any]:
+def _float_weight(index: GraphIndex, reference: onnx.NodeProto, dqs: list[onnx.NodeProto],
+                  fp32: Callable[[], GraphIndex] | None) -> np.ndarray | None:
+    """The weight before quantization: the float constant a Q node reads (ModelOpt), else the FP32 model's constant
+    of the name quantize_static gave the integers (`<name>_quantized`), or of the DQ's output; None when unknown."""
+    if reference.op_type == "QuantizeLinear":
+        return index.constant_value(reference.input[0])
+    if fp32 is None or not dqs:
+        return None
+    index32 = fp32()
+    for name in (_float_name(dqs[0].input[0]), dqs[0].output[0]):
+        value = index32.constant_value(name)
+        if value is not None:
+            return value
+    return None
+
+
+def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: list[str],
+                    float_weight: Callable[[], np.ndarray | None] = lambda: None) -> dict[str, Any]:
     """For an 8-bit weight quantized with one scale (per tensor): how many integer levels each output channel reaches,
     as a histogram (`channel_levels`; absent otherwise). One scale set by the largest channel leaves a channel of
     weights 40x smaller a handful of levels: a new user's U2-Net-p quantized with per_channel=False kept IoU 0.003.
@@ -136,14 +161,29 @@ def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: lis
     axis = _output_axis(consumer, source, levels) if consumer is not None else None
     if levels is None or levels.ndim == 0 or levels.size < 2:
         return {}
-    per_channel = np.abs(levels).reshape(-1) if axis is None else \
-        np.abs(np.moveaxis(levels, axis, 0)).reshape(levels.shape[axis], -1).max(axis=1)
+    per_channel = _channel_max(levels, axis)
     if per_channel.size < 2:
         return {}
-    buckets = np.searchsorted(np.asarray(LEVEL_EDGES), per_channel, side="left")
+    # A channel dead before quantization (its largest weight DEAD_CHANNEL of the tensor's or less) loses nothing by
+    # rounding to 0: counted apart, not in the histogram (the age predictor's stem Conv has 21 of 64 filters at 1e-10
+    # to 1e-38 of its largest; per tensor, they read as crushed).
+    dead = np.zeros(per_channel.shape, dtype=bool)
+    original = float_weight()
+    if original is not None and np.shape(original) == levels.shape:
+        magnitude = _channel_max(np.asarray(original, dtype=np.float64), axis)
+        dead = magnitude <= DEAD_CHANNEL * magnitude.max()
+    buckets = np.searchsorted(np.asarray(LEVEL_EDGES), per_channel[~dead], side="left")
     histogram = np.bincount(buckets, minlength=len(LEVEL_EDGES) + 1)
     return {"channel_levels": {"channels": int(per_channel.size), "axis": axis,
-                               "histogram": [int(n) for n in histogram]}}
+                               "histogram": [int(n) for n in histogram],
+                               **({"dead": int(dead.sum())} if original is not None else {})}}
+
+
+def _channel_max(values: np.ndarray, axis: int | None) -> np.ndarray:
+    """max |value| of each output channel (each element where *axis* is None)."""
+    if axis is None:
+        return np.abs(values).reshape(-1)
+    return np.abs(np.moveaxis(values, axis, 0)).reshape(values.shape[axis], -1).max(axis=1)
 
 
 def _levels(index: GraphIndex, reference: onnx.NodeProto, scale: float, zero_name: str | None) -> np.ndarray | None:

@@ -8,11 +8,12 @@ in qdqreport/fixes.py, the data recipes of the rules' Fires/Quiet examples in qd
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from qdqreport.analysis.agreement import AGREE, COLLAPSE, collapses, diverges
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import is_control
+from qdqreport.analysis.quantizer import CrushedWeight
 
 # Order in which comparisons are read: a divergence earlier in the pipeline is fixed first,
 # because every later stage inherits it (reference doc 000, section 8).
@@ -81,3 +82,14 @@ def rounded(value: Any, digits: int = 4) -> Any:
     if isinstance(value, float):
         return value if not math.isfinite(value) else round(value, digits)
     return value
+
+
+def weights_severity(ctx: Context, crushed: Sequence[CrushedWeight]) -> str:
+    """Severity from impact: an error when the outputs collapse and a Conv/Gemm/MatMul weight is crushed, a warning
+    when they collapse with only elementwise constants crushed, info otherwise. Degraded outputs alone tie nothing to
+    the crushed channels: on real models quantized both ways (a text recognizer, the age predictor with every op
+    in INT8), per-tensor weights degraded the outputs as much as per-channel ones, and a warning there ranked first
+    as a false alarm."""
+    if not crushed or not outputs_collapse(ctx):
+        return "info"
+    return "error" if any(w.matrix for w in crushed) else "warning"

@@ -14,7 +14,7 @@ from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision, resolve_exclusions
-from qdqreport.rules._common import clamp01, outputs_collapse, outputs_diverge, rounded
+from qdqreport.rules._common import clamp01, outputs_collapse, outputs_diverge, rounded, weights_severity
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
 from qdqreport.rules._measured import REFUTED_SCORE, rerank
@@ -220,7 +220,7 @@ def _crushed_line(ctx: Context, flagged: list[dict[str, Any]]) -> Text | None:
     evaluation data (a new user's U2-Net-p with per_channel=False: 34 weights, IoU 0.003)."""
     names = {s["node"] for s in flagged}
     crushed = [w for w in crushed_weights(ctx.precision) if w.matrix and w.consumer not in names]
-    if not crushed:
+    if not crushed or weights_severity(ctx, crushed) != "error":  # only where QR013 is the error
         return None
     return Text(f"{plural(len(crushed), 'per-tensor weight')} of other nodes crush output channels (see the "
                 "per-tensor weights finding): every layer after them computes on what is left, so these nodes' error "
