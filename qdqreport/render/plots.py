@@ -353,8 +353,11 @@ def _legend(figure: Figure, axes: Any, count: int, always: bool = False) -> None
 
 def _threshold_line(axes: Any, threshold: float) -> None:
     axes.axhline(threshold, color=MARKER_COLOR, linestyle="--", linewidth=1.0, label=f"threshold {threshold:g}")
+    # Clipped: a threshold outside the plotted range (every sample at cosine 0.9994 or more, the line at 0.99) would
+    # put its label far below the axes, and the constrained layout, making room for it, collapsed the axes to nothing.
     axes.annotate(f"threshold {threshold:g}", (1.0, threshold), xycoords=("axes fraction", "data"), xytext=(-2, 2),
-                  textcoords="offset points", ha="right", va="bottom", fontsize=8, color=MARKER_COLOR)
+                  textcoords="offset points", ha="right", va="bottom", fontsize=8, color=MARKER_COLOR,
+                  annotation_clip=True)
 
 
 def _name_lowest(axes: Any, values: list[float], labels: list[str], count: int) -> None:
