@@ -274,7 +274,9 @@ def _symmetric(groups: list[dict[str, Any]], dtype: str) -> bool:
 CRUSHED_LEVELS = 3
 CRUSHED_SHARE = 0.1
 MIN_CRUSHED = 2
-LEVEL_EDGES = (0, 1, 3, 7, 15, 31, 63)  # the histogram's bucket upper ends (collect/precision.LEVEL_EDGES)
+# Upper ends of the buckets of `channel_levels.histogram` (collect/precision.py writes it): how many channels reach
+# at most 0, 1, 3, 7, 15, 31, 63 integer levels from zero (max |q - zero_point|), and the rest (64 or more).
+LEVEL_EDGES = (0, 1, 3, 7, 15, 31, 63)
 MATRIX_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})  # weights with output channels: per-channel works
 
 

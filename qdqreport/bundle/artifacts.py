@@ -201,7 +201,7 @@ _QDQ = Obj({"q_node": Str(nullable=True), "dq_nodes": _NAMES, "consumers": _NAME
             "pair_scales_match": Bool(True), "scale_constant": Bool(True), "scale_finite_positive": Bool(True),
             "zero_point_nonzero": Bool(True),
             # optional, 1.2-compatible (2026-11-27): an 8-bit per-tensor weight's output channels by the integer levels
-            # they reach (collect/precision.LEVEL_EDGES)
+            # they reach (analysis/quantizer.LEVEL_EDGES)
             "channel_levels": Obj({"channels": Count(), "axis": Num(-64, 64, integer=True, nullable=True),
                                    "histogram": ListOf(Count()), "dead": Count(True)}, required=("channels", "histogram"),
                                   nullable=True)},

@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 import onnx
 
+from qdqreport.analysis.quantizer import LEVEL_EDGES
 from qdqreport.collect.qdq_graph import (FLOAT_NAMES, PASS_THROUGH, QDQ_OPS, VALUE_PRESERVING, GraphIndex,
                                          finite_or_none, float_values, quant_axis, quantized_dtype, scale_and_zero,
                                          values_equal)
@@ -112,25 +113,19 @@ def _entry(index: GraphIndex, q_node: onnx.NodeProto | None, dqs: list[onnx.Node
         **_zero_point_fields(index, zero_name),
         "pair_scales_match": all(_same_quantization(index, reference, dq) for dq in dqs) if q_node else True,
         "consumers": list(consumers),
-        **_channel_levels(index, reference, list(consumers), lambda: _float_weight(index, reference, dqs, fp32)),
+        **_channel_levels(index, reference, list(consumers), dqs, fp32),
     }
 
 
-# Upper ends of the buckets of `channel_levels.histogram`: how many channels reach at most 0, 1, 3, 7, 15, 31, 63
-# integer levels from zero (max |q - zero_point|), and the rest (64 or more).
-LEVEL_EDGES = (0, 1, 3, 7, 15, 31, 63)
 # Of the tensor's largest |weight|: a channel at most this is dead before quantization, under float32's own resolution
 # (1.2e-7) beside it. Not larger: fastmrz's BatchNorm multipliers of 1.5e-5 of the largest mattered (kept float, the
 # map came back).
 DEAD_CHANNEL = 1e-7
 
 
-def _float_weight(index: GraphIndex, reference: onnx.NodeProto, dqs: list[onnx.NodeProto],
-                  fp32: Callable[[], GraphIndex] | None) -> np.ndarray | None:
-    """The weight before quantization: the float constant a Q node reads (ModelOpt), else the FP32 model's constant
-    of the name quantize_static gave the integers (`<name>_quantized`), or of the DQ's output; None when unknown."""
-    if reference.op_type == "QuantizeLinear":
-        return index.constant_value(reference.input[0])
+def _fp32_weight(dqs: list[onnx.NodeProto], fp32: Callable[[], GraphIndex] | None) -> np.ndarray | None:
+    """The weight before quantization of integers a DQ reads (quantize_static): the FP32 model's constant of the name
+    quantize_static gave the integers (`<name>_quantized`), or of the DQ's output; None when unknown."""
     if fp32 is None or not dqs:
         return None
     index32 = fp32()
@@ -141,8 +136,8 @@ def _float_weight(index: GraphIndex, reference: onnx.NodeProto, dqs: list[onnx.N
     return None
 
 
-def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: list[str],
-                    float_weight: Callable[[], np.ndarray | None] = lambda: None) -> dict[str, Any]:
+def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: list[str], dqs: list[onnx.NodeProto],
+                    fp32: Callable[[], GraphIndex] | None) -> dict[str, Any]:
     """For an 8-bit weight quantized with one scale (per tensor): how many integer levels each output channel reaches,
     as a histogram (`channel_levels`; absent otherwise). One scale set by the largest channel leaves a channel of
     weights 40x smaller a handful of levels: a new user's U2-Net-p quantized with per_channel=False kept IoU 0.003.
@@ -156,11 +151,12 @@ def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: lis
     dtype = quantized_dtype(index, reference, zero_name)
     if dtype not in ("int8", "uint8"):
         return {}
-    levels = _levels(index, reference, float(scale[0]), zero_name)
-    consumer = index.node_named(consumers[0])
-    axis = _output_axis(consumer, source, levels) if consumer is not None else None
+    stored = index.constant_value(source)  # the float weight behind a Q node (ModelOpt), else the integers
+    levels = _levels(stored, reference, float(scale[0]), index.constant_value(zero_name) if zero_name else None)
     if levels is None or levels.ndim == 0 or levels.size < 2:
         return {}
+    consumer = index.node_named(consumers[0])
+    axis = _output_axis(consumer, levels) if consumer is not None else None
     per_channel = _channel_max(levels, axis)
     if per_channel.size < 2:
         return {}
@@ -168,7 +164,7 @@ def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: lis
     # rounding to 0: counted apart, not in the histogram (the age predictor's stem Conv has 21 of 64 filters at 1e-10
     # to 1e-38 of its largest; per tensor, they read as crushed).
     dead = np.zeros(per_channel.shape, dtype=bool)
-    original = float_weight()
+    original = stored if reference.op_type == "QuantizeLinear" else _fp32_weight(dqs, fp32)
     if original is not None and np.shape(original) == levels.shape:
         magnitude = _channel_max(np.asarray(original, dtype=np.float64), axis)
         dead = magnitude <= DEAD_CHANNEL * magnitude.max()
@@ -186,11 +182,11 @@ def _channel_max(values: np.ndarray, axis: int | None) -> np.ndarray:
     return np.abs(np.moveaxis(values, axis, 0)).reshape(values.shape[axis], -1).max(axis=1)
 
 
-def _levels(index: GraphIndex, reference: onnx.NodeProto, scale: float, zero_name: str | None) -> np.ndarray | None:
-    """The integer levels from the zero-point of a constant weight: stored as integers (a DQ on an int8 initializer,
-    quantize_static) or quantized by its Q node (float weight -> Q -> DQ, ModelOpt)."""
-    value = index.constant_value(reference.input[0])
-    zero = float_values(index.constant_value(zero_name)) if zero_name else None
+def _levels(value: np.ndarray | None, reference: onnx.NodeProto, scale: float,
+            zero_point: np.ndarray | None) -> np.ndarray | None:
+    """The integer levels from the zero-point of a constant weight *value*: stored as integers (a DQ on an int8
+    initializer, quantize_static) or quantized by its Q node (float weight -> Q -> DQ, ModelOpt)."""
+    zero = float_values(zero_point)
     offset = float(zero[0]) if zero is not None and zero.size else 0.0
     if value is None or scale <= 0 or not math.isfinite(scale):
         return None
@@ -200,10 +196,10 @@ def _levels(index: GraphIndex, reference: onnx.NodeProto, scale: float, zero_nam
     return array.astype(np.float64) - offset
 
 
-def _output_axis(consumer: onnx.NodeProto, weight: str, levels: np.ndarray | None) -> int | None:
+def _output_axis(consumer: onnx.NodeProto, levels: np.ndarray) -> int | None:
     """The axis of *consumer*'s output channels in its weight input; None for elementwise nodes (each element is
     its own channel)."""
-    if levels is None or levels.ndim < 2:
+    if levels.ndim < 2:
         return None
     if consumer.op_type == "Conv":
         return 0
