@@ -415,7 +415,6 @@ def _run_ort_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: Coll
     """Both stages with the graph outputs only (the sessions users deploy), each sample's outputs streamed to
     the bundle and compared at once; the sensitive-node tensors come from a separate pass on a few samples
     (collect/tensor_pass.py)."""
-    provider = options.ort_provider
     bounded = _BoundedPasses.start(options, loaded, marked)
     try:
         return _run_stages(loaded, marked, options, progress, stores, bounded)
@@ -440,9 +439,8 @@ def _run_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectO
     # model of at most BESIDE_MODEL_BYTES holds little before its first run, when its arena is allocated.
     qdq_pending = None
     if loaded.qdq_stage is None and bounded is not None:
-        qdq_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdqreport-session")
-        qdq_pending = qdq_pool.submit(_open_beside, "ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider)
-        qdq_pool.shutdown(wait=False)
+        qdq_pending = _in_worker("qdqreport-session", lambda: _open_beside(
+            "ort_qdq", _stage_source(loaded.qdq), loaded.qdq.outputs, provider))
     comparer = StageComparer(frozenset(class_score_outputs(loaded.fp32.proto)), detect_probabilities=True)
     try:
         for index, fp32_out in enumerate(_run_stage(fp32, loaded.eval.samples, progress, lazy=True)):
@@ -474,6 +472,16 @@ def _run_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectO
     return stages, _OrtRun(comparer, tensors.rows, early)
 
 
+def _in_worker(name: str, work: Callable[[], Any]) -> Future:
+    """*work* started in a thread of its own (named *name*), its result or exception kept in the Future; the thread
+    ends with the work."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+    try:
+        return pool.submit(work)
+    finally:
+        pool.shutdown(wait=False)
+
+
 def _open_beside(stage_id: str, source: bytes | str, outputs: tuple[str, ...], provider: str) -> OrtStage:
     """open_stage in a worker thread: the session carries the stage's id as its log id (ort_stage.beside_stages), so
     the warnings of the stage running meanwhile are not counted as its own; its runs, in the main thread, are the
@@ -501,9 +509,7 @@ class _BoundedPasses:
     run in their usual places."""
 
     def __init__(self, work: Callable[[], _Early | None]) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdqreport-bounded")
-        self._future: Future = self._pool.submit(work)
-        self._pool.shutdown(wait=False)
+        self._future = _in_worker("qdqreport-bounded", work)
 
     @classmethod
     def start(cls, options: CollectOptions, loaded: _Loaded, marked: list[dict[str, Any]]) -> _BoundedPasses | None:
