@@ -99,10 +99,14 @@ def _after_whatif(ctx: Context, found: evidence.WhatIfEvidence | None, severity:
     return severity, score, (Text(f"Measured: {found.line}; the exclusion explains part of the damage only."),)
 
 
+def capped(severity: str, score: float) -> tuple[str, float]:
+    """(severity, score) of a finding another cause explains: a warning at most, scored at most REFUTED_SCORE."""
+    return "warning" if severity == "error" else severity, min(score, REFUTED_SCORE)
+
+
 def _refuted(severity: str, score: float, why: str) -> tuple[str, float, tuple[Text, ...]]:
     """A warning at most, scored at most REFUTED_SCORE, with the measurement that refuted it."""
-    return "warning" if severity == "error" else severity, min(score, REFUTED_SCORE), (
-        Text(f"Refuted by measurement: {why}"),)
+    return (*capped(severity, score), (Text(f"Refuted by measurement: {why}"),))
 
 
 def rerank(ctx: Context, finding: Finding, nodes: Sequence[str] = ()) -> Finding:

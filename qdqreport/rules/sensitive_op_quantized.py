@@ -17,7 +17,7 @@ from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision
 from qdqreport.rules._common import clamp01, outputs_collapse, outputs_diverge, rounded, weights_severity
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
-from qdqreport.rules._measured import REFUTED_SCORE, rerank
+from qdqreport.rules._measured import REFUTED_SCORE, capped, rerank
 from qdqreport.wording import plural, verb
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
 # a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
@@ -201,8 +201,8 @@ def _under(cause: Text | None, finding: Finding) -> Finding:
     per-tensor weights that crush channels upstream): at most a warning, REFUTED_SCORE, with the evidence quoted."""
     if cause is None:
         return finding
-    return replace(finding, severity="warning" if finding.severity == "error" else finding.severity,
-                   score=min(finding.score, REFUTED_SCORE), confidence=min(finding.confidence, UPSTREAM_CONFIDENCE),
+    severity, score = capped(finding.severity, finding.score)
+    return replace(finding, severity=severity, score=score, confidence=min(finding.confidence, UPSTREAM_CONFIDENCE),
                    evidence=(*finding.evidence, cause))
 
 
