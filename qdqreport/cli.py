@@ -166,7 +166,9 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                               "evaluation set, first and last included (default 32), or every sample with 'all'; "
                               "the what-if search runs on every sample")
     collect.add_argument("--whatif-budget", type=float, default=120.0, metavar="SECONDS",
-                         help="time for the what-if search with --per-layer (default 120; 0 disables it)")
+                         help="time for the what-if search with --per-layer (default 120; 0 disables it); when one "
+                              "trial on every sample would take over a tenth of it, the trials run on a subset "
+                              "(the worst samples and a spread; the report says which)")
     collect.add_argument("--confirm", action="store_true",
                          help="with --per-layer: re-quantize the FP32 model with the what-if's best set excluded "
                               "(the quantizer that made --qdq, options read from its graph, --calib data) and record "

@@ -173,12 +173,24 @@ def judged_words(result: dict[str, Any], output: Any = None) -> str:
 
 
 def target_words(summary: dict[str, Any]) -> str:
-    """What "meets the target" meant in that search."""
+    """What "meets the target" meant in that search, and on which samples when not on all of them."""
     if isinstance(summary.get("judged"), str):
-        return summary["judged"]
+        return summary["judged"] + trial_samples_words(summary)
     return (f"worst output's median cosine ≥ {summary.get('target_cosine', 0.99)}"
             + (f" and top-1 agreement ≥ {summary['target_top1']}" if _num((summary.get("baseline") or {}).get("top1"))
-               is not None and _num(summary.get("target_top1")) is not None else ""))
+               is not None and _num(summary.get("target_top1")) is not None else "") + trial_samples_words(summary))
+
+
+def trial_samples_words(summary: dict[str, Any]) -> str:
+    """"; measured on 16 of 40 samples, the worst first, then a spread; one trial on all 40: about 70 s of the 120 s
+    budget" when the search ran its trials on a subset (collect/whatif_samples.py); "" when on every sample."""
+    count, total = summary.get("samples"), summary.get("of_samples")
+    if not isinstance(count, int) or not isinstance(total, int) or not 0 < count < total:
+        return ""
+    planned, budget = _num(summary.get("planned_seconds")), _num(summary.get("budget_seconds"))
+    why = (f"; one trial on all {total}: about {_seconds(planned)} s of the {_seconds(budget)} s budget"
+           if planned and budget else "")
+    return f"; measured on {count} of {total} samples, the worst first, then a spread{why}"
 
 
 def recovered(base: dict[str, Any], chosen: dict[str, Any]) -> float:

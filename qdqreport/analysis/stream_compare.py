@@ -10,6 +10,7 @@ detector head at N = 128, issue 12); here a sample's slices are reduced by NumPy
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -215,6 +216,19 @@ class StageComparer:
                 row["top5_agree"] = topk_agreement(ref, cand, 5)
         state.rows.append(row)
         return not (stats.ref_nan or stats.ref_inf or stats.cand_nan or stats.cand_inf)
+
+    def worst_samples(self) -> list[int]:
+        """Every compared sample's index, the lowest cosine of any of its outputs first (NaN lowest), ties by index:
+        where a what-if trial on a subset has to show its fix (collect/whatif_samples.py). An ordering, not a
+        judgement: analysis/agreement.py judges."""
+        self._flush()
+        lowest: dict[int, float] = {}
+        for state in self.outputs.values():
+            for row in state.rows:
+                cosine = row.get("cosine")
+                value = float(cosine) if isinstance(cosine, (int, float)) and math.isfinite(cosine) else -math.inf
+                lowest[row["sample"]] = min(lowest.get(row["sample"], math.inf), value)
+        return sorted(lowest, key=lambda index: (lowest[index], index))
 
     def classes(self) -> frozenset[str]:
         """The class outputs: given, or (detect_probabilities) probability vectors in every sample."""

@@ -294,7 +294,11 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "seconds": Num(0, nullable=True), "budget_seconds": Num(0, nullable=True), "stopped": Str(TEXT_MAX, nullable=True),
         "target_cosine": Num(-1, 1, nullable=True), "target_top1": Share(True), "trials": Count(True),
         # optional, 1.2-compatible (2026-11-27): what "meets the target" judged, in the report's words
-        "judged": Str(TEXT_MAX, nullable=True)},
+        "judged": Str(TEXT_MAX, nullable=True),
+        # optional, 1.2-compatible (2026-11-27, session 35): trials run on a subset (collect/whatif_samples.py): of how many
+        # samples, which, how chosen, and one trial on all of them as estimated
+        "of_samples": Count(True), "sample_indices": ListOf(Count(), nullable=True),
+        "sample_choice": Str(nullable=True), "planned_seconds": Num(0, nullable=True)},
         # Every key collect/whatif.py writes; the report's what-if paragraph reads them all.
         required=("baseline", "chosen", "target_cosine", "target_top1", "budget_seconds", "quantized_nodes", "stopped",
                   "seconds", "trials")),

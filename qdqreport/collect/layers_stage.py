@@ -6,7 +6,8 @@ PER_LAYER_SAMPLES by default) spread evenly over the evaluation set, first and l
 or every sample with `--per-layer-samples all`. A sample costs 4-7 plain inferences of both models (marked
 runs that copy every tensor out, the local graph, the folding; docs/BENCHMARKS.md), so the bound keeps the
 pass's cost fixed whatever N is; layers/summary.json records which samples were read. The what-if search
-then spends up to --whatif-budget seconds re-running modified QDQ models on every sample.
+then spends up to --whatif-budget seconds re-running modified QDQ models on every sample, or on a subset when one
+trial on all of them would cost more than a tenth of the budget (collect/whatif_samples.py).
 
 A graph pair the pass cannot fully align never stops the collect: pairs whose two sides are not the same quantity
 (align.check_pairs, nodes fused before quantization) are skipped and counted in layers/summary.json, and when no
@@ -54,7 +55,7 @@ def run_per_layer(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence
                   options: WhatIfOptions, progress: Progress, graphs: GraphPair | None = None,
                   limit: int | None = None) -> PerLayer:
     """Per-layer statistics over at most *limit* of *samples* spread over the set (None: every sample), then
-    (budget > 0) the what-if search on every sample. *graphs*: the two models' indices and alignment shared with
+    (budget > 0) the what-if search on every sample (or a planned subset). *graphs*: the two models' indices and alignment shared with
     the collect's other passes (else built here)."""
     import time
 

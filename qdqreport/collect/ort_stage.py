@@ -50,6 +50,7 @@ class OrtStage:
     outputs: list[Feed] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    open_seconds: float = 0.0  # creating the session (collect/whatif_samples.py plans a trial's fixed cost from it)
     details: dict[str, Any] = field(default_factory=dict)
     _names: tuple[str, ...] = ()  # the session's output names, in its order (what infer names its outputs by)
 
@@ -150,9 +151,11 @@ def open_stage(stage_id: str, model_bytes: bytes | str, graph_outputs: tuple[str
     G_LOGGER.colors = False
     G_LOGGER.module_severity = G_LOGGER.CRITICAL + 1
     stage = OrtStage(stage_id, graph_outputs)
+    start = time.perf_counter()
     try:
         runner = OnnxrtRunner(new_session(model_bytes, provider, config), name=stage_id)
         runner.activate()
+        stage.open_seconds = time.perf_counter() - start
     except Exception as exc:
         stage.fail(f"session creation failed: {type(exc).__name__}: {_first_line(exc)}")
         return stage

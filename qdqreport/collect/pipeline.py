@@ -166,7 +166,7 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     # The what-if's decisions read as many samples as the report's will: the ones the stages stored (None: all).
     fp32_store = stages["ort_fp32"].outputs
     stored = None if fp32_store.keep is None else fp32_store.stored
-    layers = _per_layer(options, loaded, precision, progress, stored) if options.per_layer else None
+    layers = _per_layer(options, loaded, precision, progress, stored, stages["ort_qdq"], run) if options.per_layer else None
     if options.confirm is not None and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
@@ -609,14 +609,19 @@ def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progr
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress,
-               decision_samples: int | None) -> PerLayer:
+               decision_samples: int | None, qdq: OrtStage, run: "_OrtRun") -> PerLayer:
     from qdqreport.collect.layers_stage import run_per_layer
     from qdqreport.collect.whatif import WhatIfOptions
 
     # The what-if judges its variants as the report will judge the QDQ model: the same output kinds and decision
-    # threshold, decisions on the same stored samples (collect/whatif.py).
+    # threshold, decisions on the same stored samples (collect/whatif.py); it plans its trials' samples from the QDQ
+    # stage's inference time and its worst samples (collect/whatif_samples.py).
+    ran = len(qdq.outputs) if qdq.error is None else 0
     whatif = WhatIfOptions(options.whatif_budget, options.target_cosine, options.target_top1, provider=options.ort_provider,
-                           judging=options.judging, decision_samples=decision_samples, decoder=loaded.decoder)
+                           judging=options.judging, decision_samples=decision_samples, decoder=loaded.decoder,
+                           seconds_per_sample=qdq.seconds / ran if ran else None,
+                           session_seconds=qdq.open_seconds,
+                           worst_samples=tuple(run.comparer.worst_samples()) if options.whatif_budget > 0 else ())
     return run_per_layer(loaded.fp32.proto, loaded.qdq.proto, loaded.eval.samples, precision, whatif, progress,
                          loaded.graphs, options.per_layer_samples)
 

@@ -24,7 +24,9 @@ Search, within a time budget:
   3. when the chosen nodes are all of one op type and cover at least half of that type's
      quantized nodes, the whole op type excluded (ModelOpt's --op_types_to_exclude);
   4. with the time left, single-node exclusions of the top suspects (evidence for the table).
-A trial is started only when the time spent plus one trial's observed cost fits the budget.
+A trial is started only when the time spent plus one trial's observed cost fits the budget. When one trial on every
+sample would take more than a tenth of the budget, every trial runs on a subset planned before the first
+(collect/whatif_samples.py: the worst samples and a spread, recorded in the summary).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,6 +46,7 @@ from qdqreport.bundle.vocabulary import WHATIF_TASK_OUTPUT
 from qdqreport.collect.exclusion import exclusion_variant
 from qdqreport.collect.models import session_source
 from qdqreport.collect.qdq_graph import GraphIndex
+from qdqreport.collect.whatif_samples import trial_samples
 
 Feed = dict[str, np.ndarray]
 SINGLES = 5
@@ -59,6 +62,11 @@ class WhatIfOptions:
     judging: JudgingOptions | None = None  # --output-kind / --decision-threshold given to collect
     decision_samples: int | None = None  # the samples the report's decisions read (--store-outputs first:N; None: all)
     decoder: Any = None  # collect --postprocess's decode (analysis/decode_step.Decoder): it judges each variant too
+    # The QDQ stage's inference seconds per sample and its samples worst first: what collect/whatif_samples.py plans
+    # the trials' samples from (None / (): every sample)
+    seconds_per_sample: float | None = None
+    worst_samples: tuple[int, ...] = ()
+    session_seconds: float = 0.0  # the QDQ stage's session creation: each trial pays about as much
 
 
 @dataclass(frozen=True)
@@ -155,10 +163,16 @@ def run_whatif(q_index: GraphIndex, f_index: GraphIndex, samples: Sequence[Feed]
     suspects = rank_suspects(layer_rows, quantized)[: options.candidates]
     from qdqreport.analysis.output_kinds import producer_ops
 
+    chosen_samples = trial_samples(len(samples), options.seconds_per_sample, options.budget, options.worst_samples,
+                                   options.session_seconds)
+    if chosen_samples.narrowed:  # every trial on the same subset; its decisions read all of it
+        samples = [samples[i] for i in chosen_samples.indices]
+        fp32_outputs = [fp32_outputs[i] for i in chosen_samples.indices]
+        options = replace(options, decision_samples=None)
     search = WhatIf(q_index, f_index, samples, fp32_outputs, class_outputs, options, producer_ops(precision))
     summary: dict[str, Any] = {"format": 1, "target_cosine": options.target_cosine, "target_top1": options.target_top1,
                                "budget_seconds": options.budget, "candidates": suspects,
-                               "quantized_nodes": len(quantized), "samples": len(samples)}
+                               "quantized_nodes": len(quantized), **chosen_samples.record()}
     baseline = search.trial("baseline", [])
     summary["baseline"] = _as_dict(baseline)
     summary["judged"] = _judged_words(baseline, search)
