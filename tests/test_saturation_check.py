@@ -171,3 +171,22 @@ def test_the_control_runs_where_an_output_does_not_agree_and_says_why(tmp_path, 
 def test_no_control_at_all_for_s8s8_on_a_vnni_cpu(tmp_path, monkeypatch) -> None:
     ctx = _demo_collect(tmp_path, monkeypatch, "cls_int8_x255.onnx", vnni=True)
     assert ctx.stage(UNFUSED_STAGE) is None
+
+
+def test_kernels_that_rescue_a_side_output_only_are_a_cause_not_the_cause(tmp_path) -> None:
+    """A new user's U2-Net-p, quantized S8S8 per channel and collected on this AVX2 CPU: unfused, side output 1965 is
+    won back (map IoU 0.969 -> 0.992) while the fused map 1959 stays collapsed (0.780 -> 0.782), and the headline
+    said "most likely cause: the integer kernels". QR012 now fires as a capped warning that names the outputs left
+    collapsed, and it no longer refutes the layer findings (kernels_explain is None)."""
+    from qdqreport.analysis.saturation import kernels_explain
+    from qdqreport.rules import discover
+    from qdqreport.rules.u8s8_saturation import _side_output_rescued
+    from qdqreport.testing.builder import BundleBuilder
+
+    builder = BundleBuilder(tmp_path / "bundle")
+    _side_output_rescued(builder)
+    ctx = builder.context()
+    finding, = discover()["QR012"].run(ctx)
+    assert finding.severity == "warning" and finding.score <= 0.2
+    assert "output main (" in finding.summary and "stays as damaged unfused" in finding.summary
+    assert kernels_explain(ctx) is None
