@@ -114,7 +114,10 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     than the fused model (collapse to degrade or agree, degrade to agree: analysis/saturation.py's
     explaining_gain, which also refutes the layer findings); the share won back
     is the score (1 when the unfused run agrees). Of the outputs it explains, the one the fused model
-    damages most decides: an error when that QDQ output collapses, a warning when it degrades. The stage
+    damages most decides: an error when that QDQ output collapses, a warning when it degrades. When another output
+    the control does not explain is damaged at least as badly (analysis/saturation.py's unexplained: a U2-Net-p whose
+    side map is won back while the fused map stays collapsed unfused), the kernels are a cause, not the cause: a
+    warning at most, scored at most 0.2, naming the outputs left damaged, and the layer findings stand. The stage
     details record whether this CPU has VNNI. Under a calibration the bundle proves unlike the evaluation data
     (analysis/upstream.py: noise, a named step, a coverage gap, an input quantizer that clips) the ranges it set decide the magnitudes that
     saturate: the finding is then a warning scored 0.2, under the calibration finding; for target tensorrt it is
