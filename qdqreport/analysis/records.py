@@ -1,7 +1,7 @@
 """Typed, frozen records of the bundle's tables: what Context hands rules instead of raw dicts.
 
-One record class per table kind of bundle/schema.TABLE_COLUMNS, with exactly its declared columns
-(tests/test_records.py holds the two in step). Context builds them once, from rows that
+One record class per table kind of bundle/schema.TABLE_COLUMNS, with exactly its declared columns and then its
+OPTIONAL_COLUMNS (tests/test_records.py holds them in step). Context builds them once, from rows that
 bundle/artifacts.check_rows has checked, so every field holds a value of its declared type (a float
 column may be None: an empty cell). Columns a newer minor schema adds are not carried.
 
@@ -76,6 +76,12 @@ class TensorRow(TableRow):
     max_abs: float | None
     rel_l2: float | None
     ref_absmax: float | None
+    # optional columns (bundle/schema.OPTIONAL_COLUMNS, session 35): the float activation the node reads, its errors
+    input_tensor: str = ""
+    input_cosine: float | None = None
+    input_sqnr_db: float | None = None
+    local_cosine: float | None = None  # the node recomputed from FP32 inputs, quantized as in the QDQ graph
+    local_sqnr_db: float | None = None
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,9 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "by_op_type": Obj(values=Obj(values=Count()), nullable=True), "nodes": ListOf(_NODE, nullable=True),
         "qdq": ListOf(_QDQ, nullable=True),
         "sensitive": ListOf(Obj({"node": Str(nullable=True), "op_type": Str(nullable=True), "pattern": Str(nullable=True),
-                                 "quantized": Bool(True), "tensor": Str(nullable=True)},
+                                 "quantized": Bool(True), "tensor": Str(nullable=True),
+                                 # optional, 1.2-compatible (session 35): the float activation the node reads
+                                 "input": Str(nullable=True)},
                                 required=("node", "op_type", "pattern", "quantized", "tensor")), nullable=True),
     }),
     "modelopt_log": Obj({

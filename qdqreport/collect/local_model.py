@@ -32,8 +32,9 @@ class LocalModel:
     outputs: dict[str, str]  # local output name -> FP32 tensor name
 
 
-def build_local_model(q_index: GraphIndex, alignment: Alignment) -> LocalModel:
-    """One graph computing every aligned tensor from FP32 values of the aligned tensors it reads."""
+def build_local_model(q_index: GraphIndex, alignment: Alignment, only: set[str] | None = None) -> LocalModel:
+    """One graph computing every aligned tensor (or those of *only*, QDQ names) from FP32 values of the aligned
+    tensors it reads."""
     boundary = {t.qdq_name for t in alignment.tensors}
     graph_inputs = {i.name for i in q_index.model.graph.input}
     initializers = {t.name: t for t in q_index.model.graph.initializer}
@@ -58,6 +59,8 @@ def build_local_model(q_index: GraphIndex, alignment: Alignment) -> LocalModel:
 
     outputs: dict[str, str] = {}
     for tensor in alignment.tensors:
+        if only is not None and tensor.qdq_name not in only:
+            continue
         producer = q_index.producer[tensor.qdq_name]
         if id(producer) not in copied:
             copied[id(producer)] = producer

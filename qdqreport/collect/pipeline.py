@@ -357,11 +357,13 @@ def _precision_summary(loaded: _Loaded, progress: Progress) -> dict[str, Any] | 
 
 
 def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[dict[str, Any]]:
-    """Sensitive nodes whose output tensor exists under the same name in both graphs."""
+    """Sensitive nodes whose output tensor exists under the same name in both graphs; each one's `input` kept only
+    where that tensor does too (the tensor pass measures it beside the output)."""
     if not precision:
         return []
     in_both = node_output_names(loaded.fp32.proto) & node_output_names(loaded.qdq.proto)
-    marked = [s for s in precision.get("sensitive", []) if s["tensor"] in in_both and s["tensor"] not in loaded.fp32.outputs]
+    marked = [{**s, "input": s.get("input") if s.get("input") in in_both else None}
+              for s in precision.get("sensitive", []) if s["tensor"] in in_both and s["tensor"] not in loaded.fp32.outputs]
     return marked[:MAX_MARKED_TENSORS]
 
 
@@ -466,7 +468,8 @@ def _run_stages(loaded: _Loaded, marked: list[dict[str, Any]], options: CollectO
         announce_tensor_pass(progress, marked, loaded.eval.samples)
         tensors = early.tensors
     else:
-        tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples, provider, progress)
+        tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples, provider, progress,
+                                  graphs=loaded.graphs)
     if marked:
         stages["ort_qdq"].details.update(tensors.details())
     return stages, _OrtRun(comparer, tensors.rows, early)
@@ -531,7 +534,7 @@ class _BoundedPasses:
             if held > BESIDE_TENSOR_BYTES:
                 return None
             tensors = run_tensor_pass(loaded.fp32.proto, loaded.qdq.proto, marked, loaded.eval.samples,
-                                      options.ort_provider, quiet)
+                                      options.ort_provider, quiet, graphs=loaded.graphs)
             early = _Early(tensors)
             try:
                 early.ranges = _activation_ranges(options, loaded, quiet, sizes=sizes)

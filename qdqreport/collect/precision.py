@@ -343,8 +343,19 @@ def sensitive_nodes(index: GraphIndex) -> list[dict[str, Any]]:
                                     node.output[0]))
     ordered = sorted(found.values(), key=lambda item: index.position[id(item[0])])
     return [{"node": index.name_of(node), "op_type": node.op_type, "pattern": pattern,
-             "quantized": _touches_qdq(index, node), "tensor": _original_name(index, tensor)}
+             "quantized": _touches_qdq(index, node), "tensor": _original_name(index, tensor),
+             "input": _float_input(index, node)}
             for node, pattern, tensor in ordered]
+
+
+def _float_input(index: GraphIndex, node: onnx.NodeProto) -> str | None:
+    """The activation a sensitive node reads, before its Q/DQ pair (and shape-only nodes): what the default collect's
+    tensor pass measures beside the node's output, so a node that only passes on an error arriving at its input is
+    told from one that adds it (rules/sensitive_op_quantized.py). None when it reads a weight or a graph input."""
+    if not node.input or not node.input[0]:
+        return None
+    name, producer = index.source_through(node.input[0], PASS_THROUGH | QDQ_OPS)
+    return name if producer is not None and not index.is_constant(name) else None
 
 
 def _is_silu_gate(index: GraphIndex, node: onnx.NodeProto) -> bool:

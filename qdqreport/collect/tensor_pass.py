@@ -1,5 +1,6 @@
-"""The `tensors` table of the quantization comparison: errors of the sensitive nodes' output tensors,
-from a separate pass bounded to the first TENSOR_SAMPLES evaluation samples.
+"""The `tensors` table of the quantization comparison: errors of the sensitive nodes' output tensors, and of the
+float activation each reads (its `input`: what the node adds is the difference), from a separate pass bounded to
+the first TENSOR_SAMPLES evaluation samples.
 
 The stage sessions (ort_fp32, ort_qdq) carry the graph outputs only, as deployed: marking
 intermediate tensors as outputs keeps ONNX Runtime from fusing across them and copies every
@@ -20,8 +21,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from qdqreport.analysis.metrics import Accumulator
+from qdqreport.collect.align import GraphPair
 from qdqreport.collect.models import with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
+from qdqreport.collect.sensitive_local import LocalErrors, SensitiveLocal, sensitive_local
 from qdqreport.progress import Progress
 
 TENSOR_SAMPLES = 8  # samples of the bounded pass; the sensitive-node rule reads a cosine, not a distribution
@@ -41,23 +44,41 @@ class TensorPass:
 
 
 def run_tensor_pass(fp32_proto: Any, qdq_proto: Any, marked: list[dict[str, Any]], samples: Sequence[Feed],
-                    provider: str, progress: Progress, limit: int = TENSOR_SAMPLES) -> TensorPass:
-    """Errors of the *marked* tensors (precision-summary `sensitive` entries) on the first *limit* samples."""
+                    provider: str, progress: Progress, limit: int = TENSOR_SAMPLES,
+                    graphs: GraphPair | None = None) -> TensorPass:
+    """Errors of the *marked* tensors (precision-summary `sensitive` entries) on the first *limit* samples; with
+    *graphs* (the two models' shared indices and alignment), each node's local error too (collect/sensitive_local.py)."""
     if not marked or not samples:
         return TensorPass()
-    tensors = [m["tensor"] for m in marked]
+    # Each node's output, and the float activation it reads (precision `input`): what it adds is the difference.
+    tensors = list(dict.fromkeys([m["tensor"] for m in marked] + [m["input"] for m in marked if m.get("input")]))
     used = list(samples[:limit])
     announce_tensor_pass(progress, marked, samples, limit)
     accumulators = {name: (Accumulator(), [0.0]) for name in tensors}
+    local = _local_graph(graphs, [m["tensor"] for m in marked])
+    fp32_tensors = list(dict.fromkeys(tensors + list(local.fed if local else ())))
+    own = LocalErrors(local, provider)
     try:
-        fp32_outs = _marked_outputs(new_session(with_extra_outputs(fp32_proto, tensors), provider), tensors, used)
+        fp32_outs = _marked_outputs(new_session(with_extra_outputs(fp32_proto, fp32_tensors), provider), fp32_tensors,
+                                    tensors, used, own)
         qdq = new_session(with_extra_outputs(qdq_proto, tensors), provider)
         for fp32_out, feed in zip(fp32_outs, used):
             accumulate_tensors(accumulators, fp32_out, dict(zip(tensors, qdq.run(tensors, feed))))
     except Exception as exc:  # the stages ran without these tensors; losing the table must not lose the bundle
         text = str(exc).strip()
         return TensorPass(error=f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}")
-    return TensorPass(tensor_rows(marked, accumulators, len(used)), len(used))
+    return TensorPass(tensor_rows(marked, accumulators, len(used), own.result()), len(used))
+
+
+def _local_graph(graphs: GraphPair | None, tensors: list[str]) -> SensitiveLocal | None:
+    """The flagged nodes' local graph, None without *graphs* or when the pair cannot be aligned (no local error then:
+    the accumulated errors still stand)."""
+    if graphs is None:
+        return None
+    try:
+        return sensitive_local(graphs, tensors)
+    except Exception:  # an alignment that raises here raises in the per-layer pass too, which says why
+        return None
 
 
 def announce_tensor_pass(progress: Progress, marked: list[dict[str, Any]], samples: Sequence[Feed],
@@ -68,12 +89,20 @@ def announce_tensor_pass(progress: Progress, marked: list[dict[str, Any]], sampl
         progress.say(f"sensitive-node tensors: {len(marked)} tensor(s) on the first {min(limit, len(samples))} sample(s)")
 
 
-def _marked_outputs(session: Any, tensors: list[str], used: list[Feed]) -> list[dict[str, np.ndarray]]:
-    """*session*'s marked tensors on each sample, copied: ONNX Runtime's output arrays hold its memory arena (a
-    session's activations, ~0.5 GB on a 320x320 U^2-Net-p) until the last of them is gone, so the copies let the
-    FP32 session's memory go before the QDQ session is built (issue 12: both sessions at once were the collect's
-    peak). The session is released when this returns: the caller keeps no reference to it."""
-    return [{name: np.array(value) for name, value in zip(tensors, session.run(tensors, feed))} for feed in used]
+def _marked_outputs(session: Any, marked: list[str], kept: list[str], used: list[Feed],
+                    own: LocalErrors) -> list[dict[str, np.ndarray]]:
+    """*session*'s *kept* tensors on each sample, copied, after *own* has folded the sample's local error from all
+    its *marked* ones (only one sample's local feed held at a time). Copied: ONNX Runtime's output arrays hold its
+    memory arena (a session's activations, ~0.5 GB on a 320x320 U^2-Net-p) until the last of them is gone, so the
+    copies let the FP32 session's memory go before the QDQ session is built (issue 12: both sessions at once were the
+    collect's peak). The session is released when this returns: the caller keeps no reference to it."""
+    kept_values = []
+    for feed in used:
+        values = dict(zip(marked, session.run(marked, feed)))
+        own.add(feed, values)
+        kept_values.append({name: np.array(values[name]) for name in kept})
+        del values
+    return kept_values
 
 
 def accumulate_tensors(accumulators: dict[str, tuple[Accumulator, list[float]]], fp32_out: dict, qdq_out: dict) -> None:
@@ -88,11 +117,21 @@ def accumulate_tensors(accumulators: dict[str, tuple[Accumulator, list[float]]],
             absmax[0] = max(absmax[0], float(np.abs(ref[finite]).max()))
 
 
-def tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int) -> list[dict[str, Any]]:
+def tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int,
+                own: dict[str, Accumulator] | None = None) -> list[dict[str, Any]]:
+    """One row a sensitive node: its output's errors, and (optional columns, session 35) its input's and its own
+    (*own*: local errors by tensor, collect/sensitive_local.py)."""
     rows = []
     for entry in marked:
         acc, absmax = accumulators[entry["tensor"]]
-        rows.append({"tensor": entry["tensor"], "node": entry["node"], "op_type": entry["op_type"], "samples": samples,
-                     "cosine": acc.cosine(), "sqnr_db": acc.sqnr_db(), "max_abs": acc.max_abs, "rel_l2": acc.rel_l2(),
-                     "ref_absmax": absmax[0]})
+        row = {"tensor": entry["tensor"], "node": entry["node"], "op_type": entry["op_type"], "samples": samples,
+               "cosine": acc.cosine(), "sqnr_db": acc.sqnr_db(), "max_abs": acc.max_abs, "rel_l2": acc.rel_l2(),
+               "ref_absmax": absmax[0]}
+        source = accumulators.get(entry.get("input") or "")
+        if source is not None and source[0].count:
+            row.update(input_tensor=entry["input"], input_cosine=source[0].cosine(), input_sqnr_db=source[0].sqnr_db())
+        local = (own or {}).get(entry["tensor"])
+        if local is not None:
+            row.update(local_cosine=local.cosine(), local_sqnr_db=local.sqnr_db())
+        rows.append(row)
     return rows

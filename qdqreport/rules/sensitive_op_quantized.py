@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import BornUpstream, born_upstream, layer_tables
+from qdqreport.analysis.layers import LOCAL_BAD_COSINE, BornUpstream, born_upstream, layer_tables
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
 from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
@@ -35,6 +35,17 @@ def _head_and_softmax_int8(b):
                                _row("softmax_0.tmp_0", "Softmax@0", "Softmax", 0.95, 10.2)])
 
 
+def _error_arrives_at_their_inputs(b):
+    # The same graph, but each node reads an input already as damaged: it passes the error on (a new user's U2-Net-p).
+    _head_and_softmax_int8(b)
+    b.tensors("quantization", [{**_row("linear_1.tmp_0", "MatMul@0", "MatMul", 0.93, 8.7),
+                                                "input_tensor": "pool_0.tmp_0", "input_cosine": 0.94, "input_sqnr_db": 9.6,
+                                "local_cosine": 0.9996, "local_sqnr_db": 31.0},
+                               {**_row("softmax_0.tmp_0", "Softmax@0", "Softmax", 0.95, 10.2),
+                                "input_tensor": "linear_1.tmp_0", "input_cosine": 0.93, "input_sqnr_db": 8.7,
+                                "local_cosine": 0.9993, "local_sqnr_db": 29.4}])
+
+
 def _sensitive_nodes_kept_fp16(b):
     # ModelOpt's default: the head and the softmax stay FP16, only the convolutions are INT8.
     logits = class_logits(32, seed=11)
@@ -58,6 +69,8 @@ def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> di
 
 @rule(id="QR002", slug="sensitive-op-quantized", title="Sensitive operators are quantized to INT8",
       examples=[Fires("final MatMul and Softmax in INT8", _head_and_softmax_int8),
+                Fires("the same, the error arriving at their inputs (a warning under the symptom)",
+                      _error_arrives_at_their_inputs),
                 Quiet("head and Softmax left in FP16", _sensitive_nodes_kept_fp16),
                 Quiet("Softmax in FP16, only its output quantized for the next MatMul",
                       _softmax_output_quantized_for_consumer)])
@@ -107,6 +120,14 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     U2-Net-p: 14 output Convs and Sigmoids flagged, the error born at one BatchNorm-folded Conv; excluding the 14, run
     for real, moved the foreground IoU from 0.655 to 0.659).
 
+    The default collect localises too, on the flagged nodes only: its sensitive-node pass recomputes each from the
+    FP32 model's values of what it reads, quantized as in the QDQ model (collect/sensitive_local.py: per-layer's local
+    error, for these nodes). When every flagged node with a bad output (tensor cosine below 0.98) adds little itself
+    (local cosine 0.99 or more), the error arrives at them: at most a warning, scored at most 0.2, quoting the worst
+    node's input, output and local cosine, and the finding points at collect --per-layer (a new user's U2-Net-p
+    without --per-layer: QR002 led with an error, "14 sensitive nodes"). Comparing a node's output SQNR with its
+    input's would not do: U2-Net-p's fusing 1x1 Conv adds nothing itself yet falls from 11.9 to 5.3 dB, its weights
+    of both signs cancelling the signal and not the errors.
     Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
     regex-escaped names, or --op_types_to_exclude when every node of the type is at fault;
     quantize_static's nodes_to_exclude, or the op type left out of op_types_to_quantize). A node the
@@ -152,7 +173,8 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                 and not any(s["pattern"] in HEAD_PATTERNS for s in flagged))
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
-    cause = None if nan_inputs else _birth_line(born) if born else _crushed_line(ctx, flagged)
+    cause = None if nan_inputs else _birth_line(born) if born else (_crushed_line(ctx, flagged)
+                                                                     or _arrives_at_inputs(flagged, errors))
     yield _under(cause, rerank(ctx, sensitive_op_quantized.finding(
         title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
@@ -225,6 +247,29 @@ def _crushed_line(ctx: Context, flagged: list[dict[str, Any]]) -> Text | None:
     return Text(f"{plural(len(crushed), 'per-tensor weight')} of other nodes crush output channels (see the "
                 "per-tensor weights finding): every layer after them computes on what is left, so these nodes' error "
                 "is what that predicts. Quantize the weights per channel first, then collect again.")
+
+
+def _arrives_at_inputs(flagged: list[dict[str, Any]], errors: dict[str, Any]) -> Text | None:
+    """The default collect's own localisation (collect/sensitive_local.py recomputes each flagged node from FP32
+    inputs, quantized as in the QDQ graph): when every flagged node whose output is bad (tensor cosine below
+    TENSOR_COSINE_BAD) adds little itself (local cosine LOCAL_BAD_COSINE or more, per-layer's own bar), the error
+    arrives at them; None otherwise (a node not measured locally, a bundle before session 35, a node that adds it)."""
+    bad = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors and _finite(errors[s["tensor"]].cosine)
+           and errors[s["tensor"]].cosine < TENSOR_COSINE_BAD]
+    if not bad or not all(_finite(r.local_cosine) and r.local_cosine >= LOCAL_BAD_COSINE for r in bad):
+        return None
+    worst = min(bad, key=lambda r: r.cosine)
+    reads = (f" reads {worst.input_tensor} at cosine {worst.input_cosine:.3f} and" if worst.input_tensor
+             and _finite(worst.input_cosine) else "")
+    return Text(f"Measured: the error reaches these nodes from before them. {worst.node}{reads} outputs cosine "
+                f"{worst.cosine:.3f}, yet recomputed from FP32 inputs (quantized as in the QDQ model) it reaches "
+                f"cosine {worst.local_cosine:.4f}; each of the {len(bad)} with a bad output adds little itself (local "
+                f"cosine {LOCAL_BAD_COSINE} or more, on the first {worst.samples} samples). The damage is born "
+                "upstream: collect --per-layer localises it; excluding these nodes alone is not expected to help.")
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _cosine_words(value: Any) -> str:
