@@ -60,6 +60,9 @@ number that decided it, and names the most severe other finding.
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 DEPLOYMENT_TAG = "deployment"  # what only the deployment target rejects or changes: its own report section
 SYMPTOM_TAG = "symptom"  # locates a measured divergence without explaining it (QR001)
+# The score of a cause another measurement explains or refutes (rules/_measured.capped), under every calibration
+# finding's (QR006's 0.3 and up); the headline names no cause scored this low as "most likely" (report/model.py).
+REFUTED_SCORE = 0.2
 LOCALISATION_TAG = "localisation"  # where along the graph the divergence first shows (QR200): it locates, too
 ROOT_CAUSE_TAG = "root_cause"
 FIX_TAG = "fix"  # a measured fix (QR203: excluding these nodes restores the outputs)

@@ -190,3 +190,17 @@ def test_kernels_that_rescue_a_side_output_only_are_a_cause_not_the_cause(tmp_pa
     assert finding.severity == "warning" and finding.score <= 0.2
     assert "output main (" in finding.summary and "stays as damaged unfused" in finding.summary
     assert kernels_explain(ctx) is None
+
+
+def test_the_headline_names_no_cause_when_every_cause_was_measured_down(tmp_path) -> None:
+    """The same bundle's report: the outputs collapse, and the only cause left is the capped QR012: the headline
+    says no cause is established instead of "most likely cause: the integer kernels"."""
+    from qdqreport.pipeline import render_report
+    from qdqreport.rules.u8s8_saturation import _side_output_rescued
+    from qdqreport.testing.builder import BundleBuilder
+
+    builder = BundleBuilder(tmp_path)
+    _side_output_rescued(builder)
+    render_report(builder.build().location, tmp_path / "report")
+    headline = (tmp_path / "report" / "report.md").read_text().splitlines()[0]
+    assert "no cause established; weak suspect: ONNX Runtime's" in headline and "most likely cause" not in headline

@@ -17,10 +17,8 @@ from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.saturation import kernels_explain
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.findings import Finding, Text
+from qdqreport.findings import REFUTED_SCORE, Finding, Text
 from qdqreport.rules._common import diverging_outputs, outputs_collapse
-
-REFUTED_SCORE = 0.2  # under every calibration finding's score (QR006's 0.3 and up)
 
 
 def impact_allows_error(ctx: Context) -> bool:
