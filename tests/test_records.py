@@ -41,19 +41,19 @@ def test_context_reads_tables_as_records(tmp_path):
 
 
 def test_optional_columns_read_as_empty_from_an_older_bundle_and_typed_from_a_newer_one(tmp_path):
-    """The tensors table's input columns (session 35) are trailing and optional: a bundle written before them reads
-    with None there, one written after gets floats."""
+    """The tensors table's input and local columns (session 35) are trailing and optional: a bundle written before
+    them reads with None there, one written after gets floats."""
     bundle = tmp_path / "b"
     (bundle / "compare").mkdir(parents=True)
     old = "tensor,node,op_type,samples,cosine,sqnr_db,max_abs,rel_l2,ref_absmax\nt,n,Sigmoid,8,0.9,10,1,0.3,2\n"
-    new = old.replace("ref_absmax\n", "ref_absmax,input_tensor,input_cosine,input_sqnr_db\n").replace(
+    new = old.replace("ref_absmax\n", "ref_absmax,input_tensor,local_cosine,local_sqnr_db\n").replace(
         ",2\n", ",2,x,0.91,10.5\n")
     for name, text in (("old.csv", old), ("new.csv", new)):
         (bundle / "compare" / name).write_text(text)
     older, = table_records("tensors", _read(bundle, "compare/old.csv"))
     newer, = table_records("tensors", _read(bundle, "compare/new.csv"))
-    assert older.input_tensor == "" and older.input_cosine is None and older.input_sqnr_db is None
-    assert newer.input_tensor == "x" and newer.input_cosine == 0.91 and newer.input_sqnr_db == 10.5
+    assert older.input_tensor == "" and older.local_cosine is None and older.local_sqnr_db is None
+    assert newer.input_tensor == "x" and newer.local_cosine == 0.91 and newer.local_sqnr_db == 10.5
 
 
 def _read(root, relative):

@@ -204,3 +204,20 @@ def test_the_headline_names_no_cause_when_every_cause_was_measured_down(tmp_path
     render_report(builder.build().location, tmp_path / "report")
     headline = (tmp_path / "report" / "report.md").read_text().splitlines()[0]
     assert "no cause established; weak suspect: ONNX Runtime's" in headline and "most likely cause" not in headline
+
+
+@pytest.mark.parametrize(("vnni", "first"), [(False, "reduce_range=True"), (True, "'ActivationSymmetric': True")])
+def test_on_a_cpu_without_vnni_the_u8s8_fix_is_7_bit_weights_not_s8s8(tmp_path, vnni, first) -> None:
+    """Without VNNI, S8S8 runs in saturating kernels too: a new user's PP-OCRv6 recognizer (U8S8, AVX2) lost 9 of 200
+    lines; QR012's first fix, symmetric INT8 activations, took it to 41 lost; reduce_range to 6. The fix order
+    follows the CPU the bundle records."""
+    from qdqreport.rules import discover
+    from qdqreport.rules.u8s8_saturation import CPU_NO_VNNI, _bundle
+    from qdqreport.testing.builder import BundleBuilder
+
+    builder = BundleBuilder(tmp_path)
+    _bundle(builder, 4.0, 0.05, cpu={**CPU_NO_VNNI, "vnni": vnni, "vnni_flags": ["avx512_vnni"] if vnni else []})
+    finding, = discover()["QR012"].run(builder.context())
+    assert first in finding.fixes[0].command
+    if not vnni:
+        assert "saturating kernels too" in finding.fixes[1].action and "'ActivationSymmetric': True" in finding.fixes[1].command

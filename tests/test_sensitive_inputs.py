@@ -1,5 +1,5 @@
 """QR002 in a default collect, told apart from an error that only passes through the flagged nodes: the sensitive-node
-pass measures each flagged node's input beside its output, and recomputes the node from FP32 inputs (its local error:
+pass names each flagged node's input and recomputes the node from FP32 inputs (its local error:
 collect/tensor_pass.py, collect/sensitive_local.py, rules/sensitive_op_quantized.py). On the demo's real ModelOpt
 classifier calibrated on x255 data (every range off), and the same model with one activation's scale made 50x too
 small just before the head (the head then adds the error itself); the rule's own example checks the cap."""
@@ -38,9 +38,9 @@ def _pass(qdq: onnx.ModelProto, eval_x) -> list[dict]:
 def test_the_pass_measures_each_sensitive_nodes_input_and_own_error(eval_x):
     rows = _pass(onnx.load(str(DEMO / "cls_int8_x255.onnx")), eval_x)
     head = rows[-1]
-    assert head["input_tensor"] and -1.0 <= head["input_cosine"] <= 1.0
-    # x255 calibration puts every range off: the head's input arrives damaged and the head, fed FP32 values, is fine.
-    assert head["cosine"] < 0.98 and head["input_cosine"] < 0.98 and head["local_cosine"] >= 0.99
+    assert head["input_tensor"] == "linear_1.tmp_1"  # the Softmax reads the head MatMul's biased logits
+    # x255 calibration puts every range off: the error arrives at the head, which, fed FP32 values, is fine.
+    assert head["cosine"] < 0.98 and head["local_cosine"] >= 0.99
 
 
 def test_a_head_that_adds_the_error_itself_is_measured_so(eval_x):
@@ -59,7 +59,6 @@ def test_a_head_that_adds_the_error_itself_is_measured_so(eval_x):
     broken = next(r for r in _pass(clipped, eval_x) if r["node"] == "MatMul@0")
     # Measured: 0.985 (the INT8 head's own rounding) against 0.49 with its input clipped.
     assert head["local_cosine"] > 0.95 and broken["local_cosine"] < 0.8
-    assert broken["input_cosine"] == pytest.approx(head["input_cosine"], abs=1e-6)  # its input: untouched
 
 
 def _head_input_qdq(model: onnx.ModelProto, node_name: str) -> set[str]:

@@ -76,11 +76,10 @@ class TensorRow(TableRow):
     max_abs: float | None
     rel_l2: float | None
     ref_absmax: float | None
-    # optional columns (bundle/schema.OPTIONAL_COLUMNS, session 35): the float activation the node reads, its errors
+    # optional columns (bundle/schema.OPTIONAL_COLUMNS, session 35): the float activation the node reads, and the
+    # node recomputed from FP32 inputs, quantized as in the QDQ graph
     input_tensor: str = ""
-    input_cosine: float | None = None
-    input_sqnr_db: float | None = None
-    local_cosine: float | None = None  # the node recomputed from FP32 inputs, quantized as in the QDQ graph
+    local_cosine: float | None = None
     local_sqnr_db: float | None = None
 
 

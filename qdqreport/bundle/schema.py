@@ -83,10 +83,9 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
 # Trailing columns a 1.2-compatible collector adds after a table's declared ones: read and typed when the header has
 # them, None (empty text for str) when an older bundle's does not; written after the declared columns.
 OPTIONAL_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
-    # session 35 (2026-11-27): the float activation each sensitive node reads, and its errors (collect/tensor_pass.py)
-    # and each node's own error, recomputed from FP32 inputs (collect/sensitive_local.py)
-    "tensors": (("input_tensor", str), ("input_cosine", float), ("input_sqnr_db", float), ("local_cosine", float),
-                ("local_sqnr_db", float)),
+    # session 35 (2026-11-27): the float activation each sensitive node reads, and the node's own error, recomputed
+    # from FP32 inputs (collect/sensitive_local.py)
+    "tensors": (("input_tensor", str), ("local_cosine", float), ("local_sqnr_db", float)),
 }
 
 

@@ -1,6 +1,6 @@
-"""The `tensors` table of the quantization comparison: errors of the sensitive nodes' output tensors, and of the
-float activation each reads (its `input`: what the node adds is the difference), from a separate pass bounded to
-the first TENSOR_SAMPLES evaluation samples.
+"""The `tensors` table of the quantization comparison: errors of the sensitive nodes' output tensors, and each node's
+own error (recomputed from FP32 inputs: collect/sensitive_local.py), from a separate pass bounded to the first
+TENSOR_SAMPLES evaluation samples.
 
 The stage sessions (ort_fp32, ort_qdq) carry the graph outputs only, as deployed: marking
 intermediate tensors as outputs keeps ONNX Runtime from fusing across them and copies every
@@ -50,12 +50,11 @@ def run_tensor_pass(fp32_proto: Any, qdq_proto: Any, marked: list[dict[str, Any]
     *graphs* (the two models' shared indices and alignment), each node's local error too (collect/sensitive_local.py)."""
     if not marked or not samples:
         return TensorPass()
-    # Each node's output, and the float activation it reads (precision `input`): what it adds is the difference.
-    tensors = list(dict.fromkeys([m["tensor"] for m in marked] + [m["input"] for m in marked if m.get("input")]))
+    tensors = [m["tensor"] for m in marked]
     used = list(samples[:limit])
     announce_tensor_pass(progress, marked, samples, limit)
     accumulators = {name: (Accumulator(), [0.0]) for name in tensors}
-    local = _local_graph(graphs, [m["tensor"] for m in marked])
+    local = _local_graph(graphs, tensors)
     fp32_tensors = list(dict.fromkeys(tensors + list(local.fed if local else ())))
     own = LocalErrors(local, provider)
     try:
@@ -119,19 +118,16 @@ def accumulate_tensors(accumulators: dict[str, tuple[Accumulator, list[float]]],
 
 def tensor_rows(marked: list[dict[str, Any]], accumulators: dict, samples: int,
                 own: dict[str, Accumulator] | None = None) -> list[dict[str, Any]]:
-    """One row a sensitive node: its output's errors, and (optional columns, session 35) its input's and its own
-    (*own*: local errors by tensor, collect/sensitive_local.py)."""
+    """One row a sensitive node: its output's errors, and (optional columns, session 35) the activation it reads and
+    its own error (*own*: local errors by tensor, collect/sensitive_local.py)."""
     rows = []
     for entry in marked:
         acc, absmax = accumulators[entry["tensor"]]
         row = {"tensor": entry["tensor"], "node": entry["node"], "op_type": entry["op_type"], "samples": samples,
                "cosine": acc.cosine(), "sqnr_db": acc.sqnr_db(), "max_abs": acc.max_abs, "rel_l2": acc.rel_l2(),
                "ref_absmax": absmax[0]}
-        source = accumulators.get(entry.get("input") or "")
-        if source is not None and source[0].count:
-            row.update(input_tensor=entry["input"], input_cosine=source[0].cosine(), input_sqnr_db=source[0].sqnr_db())
         local = (own or {}).get(entry["tensor"])
         if local is not None:
-            row.update(local_cosine=local.cosine(), local_sqnr_db=local.sqnr_db())
+            row.update(input_tensor=entry.get("input") or "", local_cosine=local.cosine(), local_sqnr_db=local.sqnr_db())
         rows.append(row)
     return rows

@@ -140,9 +140,13 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
 
     Fix: for U8S8, re-quantize with symmetric signed INT8 activations (`activation_type=QuantType.QInt8`,
     `extra_options={'ActivationSymmetric': True}`, S8S8: the captcha reader quantized so keeps
-    23/24 strings fused on the same CPU) or with `reduce_range=True` (7-bit weights: no pair can
+    23/24 strings fused on the same AVX2 CPU) or with `reduce_range=True` (7-bit weights: no pair can
     saturate, at a precision cost: the orientation classifier loses 5/24 decisions with it); when
-    S8S8 saturates, `reduce_range=True` is the fix; or run on a VNNI CPU. Collect again: the
+    S8S8 saturates, `reduce_range=True` is the fix; or run on a VNNI CPU. On a CPU the bundle records
+    without VNNI, S8S8 runs in saturating kernels too, whether it saturates depending on the model (the
+    captcha reader 23/24; a new user's PP-OCRv6 recognizer, U8S8 on the same kind of CPU: 191/200 lines
+    fused, S8S8 159/200, reduce_range 194/200): `reduce_range=True` comes first there, and the
+    symmetric recipe follows with that warning (it is what TensorRT wants). Collect again: the
     control's agreement is what to expect.
     """
     evidence = saturation_evidence(ctx)
@@ -185,7 +189,7 @@ def _finding(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain) -> 
         subject=";".join(evidence.details.get("u8s8_nodes_listed") or []) or "u8s8 integer kernels",
         stage="quantization", tags=("root_cause",),
         summary=_summary(ctx, evidence, worst, upstream), evidence=_evidence(evidence),
-        fixes=_fixes(ctx, _signed(evidence)))
+        fixes=_fixes(ctx, _signed(evidence), vnni is False))
 
 
 def _signed(evidence: SaturationEvidence) -> bool:
@@ -255,7 +259,7 @@ def _evidence(evidence: SaturationEvidence) -> tuple:
                  "causes are in it too; what it wins back is the integer kernels' doing."))
 
 
-def _fixes(ctx: Context, signed: bool) -> tuple[Fix, ...]:
+def _fixes(ctx: Context, signed: bool, no_vnni: bool = False) -> tuple[Fix, ...]:
     source, output = model_file(ctx, "fp32"), requantized_file(ctx)
     rows = calibration_feeds(ctx)  # every model input, as collect read the calibration
     head = ("import types, numpy as np; from onnxruntime.quantization import QuantFormat, QuantType, quantize_static; "
@@ -268,6 +272,14 @@ def _fixes(ctx: Context, signed: bool) -> tuple[Fix, ...]:
         return (Fix("Re-quantize with 7-bit weights (reduce_range=True: a pair of 8-bit activation x 7-bit weight "
                     "products fits 16 bits; measured on OriNet S8S8: 52/60 decisions fused, 60/60 with it)",
                     python_command(reduce_signed)),
+                Fix("Or run on a CPU with VNNI (AVX512-VNNI or AVX-VNNI), where the same model does not saturate"))
+    if no_vnni:  # S8S8 runs in integer kernels that saturate on this CPU too: 7-bit weights are the fix here
+        return (Fix("Re-quantize keeping UINT8 activations with 7-bit weights (reduce_range: a pair of u8*s7 products fits "
+                    "16 bits; a new user's PP-OCRv6 recognizer on an AVX2 CPU: 191/200 lines fused, 194/200 with it)",
+                    python_command(reduce)),
+                Fix("Or symmetric signed INT8 activations (S8S8, what TensorRT wants), but on this CPU they run in "
+                    "saturating kernels too (without VNNI): measure before keeping it (the same recognizer lost "
+                    "more with it, 159/200 lines; the corpus captcha reader kept 23/24)", python_command(symmetric)),
                 Fix("Or run on a CPU with VNNI (AVX512-VNNI or AVX-VNNI), where the same model does not saturate"))
     return (Fix("Re-quantize with symmetric signed INT8 activations (S8S8: no UINT8 operand for VPMADDUBSW to saturate; "
                 "also what TensorRT wants)", python_command(symmetric)),
