@@ -413,3 +413,17 @@ def test_the_printed_calibration_reader_reads_each_array_once(tmp_path, monkeypa
     feeds = list(scope["it"])
     assert len(feeds) == 10 and np.array_equal(feeds[3]["x"], x[3:4]) and np.array_equal(feeds[9]["mask"], m[9:10])
     assert sorted(reads) == ["mask", "x"]
+
+
+def test_weight_symmetry_is_read_from_the_matrix_weights_not_elementwise_constants():
+    """quantize_static's defaults (UINT8 activations, symmetric INT8 weights) on the classifier: an Add's constant is
+    quantized as activations are (asymmetric), so its zero point is not 0; WeightSymmetric stays True, as the user
+    ran it (a new user's PP-OCRv6 fixes printed False from 12 such constants)."""
+    from qdqreport.analysis.quantizer import node_op_types, ort_options
+    from qdqreport.collect.precision import precision_summary
+
+    precision = precision_summary(onnx.load(str(DEMO.parents[1] / "tests" / "data" / "models" / "cls_ort_int8.onnx")))
+    ops = node_op_types(precision)
+    constants = [g for g in precision["qdq"] if g.get("kind") == "weight" and g.get("zero_point_nonzero")]
+    assert constants and all(ops.get(c) == "Add" for g in constants for c in g["consumers"])
+    assert ort_options(precision)["extra_options"]["WeightSymmetric"] is True

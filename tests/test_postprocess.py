@@ -480,3 +480,12 @@ def test_verdict_names_the_task_agreement_of_the_diverging_pair(graded: bool, tm
     headline = (tmp_path / "r" / "report.md").read_text().splitlines()[0]
     assert headline.replace("\\_", "_").startswith(f"## 🔴 Quantization collapses the outputs: {words}; raw outputs: ")
     assert "); most likely cause: " in headline
+
+
+def test_decoded_text_in_the_task_table_is_readable_not_escaped() -> None:
+    """A new user's Chinese OCR lines read `text="\\u6ce8\\u610f..."` in the task table; they are shown as written, in
+    quotes (a label a decode returns is the user's own text, escaped for the page by the renderer)."""
+    from qdqreport.analysis.task import describe
+
+    line = describe({"text": np.asarray("注意安全 exit"), "tokens": np.asarray(["注", "意"])}, ["text", "tokens"])
+    assert line == 'text="注意安全 exit"; tokens=["注", "意"]'

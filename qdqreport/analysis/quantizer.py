@@ -135,7 +135,15 @@ def ort_options(precision: Mapping[str, Any]) -> dict[str, Any]:
             "per_channel": any(g.get("axis") is not None for g in weights),
             "op_types_to_quantize": op_types, "nodes_to_exclude": excluded, "calibrate_method": "minmax",
             "extra_options": {"ActivationSymmetric": _symmetric(acts, activation),
-                              "WeightSymmetric": _symmetric(weights, weight)}}
+                              "WeightSymmetric": _symmetric(_matrix_weights(weights, precision) or weights, weight)}}
+
+
+def _matrix_weights(weights: list[dict[str, Any]], precision: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The weights a Conv/Gemm/MatMul reads: what WeightSymmetric governs. quantize_static quantizes an Add's or a Mul's
+    constant as it quantizes activations (asymmetric unless ActivationSymmetric): a new user's PP-OCRv6 recognizer had
+    12 such constants with non-zero zero points, symmetric matrix weights, and the fixes printed WeightSymmetric False."""
+    op_types = node_op_types(precision)
+    return [g for g in weights if any(op_types.get(c) in MATRIX_OPS for c in g.get("consumers") or [])]
 
 
 # quantize_static's default op_types_to_quantize (None): every op type of ONNX Runtime 1.32's QLinearOpsRegistry and

@@ -322,11 +322,13 @@ def describe(result: TaskResult, fields: Sequence[str]) -> str:
 def _value_text(array: np.ndarray) -> str:
     if array.ndim == 0:
         value = array.item()
-        return f"{value:.4g}" if isinstance(value, float) else json.dumps(value) if isinstance(value, str) else str(value)
+        if isinstance(value, str):  # quoted, but readable: a Chinese OCR line showed as \u6ce8\u610f...
+            return json.dumps(value, ensure_ascii=False)
+        return f"{value:.4g}" if isinstance(value, float) else str(value)
     if array.size > 8:
         return f"{array.dtype.name}{list(array.shape)}"
     flat = [round(v, 4) if isinstance(v, float) else v for v in array.ravel().tolist()]
-    return json.dumps(flat) if array.ndim == 1 else f"{flat} shape {list(array.shape)}"
+    return json.dumps(flat, ensure_ascii=False) if array.ndim == 1 else f"{flat} shape {list(array.shape)}"
 
 
 # --- writing --------------------------------------------------------------------------------------

@@ -114,8 +114,9 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
     fixes = []
     if matrix:
         fixes.append(Fix("Re-quantize with one scale per output channel of each weight (per-channel weights; "
-                         "quantize_static needs an opset 13 model for them, and on an older one writes per-tensor "
-                         "weights without a word: convert it first with onnx.version_converter)",
+                         "quantize_static needs an opset 13 model for them: on an older one it has written per-tensor "
+                         "weights without a word, or Q/DQ nodes ONNX Runtime refuses to load (DequantizeLinear's "
+                         "axis); convert it first with onnx.version_converter.convert_version(model, 13))",
                          requantize_command(ctx, Change(per_channel_weights=True))))
     if elementwise:
         nodes = tuple(dict.fromkeys(w.consumer for w in elementwise if w.consumer))
