@@ -237,3 +237,20 @@ def test_an_embedding_has_no_worst_slice(case):
     row = next(r for v in model.comparisons for r in v.outputs if r.output == "embedding" and v.id == info.id)
     assert "worst slice" not in row.slice_note
     assert not [m for f in model.findings for m in f.evidence if getattr(m, "name", "") == "worst slice cosine"]
+
+
+def test_a_sequence_of_class_rows_counts_positions_and_says_so():
+    """A CTC recognizer's [40, C] scores a sample: 5 stored samples give 200 top-1 decisions, said as 5 samples x 40
+    positions (a new user read "0 of 200" as 200 of their 200 lines); a classifier's one row a sample says nothing
+    more."""
+    from qdqreport.analysis.decisions import measure
+    from qdqreport.analysis.output_kinds import OutputKind
+
+    rng = np.random.default_rng(3)
+    ref = [rng.normal(size=(40, 12)).astype(np.float32) for _ in range(5)]
+    cand = [r.copy() for r in ref]
+    cand[0][7] = cand[0][7][::-1]  # one position's scores reversed: its argmax moves
+    decisions = measure(OutputKind("class_scores", "test"), ref, cand, 0.5)
+    assert decisions.short == "1 of 200 top-1 decisions (5 samples × 40 positions) change"
+    single = measure(OutputKind("class_scores", "test"), [r[:1] for r in ref], [c[:1] for c in cand], 0.5)
+    assert single.short == "0 of 5 top-1 decisions change"

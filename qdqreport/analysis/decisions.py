@@ -72,8 +72,11 @@ def _class_scores(kind: OutputKind, pairs: list, threshold: float) -> Decisions 
         changed, near, rows = changed + changed_here, near + int(np.sum(flips & tie)), rows + len(r)
         per_sample.append(1.0 - changed_here / max(1, len(r)))
     share = 1.0 - changed / max(1, rows)
-    short = f"{changed:,} of {rows:,} top-1 decisions change" + (f", plus {near:,} near ties" if near else "")
-    detail = (f"{changed:,} of {rows:,} top-1 decisions change (top-1 agreement {percent(share)})"
+    # Several rows a sample (a CTC recognizer's 40 time steps): say so, or "0 of 200" reads as 200 samples (a new
+    # user's 200-line set, 5 stored samples x 40 steps).
+    per = f" ({len(pairs):,} samples × {rows // len(pairs):,} positions)" if rows != len(pairs) and pairs else ""
+    short = f"{changed:,} of {rows:,} top-1 decisions{per} change" + (f", plus {near:,} near ties" if near else "")
+    detail = (f"{changed:,} of {rows:,} top-1 decisions{per} change (top-1 agreement {percent(share)})"
               + (f"; {near:,} near-tie flip(s), top-2 gap under {2 * MARGIN:g}, not counted" if near else ""))
     return Decisions("top-1 agreement", share, changed, rows, len(pairs), tuple(per_sample), detail, short)
 
