@@ -377,6 +377,22 @@ def recollect_command(ctx: Context) -> str:
     return " ".join(shell_quote(a) for a in args)
 
 
+def per_layer_command(ctx: Context) -> str:
+    """The recorded `qdqreport collect` again with --per-layer, into a new folder: the same models, to localise where
+    the error is born (built from the manifest's paths when the bundle recorded no collect command)."""
+    argv = [str(a) for a in (ctx.manifest.get("collector") or {}).get("argv") or []]
+    if len(argv) > 2 and argv[1] == "collect":
+        renamed = [_renamed_output(a, "-per-layer") if i and argv[i - 1] in ("-o", "--output") else
+                   f"--output={_renamed_output(a[9:], '-per-layer')}" if a.startswith("--output=") else a
+                   for i, a in enumerate(argv)]
+        return " ".join(shell_quote(a) for a in renamed + ([] if "--per-layer" in argv else ["--per-layer"]))
+    inputs = (ctx.manifest.get("inputs") or {}).get("eval")
+    source = inputs.get("source") if isinstance(inputs, dict) else None
+    args = ["qdqreport", "collect", "--fp32", model_file(ctx, "fp32"), "--qdq", model_file(ctx, "qdq"),
+            "--inputs", str(source) if source else "<inputs.npz>", "--per-layer", "-o", "qdqreport-bundle-per-layer"]
+    return " ".join(shell_quote(a) for a in args)
+
+
 def _swap_collect_args(argv: list[str], qdq: str, log: str | None = None, calib: str | None = None) -> list[str]:
     """*argv* with --qdq replaced by *qdq*, --modelopt-log by *log* (the new quantization's; the option is dropped
     without one: the old run's log would describe the old model), --calib by *calib* when given (the corrected
@@ -405,9 +421,9 @@ def _swap_collect_args(argv: list[str], qdq: str, log: str | None = None, calib:
     return out
 
 
-def _renamed_output(path: str) -> str:
+def _renamed_output(path: str, tail: str = "-requantized") -> str:
     stem, dot, suffix = path.rstrip("/").rpartition(".") if path.endswith(".zip") else (path.rstrip("/"), "", "")
-    return f"{stem}-requantized{dot}{suffix}"
+    return f"{stem}{tail}{dot}{suffix}"
 
 
 def exclusion(nodes: Iterable[str] = (), op_types: Iterable[str] = ()) -> Change:

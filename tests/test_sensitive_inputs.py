@@ -79,3 +79,15 @@ def test_an_error_that_arrives_at_the_inputs_caps_the_finding(tmp_path, build, c
     finding, = discover()["QR002"].run(builder.context())
     assert (finding.score <= 0.2 and finding.severity != "error") is capped
     assert ("the error reaches these nodes from before them" in " ".join(str(e) for e in finding.evidence)) is capped
+
+
+@pytest.mark.parametrize(("build", "measured"), [(_head_and_softmax_int8, False), (_error_arrives_at_their_inputs, True)])
+def test_the_symptoms_first_step_localises_when_the_nodes_before_the_outputs_only_pass_the_error_on(
+        tmp_path, build, measured):
+    """QR001's first step excluded the nodes producing the outputs; where the sensitive-node pass measured them adding
+    nothing, it asks for --per-layer instead (the recorded collect command, into a new folder)."""
+    builder = BundleBuilder(tmp_path / "b")
+    build(builder)
+    finding, = [f for f in discover()["QR001"].run(builder.context()) if f.stage.startswith("ort_qdq")]
+    first = finding.fixes[0]
+    assert ("--per-layer" in first.command and "Find where the error is born first" in first.action) is measured

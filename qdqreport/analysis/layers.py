@@ -18,6 +18,9 @@ from qdqreport.analysis.quantizer import node_op_types
 
 DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine (tensors have no decisions)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
+# A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for a softmax or a head that
+# is where decisions flip. Above it, the quantization is tolerable (QR002; QR001 reads it too, through passed_on).
+TENSOR_COSINE_BAD = 0.98
 HEAVY_CLIPPING = 0.01  # share of an activation's values saturated at the integer limits
 UNDER_USE = 0.10  # share of the representable range actually spanned
 # layers/summary.json's skipped_reasons (collect/align.py SKIP_REASONS) in words, for the report and the progress line
@@ -107,6 +110,17 @@ def born_upstream(tables: LayerTables | None, tensors: Sequence[str]) -> BornUps
     if not births:
         return None
     return BornUpstream(min(_cos(r.get("local_cosine")) for r in own), births[0])
+
+
+def passed_on(rows: Sequence[Any], bad_cosine: float) -> list[Any] | None:
+    """The default collect's sensitive-node rows (tensors table, TensorRow) whose output is bad (cosine below
+    *bad_cosine*), when each adds little itself (local cosine LOCAL_BAD_COSINE or more, recomputed from FP32 inputs:
+    collect/sensitive_local.py): the error arrives at them from upstream. None when none is bad, or one adds error, or
+    one was not measured locally (a bundle before 2026-11-27's session 35)."""
+    bad = [r for r in rows if _num(r.cosine) is not None and r.cosine < bad_cosine]
+    if not bad or any(_num(r.local_cosine) is None or r.local_cosine < LOCAL_BAD_COSINE for r in bad):
+        return None
+    return bad
 
 
 def born_nonfinite(tables: LayerTables) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@ from dataclasses import replace
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import LOCAL_BAD_COSINE, BornUpstream, born_upstream, layer_tables
+from qdqreport.analysis.layers import (LOCAL_BAD_COSINE, TENSOR_COSINE_BAD, BornUpstream, born_upstream, layer_tables,
+                                      passed_on)
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
 from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, sensitive_in_int8
 from qdqreport.analysis.upstream import calibration_upstream
@@ -19,9 +20,6 @@ from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph
 
 from qdqreport.rules._measured import REFUTED_SCORE, capped, rerank
 from qdqreport.wording import plural, verb
-# A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for
-# a softmax or a head that is where decisions flip. Above it, the quantization is tolerable.
-TENSOR_COSINE_BAD = 0.98
 # At or above this its own output is faithful: INT8 left the node's result where FP32 had it (to a thousandth).
 FAITHFUL_TENSOR = 0.999
 
@@ -249,12 +247,10 @@ def _crushed_line(ctx: Context, flagged: list[dict[str, Any]]) -> Text | None:
 
 def _arrives_at_inputs(flagged: list[dict[str, Any]], errors: dict[str, Any]) -> Text | None:
     """The default collect's own localisation (collect/sensitive_local.py recomputes each flagged node from FP32
-    inputs, quantized as in the QDQ graph): when every flagged node whose output is bad (tensor cosine below
-    TENSOR_COSINE_BAD) adds little itself (local cosine LOCAL_BAD_COSINE or more, per-layer's own bar), the error
-    arrives at them; None otherwise (a node not measured locally, a bundle before session 35, a node that adds it)."""
-    bad = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors and _finite(errors[s["tensor"]].cosine)
-           and errors[s["tensor"]].cosine < TENSOR_COSINE_BAD]
-    if not bad or not all(_finite(r.local_cosine) and r.local_cosine >= LOCAL_BAD_COSINE for r in bad):
+    inputs, quantized as in the QDQ graph): when every flagged node whose output is bad adds little itself
+    (analysis/layers.passed_on), the error arrives at them; None otherwise."""
+    bad = passed_on([errors[s["tensor"]] for s in flagged if s["tensor"] in errors], TENSOR_COSINE_BAD)
+    if bad is None:
         return None
     worst = min(bad, key=lambda r: r.cosine)
     reads = f" (reading {worst.input_tensor})" if worst.input_tensor else ""
@@ -263,10 +259,6 @@ def _arrives_at_inputs(flagged: list[dict[str, Any]], errors: dict[str, Any]) ->
                 f"cosine {worst.local_cosine:.4f}; each of the {len(bad)} with a bad output adds little itself (local "
                 f"cosine {LOCAL_BAD_COSINE} or more, on the first {worst.samples} samples). The damage is born "
                 "upstream: collect --per-layer localises it; excluding these nodes alone is not expected to help.")
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _cosine_words(value: Any) -> str:

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 
-from typing import Iterator
+from typing import Any, Iterator
 
 from qdqreport.analysis.agreement import (AGREE, CENTRED_COLLAPSE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS,
                                          LEVEL_RANK, SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, comparable_value,
                                          cosine_of, diverges)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.analysis.layers import TENSOR_COSINE_BAD, passed_on
 from qdqreport.analysis.quantizer import nodes_by_output
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import (Change, exclusion, exclusion_fix, quantizer_name, recollect_command, requantize_command,
-                             requantized_file, trtexec_fixes)
+from qdqreport.fixes import (Change, exclusion, exclusion_fix, per_layer_command, quantizer_name, recollect_command,
+                             requantize_command, requantized_file, trtexec_fixes)
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run,
                                        near_threshold_task)
 
 from qdqreport.stage_names import stage_name
-from qdqreport.wording import percent, percent_value, ratio
+from qdqreport.wording import percent, percent_value, plural, ratio
 # A symptom locates the damage but does not explain it: it ranks below a root cause of the
 # same severity and confidence, and the matrix is exact, so the confidence is high.
 SYMPTOM_SCORE = 0.3
@@ -88,7 +89,10 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
 
     Fix: depends on the stage: re-export (export), follow the ranked root causes and exclude
     the sensitive nodes (quantization), keep FP32 where FP16 overflows (fp16), or rebuild the
-    engine with obeyed precision constraints (deployment).
+    engine with obeyed precision constraints (deployment). For quantization, when the default
+    collect's sensitive-node pass measured the nodes before the outputs adding little themselves
+    (analysis/layers.passed_on: local cosine 0.99 or more) and no per-layer pass ran, excluding the
+    output nodes is not expected to help: the first step is the same collect with --per-layer.
     """
     diverging = [(c, [s for s in judged_summaries(ctx, c.id) if diverges(s)]) for c in ordered_comparisons(ctx)]
     diverging = [(c, outs) for c, outs in diverging if outs or ctx.task_level(c) != AGREE]
@@ -251,6 +255,15 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
                     "and no custom ops; then compare the framework and ONNX Runtime FP32 outputs on the same tensors")]
     if comparison.purpose == "quantization":
         producers = _output_producers(ctx, outputs)
+        passing = _passed_on(ctx, comparison)
+        if producers and passing is not None and not ctx.layers_summary:
+            # Measured: the sensitive nodes before the outputs only pass the error on (a new user's U2-Net-p: the
+            # first step excluded output Sigmoids and Convs that add nothing themselves, local cosine 0.9999).
+            return [Fix(f"Find where the error is born first: the {plural(len(passing), 'sensitive node')} measured "
+                        f"before the outputs add little error themselves (recomputed from FP32 inputs, local cosine "
+                        f"{min(r.local_cosine for r in passing):.4f} or more), so excluding the nodes that produce the "
+                        "outputs is not expected to help. Collect again with --per-layer, then work through the "
+                        "ranked root causes", per_layer_command(ctx))]
         if producers:
             return [exclusion_fix(ctx, "Work through the ranked root causes of this report; as a first step keep the "
                                   "nodes producing the diverging outputs out of INT8", exclusion(producers))]
@@ -264,6 +277,12 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
         return [Fix("FP16 overflows or underflows somewhere: build an FP32 engine to confirm, and quantize with "
                     "the float part kept in FP32", requantize_command(ctx, Change(float_part_fp32=True)))]
     return list(trtexec_fixes(ctx))
+
+
+def _passed_on(ctx: Context, comparison: ComparisonInfo) -> list[Any] | None:
+    """The sensitive-node rows whose bad output only passes on an error born upstream (analysis/layers.passed_on), or
+    None."""
+    return passed_on(ctx.tensor_rows(comparison.id), TENSOR_COSINE_BAD)
 
 
 # Ops that pick an index from their input: kept float, they read the same INT8-quantized input (quantize_static
