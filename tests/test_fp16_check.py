@@ -336,3 +336,20 @@ def test_qr011_says_its_counts_come_from_the_scanned_samples(tmp_path: Path):
                  "--inputs", str(DEMO / "eval.npz"), "--max-samples", "24", "-o", str(out), "--quiet"]) == 0
     (finding,) = [f for f in run_rules(Context(Bundle(out))).findings if f.rule_id == "QR011"]
     assert "values of the 16 spread samples scanned)" in finding.summary
+
+
+def test_real_open_nsfw_fp16_float_part_flips_decisions_the_cosine_does_not_show() -> None:
+    """open_nsfw under ModelOpt's defaults (tests/data/bundles/README.md): 5 of 128 decisions flip at wide margins in
+    the QDQ model, none with its float part in FP32, while both read median cosine 1.0000. The report said "no root
+    cause identified"; QR011 now names the FP16 float part first, from the report's own judgement of both runs."""
+    from qdqreport.analysis.context import Context
+    from qdqreport.bundle.reader import Bundle
+    from qdqreport.engine import run_rules
+    from qdqreport.findings import rank_findings
+    from qdqreport.rules import discover
+
+    ctx = Context(Bundle(Path(__file__).resolve().parent / "data" / "bundles" / "open_nsfw_fp16_default"))
+    findings = rank_findings(run_rules(ctx, discover()).findings)
+    first = next(f for f in findings if "root_cause" in f.tags)
+    assert first.rule_id == "QR011" and first.severity == "warning"
+    assert "5 of 128 top-1 decisions change" in first.summary and "0 of 128 top-1 decisions change" in first.summary

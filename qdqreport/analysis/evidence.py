@@ -279,8 +279,12 @@ def float_part(ctx: Context) -> FloatPartEvidence | None:
 
     found = fp16_evidence(ctx)
     worst = found.worst if found is not None and found.control_status == "ok" else None
-    if worst is None or 1.0 - max(worst.qdq, 0.0) < 0.01:  # no control, or nothing lost to explain
+    if worst is None or (1.0 - max(worst.qdq, 0.0) < 0.01 and not worst.decided):  # no control, or nothing lost
         return None
+    if worst.decided:  # the report's own judgement: decisions the control wins back (analysis/fp16.OutputGain)
+        return FloatPartEvidence(IMPLICATES, worst.output, worst.qdq, worst.control, (
+            f"the FP32-float control (the same INT8 nodes, the float part in FP32) took output {worst.output} from "
+            f"{worst.qdq_headline} to {worst.control_headline}"))
     verdict = IMPLICATES if worst.recovered >= CONTROL_WINS_BACK else EXONERATES
     line = (f"the FP32-float control (the same INT8 nodes, the float part in FP32) moved output {worst.output}'s "
             f"cosine from {worst.qdq:.4f} to {worst.control:.4f}")

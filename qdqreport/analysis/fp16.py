@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from qdqreport.analysis.agreement import COLLAPSE, DEGRADE, LEVEL_RANK
 from qdqreport.analysis.saturation import UNFUSED_STAGE
 
 if TYPE_CHECKING:
@@ -32,6 +33,20 @@ class OutputGain:
     control_nonfinite: int
     qdq_top1: float | None = None  # top-1 agreement, for class outputs (shown, not judged: see agreement())
     control_top1: float | None = None
+    # The report's judgement of each run (analysis/agreement.py: decisions where they decide, on the same stored
+    # samples), as "level: headline"; None for an output judged by nothing.
+    qdq_level: str | None = None
+    control_level: str | None = None
+    qdq_headline: str = ""
+    control_headline: str = ""
+
+    @property
+    def decided(self) -> bool:
+        """The QDQ model's decisions degrade or collapse and the control's are judged better: the FP16 float part
+        changes decisions the cosine median does not show (a new user's open_nsfw: 5 of 128 wide-margin flips in the
+        QDQ model, none in the control, both at median cosine 1.0000 over a 2-class softmax)."""
+        return (self.qdq_level in (DEGRADE, COLLAPSE) and self.control_level is not None
+                and LEVEL_RANK[self.control_level] < LEVEL_RANK[self.qdq_level])
 
     @property
     def recovered(self) -> float:
@@ -51,8 +66,17 @@ class Fp16Evidence:
 
     @property
     def worst(self) -> OutputGain | None:
-        """The output the QDQ model damages most."""
-        return min(self.gains, key=lambda g: (g.qdq, g.output), default=None)
+        """The output the QDQ model damages most: one whose decisions the control wins back first (decided), then the
+        lowest median cosine."""
+        return min(self.gains, key=lambda g: (not g.decided, g.qdq, g.output), default=None)
+
+
+def _gain(q: "OutputSummary", c: "OutputSummary") -> OutputGain:
+    """One output's QDQ run and control run against ORT FP32: median cosines, top-1, NaN/Inf and judgements."""
+    return OutputGain(q.output, agreement(q), agreement(c), q.nonfinite_cand - q.nonfinite_ref,
+                      c.nonfinite_cand - c.nonfinite_ref, q.top1, c.top1,
+                      q.judgement.level if q.judgement else None, c.judgement.level if c.judgement else None,
+                      q.judgement.headline if q.judgement else "", c.judgement.headline if c.judgement else "")
 
 
 def is_control(comparison: "ComparisonInfo") -> bool:
@@ -104,6 +128,5 @@ def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
     for s in ctx.output_summaries(control.id):
         if s.output in qdq:
             q = qdq[s.output]
-            evidence.gains.append(OutputGain(s.output, agreement(q), agreement(s), q.nonfinite_cand - q.nonfinite_ref,
-                                             s.nonfinite_cand - s.nonfinite_ref, q.top1, s.top1))
+            evidence.gains.append(_gain(q, s))
     return evidence

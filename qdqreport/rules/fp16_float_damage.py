@@ -11,7 +11,7 @@ from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX, Fp16Evidence, Outpu
 from qdqreport.analysis.layers import layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.analysis.agreement import COLLAPSED
+from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.fixes import Change, requantize_command
 from qdqreport.rules._common import diverging_outputs, rounded
 from qdqreport.testing.recipes import classifier_graph
@@ -22,6 +22,9 @@ from qdqreport.wording import plural, verb
 # QDQ model's disagreement (1 - cosine) and 0.05 of cosine.
 RECOVERED_MIN = 0.25
 GAIN_MIN = 0.05
+# The score of decisions the control wins back while the median cosine moves too little to count (OutputGain.decided):
+# above every calibration finding's, as a measured cause is.
+DECIDED_SCORE = 0.6
 ROWS_SHOWN = 10
 
 
@@ -122,6 +125,17 @@ def _near_ties_flip_back(b):
     b.fp16_check([], _summary([]))
 
 
+def _wide_flips_fp16(b):
+    # A new user's open_nsfw under ModelOpt's FP16 float part: decisions flip at wide margins in the QDQ model and not
+    # in the control, while the median cosine of a 2-class softmax stays 1.0000 (most samples far from a decision).
+    rows = [np.array([[0.97, 0.03]] if i % 5 else [[0.3, 0.7]], np.float32) for i in range(40)]
+    close = [{"p": p + np.float32(1e-4)} for p in rows]
+    flipped = [{"p": p[:, ::-1].copy()} if i in (0, 5, 10) else close[i] for i, p in enumerate(rows)]
+    b.artifact("precision_summary", classifier_graph()).class_outputs("p")
+    b.stage("ort_fp32", [{"p": p} for p in rows]).stage("ort_qdq", flipped).stage(CONTROL_STAGE, close)
+    b.fp16_check([], _summary([]))
+
+
 @rule(id="QR011", slug="fp16-float-damage", title="The FP16 float part of the QDQ model damages the outputs",
       examples=[Fires("ModelOpt's FP16 float part zeroes a map; with it in FP32 the map comes back", _fp16_zeroes_map),
                 Fires("an FP16 activation passes 65504 although this runtime's outputs agree (risk)", _risk_only),
@@ -130,6 +144,7 @@ def _near_ties_flip_back(b):
                 Quiet("the control collapses as much: INT8 is at fault", _int8_at_fault),
                 Quiet("FP16 constants overflow but the outputs agree", _fp16_harmless),
                 Quiet("the control only flips back two near-tie decisions", _near_ties_flip_back),
+                Fires("decisions flip at wide margins only in the QDQ model, the median cosine unmoved", _wide_flips_fp16),
                 Quiet("the same risk collected with --per-layer (QR202 reports it)", _risk_with_per_layer_tables)])
 def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     """The QDQ model diverges, and the same model with its float part in FP32 diverges much less.
@@ -142,7 +157,12 @@ def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     ORT FP32 on the same inputs. This rule fires when the QDQ outputs diverge and the control
     wins back at least a quarter of the disagreement (and 0.05 of cosine); the share won back
     is the finding's score. Judged on median per-sample cosine: top-1 agreement alone is not
-    enough, because near-tie decisions flip with any rounding change, either way. It lists the
+    enough, because near-tie decisions flip with any rounding change, either way. It fires too
+    when the report's own judgement (analysis/agreement.py: decisions, near ties not counted, on the
+    same stored samples) degrades or collapses for the QDQ model and is better for the control
+    (score 0.6): a new user's open_nsfw, ModelOpt's default FP16 float part, flipped 5 of 128
+    decisions at wide margins, the control none, both at median cosine 1.0000 (a 2-class softmax
+    far from its threshold on most samples); keeping the float part FP32 lost none of the 6 positives. It lists the
     FP16 constants that overflowed (inf) or flushed to zero and the FP16 activations whose FP32
     values pass 65504, with the nodes reading them.
     An error when the QDQ outputs collapse and the control wins back 0.3 or more of cosine.
@@ -171,12 +191,16 @@ def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     if evidence is None:
         return
     worst = evidence.worst
-    measured = (bool(diverging_outputs(ctx, "quantization")) and worst is not None
-                and worst.recovered >= RECOVERED_MIN and worst.control - worst.qdq >= GAIN_MIN)
+    measured = bool(diverging_outputs(ctx, "quantization")) and worst is not None and (worst.decided or _by_cosine(worst))
     if measured:
         yield _measured(ctx, evidence, worst)
     elif _risky(evidence) and layer_tables(ctx) is None:
         yield _risk(ctx, evidence)
+
+
+def _by_cosine(worst: OutputGain) -> bool:
+    """The control wins back at least RECOVERED_MIN of the median cosine's loss, and GAIN_MIN of cosine."""
+    return worst.recovered >= RECOVERED_MIN and worst.control - worst.qdq >= GAIN_MIN
 
 
 def _risky(evidence: Fp16Evidence) -> list[dict[str, Any]]:
@@ -185,13 +209,13 @@ def _risky(evidence: Fp16Evidence) -> list[dict[str, Any]]:
 
 def _measured(ctx: Context, evidence: Fp16Evidence, worst: OutputGain) -> Finding:
     gain = worst.control - worst.qdq
-    severe = worst.qdq < COLLAPSED and gain >= 0.3
+    severe = (worst.qdq < COLLAPSED and gain >= 0.3) or (worst.decided and worst.qdq_level == COLLAPSE)
     pinpointed = bool(evidence.overflowing or evidence.flushed)
     return fp16_float_damage.finding(
         title="The FP16 float part damages the QDQ model's outputs",
         severity="error" if severe else "warning",
         # Measured by the control run; lower when no tensor or constant shows where FP16 fails.
-        confidence=0.95 if pinpointed else 0.8, score=round(worst.recovered, 4),
+        confidence=0.95 if pinpointed else 0.8, score=round(worst.recovered, 4) if _by_cosine(worst) else DECIDED_SCORE,
         subject=";".join(r.tensor for r in (evidence.overflowing or evidence.flushed)[:5]) or "fp16 float part",
         stage="quantization", tags=("root_cause",),
         summary=_summary_text(worst, evidence), evidence=_evidence(evidence), fixes=_fixes(ctx, evidence))
@@ -243,8 +267,14 @@ def _fp32_cell(row: dict[str, Any]) -> Any:
 
 
 def _summary_text(worst: OutputGain, evidence: Fp16Evidence) -> str:
-    text = (f"with the float part in FP32 (Q/DQ untouched) output {worst.output} agrees at {worst.control:.2f} instead "
-            f"of {worst.qdq:.2f}: the FP16 part, not INT8, accounts for {worst.recovered:.0%} of the loss")
+    if not _by_cosine(worst):  # decisions move, the median cosine does not show it
+        text = (f"output {worst.output}: in the QDQ model {worst.qdq_headline} ({worst.qdq_level}); with its float "
+                f"part in FP32 (Q/DQ untouched) {worst.control_headline} ({worst.control_level}): the FP16 part, "
+                f"not INT8, changes these decisions (median cosine {worst.qdq:.4f} and {worst.control:.4f}: most "
+                "samples are far from a decision)")
+    else:
+        text = (f"with the float part in FP32 (Q/DQ untouched) output {worst.output} agrees at {worst.control:.2f} "
+                f"instead of {worst.qdq:.2f}: the FP16 part, not INT8, accounts for {worst.recovered:.0%} of the loss")
     constants = [r for r in evidence.overflowing if r.kind == "constant"]
     activations = [r for r in evidence.overflowing if r.kind == "activation"]
     if constants:
