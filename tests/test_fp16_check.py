@@ -353,3 +353,18 @@ def test_real_open_nsfw_fp16_float_part_flips_decisions_the_cosine_does_not_show
     first = next(f for f in findings if "root_cause" in f.tags)
     assert first.rule_id == "QR011" and first.severity == "warning"
     assert "5 of 128 top-1 decisions change" in first.summary and "0 of 128 top-1 decisions change" in first.summary
+
+
+def test_real_open_nsfw_without_positives_names_the_score_column_the_fp16_part_destroys() -> None:
+    """The same model on crops without a positive: every decision agrees and the report read ✅ with no finding while
+    its own slice table showed the nsfw column at cosine 0.17 (0.99 in the FP32-float control). QR011 warns."""
+    from qdqreport.analysis.context import Context
+    from qdqreport.bundle.reader import Bundle
+    from qdqreport.engine import run_rules
+    from qdqreport.findings import rank_findings
+    from qdqreport.rules import discover
+
+    ctx = Context(Bundle(Path(__file__).resolve().parent / "data" / "bundles" / "open_nsfw_fp16_no_positives"))
+    findings = rank_findings(run_rules(ctx, discover()).findings)
+    assert [(f.rule_id, f.severity) for f in findings][:1] == [("QR011", "warning")]
+    assert findings[0].subject == "outputs[1]" and "cosine 0.17" in findings[0].summary

@@ -7,7 +7,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.fp16 import CONTROL_STAGE, FP16_MAX, Fp16Evidence, OutputGain, fp16_evidence
+from qdqreport.analysis.fp16 import (CONTROL_STAGE, FP16_MAX, Fp16Evidence, OutputGain, SliceGain, fp16_evidence,
+                                   slice_gains)
 from qdqreport.analysis.layers import layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -25,6 +26,7 @@ GAIN_MIN = 0.05
 # The score of decisions the control wins back while the median cosine moves too little to count (OutputGain.decided):
 # above every calibration finding's, as a measured cause is.
 DECIDED_SCORE = 0.6
+SLICE_SCORE = 0.5  # a slice the control keeps, decisions unmoved on these samples: under a measured decision change
 ROWS_SHOWN = 10
 
 
@@ -136,6 +138,15 @@ def _wide_flips_fp16(b):
     b.fp16_check([], _summary([]))
 
 
+def _score_column_lost(b):
+    # open_nsfw's case without positives: every decision agrees, the class-1 column collapses in the QDQ model only.
+    rows = [np.array([[0.97 - 0.01 * (i % 7), 0.03 + 0.01 * (i % 7)]], np.float32) for i in range(40)]
+    noisy = [{"p": np.array([[1 - q, q]], np.float32)} for q in np.random.default_rng(4).uniform(0.0, 0.12, 40)]
+    b.artifact("precision_summary", classifier_graph()).class_outputs("p")
+    b.stage("ort_fp32", [{"p": p} for p in rows]).stage("ort_qdq", noisy)
+    b.stage(CONTROL_STAGE, [{"p": p + np.float32(1e-4)} for p in rows]).fp16_check([], _summary([]))
+
+
 @rule(id="QR011", slug="fp16-float-damage", title="The FP16 float part of the QDQ model damages the outputs",
       examples=[Fires("ModelOpt's FP16 float part zeroes a map; with it in FP32 the map comes back", _fp16_zeroes_map),
                 Fires("an FP16 activation passes 65504 although this runtime's outputs agree (risk)", _risk_only),
@@ -145,6 +156,7 @@ def _wide_flips_fp16(b):
                 Quiet("FP16 constants overflow but the outputs agree", _fp16_harmless),
                 Quiet("the control only flips back two near-tie decisions", _near_ties_flip_back),
                 Fires("decisions flip at wide margins only in the QDQ model, the median cosine unmoved", _wide_flips_fp16),
+                Fires("every decision agrees but a score column collapses in the QDQ model only", _score_column_lost),
                 Quiet("the same risk collected with --per-layer (QR202 reports it)", _risk_with_per_layer_tables)])
 def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     """The QDQ model diverges, and the same model with its float part in FP32 diverges much less.
@@ -162,7 +174,11 @@ def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     same stored samples) degrades or collapses for the QDQ model and is better for the control
     (score 0.6): a new user's open_nsfw, ModelOpt's default FP16 float part, flipped 5 of 128
     decisions at wide margins, the control none, both at median cosine 1.0000 (a 2-class softmax
-    far from its threshold on most samples); keeping the float part FP32 lost none of the 6 positives. It lists the
+    far from its threshold on most samples); keeping the float part FP32 lost none of the 6 positives.
+    And when no decision moves on these samples but a slice of an output (a class's score column, a
+    detector field: the compared slices) collapses in the QDQ model (cosine below 0.9) while the
+    control keeps it (0.98 or more), it warns (score 0.5): the same open_nsfw on crops with no
+    positive, every decision agreeing, the nsfw column at cosine 0.17 against the control's 0.99. It lists the
     FP16 constants that overflowed (inf) or flushed to zero and the FP16 activations whose FP32
     values pass 65504, with the nodes reading them.
     An error when the QDQ outputs collapse and the control wins back 0.3 or more of cosine.
@@ -194,8 +210,31 @@ def fp16_float_damage(ctx: Context) -> Iterator[Finding]:
     measured = bool(diverging_outputs(ctx, "quantization")) and worst is not None and (worst.decided or _by_cosine(worst))
     if measured:
         yield _measured(ctx, evidence, worst)
+    elif (slices := slice_gains(ctx)) and evidence.control_status == "ok":
+        yield _slice_damage(ctx, evidence, slices)
     elif _risky(evidence) and layer_tables(ctx) is None:
         yield _risk(ctx, evidence)
+
+
+def _slice_damage(ctx: Context, evidence: Fp16Evidence, slices: list[SliceGain]) -> Finding:
+    """Decisions agree on these samples, but a slice the control keeps collapses in the QDQ model."""
+    first = slices[0]
+    others = f" ({len(slices) - 1} more slice(s) alike)" if len(slices) > 1 else ""
+    return fp16_float_damage.finding(
+        title=f"The FP16 float part destroys slice {first.index} of output {first.output}",
+        # The decisions measured here agree (no sample near a threshold), so no error; the values are measured lost.
+        severity="warning", confidence=0.8, score=SLICE_SCORE, subject=f"{first.output}[{first.index}]",
+        stage="quantization", tags=("root_cause",),
+        summary=(f"output {first.output}, slice {first.index} along axis {first.axis}: cosine {first.qdq:.2f} against "
+                 f"FP32 in the QDQ model, {first.control:.2f} with its float part in FP32 (Q/DQ untouched){others}. The "
+                 "decisions measured here agree, but these values no longer track FP32: samples whose score comes "
+                 "near a decision threshold would decide otherwise (a class-1 probability, a box field). The FP16 part, "
+                 "not INT8, loses them"),
+        evidence=(Table("Slices the FP32 float part keeps", ("output", "axis", "slice", "QDQ cosine", "control cosine"),
+                        tuple((g.output, g.axis, g.index, rounded(g.qdq), rounded(g.control)) for g in slices[:ROWS_SHOWN]),
+                        note="cosine of the slice over every compared sample, against ORT FP32"),
+                  *_evidence(evidence)[1:]),
+        fixes=_fixes(ctx, evidence))
 
 
 def _by_cosine(worst: OutputGain) -> bool:
@@ -294,8 +333,9 @@ def _evidence(evidence: Fp16Evidence) -> tuple:
                    Table("Measured control: QDQ model vs the same model with its float part in FP32 (both vs ORT FP32)",
                          ("output", "QDQ cosine", "control cosine", "share won back", "QDQ top-1", "control top-1",
                           "QDQ NaN/Inf", "control NaN/Inf"), rows,
-                         note="median per-sample cosine against ORT FP32; top-1 agreement is shown, not judged "
-                              "(near-tie decisions flip with any rounding change)")]
+                         note="median per-sample cosine against ORT FP32; top-1 agreement is shown, and the "
+                              "report's own judgement of both runs' decisions counts (near ties left out: they flip "
+                              "with any rounding change)")]
     damaged = evidence.overflowing + [r for r in evidence.flushed if r not in evidence.overflowing]
     if damaged:
         items.append(_damage_table(damaged))
