@@ -145,7 +145,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
         ratio = _step_of_range(c, e, ratio)
         shift = c["mean"] - e["mean"] * ratio
-        label, expr = affine_transform(ratio, shift, c, e)
+        label, expr = affine_transform(ratio, shift, c, e, colour=_three_channels(calib, evaluation))
         unexplained = fitted_map(label)  # no known preprocessing step gives this factor
         if unexplained and colour is not None:
             return _greyscale(calib, colour)  # greyscale narrows the spread: that is the step, not a rescale
@@ -156,7 +156,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
             # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread); or a log step one set lacks carries its
             # extremes onto the other's exactly (a spectrogram left linear, or in decibels).
             return _sample_rate(calib, evaluation) or _log_step(c, e) or _exact_step(c, e)
-        if unexplained:  # a mean/std normalisation is per channel: fit it per channel where the channels are known
+        # A mean/std normalisation is per channel: fit it per channel where the channels are known.
+        if unexplained or (ratio > 0 and caffe_factor(max(ratio, 1 / ratio))):
             expr = per_channel_map(calib, evaluation) or expr
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
@@ -531,9 +532,11 @@ def shares_level(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
 
 
 def affine_transform(ratio: float, shift: float, calib: dict[str, float] | None = None,
-                     evaluation: dict[str, float] | None = None) -> tuple[str, str]:
+                     evaluation: dict[str, float] | None = None, colour: bool = False) -> tuple[str, str]:
     """Name the calib→eval mapping x_eval = (x_calib - shift) / ratio, snapping the common ones. The overall
-    statistics of both sets (min, max, mean, std), when given, say which side a mean/std normalisation is on."""
+    statistics of both sets (min, max, mean, std), when given, say which side a mean/std normalisation is on;
+    *colour*: both sets hold three channels (a Caffe/torchvision mix-up is named only then: audio 57x quieter is a
+    level)."""
     if ratio <= 0:  # calibration frozen at one value: no scaling maps it onto the evaluation inputs
         return f"calibration holds one value ({shift:.4g}) while the evaluation inputs vary", "x"
     if 200 <= ratio <= 320 and abs(shift) < 0.2 * ratio:
@@ -554,6 +557,18 @@ def affine_transform(ratio: float, shift: float, calib: dict[str, float] | None 
     if pixels and BIT12 * 0.85 <= ratio <= BIT12 * 1.15 and abs(shift) < 0.2 * ratio:
         return ("calibration divided by 255 (8-bit full scale) where the evaluation divides by 4095 (12-bit)",
                 "x * 255 / 4095")
+    # Caffe-style pixels (0-255 minus a mean, not divided) against torchvision's (x / 255 - mean) / std: both swing
+    # about zero, one 255 x std (51-64) times wider. A new user's open_nsfw (Caffe) calibrated torchvision-style: 56.6x,
+    # read as "quieter data, not a preprocessing error".
+    centred = colour and all(s is not None and s["min"] < 0 < s["max"] for s in (calib, evaluation))
+    if centred and caffe_factor(1 / ratio) and abs(shift) < 0.2 * max(calib["std"], 1e-9):
+        return ("calibration normalised as torchvision does ((x / 255 - mean) / std) where the evaluation is "
+                f"Caffe-style (0-255 pixels minus the mean, not divided): spread {1 / ratio:.3g}x, 255 x an ImageNet "
+                "std", _undo(shift, ratio))
+    if centred and caffe_factor(ratio) and abs(shift) < 0.2 * ratio:
+        return ("calibration Caffe-style (0-255 pixels minus the mean) where the evaluation is normalised as "
+                f"torchvision does ((x / 255 - mean) / std): spread {ratio:.3g}x, 255 x an ImageNet std",
+                _undo(shift, ratio))
     if 0.4 <= ratio <= 0.6 and abs(shift - 0.5) < 0.25:
         return "calibration in [0,1], evaluation normalised to [-1,1]", "(x - 0.5) / 0.5"
     if 1.6 <= ratio <= 2.5 and abs(shift + 1.0) < 0.25:  # the same mix-up the other way round
@@ -593,6 +608,9 @@ def per_channel_map(calib: dict[str, Any], evaluation: dict[str, Any]) -> str | 
 # difference (a new user's CRAFT: ratios 75, 69, 66 where 255 x std gives 58, 57, 57), and the step restores what the
 # fit cannot.
 IMAGENET_BAND = 0.35
+# 255 x ImageNet's stds (0.229, 0.224, 0.225) is 57-58; content moves a spread by up to SCALE_BAND either way in the
+# sets measured, so the band is kept to what 255 x (0.2 .. 0.25) gives.
+CAFFE_BAND = (51.0, 64.0)
 
 
 def _imagenet_scale(ratios: list[float], shifts: list[float]) -> int | None:
@@ -623,6 +641,15 @@ def fitted_map(label: str) -> bool:
     """Whether *label* (affine_transform's) names no known step: its map is one affine fitted to the two sets'
     statistics, approximate (the labels _normalisation_label writes, the only ones that quote the spread)."""
     return "(spread " in label
+
+
+def _three_channels(calib: dict[str, Any], evaluation: dict[str, Any]) -> bool:
+    return len(calib.get("channels") or []) == 3 == len(evaluation.get("channels") or [])
+
+
+def caffe_factor(ratio: float) -> bool:
+    """Whether a spread factor is 255 x an ImageNet std (CAFFE_BAND): Caffe-style pixels against torchvision's."""
+    return CAFFE_BAND[0] <= ratio <= CAFFE_BAND[1]
 
 
 def _normalisation_label(ratio: float, calib: dict[str, float] | None, evaluation: dict[str, float] | None) -> str:
