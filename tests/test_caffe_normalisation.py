@@ -40,3 +40,24 @@ def test_a_recording_57_times_quieter_is_not_called_caffe():
     loud = {"overall": {"mean": 0.0, "std": 0.57, "min": -2.8, "max": 2.9}}
     found = preprocessing_difference(quiet, loud, "audio")
     assert found is None or "Caffe" not in found.label
+
+
+def test_real_per_layer_bundle_ranks_the_calibration_step_above_the_exclusion_that_hides_it():
+    """The per-layer collect of that model (tests/data/bundles/README.md): the what-if's exclusion of the first Conv
+    "restores the outputs" and a clipping Q node led the report; both are what the mismatch predicts, so they rank
+    under QR003, which names the step, and say why."""
+    from pathlib import Path
+
+    from qdqreport.analysis.context import Context
+    from qdqreport.bundle.reader import Bundle
+    from qdqreport.engine import run_rules
+    from qdqreport.findings import rank_findings
+    from qdqreport.rules import discover
+
+    bundle = Path(__file__).resolve().parent / "data" / "bundles" / "open_nsfw_calib_torchvision_per_layer"
+    findings = rank_findings(run_rules(Context(Bundle(bundle)), discover()).findings)
+    assert findings[0].rule_id == "QR003" and "torchvision" in findings[0].title
+    for rule_id in ("QR203", "QR204"):
+        under = next(f for f in findings if f.rule_id == rule_id)
+        assert under.score <= 0.2 and under.severity != "error"
+        assert any("calibration data is unlike the evaluation data" in getattr(e, "text", "") for e in under.evidence)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.input_range import input_clipping, over_every_sample, over_samples
 from qdqreport.analysis.layers import (HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, inherited, layer_tables,
                                       quantizer_ranges, underused_quantizers)
-from qdqreport.findings import Finding, Fix, Metric, Table
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import Change, corrected_calibration, current_calibration_method, method_name, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01
+from qdqreport.rules._measured import capped
 from qdqreport.testing.layer_examples import layer_chain, qnode, quantization_run
 from qdqreport.wording import percent, percent_value, plural, verb
 
@@ -50,6 +53,9 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     is no calibration fault: INT8 error upstream changes the values it quantizes (a LayerNorm variance
     rounded to 0, a per-tensor BatchNorm multiplier that zeroes channels). Those Q nodes get one info
     finding of their own, a symptom that points upstream (QR201, QR200), and no re-calibration fix.
+    When the bundle proves the calibration data unlike the evaluation data (analysis/upstream.py: a
+    preprocessing step, noise, a coverage gap), the clipping and under-use findings are what that
+    predicts: at most a warning, scored 0.2, under the calibration finding, saying so.
 
     Why it matters: clipped values are lost (the scale is too small for the evaluation data); a
     range used at 5% leaves about 13 of 256 levels for the values (the scale is too large, e.g.
@@ -79,7 +85,7 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
     if clipping:
         worst = clipping[0]
         whole = input_clipping(ctx.range_use, worst.q_node)
-        yield qnode_range_use.finding(
+        yield _under_calibration(ctx, qnode_range_use.finding(
             title=f"{plural(len(clipping), 'Q node')} {verb(len(clipping), 'clips')} more than {HEAVY_CLIPPING:.0%} of {'its' if len(clipping) == 1 else 'their'} values",
             severity="warning", confidence=0.85, score=clamp01(worst.clipped_share * 5),
             subject="clipping:" + ";".join(q.q_node for q in clipping[:5]), stage=tables.comparison_id,
@@ -89,10 +95,10 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
                     + (f" {over}" if over else "")
                     + (f" ({percent(whole)} {everyone}, as the first quantizer range shows)"
                        if whole is not None and everyone and everyone != over else "") + ".",
-            fixes=(_clipping_fix(ctx, worst),))
+            fixes=(_clipping_fix(ctx, worst),)))
     if under:
         worst = under[0]
-        yield qnode_range_use.finding(
+        yield _under_calibration(ctx, qnode_range_use.finding(
             title=f"{plural(len(under), 'Q node')} {verb(len(under), 'uses')} less than {UNDER_USE:.0%} of the INT8 range",
             severity="warning", confidence=0.8, score=clamp01(1.0 - worst.range_used / UNDER_USE) * 0.6,
             subject="under-use:" + ";".join(q.q_node for q in under[:5]), stage=tables.comparison_id,
@@ -101,7 +107,21 @@ def qnode_range_use(ctx: Context) -> Iterator[Finding]:
             summary=(f"{worst.q_node} sees values in [{worst.observed_min:.4g}, {worst.observed_max:.4g}] but its "
                      f"scale represents [{worst.representable_min:.4g}, {worst.representable_max:.4g}]: "
                      f"{percent(worst.range_used)} of the range."),
-            fixes=(_underuse_fix(ctx),))
+            fixes=(_underuse_fix(ctx),)))
+
+
+def _under_calibration(ctx: Context, finding: Finding) -> Finding:
+    """*finding* ranked under the calibration finding when the bundle proves the calibration data unlike the evaluation
+    data (analysis/upstream.py): its ranges were set on that data, so their clipping or under-use is what the mismatch
+    predicts, and re-calibrating the same data another way is not the fix (a new user's open_nsfw calibrated
+    torchvision-style: a clipping first Conv led, above the preprocessing step itself)."""
+    upstream = calibration_upstream(ctx)
+    if not upstream:
+        return finding
+    severity, score = capped(finding.severity, finding.score)
+    return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, Text(
+        f"The calibration data is unlike the evaluation data ({upstream}): these ranges were set on it. Fix the "
+        "calibration first (its finding ranks above), then collect again.")))
 
 
 def _inherited(tables, ranges, rows: list) -> Finding:

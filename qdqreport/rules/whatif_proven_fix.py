@@ -14,6 +14,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01, rounded
+from qdqreport.rules._measured import capped
 from qdqreport.testing.layer_examples import layer_chain, quantization_run, whatif_trials
 from qdqreport.wording import plural
 
@@ -75,8 +76,12 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     reaches the target, an info finding says so: when excluding every suspect wins back half of the
     lost agreement or more (in the measure that decides: the --postprocess decode where there is
     one), it is a measured partial remedy, with its command and what it won back; below half, the
-    damage is spread over the graph (typically a calibration problem), not in a few nodes. A bundle collected before 2026-11-27 judged the worst
-    output's median cosine (0.99) and top-1 agreement instead; the finding then says so.
+    damage is spread over the graph (typically a calibration problem), not in a few nodes. A bundle collected before
+    2026-11-27 judged the worst output's median cosine (0.99) and top-1 agreement instead; the finding then says so.
+    When the bundle proves the calibration data unlike the evaluation data (analysis/upstream.py: a preprocessing
+    step, noise, a coverage gap), a set that reaches the target is a workaround: at most a warning, scored 0.2, under
+    the calibration finding (a new user's open_nsfw calibrated torchvision-style: excluding the first Conv restored
+    the 128 decisions measured, yet kept 5x the healthy error and lost 2 of 6 positives).
 
     Why it matters: a hand search removes Q/DQ one node at a time; this one is measured and sized.
 
@@ -129,9 +134,21 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
         fixes.append(exclusion_fix(ctx, f"Or exclude every {op_type['op_type']} ({op_type['nodes']} nodes leave INT8; "
                                         f"measured {judged_words(op_type)})",
                                    exclusion(op_types=[op_type["op_type"]])))
+    # Calibration data the bundle proves unlike the evaluation data (a preprocessing step, noise, a coverage gap) set
+    # every range: the exclusion restores these samples by keeping the worst-calibrated nodes float, a workaround
+    # ranked under the calibration finding (a new user's open_nsfw calibrated torchvision-style: excluding its first
+    # Conv restored the 128 decisions measured, yet kept 5x the healthy error and lost 2 of 6 positives).
+    upstream = calibration_upstream(ctx)
+    severity, score = ("error" if collapsed else "warning"), clamp01(recovered(base, chosen))
+    if upstream:
+        severity, score = capped(severity, score)
+        evidence.append(Text(f"The calibration data is unlike the evaluation data ({upstream}): every range was "
+                             "calibrated on it, so this exclusion works around the nodes it damaged most. Fix the "
+                             "calibration first (its finding ranks above) and collect again; exclude only what still "
+                             "diverges then."))
     yield whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
-        severity="error" if collapsed else "warning", confidence=0.95, score=clamp01(recovered(base, chosen)),
+        severity=severity, confidence=0.95, score=score,
         subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
         summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} "
                  + (f"brings {judged_words(base)} to {judged_words(chosen)}, as the report judges the outputs "
