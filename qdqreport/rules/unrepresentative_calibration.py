@@ -435,8 +435,16 @@ def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]
     size = (f"; use at least {CALIBRATION_SAMPLES} calibration samples for CNNs"
             if not isinstance(calibrated, int) or calibrated < CALIBRATION_SAMPLES else "")
     return (Fix(f"Add {like} (from training data, not the evaluation set) to the calibration set{size}", extend),
-            Fix(f"Re-quantize with the extended set and try {method_name(ctx, other)} calibration (now "
-                f"{method_name(ctx, method)})", requantize_command(ctx, Change(calibration_method=other), extended)))
+            Fix(f"Re-quantize with the extended set and try {method_name(ctx, other)} calibration ({_now(ctx, method)})",
+                requantize_command(ctx, Change(calibration_method=other), extended)))
+
+
+def _now(ctx: Context, method: str) -> str:
+    """The method the model was calibrated with, as known: ModelOpt's log says it; else it is the tool's default,
+    which the graph does not record (a new user's Percentile-calibrated recognizer read "now MinMax")."""
+    if (ctx.modelopt_log or {}).get("calibration_method"):
+        return f"now {method_name(ctx, method)}"
+    return f"if you used the default, {method_name(ctx, method)}; the graph does not record the method"
 
 
 def _input_name(ctx: Context) -> str:
