@@ -54,9 +54,9 @@ NODES_LISTED = 8
 VNNI_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 UNFUSED_CONFIG = {"session.disable_quant_qdq": "1"}  # Q/DQ left unfused: float operators, no integer kernels
 DIVERGING_LISTED = 3
-SKIPPED = ("skipped: the fused QDQ outputs agree with FP32 (every output of ort_qdq__vs__ort_fp32 judged 'agree' by "
-           "analysis/agreement.py, recurrent state aside), so the integer kernels lose nothing the control could win "
-           "back; it runs only where an output does not agree")
+SKIPPED = ("skipped: every output of the QDQ model agrees with FP32 as the report judges it (recurrent state "
+           "aside), so the integer kernels lose nothing a control could win back; it runs only where an output does "
+           "not agree")
 
 
 @dataclass
