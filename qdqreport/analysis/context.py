@@ -26,7 +26,7 @@ from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
-from qdqreport.bundle.schema import MANIFEST, OPTIONAL_COLUMNS, TABLE_COLUMNS
+from qdqreport.bundle.schema import MANIFEST, table_columns
 
 
 @dataclass(frozen=True)
@@ -314,8 +314,7 @@ class Context:
         checked by bundle/artifacts.py first. Fp16RangeRow for kind "fp16_ranges"."""
         if not self.bundle.has(path):
             return []
-        columns = TABLE_COLUMNS[kind] + OPTIONAL_COLUMNS.get(kind, ())
-        rows = check_rows(kind, columns, self.bundle.table(path, kind), self.bundle._where(path))
+        rows = check_rows(kind, table_columns(kind), self.bundle.table(path, kind), self.bundle._where(path))
         return table_records(kind, rows)
 
     def _artifact_json(self, kind: str) -> Any:

@@ -20,7 +20,7 @@ import numpy as np
 
 from qdqreport.bundle.decode import check_npz, load_json, load_npz
 from qdqreport.bundle.limits import current_limits, over_limit
-from qdqreport.bundle.schema import MANIFEST, OPTIONAL_COLUMNS, TABLE_COLUMNS, check_version, validate_manifest
+from qdqreport.bundle.schema import MANIFEST, TABLE_COLUMNS, check_version, table_columns, validate_manifest
 from qdqreport.bundle.source import ZIP_READ_ERRORS, ZipSource, open_source
 from qdqreport.errors import BundleError
 
@@ -81,7 +81,7 @@ class Bundle:
             if header[: len(names)] != names:
                 raise BundleError(f"{where}: header {header[:len(names)]} does not match the declared '{kind}' "
                                   f"columns {names}")
-            typed = declared + OPTIONAL_COLUMNS.get(kind, ())  # absent optional columns read as empty
+            typed = table_columns(kind)  # absent optional columns read as empty
             return [_typed_row(header, typed, row, where) for row in reader]
         except csv.Error as exc:
             raise BundleError(f"{where}: not a readable CSV table ({exc}); {RECOLLECT}") from None

@@ -89,6 +89,11 @@ OPTIONAL_COLUMNS: dict[str, tuple[tuple[str, type], ...]] = {
 }
 
 
+def table_columns(kind: str) -> tuple[tuple[str, type], ...]:
+    """Every column a table of *kind* may hold, in order: its declared columns, then its optional ones."""
+    return TABLE_COLUMNS[kind] + OPTIONAL_COLUMNS.get(kind, ())
+
+
 _VERSION = re.compile(r"[0-9]{1,6}\.[0-9]{1,6}")  # ASCII digits only, and few: int() of 5,000 digits raises
 
 

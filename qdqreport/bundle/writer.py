@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 import numpy as np
 
 from qdqreport.bundle.destination import OutputLock, check_existing, check_location, recover, say, write_failure
-from qdqreport.bundle.schema import MANIFEST, OPTIONAL_COLUMNS, SCHEMA_NAME, SCHEMA_VERSION, TABLE_COLUMNS
+from qdqreport.bundle.schema import MANIFEST, SCHEMA_NAME, SCHEMA_VERSION, table_columns
 from qdqreport.errors import QdqReportError
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -225,7 +225,7 @@ def csv_text(kind: str, rows: Iterable[Mapping[str, Any]]) -> str:
     """The CSV text `add_table` would write (for tests and in-memory builders)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    columns = [name for name, _ in TABLE_COLUMNS[kind] + OPTIONAL_COLUMNS.get(kind, ())]
+    columns = [name for name, _ in table_columns(kind)]
     writer.writerow(columns)
     for row in rows:
         writer.writerow([_csv_cell(row.get(name)) for name in columns])

@@ -30,7 +30,7 @@ from qdqreport.analysis.metrics import Accumulator
 from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedTensor, AlignedWeight, Alignment, GraphPair,
                                      QuantizerInfo, SkippedTensor, along_axis, check_pairs, clip_fused,
                                      dequantized_weight, describe)
-from qdqreport.collect.local_model import FP32_SUFFIX, build_local_model
+from qdqreport.collect.local_model import build_local_model, fed_tensor, local_input
 from qdqreport.collect.models import marked_source, session_source, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
@@ -258,7 +258,7 @@ class LayerCollector:
         # Each local input: the chunk whose FP32 values give it (0: a graph input), the first and last step reading it
         arrives: dict[int, list[str]] = {}
         for name in model.inputs:
-            tensor = name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
+            tensor = fed_tensor(name)
             source = 0 if tensor in first else chunk_of.get(by_name[tensor].name, count) if tensor in by_name else count
             first_read = next((k for k, step in enumerate(steps.steps) if name in step.imports), None)
             if first_read is None:
@@ -300,10 +300,7 @@ class LayerCollector:
 
     def _local_input(self, name: str, feed: Feed, fp32: Feed) -> np.ndarray:
         """One input of the local graph, as _run_local feeds it."""
-        tensor = name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
-        value = feed[tensor] if tensor in feed else fp32[self.to_fp32_name[tensor]]
-        wanted = onnx.helper.tensor_dtype_to_np_dtype(self.local_model.inputs[name])
-        return value if value.dtype == wanted else value.astype(wanted)
+        return local_input(self.local_model, name, self.to_fp32_name, feed, fp32)
 
     def _next_local(self, steps: Any) -> Feed | None:
         """The local graph's next step, its outputs by QDQ name (as _run_local gives them); None once it failed."""
@@ -403,12 +400,7 @@ class LayerCollector:
         local, model = self.local, self.local_model
         if local is None or model is None:
             return None
-        inputs = {}
-        for name, elem in model.inputs.items():
-            tensor = name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
-            value = feed[tensor] if tensor in feed else fp32[self.to_fp32_name[tensor]]
-            wanted = onnx.helper.tensor_dtype_to_np_dtype(elem)
-            inputs[name] = value if value.dtype == wanted else value.astype(wanted)
+        inputs = {name: local_input(model, name, self.to_fp32_name, feed, fp32) for name in model.inputs}
         names = list(model.outputs)
         try:
             values = local.run(names, inputs)

@@ -14,7 +14,9 @@ sample, built once, instead of one session per node.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
+import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
@@ -30,6 +32,21 @@ class LocalModel:
     proto: onnx.ModelProto
     inputs: dict[str, int]  # graph input (a QDQ tensor name, + FP32_SUFFIX when cast inside) -> element type to feed
     outputs: dict[str, str]  # local output name -> FP32 tensor name
+
+
+def fed_tensor(name: str) -> str:
+    """The QDQ tensor a local graph input feeds: *name* without FP32_SUFFIX."""
+    return name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
+
+
+def local_input(model: LocalModel, name: str, to_fp32: Mapping[str, str], feed: Mapping[str, np.ndarray],
+                fp32: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Input *name* of *model* for one sample: a graph input from *feed*, else the FP32 model's value of the aligned
+    tensor (*to_fp32*: QDQ tensor name -> FP32 name), in the element type the local graph declares."""
+    tensor = fed_tensor(name)
+    value = feed[tensor] if tensor in feed else fp32[to_fp32[tensor]]
+    wanted = onnx.helper.tensor_dtype_to_np_dtype(model.inputs[name])
+    return value if value.dtype == wanted else value.astype(wanted)
 
 
 def build_local_model(q_index: GraphIndex, alignment: Alignment, only: set[str] | None = None) -> LocalModel:

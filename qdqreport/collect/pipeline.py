@@ -357,8 +357,8 @@ def _precision_summary(loaded: _Loaded, progress: Progress) -> dict[str, Any] | 
 
 
 def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[dict[str, Any]]:
-    """Sensitive nodes whose output tensor exists under the same name in both graphs; each one's `input` kept only
-    where that tensor does too (the tensor pass measures it beside the output)."""
+    """Sensitive nodes whose output tensor exists under the same name in both graphs; each one's `input` (the
+    activation it reads, which the tensors table names) kept only where the FP32 graph has that tensor too."""
     if not precision:
         return []
     in_both = node_output_names(loaded.fp32.proto) & node_output_names(loaded.qdq.proto)

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-import onnx
 
 from qdqreport.collect.align import GraphPair
 from qdqreport.analysis.metrics import Accumulator
-from qdqreport.collect.local_model import FP32_SUFFIX, LocalModel, build_local_model
+from qdqreport.collect.local_model import LocalModel, build_local_model, fed_tensor, local_input
 
 Feed = dict[str, np.ndarray]
 
@@ -35,13 +34,7 @@ class SensitiveLocal:
 
     def inputs(self, feed: Feed, fp32: Feed) -> Feed:
         """The local graph's inputs for one sample: graph inputs from *feed*, the rest from the FP32 values."""
-        inputs = {}
-        for name, elem in self.model.inputs.items():
-            tensor = _unsuffixed(name)
-            value = np.asarray(feed[tensor] if tensor in feed else fp32[self.to_fp32[tensor]])
-            wanted = onnx.helper.tensor_dtype_to_np_dtype(elem)
-            inputs[name] = value if value.dtype == wanted else value.astype(wanted)
-        return inputs
+        return {name: local_input(self.model, name, self.to_fp32, feed, fp32) for name in self.model.inputs}
 
     def by_fp32_name(self, names: Sequence[str], values: Sequence[Any]) -> Feed:
         """The local graph's outputs keyed by the FP32 tensor each recomputes."""
@@ -56,7 +49,7 @@ def sensitive_local(graphs: GraphPair, tensors: Sequence[str]) -> SensitiveLocal
         return None
     model = build_local_model(graphs.qdq, alignment, only=wanted)
     to_fp32 = {t.qdq_name: t.name for t in alignment.tensors}
-    fed = tuple(dict.fromkeys(to_fp32[_unsuffixed(name)] for name in model.inputs if _unsuffixed(name) in to_fp32))
+    fed = tuple(dict.fromkeys(to_fp32[fed_tensor(name)] for name in model.inputs if fed_tensor(name) in to_fp32))
     return SensitiveLocal(model, to_fp32, fed)
 
 
@@ -94,6 +87,3 @@ class LocalErrors:
     def result(self) -> dict[str, Accumulator]:
         return {tensor: acc for tensor, acc in self.errors.items() if acc.count}
 
-
-def _unsuffixed(name: str) -> str:
-    return name[: -len(FP32_SUFFIX)] if name.endswith(FP32_SUFFIX) else name
