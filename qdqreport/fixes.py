@@ -369,12 +369,8 @@ def recollect_command(ctx: Context) -> str:
         swapped = _swap_collect_args(argv[:1] + ["collect"] + argv[2:], requantized_file(ctx), log,
                                      corrected_calibration(ctx))
         return " ".join(shell_quote(a) for a in swapped)
-    inputs = (ctx.manifest.get("inputs") or {}).get("eval")
-    source = inputs.get("source") if isinstance(inputs, dict) else None
-    args = ["qdqreport", "collect", "--fp32", model_file(ctx, "fp32"), "--qdq", requantized_file(ctx),
-            "--inputs", str(source) if source else "<inputs.npz>", *(["--modelopt-log", log] if log else []),
-            "-o", "qdqreport-bundle-requantized"]
-    return " ".join(shell_quote(a) for a in args)
+    return _built_collect(ctx, requantized_file(ctx), ["--modelopt-log", log] if log else [],
+                          "qdqreport-bundle-requantized")
 
 
 def per_layer_command(ctx: Context) -> str:
@@ -386,10 +382,16 @@ def per_layer_command(ctx: Context) -> str:
                    f"--output={_renamed_output(a[9:], '-per-layer')}" if a.startswith("--output=") else a
                    for i, a in enumerate(argv)]
         return " ".join(shell_quote(a) for a in renamed + ([] if "--per-layer" in argv else ["--per-layer"]))
+    return _built_collect(ctx, model_file(ctx, "qdq"), ["--per-layer"], "qdqreport-bundle-per-layer")
+
+
+def _built_collect(ctx: Context, qdq: str, options: list[str], output: str) -> str:
+    """A `qdqreport collect` built from the manifest's paths (the bundle recorded no collect command: `qdqreport demo`
+    or another tool made it): the FP32 model, *qdq*, the evaluation inputs, *options*, into *output*."""
     inputs = (ctx.manifest.get("inputs") or {}).get("eval")
     source = inputs.get("source") if isinstance(inputs, dict) else None
-    args = ["qdqreport", "collect", "--fp32", model_file(ctx, "fp32"), "--qdq", model_file(ctx, "qdq"),
-            "--inputs", str(source) if source else "<inputs.npz>", "--per-layer", "-o", "qdqreport-bundle-per-layer"]
+    args = ["qdqreport", "collect", "--fp32", model_file(ctx, "fp32"), "--qdq", qdq,
+            "--inputs", str(source) if source else "<inputs.npz>", *options, "-o", output]
     return " ".join(shell_quote(a) for a in args)
 
 

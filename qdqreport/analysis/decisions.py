@@ -121,8 +121,9 @@ def _map(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
     """IoU of the binarised maps. A pixel that differs only because its reference sat within MARGIN of the threshold
     is a near tie: left out of the union (shown, never counted). Unlike a probability, a map pixel whose candidate moved
     far across stays a near tie: a soft heatmap's shoulders move so under INT8 while its peaks, the decisions, stay
-    (CenterFace calibrated on ImageNet-normalised data kept 51 of 53 faces, yet counting those pixels read a collapse). A soft map (a note
-    posteriorgram) has many pixels there, and INT8 noise moves them across without changing a decision."""
+    (CenterFace calibrated on ImageNet-normalised data kept 51 of 53 faces, yet counting those pixels read a collapse).
+    A soft map (a note posteriorgram) has many pixels there, and INT8 noise moves them across without changing a
+    decision."""
     inter = union = near = 0
     per_sample = []
     for ref, cand in pairs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from qdqreport.analysis.agreement import COLLAPSE, DEGRADE, LEVEL_RANK
+from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED, DEGRADE, LEVEL_RANK
 from qdqreport.analysis.saturation import UNFUSED_STAGE
 
 if TYPE_CHECKING:
@@ -99,10 +99,7 @@ SLICE_KEPT = 0.98
 
 def slice_gains(ctx: "Context") -> list[SliceGain]:
     """The slices the FP32-float control wins back from collapse (see SLICE_KEPT), worst first; [] without a control."""
-    from qdqreport.analysis.agreement import COLLAPSED
-
-    quantization = ctx.comparison("quantization")
-    control = next((c for c in ctx.comparisons if c.candidate == CONTROL_STAGE), None)
+    quantization, control = ctx.comparison("quantization"), control_comparison(ctx)
     if quantization is None or control is None:
         return []
     kept = {(r.output, r.axis, r.index): r.cosine for r in ctx.slice_rows(control.id) if r.cosine is not None}
@@ -110,6 +107,11 @@ def slice_gains(ctx: "Context") -> list[SliceGain]:
              for r in ctx.slice_rows(quantization.id)
              if r.cosine is not None and r.cosine < COLLAPSED and kept.get((r.output, r.axis, r.index), -1.0) >= SLICE_KEPT]
     return sorted(found, key=lambda g: (g.qdq, g.output, g.index))
+
+
+def control_comparison(ctx: "Context") -> "ComparisonInfo | None":
+    """The FP32-float control's comparison with ORT FP32, or None when the FP16 check did not run it."""
+    return next((c for c in ctx.comparisons if c.candidate == CONTROL_STAGE), None)
 
 
 def is_control(comparison: "ComparisonInfo") -> bool:
@@ -153,8 +155,7 @@ def fp16_evidence(ctx: "Context") -> Fp16Evidence | None:
     # scale, small statistics) changes what its reader computes.
     evidence.flushed = [r for r in rows if r["kind"] == "constant" and (r["underflow"] or 0) > 0
                         and (r["qdq_absmax"] == 0 or r["underflow"] >= FLUSHED_SHARE * max(r["values"] or 1, 1))]
-    quantization = ctx.comparison("quantization")
-    control = next((c for c in ctx.comparisons if c.candidate == CONTROL_STAGE), None)
+    quantization, control = ctx.comparison("quantization"), control_comparison(ctx)
     if quantization is None or control is None:
         return evidence
     qdq = {s.output: s for s in ctx.output_summaries(quantization.id)}

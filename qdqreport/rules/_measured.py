@@ -97,6 +97,18 @@ def _after_whatif(ctx: Context, found: evidence.WhatIfEvidence | None, severity:
     return severity, score, (Text(f"Measured: {found.line}; the exclusion explains part of the damage only."),)
 
 
+def under_calibration(ctx: Context, finding: Finding, consequence: str) -> Finding:
+    """*finding* ranked under the calibration finding when the bundle proves the calibration data unlike the
+    evaluation data (analysis/upstream.py): capped, with the line "The calibration data is unlike the evaluation
+    data (<why>): <consequence>"; unchanged otherwise."""
+    upstream = calibration_upstream(ctx)
+    if not upstream:
+        return finding
+    severity, score = capped(finding.severity, finding.score)
+    return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, Text(
+        f"The calibration data is unlike the evaluation data ({upstream}): {consequence}")))
+
+
 def capped(severity: str, score: float) -> tuple[str, float]:
     """(severity, score) of a finding another cause explains: a warning at most, scored at most REFUTED_SCORE."""
     return "warning" if severity == "error" else severity, min(score, REFUTED_SCORE)

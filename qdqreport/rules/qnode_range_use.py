@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.input_range import input_clipping, over_every_sample, over_samples
 from qdqreport.analysis.layers import (HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, inherited, layer_tables,
                                       quantizer_ranges, underused_quantizers)
-from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import Change, corrected_calibration, current_calibration_method, method_name, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01
-from qdqreport.rules._measured import capped
+from qdqreport.rules._measured import under_calibration
 from qdqreport.testing.layer_examples import layer_chain, qnode, quantization_run
 from qdqreport.wording import percent, percent_value, plural, verb
 
@@ -115,13 +113,8 @@ def _under_calibration(ctx: Context, finding: Finding) -> Finding:
     data (analysis/upstream.py): its ranges were set on that data, so their clipping or under-use is what the mismatch
     predicts, and re-calibrating the same data another way is not the fix (a new user's open_nsfw calibrated
     torchvision-style: a clipping first Conv led, above the preprocessing step itself)."""
-    upstream = calibration_upstream(ctx)
-    if not upstream:
-        return finding
-    severity, score = capped(finding.severity, finding.score)
-    return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, Text(
-        f"The calibration data is unlike the evaluation data ({upstream}): these ranges were set on it. Fix the "
-        "calibration first (its finding ranks above), then collect again.")))
+    return under_calibration(ctx, finding, "these ranges were set on it. Fix the calibration first (its finding "
+                                           "ranks above), then collect again.")
 
 
 def _inherited(tables, ranges, rows: list) -> Finding:

@@ -14,7 +14,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01, rounded
-from qdqreport.rules._measured import capped
+from qdqreport.rules._measured import under_calibration
 from qdqreport.testing.layer_examples import layer_chain, quantization_run, whatif_trials
 from qdqreport.wording import plural
 
@@ -138,23 +138,17 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     # every range: the exclusion restores these samples by keeping the worst-calibrated nodes float, a workaround
     # ranked under the calibration finding (a new user's open_nsfw calibrated torchvision-style: excluding its first
     # Conv restored the 128 decisions measured, yet kept 5x the healthy error and lost 2 of 6 positives).
-    upstream = calibration_upstream(ctx)
-    severity, score = ("error" if collapsed else "warning"), clamp01(recovered(base, chosen))
-    if upstream:
-        severity, score = capped(severity, score)
-        evidence.append(Text(f"The calibration data is unlike the evaluation data ({upstream}): every range was "
-                             "calibrated on it, so this exclusion works around the nodes it damaged most. Fix the "
-                             "calibration first (its finding ranks above) and collect again; exclude only what still "
-                             "diverges then."))
-    yield whatif_proven_fix.finding(
+    yield under_calibration(ctx, whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
-        severity=severity, confidence=0.95, score=score,
+        severity="error" if collapsed else "warning", confidence=0.95, score=clamp01(recovered(base, chosen)),
         subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
         summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} "
                  + (f"brings {judged_words(base)} to {judged_words(chosen)}, as the report judges the outputs "
                     f"(cosine {base['cosine']:.4f} → {chosen['cosine']:.4f})" if by_judgement else
                     f"raises output cosine from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)}")
-                 + f" ({chosen['cost_nodes']} node(s) leave INT8)."))
+                 + f" ({chosen['cost_nodes']} node(s) leave INT8).")),
+        "every range was calibrated on it, so this exclusion works around the nodes it damaged most. Fix the "
+        "calibration first (its finding ranks above) and collect again; exclude only what still diverges then.")
 
 
 def _one_node(ctx: Context, alone: WhatIfEvidence, evidence: list) -> Finding:
