@@ -286,7 +286,8 @@ class Part:
 PARTS = (
     Part(THIRTY_FIRST_PART, "thirty-first", ", made 2026-11-27; scored while sealed before session 35's rule "
          "changes, at 4f2c4c9: first-ranked 3/7, within three 6/7, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/2; after them, at 045b73c and at 864727b: the same; still held out", held_out=True),
+         "faults with an error 0/2; after them, at 045b73c and at 864727b: the same; before session 36's rule changes, "
+         "at 793152c: the same; then read (2026-11-27, session 36): no longer held out"),
     Part(THIRTIETH_PART, "thirtieth", ", made 2026-11-27; scored while sealed before session 34's first round of "
          "rule changes, at a3def9a: first-ranked 8/8, within three 8/8, healthy controls with an error 0/3, harmless "
          "faults with an error 0/1; after it, at fe56cdd and at e453d0b: the same; before session 35's rule changes, "

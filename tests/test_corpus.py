@@ -199,6 +199,7 @@ def test_fourth_sealed_part_is_one_whole_batch_with_a_new_family():
     (TWENTY_NINTH_PART, "twenty-ninth", ['at 931fb71: first-ranked 5/7, within three 5/7', 'at 0bc8555: the same',
                                          'a3def9a: the same']),
     (THIRTIETH_PART, "thirtieth", ['at a3def9a: first-ranked 8/8, within three 8/8', 'at 045b73c: the same']),
+    (THIRTY_FIRST_PART, "thirty-first", ['at 4f2c4c9: first-ranked 3/7, within three 6/7', 'at 793152c: the same']),
 ])
 def test_docs_show_a_read_sealed_part_as_the_scorer_computes_it(scores, part, ordinal, history):
     """docs/CORPUS.md's totals and rows of each part read after its sealed scores are what the committed bundles
@@ -253,8 +254,8 @@ def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, head
 
 
 @pytest.mark.slow
-# Every part held out now: the thirty-first (the thirtieth was read in session 35).
-@pytest.mark.parametrize(("part", "ordinal", "heading"), [(THIRTY_FIRST_PART, "thirty-first", "Thirty-first")])
+# Every part held out now: none until the thirty-second is sealed (the thirty-first was read in session 36).
+@pytest.mark.parametrize(("part", "ordinal", "heading"), [])
 def test_docs_show_a_held_out_sealed_part_as_held_out(scores, part, ordinal, heading):
     """A held-out part (sealed for the next round of rule changes): neither totals nor rows are on the generated page
     (a page regenerated after each rule change would otherwise show its totals moving); its "before" is in the kept
