@@ -38,9 +38,9 @@ MADE_IN_ORDER = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, S
 
 
 # Cases relabelled after their part was read, with the cause they were made as (the batch was made with every cause):
-# oww_first_conv_int8 and cfc_all_convs were made as sensitive layers; measured unfused they lose nothing
-# (scripts/make_corpus_part7.py, scripts/make_corpus_part9.py).
-MADE_AS = {"oww_first_conv_int8": 4, "cfc_all_convs": 4}
+# oww_first_conv_int8, cfc_all_convs and fsv_sensitive_int8 were made as sensitive layers; measured unfused they lose
+# nothing (scripts/make_corpus_part7.py, scripts/make_corpus_part9.py, scripts/make_corpus_part31.py).
+MADE_AS = {"oww_first_conv_int8": 4, "cfc_all_convs": 4, "fsv_sensitive_int8": 4}
 
 
 def _families_made_before(part: str, labels: dict) -> set[str]:
