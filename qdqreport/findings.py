@@ -66,6 +66,9 @@ REFUTED_SCORE = 0.2
 LOCALISATION_TAG = "localisation"  # where along the graph the divergence first shows (QR200): it locates, too
 ROOT_CAUSE_TAG = "root_cause"
 FIX_TAG = "fix"  # a measured fix (QR203: excluding these nodes restores the outputs)
+# A cause a control measured whole whose loss the deployment target does not share (QR012: ONNX Runtime's integer
+# kernels on this CPU, target TensorRT): scored low, for nothing follows the model, but established, not a weak suspect.
+RUNTIME_ONLY_TAG = "runtime_only"
 
 
 @dataclass(frozen=True)

@@ -175,10 +175,10 @@ class Context:
     def _judged(self, info: ComparisonInfo | None, summary: OutputSummary) -> OutputSummary:
         if info is None:
             return judged(summary, [], [], self.judging, self._producers, (), self.input_shapes)
-        return judged(summary, self._stored_outputs(info.reference), self._stored_outputs(info.candidate),
+        return judged(summary, self.stored_outputs(info.reference), self.stored_outputs(info.candidate),
                       self.judging, self._producers, info.class_outputs, self.input_shapes)
 
-    def _stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
+    def stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""
         if stage_id not in self._stored:
             self._stored[stage_id] = load_stage_outputs(self.bundle, stage_id) if self.stage(stage_id) else []

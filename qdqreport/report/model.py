@@ -16,8 +16,8 @@ from qdqreport.analysis.fp16 import control_purpose, is_control
 from qdqreport.analysis.task import task_words
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
-from qdqreport.findings import (REFUTED_SCORE, SEVERITIES, SEVERITY_RANK, SYMPTOM_TAG, Finding, Metric, Series, Table,
-                                Text)
+from qdqreport.findings import (REFUTED_SCORE, RUNTIME_ONLY_TAG, SEVERITIES, SEVERITY_RANK, SYMPTOM_TAG, Finding,
+                                Metric, Series, Table, Text)
 from qdqreport.report.fp16 import Fp16View, build_fp16
 from qdqreport.report.layers import LayersView, build_layers
 from qdqreport.report.engine import EngineView, build_engine
@@ -258,6 +258,10 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
             # Nothing explains what ONNX Runtime measured; what TensorRT will reject is the first thing to fix.
             return text + f"; no root cause identified; before deploying to TensorRT: {first.title.rstrip('.')}"
         return text + "; no root cause identified, see the findings below"
+    if RUNTIME_ONLY_TAG in cause.tags:
+        # Measured whole by its control, and the deployment target does not share it: the cause of what ONNX Runtime
+        # showed, not a weak suspect (the thirty-first part's VAD: S8S8 saturation, unfused 0 of 768 flips).
+        return text + f"; measured cause, on this runtime only: {cause.title.rstrip('.')}"
     if cause.severity != "error" and cause.score <= REFUTED_SCORE:
         # Every cause was measured down (a refuted exclusion, kernels that explain a side output only, nodes the error
         # only passes through) or is weak by itself: naming it "most likely" would claim what the findings deny.

@@ -41,15 +41,18 @@ def layer_severity(ctx: Context, severe: bool) -> str:
     return "warning"
 
 
-def reranked(ctx: Context, severity: str, score: float,
-             nodes: Sequence[str] = ()) -> tuple[str, float, tuple[Text, ...]]:
+def reranked(ctx: Context, severity: str, score: float, nodes: Sequence[str] = (),
+             controls_share: bool = False) -> tuple[str, float, tuple[Text, ...]]:
     """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict, then under a
     calibration the bundle shows unlike the evaluation data (analysis/upstream.py) unless the what-if confirmed these
     nodes: every range is then set on the wrong data, and a layer's error is what that predicts (QR002 caps itself
     the same way; a new user's document unwarper calibrated on x255 pages had QR201 and QR200 errors ranked above the
-    calibration finding's consequences, with the 12 suspects excluded measured worse)."""
+    calibration finding's consequences, with the 12 suspects excluded measured worse).
+
+    *controls_share*: the finding rests on Q/DQ values every control keeps (an output on an 8-bit grid,
+    analysis/output_grid.py), so neither the unfused control nor the FP32-float one can refute it."""
     found = evidence.whatif(ctx)
-    severity, score, lines = _after_whatif(ctx, found, severity, score, nodes)
+    severity, score, lines = _after_whatif(ctx, found, severity, score, nodes, controls_share)
     confirmed = found is not None and found.verdict == evidence.CONFIRMS and set(nodes) & set(found.nodes)
     upstream = calibration_upstream(ctx)
     if upstream and not confirmed and (severity == "error" or score > REFUTED_SCORE):
@@ -62,17 +65,17 @@ def reranked(ctx: Context, severity: str, score: float,
 
 
 def _after_whatif(ctx: Context, found: evidence.WhatIfEvidence | None, severity: str, score: float,
-                  nodes: Sequence[str] = ()) -> tuple[str, float, tuple[Text, ...]]:
+                  nodes: Sequence[str] = (), controls_share: bool = False) -> tuple[str, float, tuple[Text, ...]]:
     """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict *found*."""
     confirmed = found is not None and found.verdict == evidence.CONFIRMS
     kernels = kernels_explain(ctx)
-    if kernels is not None and not confirmed:
+    if kernels is not None and not (confirmed or controls_share):
         won = "agrees with FP32" if kernels.control_agrees else f"wins back {kernels.recovered:.0%} of the loss"
         return _refuted(severity, score, f"the same QDQ model with Q/DQ fusion disabled {won} on output "
                         f"{kernels.output}, with this node quantized just the same. The damage is ONNX Runtime's "
                         "integer kernels on this CPU (QR012), not this INT8 node.")
     control = evidence.float_part(ctx)
-    if control is not None and control.verdict == evidence.IMPLICATES and not confirmed:
+    if control is not None and control.verdict == evidence.IMPLICATES and not (confirmed or controls_share):
         return _refuted(severity, score, f"{control.line}. The damage is in the FP16 float part, not in this INT8 "
                         "node (QR011).")
     if found is None:
@@ -119,7 +122,7 @@ def _refuted(severity: str, score: float, why: str) -> tuple[str, float, tuple[T
     return (*capped(severity, score), (Text(f"Refuted by measurement: {why}"),))
 
 
-def rerank(ctx: Context, finding: Finding, nodes: Sequence[str] = ()) -> Finding:
+def rerank(ctx: Context, finding: Finding, nodes: Sequence[str] = (), controls_share: bool = False) -> Finding:
     """*finding* (about *nodes*) with the severity, score and evidence line the what-if's verdict gives it."""
-    severity, score, lines = reranked(ctx, finding.severity, finding.score, nodes)
+    severity, score, lines = reranked(ctx, finding.severity, finding.score, nodes, controls_share)
     return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, *lines))

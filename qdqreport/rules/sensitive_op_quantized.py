@@ -6,11 +6,15 @@ import math
 from dataclasses import replace
 from typing import Any, Iterator
 
+import numpy as np
+
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import (LOCAL_BAD_COSINE, TENSOR_COSINE_BAD, BornUpstream, born_upstream, layer_tables,
                                       passed_on)
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
 from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, sensitive_in_int8
+from qdqreport.analysis.output_grid import ZEROED_SHARE, GriddedOutput, erasing_outputs
+from qdqreport.analysis.output_grid import words as grid_words
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -20,6 +24,9 @@ from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph
 
 from qdqreport.rules._measured import REFUTED_SCORE, capped, rerank
 from qdqreport.wording import plural, verb
+# A sensitive node whose Q/DQ pair puts a graph output on an erasing grid: measured, not a heuristic (ranks with the
+# measured calibration findings, 0.8) and direct (analysis/output_grid.py).
+GRID_SCORE, GRID_CONFIDENCE = 0.8, 0.85
 # At or above this its own output is faithful: INT8 left the node's result where FP32 had it (to a thousandth).
 FAITHFUL_TENSOR = 0.999
 
@@ -58,6 +65,16 @@ def _softmax_output_quantized_for_consumer(b):
     b.artifact("precision_summary", graph)
 
 
+def _softmax_output_on_grid(b):
+    # The output Softmax of a 50-class head quantized (quantize_static with every op type): the probabilities the
+    # application reads come on a grid of step 1/127, the small ones exactly 0 (the thirty-first part's VAD).
+    logits = class_logits(32, classes=50, seed=11)
+    b.class_outputs(CLS_OUTPUT).stage("ort_fp32", classifier_run(logits))
+    b.stage("ort_qdq", [{k: np.round(v * 127) / 127 for k, v in s.items()}
+                        for s in classifier_run(logits, noise=0.05, seed=12)])
+    b.artifact("precision_summary", classifier_graph(head_precision="fp16", softmax_precision="int8"))
+
+
 def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> dict[str, Any]:
     return {"tensor": tensor, "node": node, "op_type": op_type, "samples": 32, "cosine": cosine,
             "sqnr_db": sqnr, "max_abs": 2.4, "rel_l2": 0.3, "ref_absmax": 9.1}
@@ -67,6 +84,8 @@ def _row(tensor: str, node: str, op_type: str, cosine: float, sqnr: float) -> di
       examples=[Fires("final MatMul and Softmax in INT8", _head_and_softmax_int8),
                 Fires("the same, the error arriving at their inputs (a warning under the symptom)",
                       _error_arrives_at_their_inputs),
+                Fires("the output Softmax quantized: its probabilities on an 8-bit grid, most exactly 0",
+                      _softmax_output_on_grid),
                 Quiet("head and Softmax left in FP16", _sensitive_nodes_kept_fp16),
                 Quiet("Softmax in FP16, only its output quantized for the next MatMul",
                       _softmax_output_quantized_for_consumer)])
@@ -124,6 +143,15 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     without --per-layer: QR002 led with an error, "14 sensitive nodes"). Comparing a node's output SQNR with its
     input's would not do: U2-Net-p's fusing 1x1 Conv adds nothing itself yet falls from 11.9 to 5.3 dB, its weights
     of both signs cancelling the signal and not the errors.
+    A flagged node whose own Q/DQ pair sits on a graph output hands the application an 8-bit grid
+    (analysis/output_grid.py): when the stored outputs show it erasing a tenth or more of FP32's non-zero values (a
+    Softmax's small probabilities read exactly 0), that is measured, direct evidence (score 0.8, confidence 0.85) that
+    no control can refute: the unfused run and the FP32-float control keep the same Q/DQ values. The thirty-first
+    part's FSMN VAD with every op type quantized: 91% of its 248 state probabilities exactly 0, 13 of 768 top-1
+    decisions changed, funasr's decode (the log of the silence probability) raised on 71 of 96 clips; the unfused
+    control "agreed" on top-1 and ranked the S8S8 kernels first. Excluding the flagged nodes (the fix, measured): 79
+    clips cut otherwise became 14, the rest the kernels' (QR012).
+
     Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
     regex-escaped names, or --op_types_to_exclude when every node of the type is at fault;
     quantize_static's nodes_to_exclude, or the op type left out of op_types_to_quantize). A node the
@@ -171,7 +199,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
     cause = None if nan_inputs else _birth_line(born) if born else (_crushed_line(ctx, flagged)
                                                                      or _arrives_at_inputs(flagged, errors))
-    yield _under(cause, rerank(ctx, sensitive_op_quantized.finding(
+    # An output the flagged node hands over on an 8-bit grid is measured damage every control keeps (the unfused run
+    # has the same Q/DQ values): no control refutes it, and no upstream node explains it (analysis/output_grid.py).
+    grids = _output_grids(ctx, flagged)
+    yield _under(None if grids else cause, rerank(ctx, _on_grid(grids, upstream, sensitive_op_quantized.finding(
         title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
@@ -211,7 +242,35 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                           "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
                           "collect again before excluding nodes.")] if upstream and not nan_inputs else [])),
         fixes=(exclusion_fix(ctx, f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", _exclusions(ctx, flagged)),),
-        stage=comparison.id if comparison else "", tags=("root_cause",)), _acted_on(ctx, flagged)))
+        stage=comparison.id if comparison else "", tags=("root_cause",))), _acted_on(ctx, flagged),
+        controls_share=bool(grids)))
+
+
+def _output_grids(ctx: Context, flagged: list[dict[str, Any]]) -> list[GriddedOutput]:
+    """The graph outputs on an erasing 8-bit grid, when a flagged node's quantized output feeds a graph output."""
+    nodes = {n.get("name"): n for n in (ctx.precision or {}).get("nodes") or []}
+    feeds = any(nodes.get(s["node"], {}).get("feeds_graph_output") and nodes.get(s["node"], {}).get("output_quantized")
+                for s in flagged)
+    return erasing_outputs(ctx) if feeds else []
+
+
+def _on_grid(grids: list[GriddedOutput], upstream: str, finding: Finding) -> Finding:
+    """*finding* with the grid's measurement: direct evidence, scored GRID_SCORE (under a calibration the bundle
+    proves unlike the evaluation data the grid's step is that calibration's, and the cap stays)."""
+    if not grids:
+        return finding
+    grid = max(grids, key=lambda g: g.zeroed)
+    return replace(finding, score=finding.score if upstream else max(finding.score, GRID_SCORE),
+                   confidence=finding.confidence if upstream else max(finding.confidence, GRID_CONFIDENCE),
+                   summary=f"{finding.summary}; {grid_words(grid)}",
+                   evidence=(Metric(f"FP32's non-zero values of output {grid.output} read as exactly 0",
+                                    rounded(100 * grid.zeroed, 1), unit="%", threshold=f">= {ZEROED_SHARE:.0%}"),
+                             *finding.evidence,
+                             Text("Measured on the stored outputs: a decode that takes these probabilities' log, "
+                                  "divides by them or thresholds them below the grid's step reads 0 (a VAD's "
+                                  "log-probability of silence raised on 71 of 96 clips). The unfused control keeps the "
+                                  "same Q/DQ values, so it cannot win this back; keeping the node that feeds the "
+                                  "output in float (the fix) removes the output's Q/DQ pair.")))
 
 
 def _under(cause: Text | None, finding: Finding) -> Finding:
