@@ -21,28 +21,29 @@ cases; the "harmless" marks (scripts/corpus_score.py's HARMLESS_POLICY) come fro
 
 New family (a new task kind for the corpus: traffic-signal detector configuration from a controller's event log, a 1-D
 temporal convolutional network over 1-s rasters of detector and signal-phase states, scoring each (detector, candidate
-phase) pair): - atd: atspm-detector 1.1.0's `weights/funcnet/x100_w32full_pair.onnx` (the pair graph of the first of the
-package's three FuncNet members, seed 0; opset 17, exported from PyTorch 2.14): a TCN of width 32: a stem Conv (15 ->
-32, with a GELU (Div, Erf, Add, Mul) and a MaxPool), seven residual blocks of two Convs each with GELUs, an attention
-pool over time (a score MatMul, a Softmax between two Casts, a weighted ReduceSum beside a ReduceMean and a ReduceMax,
-concatenated), a Gemm projection to the 128-d pair embedding `z` with a GELU, and a Gemm to the pair's phase logit `s`.
-15 Convs, 1 MatMul, 2 Gemms. Input `x` [N, 15, T]: N (detector, candidate phase) pairs, 15 channels on a 1-s raster of T
-seconds (detector occupancy, ON rate, the candidate's green / yellow / red clearance / call, the other phases' greens
-and calls, coordination, the detector's ON / OFF impulses, the call's placed / dropped impulses, the partner phase's
-green and call; the package's manifest names them). The FP32 model is the package's file through onnxruntime's
-quant_pre_process. Data: the package's sample log has two stretches, 12:00:00-12:10:40 and 12:15:00-12:30:00 (nothing
-between). The package's predict is run (FP32, its own pipeline: duckdb decoding, its tree ranker's candidate filter) on
-5-minute windows, and every call it makes of FuncNet.both is recorded (the signal's interval bundle, its detectors, its
-piece, its kept (detector, candidate) pairs). Evaluation: EVAL_WINDOWS windows starting every 15 s from 12:15:00 to
-12:25:00 (the second stretch); calibration: CALIB_WINDOWS windows starting every 30 s from 12:00:00 to 12:05:00 (the
-first stretch, no overlap with the evaluation's). The files handed to the quantizer and the collector are each window's
-kept pairs' rasters (funcnet.render and assemble_kept, T = RASTER_S seconds from the piece's start), the pairs on axis 0
-(ATD_COLLECT_ARGS); collect's --inputs (atd_eval.npz) holds the kept pairs of three disjoint evaluation windows (12:15,
-12:20, 12:25). The decision measured (--measure): the package's own FuncNet.both with this one member (the case's pair
-graph and the member's FP32 head graph, x100_w32full_head.onnx), on each evaluation window as predict called it: per
-detector the phase (argmax of the phase probabilities over its kept candidates) and the function (argmax of the 7
-function probabilities: Advance, Presence, Count, Yellow_Red, Mid, Bike, Other); a detector's decision changed when
-either differs from FP32's.
+phase) pair):
+- atd: atspm-detector 1.1.0's `weights/funcnet/x100_w32full_pair.onnx` (the pair graph of the first of the package's
+  three FuncNet members, seed 0; opset 17, exported from PyTorch 2.14): a TCN of width 32: a stem Conv (15 -> 32, with a
+  GELU (Div, Erf, Add, Mul) and a MaxPool), seven residual blocks of two Convs each with GELUs, an attention pool over
+  time (a score MatMul, a Softmax between two Casts, a weighted ReduceSum beside a ReduceMean and a ReduceMax,
+  concatenated), a Gemm projection to the 128-d pair embedding `z` with a GELU, and a Gemm to the pair's phase logit
+  `s`. 15 Convs, 1 MatMul, 2 Gemms. Input `x` [N, 15, T]: N (detector, candidate phase) pairs, 15 channels on a 1-s
+  raster of T seconds (detector occupancy, ON rate, the candidate's green / yellow / red clearance / call, the other
+  phases' greens and calls, coordination, the detector's ON / OFF impulses, the call's placed / dropped impulses, the
+  partner phase's green and call; the package's manifest names them). The FP32 model is the package's file through
+  onnxruntime's quant_pre_process. Data: the package's sample log has two stretches, 12:00:00-12:10:40 and
+  12:15:00-12:30:00 (nothing between). The package's predict is run (FP32, its own pipeline: duckdb decoding, its tree
+  ranker's candidate filter) on 5-minute windows, and every call it makes of FuncNet.both is recorded (the signal's
+  interval bundle, its detectors, its piece, its kept (detector, candidate) pairs). Evaluation: EVAL_WINDOWS windows
+  starting every 15 s from 12:15:00 to 12:25:00 (the second stretch); calibration: CALIB_WINDOWS windows starting every
+  30 s from 12:00:00 to 12:05:00 (the first stretch, no overlap with the evaluation's). The files handed to the
+  quantizer and the collector are each window's kept pairs' rasters (funcnet.render and assemble_kept, T = RASTER_S
+  seconds from the piece's start), the pairs on axis 0 (ATD_COLLECT_ARGS); collect's --inputs (atd_eval.npz) holds the
+  kept pairs of three disjoint evaluation windows (12:15, 12:20, 12:25). The decision measured (--measure): the
+  package's own FuncNet.both with this one member (the case's pair graph and the member's FP32 head graph,
+  x100_w32full_head.onnx), on each evaluation window as predict called it: per detector the phase (argmax of the phase
+  probabilities over its kept candidates) and the function (argmax of the 7 function probabilities: Advance, Presence,
+  Count, Yellow_Red, Mid, Bike, Other); a detector's decision changed when either differs from FP32's.
 
 Quantizer: onnxruntime quantize_static (QDQ) throughout: no ModelOpt on this machine. The healthy recipe (RECIPE) takes
 the 12 Convs of residual blocks 1 to 6 and leaves the stem Conv, block 0's two Convs, the pool's MatMul and the two
