@@ -267,6 +267,14 @@ THIRTIETH_PART = "sealed part 30 (2026-11-27)"
 # of rule changes, on the rules of commit 4f2c4c9 (totals only), and is to be scored "after" them, reported apart, its
 # rows withheld (STILL_SEALED).
 THIRTY_FIRST_PART = "sealed part 31 (2026-11-27)"
+# The thirty-second sealed part: a batch made on 2026-11-27 (a new family: atspm-detector's FuncNet pair graph, a
+# temporal convolutional network over 1-s rasters of (detector, candidate phase) pairs from a traffic-signal
+# controller's hi-res event log, the decision each detector's phase and function out of the package's FuncNet.both, on
+# the package's own sample log) by an engineer who never ran the rules or a report on it, with the "harmless" marks of
+# HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw): it was scored once
+# "before" the next round of rule changes, on the rules of commit 793152c (totals only), and is to be scored "after"
+# them, reported apart, its rows withheld (STILL_SEALED).
+THIRTY_SECOND_PART = "sealed part 32 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -284,6 +292,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_SECOND_PART, "thirty-second", ", made 2026-11-27; scored while sealed before the next round of rule "
+         "changes, at 793152c: first-ranked 4/8, within three 6/8, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/1; still held out", held_out=True),
     Part(THIRTY_FIRST_PART, "thirty-first", ", made 2026-11-27; scored while sealed before session 35's rule "
          "changes, at 4f2c4c9: first-ranked 3/7, within three 6/7, healthy controls with an error 0/3, harmless "
          "faults with an error 0/2; after them, at 045b73c and at 864727b: the same; before session 36's rule changes, "
