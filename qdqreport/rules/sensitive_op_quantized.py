@@ -109,7 +109,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     when the calibration range misses a quarter of the evaluation inputs' span on a quarter of the
     samples (analysis/coverage.py: darker pictures, quieter recordings), and, with or without the
     calibration file, when the model's own input quantizer clips a tenth of the evaluation values or
-    is barely used by them (analysis/input_range.py: a calibration reader that skipped a step).
+    is barely used by them (analysis/input_range.py: a calibration reader that skipped a step), or when the
+    calibration inputs hold other content (a mean over one evaluation std away, QR006: clean speech calibrating a VAD
+    evaluated on noisy clips; analysis/upstream.py).
 
     A node that reads a Q/DQ pair with a NaN or Inf scale (an attention mask's -inf in the
     calibrated range: analysis/broken_scales.py) computes on NaN: read from the graph, that is
