@@ -13,7 +13,7 @@ import re
 import shlex
 from pathlib import PurePath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from qdqreport.analysis.input_range import range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
@@ -223,7 +223,7 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
     the calibration method (*method_chosen*), the line ends in a shell comment: the method is the default, not
     necessarily the user's (UNRECORDED_METHOD)."""
     calibration, corrected = _with_corrected(ctx, calibration, recorded)
-    rows = (calibration_reader(calibration, first_input_name(ctx, "input")) if calibration
+    rows = (calibration_reader(calibration, first_input_name(ctx, "input"), input_layout(ctx)) if calibration
             else calibration_feeds(ctx))
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
     kwargs = [f"per_channel={bool(options['per_channel'])}", f"weight_type={types[options['weight_type']]}",
@@ -281,16 +281,61 @@ def _ort_changed(ctx: Context, change: Change) -> dict[str, Any]:
     return options
 
 
-def calibration_reader(calib: str, input_name: str) -> str:
+def calibration_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | None, int]] | None = None) -> str:
     """Python that sets `it`, an iterator of one-sample feeds over the calibration file *calib* (an .npz holds one
     array per input; an .npy is *input_name*'s): any object with get_next() is a CalibrationDataReader to ONNX
-    Runtime, and one sample per call is how collect read the file."""
+    Runtime, and one sample per call is how collect read the file.
+
+    *layout* (input_layout) maps each model input to (batch axis, rank of one sample): a sample is cut as collect cut
+    it (collect/inputs.py), keeping a batch dimension of 1 on the batch axis, and an input with no batch axis is
+    taken whole, its sample i when the file stacks one per sample (a new user's key CNN, [frames, 105] with no batch
+    axis: the x[i:i + 1] of every command fed a rank-3 array to a rank-2 input and quantize_static refused it)."""
+    if layout and any(axis != 0 for axis, _ in layout.values()):
+        return _cut_reader(calib, input_name, layout)
     if calib.endswith(".npz"):
         # Each array read once: an NpzFile reads (and decompresses) an array again at every d[k], which made a 512-row
         # calibration's reader quadratic (a new user's fix: 197 s, 7.5 s with the arrays read once).
         return (f"d = dict(np.load({calib!r})); it = iter([{{k: v[i:i + 1] for k, v in d.items()}} "
                 "for i in range(len(next(iter(d.values()))))]); ")
     return f"x = np.load({calib!r}); it = iter([{{{input_name!r}: x[i:i + 1]}} for i in range(len(x))]); "
+
+
+def _cut_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | None, int]]) -> str:
+    """calibration_reader's form for inputs whose batch axis is not the first (or absent): one expression an input."""
+    var = "d" if calib.endswith(".npz") else "x"
+    names = list(layout) if var == "d" else [input_name]
+
+    def array(name: str) -> str:
+        return f"d[{name!r}]" if var == "d" else "x"
+
+    def cut(name: str) -> str:
+        axis, rank = layout.get(name, (0, 0))
+        if axis is None:  # no batch axis: one value for every sample, or one stacked per sample on a new axis 0
+            return f"({array(name)} if {array(name)}.ndim == {rank} else {array(name)}[i])"
+        return f"{array(name)}[i:i + 1]" if axis == 0 else f"np.take({array(name)}, [i], axis={axis})"
+
+    counted = next((n for n in names if layout.get(n, (0, 0))[0] is not None), names[0])
+    axis, rank = layout.get(counted, (0, 0))
+    # Samples along the counted input's batch axis; with no batch axis anywhere, one a stacked row, else one sample.
+    count = (f"{array(counted)}.shape[{axis}]" if axis is not None
+             else f"len({array(counted)}) if {array(counted)}.ndim > {rank} else 1")
+    load = f"d = dict(np.load({calib!r})); " if var == "d" else f"x = np.load({calib!r}); "
+    feed = "{" + ", ".join(f"{n!r}: {cut(n)}" for n in names) + "}"
+    return f"{load}it = iter([{feed} for i in range({count})]); "
+
+
+def input_layout(ctx: Context) -> dict[str, tuple[int | None, int]]:
+    """Each model input's (batch axis, rank of one sample) as collect recorded them (the calibration's, else the
+    evaluation's: the same model inputs, cut the same way)."""
+    inputs = ctx.manifest.get("inputs") or {}
+    for role in ("calib", "eval"):
+        tensors = (inputs.get(role) or {}).get("tensors") if isinstance(inputs.get(role), dict) else None
+        layout = {t["name"]: (t.get("batch_axis", 0), len(t.get("shape") or ())) for t in tensors or ()
+                  if isinstance(t, dict) and isinstance(t.get("name"), str)
+                  and (t.get("batch_axis", 0) is None or isinstance(t.get("batch_axis"), int))}
+        if layout:
+            return layout
+    return {}
 
 
 def calibration_feeds(ctx: Context) -> str:
@@ -307,7 +352,7 @@ def calibration_feeds(ctx: Context) -> str:
     source = calibration_file(ctx)
     if source.startswith("<") and len(ctx.input_names) > 1:
         source = "<calib.npz>"
-    return calibration_reader(source, first_input_name(ctx, "input"))
+    return calibration_reader(source, first_input_name(ctx, "input"), input_layout(ctx))
 
 
 def _calibrates_by_script(ctx: Context) -> tuple[str, str] | None:

@@ -26,6 +26,8 @@ from qdqreport.fixes import Change, exclusion, quantizer_name, requantize_comman
 from qdqreport.rules import discover
 from qdqreport.wording import percent
 
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
 DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
 CALIB_SAMPLES = 24
 
@@ -427,3 +429,53 @@ def test_weight_symmetry_is_read_from_the_matrix_weights_not_elementwise_constan
     constants = [g for g in precision["qdq"] if g.get("kind") == "weight" and g.get("zero_point_nonzero")]
     assert constants and all(ops.get(c) == "Add" for g in constants for c in g["consumers"])
     assert ort_options(precision)["extra_options"]["WeightSymmetric"] is True
+
+
+# --- the calibration reader cuts samples as collect cut them ---------------------------------------------------------
+def _run_reader(code: str) -> list[dict[str, np.ndarray]]:
+    namespace = {"np": np}
+    exec(code, namespace)  # the reader a printed command starts with: sets `it`
+    return list(namespace["it"])
+
+
+def test_the_printed_reader_feeds_inputs_with_no_first_batch_axis_as_collect_did(tmp_path: Path) -> None:
+    """The corpus Silero VAD bundle records `state` [2, 1, 128] batched on axis 1 and `sr` with no batch axis; its
+    printed commands fed `state[i:i + 1]` and `sr[i:i + 1]` before (state of the wrong shape, sr a slice of a
+    scalar). Executed on a calibration .npz laid out as collect reads one, each feed is the recorded sample shape,
+    and quantize_static runs on the real model with it."""
+    import importlib.util
+
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    from qdqreport.fixes import calibration_reader, input_layout
+
+    ctx = Context(Bundle(CORPUS / "vad_healthy_ort_sym"))
+    layout = input_layout(ctx)
+    assert layout == {"input": (0, 2), "state": (1, 3), "sr": (None, 0)}
+    rng = np.random.default_rng(0)
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, input=rng.normal(0, 0.1, (4, 576)).astype(np.float32), state=np.zeros((2, 4, 128), np.float32),
+             sr=np.array(16000, np.int64))
+    feeds = _run_reader(calibration_reader(str(calib), "input", layout))
+    assert len(feeds) == 4
+    assert all({k: tuple(v.shape) for k, v in f.items()} == ctx.input_shapes for f in feeds)
+    spec = importlib.util.find_spec("silero_vad")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("silero-vad is not installed (pip install --no-deps silero-vad; .ci/run does it)")
+    fp32 = Path(spec.submodule_search_locations[0]) / "data" / "silero_vad_16k_op15.onnx"
+    it = iter(feeds)
+    quantize_static(str(fp32), str(tmp_path / "q.onnx"), types.SimpleNamespace(get_next=lambda: next(it, None)),
+                    quant_format=QuantFormat.QDQ, op_types_to_quantize=["Conv"])
+    assert any(n.op_type == "QuantizeLinear" for n in onnx.load(str(tmp_path / "q.onnx")).graph.node)
+
+
+def test_the_printed_reader_takes_a_stacked_unbatched_input_sample_by_sample(tmp_path: Path) -> None:
+    # A new user's key CNN: input [frames, 105] with no batch axis, the calibration file [80, frames, 105].
+    from qdqreport.fixes import calibration_reader
+
+    np.save(tmp_path / "calib.npy", np.zeros((5, 75, 105), np.float32))
+    feeds = _run_reader(calibration_reader(str(tmp_path / "calib.npy"), "input", {"input": (None, 2)}))
+    assert len(feeds) == 5 and feeds[0]["input"].shape == (75, 105)
+    np.save(tmp_path / "one.npy", np.zeros((75, 105), np.float32))  # one sample, not stacked
+    assert [f["input"].shape for f in _run_reader(calibration_reader(str(tmp_path / "one.npy"), "input",
+                                                                     {"input": (None, 2)}))] == [(75, 105)]
