@@ -18,6 +18,8 @@ from qdqreport.cli import main
 from qdqreport.confirm.quantizers import modelopt_version
 
 DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
+ROOT = Path(__file__).resolve().parents[1]
+CLS_OUTPUT = "save_infer_model/scale_0.tmp_1"  # the demo classifier's Softmax
 SAMPLES = "16"
 CALIB_ROWS = 32  # calibration rows per set: enough for MinMax, cheap on shared cores
 
@@ -154,6 +156,24 @@ def test_excluding_an_op_type_restores_top1(uint8_bundle: Path, tmp_path: Path) 
     diff = json.loads((out / "diff" / "diff.json").read_text())
     left = [n for n in before if before[n] != "fp32" and after[n] == "fp32"]  # Convs and the nodes they fed
     assert diff["verdict"]["kind"] in ("restored", "improved") and f"{len(left)} nodes leaving INT8" in diff["verdict"]["text"]
+
+
+def test_the_after_bundle_is_judged_and_decoded_as_the_bundle_was(work: Path, tmp_path: Path) -> None:
+    """A new user's confirm of a key CNN collected with --output-kind and --postprocess wrote an after-bundle judged by
+    cosine and never decoded: "Outputs agree", the diff "resolved", with the same 9 keys still changed. The recorded
+    output kinds, decision threshold, target and decode (the same file, the same bytes) travel with the fix."""
+    model = work / "cls_ort_u8_judged.onnx"
+    _quantize(DEMO / "cls_fp32.onnx", model, work / "calib.npz", "uint8", ["Conv", "MatMul"])
+    decode = ROOT / "scripts" / "decode_cls.py"
+    bundle = _collect(work, model, work / "calib.npz", "judged_bundle", "--output-kind", f"{CLS_OUTPUT}=probabilities",
+                      "--decision-threshold", "0.7", "--target", "onnxruntime", "--postprocess", f"{decode}:decode")
+    out = tmp_path / "judged"
+    assert main(["confirm", str(bundle), "--exclude-op-type", "Conv", "-o", str(out), "--quiet"]) == 0
+    before, after = _manifest(bundle), _manifest(out / "bundle")
+    for key in ("output_kinds", "decision_threshold", "target"):
+        assert after["settings"][key] == before["settings"][key], key
+    assert after["task"]["postprocess"] == before["task"]["postprocess"]
+    assert after["task"]["comparisons"][0]["samples"] == before["task"]["comparisons"][0]["samples"]
 
 
 @pytest.mark.slow

@@ -326,12 +326,36 @@ def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, in
     # Saved inputs are already the samples the bundle used; a given --inputs file is cut like the bundle's.
     limit = settings.get("max_samples") if options.inputs else None
     axes = {k: v for k, v in _batch_axes(ctx).items() if v != 0} if options.inputs else {}
+    # The bundle's judgement and decode travel with it: without the recorded --output-kind, --decision-threshold,
+    # --target and --postprocess the after-bundle judged a key CNN's logits by cosine ("Outputs agree", the diff
+    # "resolved") while 9 of 160 keys still changed (a new user's confirm).
     collect_options = CollectOptions(fp32=str(plan.fp32), qdq=str(model), inputs=inputs, output=str(out / "bundle"),
                                      calib=plan.calib, modelopt_log=str(log) if log.is_file() else None,
                                      ort_provider=settings.get("ort_provider") or "cpu", max_samples=limit,
-                                     argv=["qdqreport", *options.argv], batch_axes=axes)
+                                     argv=["qdqreport", *options.argv], batch_axes=axes, target=ctx.target,
+                                     judging=ctx.judging if _judged(settings) else None,
+                                     postprocess=recorded_postprocess(ctx))
     collect_options.quantization = record
     return collect(collect_options, progress)
+
+
+def _judged(settings: dict[str, Any]) -> bool:
+    """Whether collect recorded what the user declared about the outputs (kinds, a decision threshold)."""
+    return bool(settings.get("output_kinds") or settings.get("decision_threshold"))
+
+
+def recorded_postprocess(ctx: Context) -> str | None:
+    """The bundle's --postprocess decode (FILE.py:function) when that file is still where collect read it, with the
+    bytes it had then (the manifest's sha256); None otherwise: the after-bundle is then judged on raw outputs, and
+    the diff says the decode is missing on one side."""
+    recorded = (ctx.manifest.get("task") or {}).get("postprocess")
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("source"), str):
+        return None
+    source = Path(recorded["source"])
+    if not source.is_file() or sha256_file(source) != recorded.get("sha256"):
+        return None
+    function = recorded.get("function")
+    return f"{source}:{function}" if isinstance(function, str) and function else str(source)
 
 
 def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path) -> q.QuantizerUnavailable:
