@@ -9,8 +9,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import (LOCAL_BAD_COSINE, TENSOR_COSINE_BAD, BornUpstream, born_upstream, layer_tables,
-                                      passed_on)
+from qdqreport.analysis.layers import (ARRIVED_SHARE, LOCAL_BAD_COSINE, TENSOR_COSINE_BAD, BornUpstream,
+                                      born_upstream, heads_pass_on, layer_tables, passed_on)
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
 from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, sensitive_in_int8
 from qdqreport.analysis.output_grid import ZEROED_SHARE, GriddedOutput, erasing_outputs
@@ -136,6 +136,11 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     tensor error is inherited: at most a warning, scored under that node's finding, quoting both (a new user's
     U2-Net-p: 14 output Convs and Sigmoids flagged, the error born at one BatchNorm-folded Conv; excluding the 14, run
     for real, moved the foreground IoU from 0.655 to 0.659).
+
+    A head's warning stands on its output falling short of faithful at all (a head's shortfall is the degradation
+    itself); when every flagged node is a head and each, recomputed from FP32 inputs, adds under a tenth of its
+    output's error itself (analysis/layers.heads_pass_on), the error arrives at it: capped the same way (a new user's
+    key CNN: its 1x1 head at output cosine 0.9964, local 0.99993; excluding it kept the same 9 of 160 key changes).
 
     The default collect localises too, on the flagged nodes only: its sensitive-node pass recomputes each from the
     FP32 model's values of what it reads, quantized as in the QDQ model (collect/sensitive_local.py: per-layer's local
@@ -310,16 +315,25 @@ def _arrives_at_inputs(flagged: list[dict[str, Any]], errors: dict[str, Any]) ->
     """The default collect's own localisation (collect/sensitive_local.py recomputes each flagged node from FP32
     inputs, quantized as in the QDQ graph): when every flagged node whose output is bad adds little itself
     (analysis/layers.passed_on), the error arrives at them; None otherwise."""
-    bad = passed_on([errors[s["tensor"]] for s in flagged if s["tensor"] in errors], TENSOR_COSINE_BAD)
+    rows = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors]
+    bad = passed_on(rows, TENSOR_COSINE_BAD)
+    criterion = (f"each of the {len(bad)} with a bad output adds little itself (local cosine {LOCAL_BAD_COSINE} or "
+                 "more") if bad else ""
+    if bad is None and not any(r.cosine is not None and r.cosine < TENSOR_COSINE_BAD for r in rows):
+        # No bad output: the warning stands on heads (a head's shortfall is the degradation itself); measured, their
+        # own share of it may be nil.
+        heads = [errors[s["tensor"]] for s in flagged if s["tensor"] in errors and s["pattern"] in HEAD_PATTERNS]
+        bad = heads_pass_on(heads, FAITHFUL_TENSOR) if heads and len(heads) == len(rows) else None
+        criterion = (f"each head adds under {ARRIVED_SHARE:.0%} of its output's error itself (1 - local cosine "
+                     "against 1 - output cosine")
     if bad is None:
         return None
     worst = min(bad, key=lambda r: r.cosine)
     reads = f" (reading {worst.input_tensor})" if worst.input_tensor else ""
     return Text(f"Measured: the error reaches these nodes from before them. {worst.node}{reads} outputs cosine "
                 f"{worst.cosine:.3f}, yet recomputed from FP32 inputs (quantized as in the QDQ model) it reaches "
-                f"cosine {worst.local_cosine:.4f}; each of the {len(bad)} with a bad output adds little itself (local "
-                f"cosine {LOCAL_BAD_COSINE} or more, on the first {worst.samples} samples). The damage is born "
-                "upstream: collect --per-layer localises it; excluding these nodes alone is not expected to help.")
+                f"cosine {worst.local_cosine:.4f}; {criterion}, on the first {worst.samples} samples). The damage is "
+                "born upstream: collect --per-layer localises it; excluding these nodes alone is not expected to help.")
 
 
 def _cosine_words(value: Any) -> str:

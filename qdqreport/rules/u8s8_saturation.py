@@ -136,6 +136,11 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     the raw 0..255 pixels in S8S8 keeps 36/53 face detections fused and 52/53 unfused, as its healthy
     recipe: there the control rescues a collapsed heatmap (map IoU 0.23 to 0.95).
 
+    A share won back counts only when the fused model's decisions change on at least two of the control's samples
+    (analysis/saturation.MIN_LOST_SAMPLES): a new user's key CNN with percentile calibration held one near tie in the
+    control's 32 samples, read "share won back 1", and ranked the kernels first; on all 256 samples fused and unfused
+    both changed 3 keys, and the printed fix tripled that.
+
     An output the QDQ model hands over on an erasing 8-bit grid (analysis/output_grid.py: an output Softmax in INT8)
     stays so unfused, whatever the control wins back in top-1: the kernels are then a cause, not the cause (capped as
     above, naming the output). When the control agrees and the target is TensorRT, the finding is scored 0.2 (nothing
