@@ -9,9 +9,11 @@ The bundle is real (tests/data/bundles/anime_or_not_random_calib: the package's 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 
 from qdqreport.cli import main
 from qdqreport.schemas import findings_schema
@@ -49,3 +51,28 @@ def test_a_field_grid_output_validates_against_the_published_schema(tmp_path: Pa
     document = _report(FIELD_GRID, tmp_path / "grid")
     assert any(o["kind"] == "fields" for c in document["comparisons"] for o in c["outputs"])
     assert all(o["kind_note"] is None for c in document["comparisons"] for o in c["outputs"])
+
+
+def test_an_unnamed_row_of_scores_offers_the_class_scores_option(tmp_path: Path) -> None:
+    """A new user's key CNN (tests/data/bundles/keycnn_default_decode, collected with --output-kind): its 24 key
+    logits come out of a ReduceMean unnamed, so without the declaration the output was a tensor judged by cosine,
+    "Outputs agree: cosine 0.9995" while 9 of 160 keys changed, and nothing said how to judge it by its keys."""
+    from qdqreport.analysis.context import Context
+    from qdqreport.analysis.output_kinds import infer_kind
+    from qdqreport.bundle.reader import Bundle
+
+    name = "output_0_squeeze_175"
+    stored = Context(Bundle(ROOT / "tests" / "data" / "bundles" / "keycnn_default_decode")).stored_outputs("ort_fp32")
+    logits = [s[name] for s in stored]
+    kind = infer_kind(name, logits)  # its producer, a Squeeze, is no quantized node the graph summary lists
+    assert kind.kind == "tensor" and kind.alternative == "class_scores"
+    rows = [np.stack([a, a]) for a in logits]  # two rows a sample: a map, not one row of scores
+    assert infer_kind(name, rows).alternative is None
+    bundle = tmp_path / "undeclared"
+    shutil.copytree(ROOT / "tests" / "data" / "bundles" / "keycnn_default_decode", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["settings"]["output_kinds"]  # as the user first collected it
+    (bundle / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    _report(bundle, tmp_path / "out")
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "--output-kind output_0_squeeze_175=class_scores" in text
