@@ -511,6 +511,9 @@ class Resolved:
     # (node, op type) whose INT8 input no op type of the command's op_types_to_quantize puts there: the recorded graph
     # quantized it, so the user's list held an op type the graph cannot show; the command, without it, keeps it float
     unlisted: tuple[tuple[str, str], ...] = ()
+    # (node, op type) named but already float in the recorded graph (no INT8 input or weight): excluding it again
+    # changes nothing; a head's INT8 output is its readers' input pair
+    already: tuple[tuple[str, str], ...] = ()
 
 
 def resolve_exclusions(ctx: Context, change: Change) -> Resolved:
@@ -550,8 +553,14 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
     redirects: list[Redirect] = []
     unreachable: list[tuple[str, str]] = []
     unlisted: list[tuple[str, str]] = []
+    already: list[tuple[str, str]] = []
     for name in [*named, *typed]:
         node = nodes.get(name)
+        if node is not None and not node_quantized(node):
+            # Float already (a new user's key CNN: its head Conv excluded, re-collected, flagged for its quantized
+            # output, and the report printed the same exclusion again): naming it changes nothing.
+            already.append((name, node["op_type"]))
+            continue
         itself = node is not None and node["op_type"] in acts
         # A node the quantizer excludes itself: by name, unless under quantize_static its only INT8 part is its input
         # and that input is a pair other nodes put there (below): excluded alone it would still read INT8.
@@ -582,7 +591,7 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
     return Resolved(Change(exclude_nodes=nodes_out, exclude_op_types=kept_types,
                            calibration_method=change.calibration_method, float_part_fp32=change.float_part_fp32,
                            fp32_op_types=change.fp32_op_types),
-                    quantizer, tuple(redirects), tuple(unreachable), option, tuple(unlisted))
+                    quantizer, tuple(redirects), tuple(unreachable), option, tuple(unlisted), tuple(already))
 
 
 def _explained(name: str, pairs: list[dict[str, Any]], by_output: dict[str, dict[str, Any]],
@@ -633,6 +642,11 @@ def exclusion_note(ctx: Context, change: Change) -> str:
                      f"weights) puts their INT8 input there, so the command keeps them float; the recorded graph "
                      f"quantized them, so your own op_types_to_quantize likely listed {types} (or the op type of the node that "
                      "writes their input): leave it out")
+    if resolved.already:
+        listed = ", ".join(f"{n} ({t})" for n, t in resolved.already)
+        parts.append(f"Already float in the recorded graph: {listed}: excluding {'it' if len(resolved.already) == 1 else 'them'} "
+                     "again changes nothing; what is INT8 about it is its output, the Q/DQ pair the nodes reading it "
+                     "put there (collect --per-layer shows where the error is born)")
     if resolved.unreachable:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.unreachable)
         parts.append(f"Not acted on by this command: {listed}: no node {resolved.quantizer} can exclude puts their "
@@ -660,6 +674,10 @@ def exclusion_fix(ctx: Context, action: str, change: Change, calibration: str | 
     """Fix(*action*, the re-quantize command excluding *change*), with exclusion_note's words when the command acts
     on other nodes than the ones named."""
     note = exclusion_note(ctx, change)
+    resolved = resolve_exclusions(ctx, change)
+    if resolved.already and not (resolved.change.exclude_nodes or resolved.change.exclude_op_types):
+        # Every named node is float already: a command would re-make the same model (the loop a new user hit).
+        return Fix(note)
     return Fix(f"{action}. {note}" if note else action, requantize_command(ctx, change, calibration))
 
 

@@ -45,3 +45,11 @@ def test_fix_commands_take_the_unbatched_input_sample_by_sample() -> None:
     _, result, _ = _run("keycnn_default_decode")
     commands = [fix.command for f in result.findings for fix in f.fixes if fix.command and "quantize_static(" in fix.command]
     assert commands and all("x[i:i + 1]" not in c and "x[i])" in c for c in commands)
+
+
+def test_a_fix_naming_only_nodes_already_float_prints_no_command() -> None:
+    # After the printed exclusion of conv_164 the re-collected model reported the same node and the same command.
+    _, result, _ = _run("keycnn_head_excluded")
+    (finding,) = [f for f in result.findings if f.rule_id == "QR002"]
+    (fix,) = finding.fixes
+    assert not fix.command and "Already float in the recorded graph: conv_164 (Conv)" in fix.action
