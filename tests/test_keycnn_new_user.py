@@ -53,3 +53,12 @@ def test_a_fix_naming_only_nodes_already_float_prints_no_command() -> None:
     (finding,) = [f for f in result.findings if f.rule_id == "QR002"]
     (fix,) = finding.fixes
     assert not fix.command and "Already float in the recorded graph: conv_164 (Conv)" in fix.action
+
+
+def test_a_wide_input_range_on_no_picture_names_a_missing_step_not_pixels() -> None:
+    # Spectrogram frames [frames, 105] calibrated without their log step: the input quantizer's range is 149x the
+    # evaluation's, which for a picture would be x255; here x / 255 was the printed fix (25 keys changed, the log 9).
+    _, result, _ = _run("keycnn_calib_linear_nocalib")
+    first = result.findings[0]
+    assert first.rule_id == "QR003" and "pixels" not in first.title and "step" in first.title
+    assert all("x / 255" not in (fix.command or "") and "/ 255" not in fix.action for fix in first.fixes)

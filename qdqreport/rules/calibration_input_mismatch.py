@@ -14,6 +14,7 @@ from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, 
                                              Difference, fitted_note, id_shares, preprocessing_difference)
 from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.spectrum import SHIFT_BAND
+from qdqreport.analysis.output_kinds import IMAGE_CHANNELS
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
@@ -299,7 +300,11 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     the other way round it clips almost everything. The whole model inherits the damage.
 
     Fix: preprocess the calibration tensors with the evaluation pipeline (the transform is
-    named in the finding), then re-quantize with the new calibration file.
+    named in the finding), then re-quantize with the new calibration file. Read from the input quantizer alone (no
+    calibration file), a range 100-320x the evaluation's is named raw pixels (and x / 255 printed) only for an input
+    that can hold pictures ([C, H, W] or [H, W, C] with 1, 3 or 4 channels): a new user's key CNN, spectrogram frames
+    [frames, 105] calibrated without their log step (149x), was told x / 255, measured to leave 25 of 160 keys
+    changed where the log step leaves 9; for such inputs the finding names a missing step and prints no transform.
     """
     if log_says_random(ctx.modelopt_log):
         return  # ModelOpt calibrated on its own random tensors: QR009's cause, and no rescale fixes it
@@ -325,7 +330,7 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
                                escalate=outputs_collapse(ctx), advice=advice)
     if not calib:
         for entry in ctx.range_use or []:
-            diagnosis = _from_range_use(entry, over_every_sample(ctx.manifest))
+            diagnosis = _from_range_use(entry, over_every_sample(ctx.manifest), _image_like(ctx, entry.get("input")))
             if diagnosis:
                 *head, advice = diagnosis
                 yield _finding(ctx, entry["input"], diverged, measured, *head, advice=advice)
@@ -428,10 +433,22 @@ def _wide_first_range(ctx: Context, name: str) -> tuple | None:
     (content calibrated on other text clips 8% of the evaluation values at the input)."""
     entry = next((e for e in ctx.range_use or [] if e.get("input") == name), None)
     miss = range_miss(entry) if entry is not None else None
-    return _from_range_use(entry, over_every_sample(ctx.manifest)) if miss is not None and miss.wide else None
+    return (_from_range_use(entry, over_every_sample(ctx.manifest), _image_like(ctx, name))
+            if miss is not None and miss.wide else None)
 
 
-def _from_range_use(entry: dict[str, Any], over: str) -> tuple | None:
+def _image_like(ctx: Context, name: Any) -> bool:
+    """Whether input *name* can hold pictures (one sample [C, H, W] or [H, W, C], batched or not, with 1, 3 or 4
+    channels), or its shape is unknown: only then is a 255x range read as pixels (a new user's key CNN, [frames, 105]
+    spectrogram frames calibrated without their log step, was told "raw 0-255 pixels" and x / 255)."""
+    shape = ctx.input_shapes.get(name) if isinstance(name, str) else None
+    if not shape:
+        return True
+    dims = shape[1:] if len(shape) == 4 else shape
+    return len(dims) == 3 and (dims[0] in IMAGE_CHANNELS or dims[-1] in IMAGE_CHANNELS)
+
+
+def _from_range_use(entry: dict[str, Any], over: str, image: bool = True) -> tuple | None:
     miss = range_miss(entry)  # analysis/input_range.py: the one judgement of how the inputs fill the range
     if miss is None:
         return None
@@ -440,15 +457,20 @@ def _from_range_use(entry: dict[str, Any], over: str) -> tuple | None:
     if miss.wide:
         # Symmetric INT8 doubles the calibrated span, so raw pixels show as ~255x for both [0,1] and [-1,1] inputs.
         signed = entry["eval_min"] < -0.1
-        pixels = 100 <= 1 / used <= 320
+        pixels = image and 100 <= 1 / used <= 320
         label = (f"calibration range {ratio(1 / used)} wider than the evaluation inputs"
-                 + (" (calibration looks like raw 0–255 pixels)" if pixels else ""))
+                 + (" (calibration looks like raw 0–255 pixels)" if pixels else
+                    ": a scaling, log or normalisation step the evaluation inputs have is missing from the calibration"
+                    if not image else ""))
         expr = ("x / 127.5 - 1" if signed else "x / 255") if pixels else "x"
+        advice = ("" if image else f"Make the calibration tensors with the evaluation pipeline's own preprocessing code "
+                  f"(their range is {ratio(1 / used)} the evaluation's: a log compression, a scaling or a normalisation "
+                  "step is missing), then re-quantize")
         return (label, expr, 1 / used, 0.6, (Metric("first Q range used", percent_value(used), "%", threshold=f"< {RANGE_USED_MIN:.0%}"),
-                                             table), "")
+                                             table), advice)
     span = max(entry["eval_max"] - entry["eval_min"], 1e-12)
     narrow = (entry["representable_max"] - entry["representable_min"]) / span
-    pixels = entry["eval_max"] > 100 and 1 / narrow >= 50  # a [0,1]-calibrated Q fed 0–255 pixels
+    pixels = image and entry["eval_max"] > 100 and 1 / narrow >= 50  # a [0,1]-calibrated Q fed 0–255 pixels
     # A calibrated range within [-1, 1] (symmetric INT8 doubles [0, 1]) for ImageNet-normalised evaluation inputs:
     # the calibration reader divided by 255 and stopped (the new user's ViT: [-1.008, 1] against [-2.118, 2.640]).
     unit = imagenet_normalised(entry) and max(abs(entry["representable_min"]), entry["representable_max"]) <= 1.05
