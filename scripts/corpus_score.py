@@ -275,6 +275,14 @@ THIRTY_FIRST_PART = "sealed part 31 (2026-11-27)"
 # "before" the next round of rule changes, on the rules of commit 793152c (totals only), and is to be scored "after"
 # them, reported apart, its rows withheld (STILL_SEALED).
 THIRTY_SECOND_PART = "sealed part 32 (2026-11-27)"
+# The thirty-third sealed part: a batch made on 2026-11-27 (a new family: isbnx's ISBN detector, an Ultralytics YOLO26n
+# locating a book's ISBN text and barcode on a page, the decision the package's own box picking, on copyright pages
+# rendered from Python's own text and matplotlib's fonts with valid ISBN-13s and EAN-13 barcodes) by an engineer who
+# never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements
+# alone. Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on
+# the rules of commit 793152c (totals only), and is to be scored "after" them, reported apart, its rows withheld
+# (STILL_SEALED).
+THIRTY_THIRD_PART = "sealed part 33 (2026-11-27)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -292,6 +300,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_THIRD_PART, "thirty-third", ", made 2026-11-27; scored while sealed before the next round of rule "
+         "changes, at 793152c: first-ranked 4/5, within three 5/5, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/4; still held out", held_out=True),
     Part(THIRTY_SECOND_PART, "thirty-second", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/8, within three 6/8, healthy controls with an error 0/3, harmless "
          "faults with an error 0/1; still held out", held_out=True),
