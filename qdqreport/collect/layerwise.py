@@ -45,7 +45,8 @@ PIPELINE_BYTES = 96 * 2 ** 20
 # The stepped pass (collect/stepwise.py, LayerCollector._add_stepped): a model whose aligned tensors of one sample
 # pass STEPPED_ABOVE bytes (as float32, by shape inference) runs its three models in steps of at most CHUNK_BYTES of
 # aligned tensors each (the QDQ and local steps hold as many again). U^2-Net-p at 320x320: 577 MB, 19 steps, the pass's
-# peak RSS 2.8 -> 0.6 GB (docs/BENCHMARKS.md). Below STEPPED_ABOVE (every corpus family; PP-OCRv4 rec: 115 MB) the pass
+# peak RSS 2.8 -> 0.6 GB (docs/BENCHMARKS.md). Below STEPPED_ABOVE (every corpus family; PP-OCRv4 rec: 115 MB, its
+# attention tensors' sizes read by stepwise.resolved_bytes) the pass
 # runs one run per model and sample as before.
 STEPPED_ABOVE = 128 * 2 ** 20
 CHUNK_BYTES = 32 * 2 ** 20
@@ -178,12 +179,13 @@ class LayerCollector:
         the same. The first sample's marked steps run once more first, to check the pairs before the local graph is
         built (`_check`). False (nothing run) when the tensors fit one step, the provider is not the CPU's, or a graph
         cannot be cut: the pass then runs as before."""
-        from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, stepped_plan
+        from qdqreport.collect.stepwise import NotSteppable, SteppedModel, resolved_bytes, stepped_plan
 
         if self.provider != "cpu" or self.checked or not self.alignment.tensors:
             return False
         tensors = list(self.alignment.tensors)
-        sizes = estimated_bytes(self._fp32_proto, samples[0], [t.name for t in tensors])
+        # Sizes inference leaves unknown are read from one probe run where they alone would make the pass step
+        sizes = resolved_bytes(self._fp32_proto, samples[0], [t.name for t in tensors], STEPPED_ABOVE, self.provider)
         ranges = stepped_plan([sizes[t.name] for t in tensors], STEPPED_ABOVE, self.chunk_bytes)
         if ranges is None:
             return False
