@@ -31,7 +31,7 @@ from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedTensor, Al
                                      QuantizerInfo, SkippedTensor, along_axis, check_pairs, clip_fused,
                                      dequantized_weight, describe)
 from qdqreport.collect.local_model import build_local_model, fed_tensor, local_input
-from qdqreport.collect.models import marked_source, session_source, with_extra_outputs
+from qdqreport.collect.models import marked_source, session_source, stored_value, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.streaming import accumulate, fold_pair
@@ -453,7 +453,7 @@ class LayerCollector:
     def _weight_rows(self) -> list[dict[str, Any]]:
         rows, self.skipped_weights = [], []
         for weight in self.alignment.weights:
-            value = self.f_index.constant_value(weight.name)
+            value = weight_value(self.f_index, weight.name)
             dequantized = _safe_dequantize(self.q_index, weight, value)
             if dequantized is None:
                 continue
@@ -487,6 +487,23 @@ class LayerCollector:
             observe_quantizer(stats, info, np.asarray(value))
             rows.append(quantizer_row(info, stats, kind="weight"))
         return rows
+
+
+def weight_value(index: GraphIndex, name: str) -> np.ndarray | None:
+    """GraphIndex.constant_value (through Identity and Cast), reading a weight models.without_weights left in its
+    external data file from that file: a collect whose per-layer pass runs no what-if keeps the FP32 weights there and
+    the weight rows read them one at a time (issue 12: the synthetic 102 MB model's loaded weights were held through
+    the whole pass, the marked FP32 session reading its own copy from the file)."""
+    for depth in range(10):  # constant_value's walk: at most 9 Identity/Cast nodes
+        tensor = index.constant_protos.get(name)
+        if tensor is not None:
+            on_disk = stored_value(index.model, tensor)
+            return on_disk if on_disk is not None else index.constant_value(name)
+        node = index.producer.get(name)
+        if node is None or depth == 9 or node.op_type not in ("Identity", "Cast") or not node.input:
+            return None
+        name = node.input[0]
+    return None
 
 
 def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[Feed], provider: str = "cpu",

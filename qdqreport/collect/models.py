@@ -202,6 +202,18 @@ def without_weights(model: LoadedModel) -> LoadedModel:
                        model.check_warning)
 
 
+def stored_value(proto: onnx.ModelProto, tensor: onnx.TensorProto) -> np.ndarray | None:
+    """The value of *tensor*, an initializer of *proto* that without_weights left in its external data file, read from
+    that file into a copy of the reference (*proto* keeps none of it); None for any other tensor."""
+    entry = _ON_DISK.get(id(proto))
+    if entry is None or entry[0] is not proto or not uses_external_data(tensor):
+        return None
+    loaded = onnx.TensorProto()
+    loaded.CopyFrom(tensor)
+    load_external_data_for_tensor(loaded, str(entry[1].parent))
+    return onnx.numpy_helper.to_array(loaded)
+
+
 def _remember_on_disk(proto: onnx.ModelProto, path: Path) -> None:
     """Record that *proto*'s tensors live in the external data beside *path* (marked_source reads it), keeping the last
     _ON_DISK_KEPT."""
