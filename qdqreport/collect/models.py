@@ -187,9 +187,10 @@ WEIGHT_BYTES = 1 << 20
 def without_weights(model: LoadedModel) -> LoadedModel:
     """*model* with its tensors of WEIGHT_BYTES or more left in its external data files, unread, when it has any: its
     graph re-read from its file, the smaller external tensors (shape constants, biases) read as load_model reads them.
-    For a collect whose passes read no weight of this model (issue 12: the 102 MB model's loaded weights were its
-    collect's largest copy but the sessions'): its stage sessions read the file, the marking passes get its graph
-    alone (marked_source), shape inference reads small tensors only (qdq_graph._without_large_initializers)."""
+    For a collect whose passes read no weight of this model, or read each from the file when they need it (stored_value:
+    the per-layer pass's weight rows) (issue 12: the 102 MB model's loaded weights were its collect's largest copy but
+    the sessions'): its stage sessions read the file, the marking passes get its graph alone (marked_source), shape
+    inference reads small tensors only (qdq_graph._without_large_initializers)."""
     if not model.external_data:
         return model
     structure = onnx.load(str(model.path), load_external_data=False)
