@@ -309,9 +309,10 @@ def test_models_with_external_data(demo: Path, tmp_path: Path, capsys: pytest.Ca
 @pytest.mark.slow
 def test_a_collect_that_reads_no_fp32_weight_drops_them_and_writes_the_same_bundle(demo: Path, tmp_path: Path,
                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 12: a default collect of a model without FP16 (no FP16 check), without --per-layer or TensorRT, keeps the
+    """Issue 12: a default collect of a model without FP16 (no FP16 check), without the what-if or TensorRT, keeps the
     FP32 model's external tensors in its files once the models are checked (models.without_weights); here every
-    external tensor (WEIGHT_BYTES 1), and the bundle's tables and artefacts are those of the collect that held them."""
+    external tensor (WEIGHT_BYTES 1), and the bundle's tables and artefacts are those of the collect that held them
+    (the per-layer pass's weight rows too, read from the files)."""
     import qdqreport.collect.models as models
 
     fp32 = _save_external(demo / "cls_fp32.onnx", tmp_path / "fp32")
@@ -332,8 +333,19 @@ def test_a_collect_that_reads_no_fp32_weight_drops_them_and_writes_the_same_bund
         assert (held / name).read_bytes() == (light / name).read_bytes(), name
     ranges = [json.loads((b / "quant/activation_ranges.json").read_text()) for b in (held, light)]
     assert [r.pop("seconds") is not None for r in ranges] and ranges[0] == ranges[1] and ranges[0]["quantizers"]
-    assert main(["collect", "--fp32", str(fp32), "--qdq", str(qdq), *args, "-o", str(tmp_path / "pl"), "--quiet",
-                 "--per-layer", "--whatif-budget", "0"]) == 0 and len(dropped) == 1  # the per-layer pass reads them
+    # The per-layer pass without the what-if reads each weight from its file (layerwise.weight_value): the same rows
+    # as with the weights held; the what-if reads them all, so they are held for it.
+    per_layer = [*args, "--per-layer", "--whatif-budget", "0"]
+    monkeypatch.setattr("qdqreport.collect.pipeline.without_weights", lambda model: model)
+    assert _collect(fp32, qdq, per_layer, tmp_path / "pl_held") == 0
+    monkeypatch.setattr("qdqreport.collect.pipeline.without_weights",
+                        lambda model: dropped.append(real(model).proto) or real(model))
+    assert _collect(fp32, qdq, per_layer, tmp_path / "pl") == 0 and len(dropped) == 2
+    for name in ("compare/ort_qdq__vs__ort_fp32.layers.csv", "compare/ort_qdq__vs__ort_fp32.qnodes.csv"):
+        assert (tmp_path / "pl_held" / name).read_bytes() == (tmp_path / "pl" / name).read_bytes(), name
+    assert "weight" in (tmp_path / "pl" / "compare/ort_qdq__vs__ort_fp32.layers.csv").read_text()
+    assert main(["collect", "--fp32", str(fp32), "--qdq", str(qdq), *args, "-o", str(tmp_path / "wi"), "--quiet",
+                 "--per-layer", "--whatif-budget", "1"]) == 0 and len(dropped) == 2  # the what-if reads them
 
 
 @pytest.mark.slow

@@ -31,7 +31,7 @@ from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedTensor, Al
                                      QuantizerInfo, SkippedTensor, along_axis, check_pairs, clip_fused,
                                      dequantized_weight, describe)
 from qdqreport.collect.local_model import build_local_model, fed_tensor, local_input
-from qdqreport.collect.models import marked_source, session_source, with_extra_outputs
+from qdqreport.collect.models import marked_source, session_source, stored_value, with_extra_outputs
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.streaming import accumulate, fold_pair
@@ -45,7 +45,8 @@ PIPELINE_BYTES = 96 * 2 ** 20
 # The stepped pass (collect/stepwise.py, LayerCollector._add_stepped): a model whose aligned tensors of one sample
 # pass STEPPED_ABOVE bytes (as float32, by shape inference) runs its three models in steps of at most CHUNK_BYTES of
 # aligned tensors each (the QDQ and local steps hold as many again). U^2-Net-p at 320x320: 577 MB, 19 steps, the pass's
-# peak RSS 2.8 -> 0.6 GB (docs/BENCHMARKS.md). Below STEPPED_ABOVE (every corpus family; PP-OCRv4 rec: 115 MB) the pass
+# peak RSS 2.8 -> 0.6 GB (docs/BENCHMARKS.md). Below STEPPED_ABOVE (every corpus family; PP-OCRv4 rec: 115 MB, its
+# attention tensors' sizes read by stepwise.resolved_bytes) the pass
 # runs one run per model and sample as before.
 STEPPED_ABOVE = 128 * 2 ** 20
 CHUNK_BYTES = 32 * 2 ** 20
@@ -121,6 +122,7 @@ class LayerCollector:
         self.chunk_bytes = CHUNK_BYTES
         self.steps = 1  # the steps each model ran in (_add_stepped)
         self._pool = ThreadPoolExecutor(max_workers=1)
+        self._weights: list[dict[str, Any]] | None = None  # _weight_rows, once
 
     def add(self, feed: Feed) -> None:
         """Run one sample through the three sessions and fold its tensors into the statistics."""
@@ -141,6 +143,9 @@ class LayerCollector:
         count = len(samples)
         if not count:
             return
+        # The weight rows first, while the pass holds no sample: their float64 dequantization of the largest weight
+        # (80 MB for the synthetic 102 MB model's) then does not add to the samples' peak (the same rows, result()'s).
+        self._weight_rows()
         if self._add_stepped(samples, on_sample):
             return
         first = samples[0]
@@ -178,12 +183,13 @@ class LayerCollector:
         the same. The first sample's marked steps run once more first, to check the pairs before the local graph is
         built (`_check`). False (nothing run) when the tensors fit one step, the provider is not the CPU's, or a graph
         cannot be cut: the pass then runs as before."""
-        from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, stepped_plan
+        from qdqreport.collect.stepwise import NotSteppable, SteppedModel, resolved_bytes, stepped_plan
 
         if self.provider != "cpu" or self.checked or not self.alignment.tensors:
             return False
         tensors = list(self.alignment.tensors)
-        sizes = estimated_bytes(self._fp32_proto, samples[0], [t.name for t in tensors])
+        # Sizes inference leaves unknown are read from one probe run where they alone would make the pass step
+        sizes = resolved_bytes(self._fp32_proto, samples[0], [t.name for t in tensors], STEPPED_ABOVE, self.provider)
         ranges = stepped_plan([sizes[t.name] for t in tensors], STEPPED_ABOVE, self.chunk_bytes)
         if ranges is None:
             return False
@@ -449,9 +455,15 @@ class LayerCollector:
                 "ref_min": _finite(stats.ref_min), "ref_max": _finite(stats.ref_max), "ref_absmax": ref_absmax}
 
     def _weight_rows(self) -> list[dict[str, Any]]:
+        """The weight rows (computed once: add_all asks first) and, in skipped_weights, the weights not compared."""
+        if self._weights is None:
+            self._weights = self._weight_rows_now()
+        return self._weights
+
+    def _weight_rows_now(self) -> list[dict[str, Any]]:
         rows, self.skipped_weights = [], []
         for weight in self.alignment.weights:
-            value = self.f_index.constant_value(weight.name)
+            value = weight_value(self.f_index, weight.name)
             dequantized = _safe_dequantize(self.q_index, weight, value)
             if dequantized is None:
                 continue
@@ -485,6 +497,23 @@ class LayerCollector:
             observe_quantizer(stats, info, np.asarray(value))
             rows.append(quantizer_row(info, stats, kind="weight"))
         return rows
+
+
+def weight_value(index: GraphIndex, name: str) -> np.ndarray | None:
+    """GraphIndex.constant_value (through Identity and Cast), reading a weight models.without_weights left in its
+    external data file from that file: a collect whose per-layer pass runs no what-if keeps the FP32 weights there and
+    the weight rows read them one at a time (issue 12: the synthetic 102 MB model's loaded weights were held through
+    the whole pass, the marked FP32 session reading its own copy from the file)."""
+    for depth in range(10):  # constant_value's walk: at most 9 Identity/Cast nodes
+        tensor = index.constant_protos.get(name)
+        if tensor is not None:
+            on_disk = stored_value(index.model, tensor)
+            return on_disk if on_disk is not None else index.constant_value(name)
+        node = index.producer.get(name)
+        if node is None or depth == 9 or node.op_type not in ("Identity", "Cast") or not node.input:
+            return None
+        name = node.input[0]
+    return None
 
 
 def collect_layers(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples: Sequence[Feed], provider: str = "cpu",

@@ -187,9 +187,10 @@ WEIGHT_BYTES = 1 << 20
 def without_weights(model: LoadedModel) -> LoadedModel:
     """*model* with its tensors of WEIGHT_BYTES or more left in its external data files, unread, when it has any: its
     graph re-read from its file, the smaller external tensors (shape constants, biases) read as load_model reads them.
-    For a collect whose passes read no weight of this model (issue 12: the 102 MB model's loaded weights were its
-    collect's largest copy but the sessions'): its stage sessions read the file, the marking passes get its graph
-    alone (marked_source), shape inference reads small tensors only (qdq_graph._without_large_initializers)."""
+    For a collect whose passes read no weight of this model, or read each from the file when they need it (stored_value:
+    the per-layer pass's weight rows) (issue 12: the 102 MB model's loaded weights were its collect's largest copy but
+    the sessions'): its stage sessions read the file, the marking passes get its graph alone (marked_source), shape
+    inference reads small tensors only (qdq_graph._without_large_initializers)."""
     if not model.external_data:
         return model
     structure = onnx.load(str(model.path), load_external_data=False)
@@ -200,6 +201,18 @@ def without_weights(model: LoadedModel) -> LoadedModel:
     _remember_on_disk(structure, model.path)
     return LoadedModel(model.path, structure, model.inputs, model.outputs, model.output_specs, model.external_data,
                        model.check_warning)
+
+
+def stored_value(proto: onnx.ModelProto, tensor: onnx.TensorProto) -> np.ndarray | None:
+    """The value of *tensor*, an initializer of *proto* that without_weights left in its external data file, read from
+    that file into a copy of the reference (*proto* keeps none of it); None for any other tensor."""
+    entry = _ON_DISK.get(id(proto))
+    if entry is None or entry[0] is not proto or not uses_external_data(tensor):
+        return None
+    loaded = onnx.TensorProto()
+    loaded.CopyFrom(tensor)
+    load_external_data_for_tensor(loaded, str(entry[1].parent))
+    return onnx.numpy_helper.to_array(loaded)
 
 
 def _remember_on_disk(proto: onnx.ModelProto, path: Path) -> None:

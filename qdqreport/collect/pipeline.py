@@ -212,13 +212,15 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
 
 
 def _reads_fp32_weights(options: CollectOptions, loaded: _Loaded) -> bool:
-    """Whether a pass of this collect reads the FP32 model's weights: the per-layer pass (weight rows, what-if,
-    --confirm), the FP16 check (the FP32 originals of the FP16 constants) and the TensorRT stages (the engine is built
-    from the model). The stages, the sensitive-node tensor pass, the activation-range pass and the precision summary
-    read its graph only (its sessions read the file: models.without_weights)."""
+    """Whether a pass of this collect reads the FP32 model's weights: the what-if search and --confirm, the FP16 check
+    (the FP32 originals of the FP16 constants) and the TensorRT stages (the engine is built from the model). The
+    stages, the sensitive-node tensor pass, the activation-range pass, the precision summary and the per-layer pass
+    without the what-if read its graph only (its sessions read the file: models.without_weights; the per-layer
+    weight rows read each weight from the file: layerwise.weight_value)."""
     from qdqreport.collect.fp32_float import has_half_float
 
-    return (options.per_layer or options.confirm is not None or tensorrt_version()[0] is not None
+    return ((options.per_layer and options.whatif_budget > 0) or options.confirm is not None
+            or tensorrt_version()[0] is not None
             or (options.fp16_check and has_half_float(loaded.qdq.proto)))
 
 
