@@ -34,6 +34,10 @@ def add_confirm(commands: argparse._SubParsersAction) -> None:
                              "when the FP16 float part damages the outputs, QR011)")
     parser.add_argument("--fp32", help="the FP32 model (default: the path the bundle records; its sha256 must match)")
     parser.add_argument("--inputs", help="evaluation inputs (default: those the bundle saved with collect --save-inputs)")
+    parser.add_argument("--postprocess", metavar="FILE.py[:FUNC]",
+                        help="the decode step to run on the re-quantized model's outputs, as collect --postprocess "
+                             "(imported and run as code: pass only a script you would run; confirm never runs the one "
+                             "a bundle names)")
     parser.add_argument("--quantizer", choices=("onnxruntime", "modelopt"),
                         help="the quantizer to rerun (default: detected from the bundle)")
     parser.add_argument("-o", "--output", required=True, help="folder to write (must not exist, or --force)")
@@ -52,7 +56,7 @@ def _confirm(args: argparse.Namespace, argv: list[str]) -> int:
     options = ConfirmOptions(bundle=args.bundle, output=args.output, fix=args.fix, calib=args.calib,
                              exclude=args.exclude, exclude_op_types=args.exclude_op_type,
                              calib_method=args.calib_method, high_precision_dtype=args.high_precision_dtype, fp32=args.fp32, inputs=args.inputs,
-                             quantizer=args.quantizer, force=args.force, argv=list(argv))
+                             quantizer=args.quantizer, force=args.force, argv=list(argv), postprocess=args.postprocess)
     try:
         result = confirm(options, Progress(quiet=args.quiet))
     except QuantizerUnavailable as exc:

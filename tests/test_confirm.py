@@ -158,20 +158,28 @@ def test_excluding_an_op_type_restores_top1(uint8_bundle: Path, tmp_path: Path) 
     assert diff["verdict"]["kind"] in ("restored", "improved") and f"{len(left)} nodes leaving INT8" in diff["verdict"]["text"]
 
 
-def test_the_after_bundle_is_judged_and_decoded_as_the_bundle_was(work: Path, tmp_path: Path) -> None:
+def test_the_after_bundle_is_judged_as_the_bundle_was_and_decoded_only_when_asked(work: Path, tmp_path: Path,
+                                                                                  capsys) -> None:
     """A new user's confirm of a key CNN collected with --output-kind and --postprocess wrote an after-bundle judged by
     cosine and never decoded: "Outputs agree", the diff "resolved", with the same 9 keys still changed. The recorded
-    output kinds, decision threshold, target and decode (the same file, the same bytes) travel with the fix."""
+    output kinds, decision threshold and target travel with the fix; the decode runs only when the user passes it
+    again (confirm runs no code a bundle names: a downloaded bundle could name a script it brought), and without it
+    confirm says so."""
     model = work / "cls_ort_u8_judged.onnx"
     _quantize(DEMO / "cls_fp32.onnx", model, work / "calib.npz", "uint8", ["Conv", "MatMul"])
-    decode = ROOT / "scripts" / "decode_cls.py"
+    decode = f"{ROOT / 'scripts' / 'decode_cls.py'}:decode"
     bundle = _collect(work, model, work / "calib.npz", "judged_bundle", "--output-kind", f"{CLS_OUTPUT}=probabilities",
-                      "--decision-threshold", "0.7", "--target", "onnxruntime", "--postprocess", f"{decode}:decode")
-    out = tmp_path / "judged"
-    assert main(["confirm", str(bundle), "--exclude-op-type", "Conv", "-o", str(out), "--quiet"]) == 0
-    before, after = _manifest(bundle), _manifest(out / "bundle")
+                      "--decision-threshold", "0.7", "--target", "onnxruntime", "--postprocess", decode)
+    undecoded, decoded = tmp_path / "undecoded", tmp_path / "decoded"
+    assert main(["confirm", str(bundle), "--exclude-op-type", "Conv", "-o", str(undecoded), "--quiet"]) == 0
+    assert "caveat: the bundle's outputs were decoded by --postprocess" in capsys.readouterr().out
+    before, after = _manifest(bundle), _manifest(undecoded / "bundle")
     for key in ("output_kinds", "decision_threshold", "target"):
         assert after["settings"][key] == before["settings"][key], key
+    assert "task" not in after
+    assert main(["confirm", str(bundle), "--exclude-op-type", "Conv", "--postprocess", decode, "-o", str(decoded),
+                 "--quiet"]) == 0
+    after = _manifest(decoded / "bundle")
     assert after["task"]["postprocess"] == before["task"]["postprocess"]
     assert after["task"]["comparisons"][0]["samples"] == before["task"]["comparisons"][0]["samples"]
 

@@ -47,6 +47,7 @@ class ConfirmOptions:
     quantizer: str | None = None  # default: detected
     force: bool = False
     argv: list[str] = field(default_factory=list)
+    postprocess: str | None = None  # FILE.py[:func]: the decode to run on the re-quantized model's outputs too
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,8 @@ def _run(options: ConfirmOptions, ctx: Context, plan: _Plan, out: Path, model: P
     written = write_diff(diff, out / "diff")
     record = {"format": 1, "before": options.bundle, "after": str(bundle), "quantization": record,
               "estimate": record.get("estimate"), "confirmed": _measured(Context(Bundle(bundle))),
-              "verdict": diff.verdict.text, "verdict_kind": diff.verdict.kind, "caveats": _caveats(diff.inputs)}
+              "verdict": diff.verdict.text, "verdict_kind": diff.verdict.kind,
+              "caveats": [*_caveats(diff.inputs), *postprocess_caveat(ctx, options.postprocess)]}
     (out / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return ConfirmResult(out, bundle, tuple(written.paths), diff.verdict.text, written.regressed, record)
 
@@ -326,15 +328,16 @@ def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, in
     # Saved inputs are already the samples the bundle used; a given --inputs file is cut like the bundle's.
     limit = settings.get("max_samples") if options.inputs else None
     axes = {k: v for k, v in _batch_axes(ctx).items() if v != 0} if options.inputs else {}
-    # The bundle's judgement and decode travel with it: without the recorded --output-kind, --decision-threshold,
-    # --target and --postprocess the after-bundle judged a key CNN's logits by cosine ("Outputs agree", the diff
-    # "resolved") while 9 of 160 keys still changed (a new user's confirm).
+    # The bundle's judgement travels with it: without the recorded --output-kind, --decision-threshold and --target
+    # the after-bundle judged a key CNN's logits by cosine ("Outputs agree", the diff "resolved") while 9 of 160 keys
+    # still changed (a new user's confirm). Its decode is the user's to pass again (--postprocess): never run from the
+    # bundle's record.
     collect_options = CollectOptions(fp32=str(plan.fp32), qdq=str(model), inputs=inputs, output=str(out / "bundle"),
                                      calib=plan.calib, modelopt_log=str(log) if log.is_file() else None,
                                      ort_provider=settings.get("ort_provider") or "cpu", max_samples=limit,
                                      argv=["qdqreport", *options.argv], batch_axes=axes, target=ctx.target,
                                      judging=ctx.judging if _judged(settings) else None,
-                                     postprocess=recorded_postprocess(ctx))
+                                     postprocess=options.postprocess)
     collect_options.quantization = record
     return collect(collect_options, progress)
 
@@ -345,17 +348,23 @@ def _judged(settings: dict[str, Any]) -> bool:
 
 
 def recorded_postprocess(ctx: Context) -> str | None:
-    """The bundle's --postprocess decode (FILE.py:function) when that file is still where collect read it, with the
-    bytes it had then (the manifest's sha256); None otherwise: the after-bundle is then judged on raw outputs, and
-    the diff says the decode is missing on one side."""
+    """The --postprocess decode the bundle records (FILE.py:function, as collect was given it), None when none.
+    Only named, never run: confirm runs the decode the user passes it (ConfirmOptions.postprocess), for a bundle is a
+    stranger's and the file it names could be one the bundle brought (SECURITY.md)."""
     recorded = (ctx.manifest.get("task") or {}).get("postprocess")
     if not isinstance(recorded, dict) or not isinstance(recorded.get("source"), str):
         return None
-    source = Path(recorded["source"])
-    if not source.is_file() or sha256_file(source) != recorded.get("sha256"):
-        return None
     function = recorded.get("function")
-    return f"{source}:{function}" if isinstance(function, str) and function else str(source)
+    return f"{recorded['source']}:{function}" if isinstance(function, str) and function else recorded["source"]
+
+
+def postprocess_caveat(ctx: Context, given: str | None) -> list[str]:
+    """A caveat when the bundle was decoded and the re-quantized model will not be (no --postprocess given)."""
+    recorded = recorded_postprocess(ctx)
+    if recorded is None or given:
+        return []
+    return [f"the bundle's outputs were decoded by --postprocess {recorded}, the re-quantized model's are not: pass "
+            "--postprocess to confirm (it runs no code a bundle names) so that the diff compares decoded results"]
 
 
 def _modelopt_missing(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path) -> q.QuantizerUnavailable:
