@@ -248,7 +248,7 @@ def test_a_sequence_of_class_rows_counts_positions_and_says_so():
     from qdqreport.analysis.output_kinds import OutputKind
 
     rng = np.random.default_rng(3)
-    ref = [rng.normal(size=(40, 12)).astype(np.float32) for _ in range(5)]
+    ref = [rng.normal(scale=8.0, size=(40, 12)).astype(np.float32) for _ in range(5)]  # confident logits: no near tie
     cand = [r.copy() for r in ref]
     cand[0][7] = cand[0][7][::-1]  # one position's scores reversed: its argmax moves
     decisions = measure(OutputKind("class_scores", "test"), ref, cand, 0.5)
