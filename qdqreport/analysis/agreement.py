@@ -141,7 +141,8 @@ def levels_table() -> list[tuple[str, str, str]]:
         (f"error against the spread: ‖QDQ − FP32‖ over ‖FP32 − its mean over the samples‖ (tensors judged by cosine, "
          f"on {CENTRED_MIN_SAMPLES} stored samples or more; it only makes them collapse)", "", f"≥ {CENTRED_COLLAPSE:g}"),
         (f"near tie: a flip whose reference and quantized value both sit within {MARGIN:g} of the threshold is "
-         f"shown, never counted (a map pixel: its reference alone); "
+         f"shown, never counted (a map pixel: its reference alone; a top-1 flip: the reference's top two within "
+         f"{2 * MARGIN:g}, probabilities as they are, logits through their softmax); "
          f"a kept pixel box counts as changed when it moves by more than {BOX_MOVED:.0%} of its size; "
          f"the decision threshold is {DEFAULT_THRESHOLD:g} unless --decision-threshold says otherwise", "", ""),
     ]
