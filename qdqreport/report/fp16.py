@@ -40,13 +40,22 @@ def build_fp16(ctx: Context) -> Fp16View | None:
     return Fp16View(
         control_status=evidence.control_status or "absent", control_error=evidence.control_error or "",
         # A share of a loss that is not there is noise: shown only where the QDQ output diverges.
+        # The judgement beside the cosine: a float part that flips decisions can leave both medians at 1.0000 (a new
+        # user's open_nsfw: 5 of 128 decisions in the QDQ model, 0 in the control, both 1.0000).
         outputs=tuple({"output": g.output, "qdq": g.qdq, "control": g.control,
+                       "qdq_judged": _judged(g.qdq_level, g.qdq_headline),
+                       "control_judged": _judged(g.control_level, g.control_headline),
                        "recovered": g.recovered if g.qdq < COSINE_OK else None} for g in _worst(evidence.gains)),
         damaged=tuple(_row(r) for r in damaged[:ROWS_LIMIT]),
         largest=tuple(_row(r) for r in activations[:ROWS_LIMIT]),
         activations=int(summary.get("fp16_activations") or 0),
         constants_checked=int(summary.get("fp16_constants_checked") or 0),
         seconds=summary.get("seconds"), outputs_total=len(evidence.gains))
+
+
+def _judged(level: str | None, headline: str) -> str:
+    """"level: headline" of a run judged by something other than its cosine (the analysis' judgement), else ""."""
+    return f"{level}: {headline}" if level and headline and not headline.startswith("cosine") else ""
 
 
 def _worst(gains: list[Any]) -> list[Any]:
