@@ -239,9 +239,15 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
         kwargs.append(f"extra_options={dict(options['extra_options'])!r}")
     if reduce_range:
         kwargs.append("reduce_range=True")
+    source = repr(model_file(ctx, "fp32"))
+    if options.get("to_opset13"):  # converted in memory when older: quantize_static takes the ModelProto
+        rows += (f"import onnx; from onnx import version_converter; m = onnx.load({source}); v = max([o.version for o in "
+                 "m.opset_import if o.domain in ('', 'ai.onnx')] or [13]); m = m if v >= 13 else "
+                 "version_converter.convert_version(m, 13); ")
+        source = "m"
     code = ("import types, numpy as np; from onnxruntime.quantization import CalibrationMethod, QuantFormat, "
             "QuantType, quantize_static; " + rows
-            + f"quantize_static({model_file(ctx, 'fp32')!r}, {output or requantized_file(ctx)!r}, "
+            + f"quantize_static({source}, {output or requantized_file(ctx)!r}, "
             "types.SimpleNamespace(get_next=lambda: next(it, None)), quant_format=QuantFormat.QDQ, "
             + ", ".join(kwargs) + ")")
     comment = "" if method_chosen or method != "minmax" else UNRECORDED_METHOD
@@ -276,8 +282,11 @@ def _ort_changed(ctx: Context, change: Change) -> dict[str, Any]:
     options["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in excluded]
     if change.calibration_method:
         options["calibrate_method"] = TO_ORT.get(change.calibration_method, change.calibration_method)
-    if change.per_channel_weights:
+    if change.per_channel_weights and not options["per_channel"]:
         options["per_channel"] = True
+        # quantize_static writes per-channel DequantizeLinear nodes with an axis only opset 13 has: on an older model
+        # ONNX Runtime refuses the result (a new user's PP-OCRv5 recognizer, opset 11, INVALID_GRAPH as printed).
+        options["to_opset13"] = True
     return options
 
 

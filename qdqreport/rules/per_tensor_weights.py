@@ -116,7 +116,7 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
         fixes.append(Fix("Re-quantize with one scale per output channel of each weight (per-channel weights; "
                          "quantize_static needs an opset 13 model for them: on an older one it has written per-tensor "
                          "weights without a word, or Q/DQ nodes ONNX Runtime refuses to load (DequantizeLinear's "
-                         "axis); convert it first with onnx.version_converter.convert_version(model, 13))",
+                         "axis); the command converts an older model with onnx.version_converter first)",
                          requantize_command(ctx, Change(per_channel_weights=True))))
     if elementwise:
         nodes = tuple(dict.fromkeys(w.consumer for w in elementwise if w.consumer))

@@ -157,7 +157,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     part's FSMN VAD with every op type quantized: 91% of its 248 state probabilities exactly 0, 13 of 768 top-1
     decisions changed, funasr's decode (the log of the silence probability) raised on 71 of 96 clips; the unfused
     control "agreed" on top-1 and ranked the S8S8 kernels first. Excluding the flagged nodes (the fix, measured): 79
-    clips cut otherwise became 14, the rest the kernels' (QR012).
+    clips cut otherwise became 14, the rest the kernels' (QR012). The default collect's own localisation still caps
+    it: when the error arrives at the flagged nodes from upstream, the grid only rounds an output already lost (a new
+    user's PP-OCRv5 recognizer with every op type quantized: CER 99.7%, and 99.75% with the flagged nodes excluded).
 
     Fix: re-quantize with these nodes excluded (ModelOpt --nodes_to_exclude with the exact,
     regex-escaped names, or --op_types_to_exclude when every node of the type is at fault;
@@ -207,9 +209,11 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     cause = None if nan_inputs else _birth_line(born) if born else (_crushed_line(ctx, flagged)
                                                                      or _arrives_at_inputs(flagged, errors))
     # An output the flagged node hands over on an 8-bit grid is measured damage every control keeps (the unfused run
-    # has the same Q/DQ values): no control refutes it, and no upstream node explains it (analysis/output_grid.py).
+    # has the same Q/DQ values): no control refutes it (analysis/output_grid.py). Measured localisation still does:
+    # when the error arrives at the flagged nodes from upstream, the grid only rounds an output already lost (a new
+    # user's PP-OCRv5 recognizer, every op type quantized: its CTC Softmax on a grid, CER 99.7% with it and without).
     grids = _output_grids(ctx, flagged)
-    yield _under(None if grids else cause, rerank(ctx, _on_grid(grids, upstream, sensitive_op_quantized.finding(
+    yield _under(cause, rerank(ctx, _on_grid(grids, upstream, sensitive_op_quantized.finding(
         title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
@@ -273,11 +277,11 @@ def _on_grid(grids: list[GriddedOutput], upstream: str, finding: Finding) -> Fin
                    evidence=(Metric(f"FP32's non-zero values of output {grid.output} read as exactly 0",
                                     rounded(100 * grid.zeroed, 1), unit="%", threshold=f">= {ZEROED_SHARE:.0%}"),
                              *finding.evidence,
-                             Text("Measured on the stored outputs: a decode that takes these probabilities' log, "
-                                  "divides by them or thresholds them below the grid's step reads 0 (a VAD's "
-                                  "log-probability of silence raised on 71 of 96 clips). The unfused control keeps the "
-                                  "same Q/DQ values, so it cannot win this back; keeping the node that feeds the "
-                                  "output in float (the fix) removes the output's Q/DQ pair.")))
+                             Text("Measured on the stored outputs. A decode that takes these values' log, divides "
+                                  "by them or thresholds them below the grid's step reads 0 where FP32 had a small "
+                                  "value (an argmax over them is barely moved). The unfused control keeps the same "
+                                  "Q/DQ values, so it cannot win this back; keeping the node that feeds the output in "
+                                  "float (the fix) removes the output's Q/DQ pair.")))
 
 
 def _under(cause: Text | None, finding: Finding) -> Finding:
