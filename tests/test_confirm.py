@@ -177,6 +177,11 @@ def test_the_after_bundle_is_judged_as_the_bundle_was_and_decoded_only_when_aske
     for key in ("output_kinds", "decision_threshold", "target"):
         assert after["settings"][key] == before["settings"][key], key
     assert "task" not in after
+    from qdqreport.analysis.context import Context
+    from qdqreport.bundle.reader import Bundle
+
+    stored = [len(Context(Bundle(b)).stored_outputs("ort_fp32")) for b in (bundle, undecoded / "bundle")]
+    assert stored[0] == stored[1] > 0  # the same samples stored on both sides, under the byte cap
     assert main(["confirm", str(bundle), "--exclude-op-type", "Conv", "--postprocess", decode, "-o", str(decoded),
                  "--quiet"]) == 0
     after = _manifest(decoded / "bundle")

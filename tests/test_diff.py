@@ -345,3 +345,29 @@ def test_a_recorded_quantizer_call_is_diffed_and_carded(healthy_bundle, tmp_path
     card = (tmp_path / "report" / "config_card.md").read_text()
     assert call in card and "qdqreport confirm: onnxruntime 1.20.1" in card and "rebuilt" not in card
     assert "Nodes it excluded by name: MatMul@0." in card
+
+
+def test_a_cosine_that_moves_while_the_decisions_stay_collapsed_is_no_improvement() -> None:
+    """A new user's confirm of a PP-OCRv5 recognizer (every op type quantized, CER 99.7%): the fix moved the median
+    cosine 0.5695 -> 0.5714 while the top-1 stayed at 56.1% and the decoded agreement fell 0.217% -> 0.201%; the
+    verdict read "✅ the fix improves the outputs (cosine 0.57 → 0.57)"."""
+    from qdqreport.diff.accuracy import AccuracyDiff, ComparisonDiff, MetricPair, OutputDiff
+    from qdqreport.diff.model import FindingsDiff
+    from qdqreport.diff.verdict import Tolerance, build_verdict
+
+    output = OutputDiff("fetch_name_0", 200, MetricPair.of(0.5695, 0.5714), MetricPair.of(0.2, 0.2),
+                        MetricPair.of(1.0, 1.0), MetricPair.of(0.561, 0.561), 106, 89, (), (),
+                        levels=("collapse", "collapse"))
+    comparison = ComparisonDiff("q", "quantization", "ort_fp32", "ort_qdq", False, (output,),
+                                MetricPair.of(0.00217, 0.00201))
+    verdict = build_verdict(AccuracyDiff((comparison,), (), (), True, 200, 200, ""), None, FindingsDiff((), (), ()),
+                            Tolerance())
+    assert verdict.kind == "unchanged" and "improves" not in verdict.text
+    assert "no change in the decisions: the outputs are judged collapsed before and after" in verdict.text
+    restored = OutputDiff("fetch_name_0", 200, MetricPair.of(0.5695, 0.99), MetricPair.of(0.2, 0.9),
+                          MetricPair.of(1.0, 30.0), MetricPair.of(0.561, 0.99), 190, 2, (), (),
+                          levels=("collapse", "agree"))
+    better = build_verdict(AccuracyDiff((ComparisonDiff("q", "quantization", "ort_fp32", "ort_qdq", False,
+                                                        (restored,), None),), (), (), True, 200, 200, ""),
+                           None, FindingsDiff((), (), ()), Tolerance())
+    assert better.kind == "restored"

@@ -321,6 +321,7 @@ def _batch_axes(ctx: Context) -> dict[str, int | None]:
 
 def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, inputs: str, out: Path,
              record: dict[str, Any], progress: Progress) -> Path:
+    from qdqreport.collect.output_store import DEFAULT_STORE_BYTES
     from qdqreport.collect.pipeline import CollectOptions, collect
 
     settings = ctx.manifest.get("settings") or {}
@@ -337,7 +338,11 @@ def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, in
                                      ort_provider=settings.get("ort_provider") or "cpu", max_samples=limit,
                                      argv=["qdqreport", *options.argv], batch_axes=axes, target=ctx.target,
                                      judging=ctx.judging if _judged(settings) else None,
-                                     postprocess=options.postprocess)
+                                     postprocess=options.postprocess,
+                                     # As many stored samples as the bundle kept, under the CLI's byte cap: both sides
+                                     # judge the same samples' decisions, and a 40 x 18,385-class recognizer's after-bundle
+                                     # was 735 MB with collect's API default (128 samples, no cap) against 30 MB before.
+                                     store_outputs=len(ctx.stored_outputs("ort_fp32")), store_cap_bytes=DEFAULT_STORE_BYTES)
     collect_options.quantization = record
     return collect(collect_options, progress)
 

@@ -52,9 +52,10 @@ def build_verdict(accuracy: AccuracyDiff, precision: PrecisionDiff | None, findi
     """One sentence: restored / improved / unchanged / regression, the headline numbers, and the cost."""
     judged = [c for c in accuracy.comparisons if not c.control]
     moves = [m for c in judged for m in _moves(c, tolerance)]
-    worse = tuple(sorted((m for m in moves if m.delta < 0), key=_size, reverse=True))
-    better = tuple(sorted((m for m in moves if m.delta > 0), key=_size, reverse=True))
     outputs = [o for c in judged for o in c.outputs]
+    worse = tuple(sorted((m for m in moves if m.delta < 0), key=_size, reverse=True))
+    better = tuple(sorted((m for m in moves if m.delta > 0 and not _cosine_only(m, outputs)), key=_size, reverse=True))
+    numbers_only = [m for m in moves if m.delta > 0 and _cosine_only(m, outputs)]
     if worse or missing:
         kind = "regression"
         text = "regression: " + "; ".join([_move_text(m, with_pair=True) for m in _one_per_output(worse)[:2]]
@@ -71,6 +72,11 @@ def build_verdict(accuracy: AccuracyDiff, precision: PrecisionDiff | None, findi
     elif not outputs:
         kind = "unchanged"
         text = "no stage outputs were compared in both bundles"
+    elif numbers_only:
+        kind = "unchanged"
+        level = _level(next(o for o in outputs if o.output == numbers_only[0].output), "after")
+        text = (f"no change in the decisions: the outputs are judged {_LEVEL_WORDS.get(level, level)} before and "
+                f"after; only their cosine moved ({_move_text(numbers_only[0])})")
     else:
         kind = "unchanged"
         text = (f"no accuracy change beyond the tolerance (top-1 ±{tolerance.top1:.0%}, "
@@ -89,6 +95,20 @@ def _moves(comparison: ComparisonDiff, tolerance: Tolerance) -> list[MetricChang
     return [MetricChange(pair, name, metric, values.before, values.after, values.delta)
             for name, metric, values, limit in candidates
             if values is not None and values.delta is not None and abs(values.delta) > limit]
+
+
+_LEVEL_WORDS = {COLLAPSE: "collapsed", DEGRADE: "degraded", AGREE: "agreeing"}
+
+
+def _cosine_only(move: MetricChange, outputs: list[OutputDiff]) -> bool:
+    """A better cosine of an output judged by its decisions (it has top-1) that stays at the same judged level: no
+    improvement a user can read (a new user's recognizer, collapsed before and after: "✅ the fix improves the outputs
+    (cosine 0.57 → 0.57)" while its decoded agreement fell from 0.217% to 0.201%)."""
+    if move.metric != "cosine":
+        return False
+    output = next((o for o in outputs if o.output == move.output), None)
+    return (output is not None and output.top1 is not None
+            and _level(output, "before") == _level(output, "after"))
 
 
 def _one_per_output(moves: tuple[MetricChange, ...]) -> list[MetricChange]:
