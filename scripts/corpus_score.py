@@ -302,10 +302,10 @@ class Part:
 PARTS = (
     Part(THIRTY_THIRD_PART, "thirty-third", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/5, within three 5/5, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/4; still held out", held_out=True),
+         "faults with an error 0/4; after them (session 36), at 9ad8225: the same; still held out", held_out=True),
     Part(THIRTY_SECOND_PART, "thirty-second", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/8, within three 6/8, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/1; still held out", held_out=True),
+         "faults with an error 0/1; after them (session 36), at 9ad8225: the same; still held out", held_out=True),
     Part(THIRTY_FIRST_PART, "thirty-first", ", made 2026-11-27; scored while sealed before session 35's rule "
          "changes, at 4f2c4c9: first-ranked 3/7, within three 6/7, healthy controls with an error 0/3, harmless "
          "faults with an error 0/2; after them, at 045b73c and at 864727b: the same; before session 36's rule changes, "
