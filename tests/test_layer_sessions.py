@@ -43,3 +43,27 @@ def test_pass_sessions_run_without_the_memory_pattern_and_give_the_same_rows(mon
                 assert np.isnan(reference[key]), key
             else:
                 assert value == reference[key], (row.get("tensor"), key)
+
+
+def test_range_pass_session_runs_without_the_memory_pattern_and_gives_the_same_rows(monkeypatch, eval_x) -> None:
+    """The activation-range pass's one-run session too (the default collect's peak on the 102 MB model)."""
+    from qdqreport.collect import activation_ranges
+    from qdqreport.collect.align import GraphPair
+
+    samples = [{"x": eval_x[i:i + 1]} for i in range(4)]
+    graphs = GraphPair(onnx.load(str(DEMO / "cls_fp32.onnx")), onnx.load(str(DEMO / "cls_int8.onnx")))
+    built: list = []
+    real = activation_ranges.new_session
+
+    def recorded(*args, **kwargs):
+        built.append(real(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(activation_ranges, "new_session", recorded)
+    rows = activation_ranges.activation_ranges(graphs, samples, "cpu", 3, samples[:2])
+    assert len(built) == 1 and not built[0].get_session_options().enable_mem_pattern
+    monkeypatch.setattr(activation_ranges, "PASS_SESSION", {})
+    before = activation_ranges.activation_ranges(graphs, samples, "cpu", 3, samples[:2])
+    assert built[1].get_session_options().enable_mem_pattern
+    rows.pop("seconds", None), before.pop("seconds", None)
+    assert repr(rows) == repr(before) and len(rows["quantizers"]) > 20
