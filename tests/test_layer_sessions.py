@@ -1,6 +1,6 @@
 """The per-layer pass's sessions run without ONNX Runtime's memory pattern (collect/layerwise.PASS_SESSION): the
 pattern's block, laid out at a session's second run, stayed in the arena beside the first run's chunks (the synthetic
-102 MB model's per-layer collect: 0.62 -> 0.56 GB, docs/BENCHMARKS.md). Where the tensors live changes, not what the
+102 MB model's per-layer collect: 0.61 -> 0.54 GB, docs/BENCHMARKS.md). Where the tensors live changes, not what the
 kernels compute: the rows are the same, bit for bit."""
 
 from __future__ import annotations
