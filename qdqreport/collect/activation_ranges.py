@@ -36,8 +36,8 @@ import numpy as np
 from qdqreport.collect.align import GraphPair, QuantizerInfo
 # Above STEPPED_ABOVE bytes of measured tensors a sample the marked model runs in steps of CHUNK_BYTES: the per-layer
 # pass's thresholds.
-from qdqreport.collect.layerwise import (CHUNK_BYTES, STEPPED_ABOVE, QuantizerStats, float32_outputs, observe_quantizer,
-                                         quantizer_row)
+from qdqreport.collect.layerwise import (CHUNK_BYTES, PASS_SESSION, STEPPED_ABOVE, QuantizerStats, float32_outputs,
+                                         observe_quantizer, quantizer_row)
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.stepwise import NotSteppable, SteppedModel, estimated_bytes, heap_kept, stepped_plan
 
@@ -71,7 +71,9 @@ def activation_ranges(graphs: GraphPair, samples: Sequence[dict[str, np.ndarray]
     session = _stepped(graphs, marked, [output_of[t] for t in wanted], wanted, provider, samples[indices[0]], sizes) \
         if indices and provider == "cpu" else None
     if session is None:
-        session = new_session(marked, provider)
+        # No memory pattern, as the per-layer pass's sessions (layerwise.PASS_SESSION): the pattern's block laid out at
+        # the second run stayed beside the first run's chunks (the synthetic 102 MB model's default collect peaked here)
+        session = new_session(marked, provider, **PASS_SESSION)
     evaluation = _observe_all(session, measured, (samples[i] for i in indices))
     rows = [quantizer_row(q, evaluation[q.q_node]) for q, _ in measured]
     result = {"samples": len(indices), "of_samples": len(samples), "sample_indices": indices}

@@ -50,6 +50,12 @@ PIPELINE_BYTES = 96 * 2 ** 20
 # runs one run per model and sample as before.
 STEPPED_ABOVE = 128 * 2 ** 20
 CHUNK_BYTES = 32 * 2 ** 20
+# The pass's three sessions (marked FP32, marked QDQ, local graph) run without ONNX Runtime's memory pattern. With it,
+# a session's first run allocates its tensors one by one from the arena and its second run one block laid out for
+# the whole run, which the arena then holds beside the first run's chunks: the synthetic 102 MB model's per-layer
+# collect grew 0.56 -> 0.62 GB at its second sample (docs/BENCHMARKS.md, session 36 second round). Without it
+# every run reuses the chunks the first one left. Where tensors live, not what the kernels compute: the same values.
+PASS_SESSION = {"mem_pattern": False}
 SKIPPED_LISTED = 20  # skipped pairs layers/summary.json lists (all are counted)
 NONFINITE_LISTED = 20  # activations holding NaN/Inf that layers/summary.json lists, in graph order (all are counted)
 
@@ -101,10 +107,10 @@ class LayerCollector:
         q_inputs = sorted({q.input for q in self.alignment.quantizers})
         self.fp32_names = list(dict.fromkeys([*self.graph_outputs, *(t.name for t in tensors)]))
         self.qdq_names = list(dict.fromkeys([*(t.qdq_name for t in tensors), *q_inputs]))
-        self.fp32 = new_session(with_extra_outputs(fp32, self.fp32_names), provider)
+        self.fp32 = new_session(with_extra_outputs(fp32, self.fp32_names), provider, **PASS_SESSION)
         self._fp32_proto = fp32
         marked, self.qdq_outputs = float32_outputs(self.q_index, self.qdq_names)
-        self.qdq = new_session(marked, provider)
+        self.qdq = new_session(marked, provider, **PASS_SESSION)
         self.provider = provider
         self.local, self.local_error, self.local_model = None, None, None
         self.checked = False  # the pairs are checked on the first sample's values (_check), then the local graph built
@@ -338,7 +344,7 @@ class LayerCollector:
             return
         try:
             self.local_model = build_local_model(self.q_index, self.alignment)
-            self.local = new_session(session_source(self.local_model.proto), self.provider)
+            self.local = new_session(session_source(self.local_model.proto), self.provider, **PASS_SESSION)
         except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
             self.local_error = exception_line(exc)
 

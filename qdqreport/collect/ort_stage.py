@@ -182,12 +182,15 @@ def thread_details() -> dict[str, Any]:
 
 
 def new_session(model: bytes | str, provider: str, config: dict[str, str] | None = None,
-                optimized_path: str | None = None, optimize: bool = True, arena: bool = True) -> Any:
+                optimized_path: str | None = None, optimize: bool = True, arena: bool = True,
+                mem_pattern: bool = True) -> Any:
     """An onnxruntime.InferenceSession with the thread counts of thread_details() and *provider*
     matched as Polygraphy's SessionFromOnnx does (exact name, or a case-insensitive part of one).
 
     *optimized_path*: where ONNX Runtime writes the graph it optimised; *optimize* False: run the graph as written (one
-    ONNX Runtime optimised already); *arena* False: no CPU memory arena (collect/stepwise.py)."""
+    ONNX Runtime optimised already); *arena* False: no CPU memory arena (collect/stepwise.py); *mem_pattern* False:
+    no memory pattern (collect/layerwise.py's marked and local sessions: where the tensors are allocated, not what
+    the kernels compute)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -197,6 +200,8 @@ def new_session(model: bytes | str, provider: str, config: dict[str, str] | None
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     if not arena:
         options.enable_cpu_mem_arena = False
+    if not mem_pattern:
+        options.enable_mem_pattern = False
     options.intra_op_num_threads = intra_op_threads()
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
