@@ -339,9 +339,10 @@ def input_layout(ctx: Context) -> dict[str, tuple[int | None, int]]:
     inputs = ctx.manifest.get("inputs") or {}
     for role in ("calib", "eval"):
         tensors = (inputs.get(role) or {}).get("tensors") if isinstance(inputs.get(role), dict) else None
-        layout = {t["name"]: (t.get("batch_axis", 0), len(t.get("shape") or ())) for t in tensors or ()
-                  if isinstance(t, dict) and isinstance(t.get("name"), str)
-                  and (t.get("batch_axis", 0) is None or isinstance(t.get("batch_axis"), int))}
+        # A stranger's manifest: only a name, an int or null axis and a list shape are read.
+        layout = {t["name"]: (t.get("batch_axis", 0), len(t["shape"])) for t in tensors or ()
+                  if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("shape"), list)
+                  and (t.get("batch_axis", 0) is None or type(t.get("batch_axis", 0)) is int)}
         if layout:
             return layout
     return {}
