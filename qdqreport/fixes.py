@@ -626,7 +626,11 @@ def _activation_only(node: dict[str, Any]) -> bool:
 def exclusion_note(ctx: Context, change: Change) -> str:
     """The words a fix excluding *change*'s nodes adds when the command excludes other nodes than the ones named:
     which node each one reads its INT8 input from, and any named node the command cannot act on ("" if none)."""
-    resolved = resolve_exclusions(ctx, change)
+    return _note_words(resolve_exclusions(ctx, change))
+
+
+def _note_words(resolved: Resolved) -> str:
+    """exclusion_note's words for exclusions already resolved."""
     parts = []
     also = [r for r in resolved.redirects if r.itself]
     if also:
@@ -683,8 +687,8 @@ def _redirect_words(r: Redirect) -> str:
 def exclusion_fix(ctx: Context, action: str, change: Change, calibration: str | None = None) -> Fix:
     """Fix(*action*, the re-quantize command excluding *change*), with exclusion_note's words when the command acts
     on other nodes than the ones named."""
-    note = exclusion_note(ctx, change)
     resolved = resolve_exclusions(ctx, change)
+    note = _note_words(resolved)
     if resolved.already and not (resolved.change.exclude_nodes or resolved.change.exclude_op_types):
         # Every named node is float already: a command would re-make the same model (the loop a new user hit).
         return Fix(note)

@@ -92,8 +92,8 @@ def _logit_rows(rows: np.ndarray) -> bool:
 
 
 def _softmax(rows: np.ndarray) -> np.ndarray:
-    """Logit rows as the model's own class probabilities (finite rows; a row with a non-finite value is no tie)."""
-    z = np.where(np.isfinite(rows), rows, -np.inf).astype(np.float64)
+    """Logit rows (finite: _logit_rows) as the model's own class probabilities."""
+    z = rows.astype(np.float64)
     z = z - np.max(z, axis=-1, keepdims=True)
     e = np.exp(z)
     return e / np.sum(e, axis=-1, keepdims=True)

@@ -39,6 +39,8 @@ class OutputGain:
     control_level: str | None = None
     qdq_headline: str = ""
     control_headline: str = ""
+    qdq_measure: str = ""  # what decided each judgement (analysis/agreement.py: "cosine", "top-1 agreement", ...)
+    control_measure: str = ""
 
     @property
     def decided(self) -> bool:
@@ -76,7 +78,8 @@ def _gain(q: "OutputSummary", c: "OutputSummary") -> OutputGain:
     return OutputGain(q.output, agreement(q), agreement(c), q.nonfinite_cand - q.nonfinite_ref,
                       c.nonfinite_cand - c.nonfinite_ref, q.top1, c.top1,
                       q.judgement.level if q.judgement else None, c.judgement.level if c.judgement else None,
-                      q.judgement.headline if q.judgement else "", c.judgement.headline if c.judgement else "")
+                      q.judgement.headline if q.judgement else "", c.judgement.headline if c.judgement else "",
+                      q.judgement.measure if q.judgement else "", c.judgement.measure if c.judgement else "")
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ def build_fp16(ctx: Context) -> Fp16View | None:
         # The judgement beside the cosine: a float part that flips decisions can leave both medians at 1.0000 (a new
         # user's open_nsfw: 5 of 128 decisions in the QDQ model, 0 in the control, both 1.0000).
         outputs=tuple({"output": g.output, "qdq": g.qdq, "control": g.control,
-                       "qdq_judged": _judged(g.qdq_level, g.qdq_headline),
-                       "control_judged": _judged(g.control_level, g.control_headline),
+                       "qdq_judged": _judged(g.qdq_level, g.qdq_headline, g.qdq_measure),
+                       "control_judged": _judged(g.control_level, g.control_headline, g.control_measure),
                        "recovered": g.recovered if g.qdq < COSINE_OK else None} for g in _worst(evidence.gains)),
         damaged=tuple(_row(r) for r in damaged[:ROWS_LIMIT]),
         largest=tuple(_row(r) for r in activations[:ROWS_LIMIT]),
@@ -53,9 +53,10 @@ def build_fp16(ctx: Context) -> Fp16View | None:
         seconds=summary.get("seconds"), outputs_total=len(evidence.gains))
 
 
-def _judged(level: str | None, headline: str) -> str:
-    """"level: headline" of a run judged by something other than its cosine (the analysis' judgement), else ""."""
-    return f"{level}: {headline}" if level and headline and not headline.startswith("cosine") else ""
+def _judged(level: str | None, headline: str, measure: str) -> str:
+    """"level: headline" of a run judged by something other than its cosine (the analysis' judgement), else "": the
+    cosine has its own place in the cell."""
+    return f"{level}: {headline}" if level and headline and measure != "cosine" else ""
 
 
 def _worst(gains: list[Any]) -> list[Any]:
