@@ -305,7 +305,8 @@ PARTS = (
          "faults with an error 0/4; after them (session 36), at 9ad8225: the same; still held out", held_out=True),
     Part(THIRTY_SECOND_PART, "thirty-second", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/8, within three 6/8, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/1; after them (session 36), at 9ad8225: the same; still held out", held_out=True),
+         "faults with an error 0/1; after them (session 36), at 9ad8225: the same; before session 37's rule changes, at "
+         "d498cb4: the same; then read (2026-11-28, session 37): no longer held out"),
     Part(THIRTY_FIRST_PART, "thirty-first", ", made 2026-11-27; scored while sealed before session 35's rule "
          "changes, at 4f2c4c9: first-ranked 3/7, within three 6/7, healthy controls with an error 0/3, harmless "
          "faults with an error 0/2; after them, at 045b73c and at 864727b: the same; before session 36's rule changes, "

@@ -141,6 +141,9 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
                           advice="Remove the thresholding (binarisation) from the calibration reader, as the evaluation "
                                  "pipeline has none (or add it to the deployment pipeline if the model is meant to "
                                  "read binary images)")
+    scaled = _channels_scaled(calib, evaluation)
+    if scaled is not None:
+        return scaled
     colour = lost_colour(calib, evaluation)
     ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
     if not 1 / SCALE_BAND <= ratio <= SCALE_BAND:
@@ -291,6 +294,90 @@ def _exact_step(c: dict[str, float], e: dict[str, float]) -> Difference | None:
                                   f"{c['std'] / e['std'] if e['std'] > 0 else 1.0:.2g}x: the calibration holds other "
                                   "values too, such as padding)", expr, ratio, 0.75)
     return None
+
+
+# A feature input whose channels carry quantities in their own units (a raster of occupancy, green and call fractions
+# of each second beside counts) can be read with some channels in other units: the thirty-second part's pair scorer
+# calibrated on coverage channels in percent (0..100) where its renderer writes fractions (0..1), 386 of 651 decisions
+# changed, read as "other content" since the overall spread (96x) is no known step; an ON-rate channel left unhalved
+# (2x on one channel of fifteen) changed 21 against the healthy recipe's 17. A unit step multiplies a channel's mean and
+# spread alike (its coefficient of variation is kept), by a unit's factor, while the other channels agree; other
+# content moves a channel's mean and spread apart (a rarer event: mean 2x, spread 1.4x).
+CHANNEL_FACTORS = (2.0, 10.0, 100.0, 255.0, 1000.0)  # halving, a decimal shift, percent, 8-bit levels, milli
+CHANNEL_FACTOR_FIT = 0.1  # |log(spread ratio / factor)| within this; the means' ratio too, or two of its errors
+CHANNEL_MEAN_NOISE = 0.15  # the means' ratio known to this relative error at least (the unhalved channel's: 0.10)
+CHANNEL_AGREE = 1.25  # an unscaled channel's spread within this factor of the evaluation's
+
+
+def _channels_scaled(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
+    """Some channels scaled by one unit factor (CHANNEL_FACTORS, either way), beyond sampling, the rest agreeing."""
+    pairs = list(zip(calib.get("channels") or [], evaluation.get("channels") or []))
+    axis, shape = evaluation.get("channel_axis"), evaluation.get("shape") or []
+    if len(pairs) < 2 or axis is None or not shape or any(not _has_sem(ch) for pair in pairs for ch in pair):
+        return None
+    factors: list[float | None] = []
+    for c, e in pairs:
+        if c["std"] <= 0 and e["std"] <= 0:
+            factors.append(None)  # a channel constant in both sets (an unused slot) says nothing
+            continue
+        factor = _unit_factor(c, e)
+        if factor is None and not _channel_agrees(c, e):
+            return None  # a channel that differs otherwise: content, or a step this check does not name
+        factors.append(factor)
+    found = {f for f in factors if f is not None}
+    if len(found) != 1:
+        return None  # none scaled, or by two factors (a swap of channels of other scales)
+    factor = found.pop()
+    scaled = [i for i, f in enumerate(factors) if f is not None]
+    if len(scaled) == sum(1 for c, e in pairs if c["std"] > 0 or e["std"] > 0):
+        return None  # every channel scaled: one step over the whole input, the overall check's
+    trailing = (-1,) + (1,) * (len(shape) - 1 - int(axis))
+    column = ", ".join("1" if f is None else f"{1 / f:.6g}" for f in factors)
+    times = f"{factor:g}" if factor >= 1 else f"1/{1 / factor:g}"
+    many = len(scaled) > 1
+    return Difference("channel_scale", f"channel{'s' if many else ''} {_index_list(scaled)} (of {len(pairs)}) "
+                      f"{'are' if many else 'is'} {times}× the evaluation's: another unit (mean and spread both "
+                      "scaled), the other channels alike", f"x * np.array([{column}], np.float32).reshape({trailing})",
+                      1.0, 0.75, float(len(scaled)))
+
+
+def _has_sem(channel: dict[str, Any]) -> bool:
+    return all(isinstance(channel.get(k), (int, float)) for k in ("mean", "std", "mean_sem"))
+
+
+def _unit_factor(c: dict[str, Any], e: dict[str, Any]) -> float | None:
+    """The unit factor that carries channel *e* onto *c* (mean and spread alike, beyond sampling), else None."""
+    if c["std"] <= 0 or e["std"] <= 0 or c["mean"] * e["mean"] <= 0:
+        return None
+    if abs(c["mean"] - e["mean"]) < CHANNEL_GAP_Z * math.hypot(c["mean_sem"], e["mean_sem"]):
+        return None
+    spread, level = c["std"] / e["std"], c["mean"] / e["mean"]
+    noise = math.hypot(c["mean_sem"] / abs(c["mean"]), e["mean_sem"] / abs(e["mean"]))
+    if noise > CHANNEL_MEAN_NOISE:
+        return None  # a mean near 0 (a centred channel): its ratio says nothing of a unit
+    fit = max(CHANNEL_FACTOR_FIT, 2 * noise)
+    for known in CHANNEL_FACTORS:
+        for factor in (known, 1 / known):
+            if abs(math.log(spread / factor)) <= CHANNEL_FACTOR_FIT and abs(math.log(level / factor)) <= fit:
+                return factor
+    return None
+
+
+def _channel_agrees(c: dict[str, Any], e: dict[str, Any]) -> bool:
+    if e["std"] <= 0 or c["std"] <= 0:
+        return False
+    return 1 / CHANNEL_AGREE <= c["std"] / e["std"] <= CHANNEL_AGREE
+
+
+def _index_list(indices: list[int]) -> str:
+    """0, 2-7, 13, 14: runs of three or more as ranges."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) >= 3 else ", ".join(map(str, r)) for r in runs)
 
 
 def _spans_differ(c: dict[str, float], e: dict[str, float]) -> bool:

@@ -71,6 +71,12 @@ def audio_chunks(count: int, seed: int, level: float, recorded_at: float = 16000
     return (level * rng.uniform(0.3, 1.0, (count, 1, 1)) * tones).astype(np.float32)
 
 
+def _mean_sem(channel: np.ndarray) -> dict[str, float]:
+    """The standard error of a channel's set mean from its samples' own means, as collect/stats.py records it."""
+    means = channel.reshape(channel.shape[0], -1).mean(axis=1)
+    return {"mean_sem": float(np.std(means, ddof=1) / np.sqrt(len(means)))} if len(means) >= 2 else {}
+
+
 def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = True) -> dict[str, Any]:
     """An eval_stats/calib_stats document computed from a real NCHW batch."""
     def stats(values: np.ndarray) -> dict[str, float]:
@@ -78,7 +84,7 @@ def input_stats(name: str, batch: np.ndarray, source: str, per_sample: bool = Tr
                 "std": float(values.std())}
     entry = {"shape": list(batch.shape[1:]), "dtype": str(batch.dtype), "channel_axis": 1,
              "overall": {**stats(batch), "absmax": float(np.abs(batch).max())},
-             "channels": [{"index": c, **stats(batch[:, c])} for c in range(batch.shape[1])],
+             "channels": [{"index": c, **stats(batch[:, c]), **_mean_sem(batch[:, c])} for c in range(batch.shape[1])],
              "per_sample": [stats(sample) for sample in batch] if per_sample else []}
     # As the collector measures them (collect/stats.py): each sample's smoothness (neighbour correlation along the
     # last axis) and its lowest correlation between colour channels.

@@ -1,0 +1,87 @@
+"""What reading the thirty-second corpus part (atspm-detector's FuncNet pair scorer, scripts/make_corpus_part32.py)
+changed, on its real bundles and on every read healthy control of the corpus: calibration channels in another unit
+(QR003), and slices an output's own 8-bit grid rounds away (QR007 below QR002)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from corpus_score import STILL_SEALED
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.preprocessing import preprocessing_difference
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.rules import discover
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def _labels() -> dict:
+    labels = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
+    return labels.get("cases", labels)
+
+
+def _stats(case: str, which: str) -> dict:
+    return json.loads((CORPUS / case / "inputs" / f"{which}_stats.json").read_text(encoding="utf-8"))["inputs"]
+
+
+def _ranked(case: str) -> list:
+    return run_rules(Context(Bundle(CORPUS / case), target=_labels()[case].get("target")), discover()).findings
+
+
+def _undo(expr: str, channel_means: list[float]) -> list[float]:
+    """The printed per-channel rewrite applied to each channel's mean (a unit step scales the mean with the values)."""
+    x = np.asarray(channel_means, np.float32).reshape(1, -1, 1)
+    return [float(v) for v in eval(expr, {"np": np, "x": x}).ravel()]  # noqa: S307 - our own rule's expression
+
+
+@pytest.mark.parametrize(("case", "channels", "factor", "severity"), [
+    # Coverage channels in percent where the package renders fractions: 386 of 651 decisions changed (healthy: 17).
+    ("atd_calib_percent", [0, 2, 3, 4, 5, 6, 7, 13, 14], 100.0, "error"),
+    # The ON-rate channel left unhalved: 21 of 651 changed, the outputs agree (cosine 0.9997): a warning.
+    ("atd_calib_unscaled", [1], 2.0, "warning")])
+def test_channels_in_another_unit_are_a_preprocessing_step(case, channels, factor, severity) -> None:
+    found = preprocessing_difference(_stats(case, "calib")["x"], _stats(case, "eval")["x"], "x")
+    assert found is not None and found.kind == "channel_scale" and found.measure == len(channels)
+    assert f"{factor:g}×" in found.label
+    # The printed rewrite carries the calibration's channel means onto the healthy recipe's calibration (the same
+    # windows rendered by the package): the fix is the healthy set, whose decisions were measured (17 of 651).
+    fixed = _undo(found.expr, [ch["mean"] for ch in _stats(case, "calib")["x"]["channels"]])
+    healthy = [ch["mean"] for ch in _stats("atd_healthy_ort_sym", "calib")["x"]["channels"]]
+    assert fixed == pytest.approx(healthy, rel=1e-4, abs=1e-6)
+    first = _ranked(case)[0]
+    assert first.rule_id == "QR003" and first.severity == severity and "another unit" in first.title
+
+
+def test_no_read_healthy_control_has_channels_in_another_unit() -> None:
+    healthy = [c for c, label in _labels().items() if label.get("healthy") and label.get("added_for") not in STILL_SEALED
+               and (CORPUS / c / "inputs" / "calib_stats.json").exists()]
+    assert len(healthy) > 60
+    for case in healthy:
+        calib, evaluation = _stats(case, "calib"), _stats(case, "eval")
+        for name in set(calib) & set(evaluation):
+            found = preprocessing_difference(calib[name], evaluation[name], name)
+            assert found is None or found.kind != "channel_scale", (case, name, found.label)
+
+
+@pytest.mark.parametrize("case", ["atd_sensitive_int8", "atd_overquant"])
+def test_slices_under_the_output_grid_rank_below_the_quantized_head(case: str) -> None:
+    # The 128-d GELU embedding z is written by a Q/DQ pair (step 0.056): its near-dead dimensions (RMS 0.0006-0.06)
+    # read 0 or a few levels. QR002 names the quantized head that writes it and ranks first; QR007 stays as its symptom.
+    findings = _ranked(case)
+    assert findings[0].rule_id == "QR002"
+    slices = next(f for f in findings if f.rule_id == "QR007")
+    assert slices.score < findings[0].score
+    assert any("8-bit grid output z is itself quantized on" in getattr(e, "text", "") for e in slices.evidence)
+
+
+def test_slices_collapsing_without_an_output_grid_keep_their_rank() -> None:
+    # Random calibration leaves z float (no grid): its one collapsed slice is not the grid's.
+    findings = _ranked("atd_random_calib")
+    slices = next(f for f in findings if f.rule_id == "QR007")
+    assert slices.score == 0.8
+    assert not any("is itself quantized on" in getattr(e, "text", "") for e in slices.evidence)
