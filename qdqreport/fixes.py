@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import PurePath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from qdqreport.analysis.input_range import range_misses
@@ -598,9 +598,9 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
         elif not itself:
             unreachable.append((name, node["op_type"]))
     nodes_out = tuple(sorted(set(keep) | {n for r in redirects for n in r.instead}))
-    return Resolved(Change(exclude_nodes=nodes_out, exclude_op_types=kept_types,
-                           calibration_method=change.calibration_method, float_part_fp32=change.float_part_fp32,
-                           fp32_op_types=change.fp32_op_types),
+    # Every other part of the change kept as asked (per-channel weights too: a fix that excludes op types and turns
+    # per-channel weights on printed per_channel=False once rebuilt field by field).
+    return Resolved(replace(change, exclude_nodes=nodes_out, exclude_op_types=kept_types),
                     quantizer, tuple(redirects), tuple(unreachable), option, tuple(unlisted), tuple(already))
 
 

@@ -288,6 +288,14 @@ LEVEL_EDGES = (0, 1, 3, 7, 15, 31, 63)
 MATRIX_OPS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul"})  # weights with output channels: per-channel works
 
 
+def constant_op_types(precision: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The op types other than Conv/Gemm/MatMul that read a quantized constant (an Add's bias, a BatchNorm's scale
+    written as a Mul, a BatchNormalization's parameters): constants no per-channel scale serves."""
+    op_types = node_op_types(precision)
+    return tuple(sorted({op_types[c] for g in (precision or {}).get("qdq") or [] if g.get("kind") == "weight"
+                         for c in g.get("consumers") or [] if c in op_types and op_types[c] not in MATRIX_OPS}))
+
+
 @dataclass(frozen=True)
 class CrushedWeight:
     """A weight quantized with one scale whose smaller output channels keep a few integer levels."""

@@ -14,7 +14,7 @@ from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
 from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, inside_share, uncovered
-from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, UNSEEN_IDS, categorical, content_differs,
+from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
                                              preprocessing_mismatch, same_centre, shares_level, unseen_ids)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -240,7 +240,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     varies is the extreme of a coverage gap: a blank calibration set, named so.
 
     Calibration inputs whose mean lies more than one evaluation standard deviation from the
-    evaluation mean, with a similar spread and the same minimum or maximum (so no preprocessing
+    evaluation mean, with the same minimum or maximum and a spread no known step explains (so no preprocessing
     step maps one onto the other: analysis/preprocessing.content_differs), hold other content
     (photographs calibrating a document model): a warning, scored as a risk when the outputs agree.
 
@@ -538,18 +538,24 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
             severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
             subject=f"content {name}", stage="calibration", tags=("root_cause",),
             summary=f"The calibration mean of input {name} is {shift:.2g} evaluation standard deviations from the "
-                    "evaluation mean, with the same black or white level and a similar spread: the calibration set holds "
+                    f"evaluation mean, with the same black or white level and {_spread_words(c, e)}: the calibration set holds "
                     "other content than the inputs the model is evaluated on (other scenes, another domain), so its "
                     "activation ranges fit that content",
             evidence=(Metric("|Δmean| / evaluation std", rounded(shift, 3), threshold=f"> {MEAN_SHIFT_STD}"),
                       Table("Input statistics", ("set", "min", "max", "mean", "std"),
                             tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean", "std")))
                                   for label, s in (("calibration", c), ("evaluation", e)))),
-                      Text("Separating evidence: the sets share their minimum or maximum and their spread, so no "
+                      Text("Separating evidence: the sets share their minimum or maximum, so no "
                            "preprocessing step (×255, normalisation, channel order, inversion: QR003) maps one onto "
                            "the other; the content differs. If the outputs stay as faithful as a healthy quantization, "
                            "this is a risk for inputs like the calibration set's rather than today's cause.")),
             fixes=_fixes(ctx, [], name))
+
+
+def _spread_words(c: dict[str, float], e: dict[str, float]) -> str:
+    """The spreads in words: alike within SCALE_BAND, else their factor (no known step gives it: QR003 spoke first)."""
+    ratio = c["std"] / e["std"] if e["std"] > 0 else 1.0
+    return "a similar spread" if 1 / SCALE_BAND <= ratio <= SCALE_BAND else f"a spread {ratio:.2g}× the evaluation's"
 
 
 def _other_structure(ctx: Context) -> Iterator[Finding]:
