@@ -55,7 +55,9 @@ severity explains it, no deployment finding is ranked before that explanation; o
 explains it) a deployment finding keeps its rank by severity: a TensorRT error outranks the explanation of a mere
 degradation ONNX Runtime shows (a TensorRT parser error is then the first thing to fix). The verdict leads
 with the symptom and the first-ranked root cause; when the outputs agree it says so, quoting the
-number that decided it, and names the most severe other finding.
+number that decided it, and names the most severe other finding. Where every error is a deployment finding and
+ONNX Runtime measured no more than a degradation, the verdict says the red is TensorRT's only and names
+`--target onnxruntime` for a model deployed with ONNX Runtime.
 """
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 DEPLOYMENT_TAG = "deployment"  # what only the deployment target rejects or changes: its own report section

@@ -72,3 +72,16 @@ def test_a_wide_input_range_on_no_picture_names_a_missing_step_not_pixels() -> N
     first = result.findings[0]
     assert first.rule_id == "QR003" and "pixels" not in first.title and "step" in first.title
     assert all("x / 255" not in (fix.command or "") and "/ 255" not in fix.action for fix in first.fixes)
+
+
+def test_a_red_verdict_from_tensorrt_only_errors_says_so_and_how_to_judge_for_onnx_runtime() -> None:
+    # quantize_static's recipe for ONNX Runtime under the default target: the errors are TensorRT's refusals only,
+    # while ONNX Runtime measured a degradation (0 of 128 top-1 changes, 8 near ties).
+    _, _, report = _run("keycnn_default_decode")
+    assert report.verdict.severity == "error"
+    assert "an error for TensorRT only: 79 Q/DQ pair(s)" in report.verdict.text
+    assert report.verdict.text.endswith("(deploying with ONNX Runtime: qdqreport report --target onnxruntime)")
+    bundle = Bundle(BUNDLES / "keycnn_default_decode")
+    ctx = Context(bundle, target="onnxruntime")
+    on_ort = build_report(bundle, run_rules(ctx, discover()), ctx)
+    assert on_ort.verdict.severity == "warning" and "TensorRT only" not in on_ort.verdict.text

@@ -220,7 +220,7 @@ def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ..
     severity = min((f.severity for f in findings), key=SEVERITY_RANK.__getitem__, default="ok")
     symptom = next((f for f in findings if SYMPTOM_TAG in f.tags), None)
     if symptom is not None:
-        text = _symptom_sentence(symptom, findings, comparisons, task_scored)
+        text = _symptom_sentence(symptom, findings, comparisons, task_scored) + _deployment_only_error(findings)
     else:
         text = _agreement_sentence(comparisons, stages)
         # Raw outputs can agree while a cause shows elsewhere (e.g. decoded task results, QR010): name it.
@@ -231,6 +231,18 @@ def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ..
             text += (f"{but}{worst.title.rstrip('.')}" if comparisons and any(c.outputs for c in comparisons)
                      else f", so output agreement is unmeasured; the most severe finding: {worst.title.rstrip('.')}")
     return Verdict(text, severity, counts)
+
+
+def _deployment_only_error(findings: list[Finding]) -> str:
+    """Where the report's errors are all deployment findings (what only TensorRT rejects) and ONNX Runtime measured no
+    more than a degradation, the clause that says whence the red: a new user's key CNN quantized with quantize_static
+    for ONNX Runtime read "🔴 Quantization degrades the task's decisions" under the default target, its 0 of 128 top-1
+    changes ranked below TensorRT's refusal of its zero-points."""
+    errors = [f for f in findings if f.severity == "error"]
+    if not errors or not all(DEPLOYMENT_TAG in f.tags for f in errors):
+        return ""
+    return (f"; an error for TensorRT only: {errors[0].title.rstrip('.')} (deploying with ONNX Runtime: "
+            "qdqreport report --target onnxruntime)")
 
 
 def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tuple[ComparisonView, ...],
