@@ -85,3 +85,19 @@ def test_a_red_verdict_from_tensorrt_only_errors_says_so_and_how_to_judge_for_on
     ctx = Context(bundle, target="onnxruntime")
     on_ort = build_report(bundle, run_rules(ctx, discover()), ctx)
     assert on_ort.verdict.severity == "warning" and "TensorRT only" not in on_ort.verdict.text
+
+
+def test_the_tensorrt_compatible_fix_says_what_it_costs_on_onnx_runtime() -> None:
+    # Asymmetric INT8 activations made symmetric: a ReLU's output keeps half its levels (the new user measured a loss
+    # on ONNX Runtime that the report did not announce).
+    _, result, _ = _run("keycnn_default_decode")
+    fix = next(f for f in result.findings if f.rule_id == "QR004").fixes[0]
+    assert "half the levels it has now" in fix.action and "S8S8" not in fix.action  # INT8 already: same kernels
+
+
+def test_a_uint8_model_made_signed_warns_of_s8s8_saturation_on_a_cpu_without_vnni() -> None:
+    bundle = Bundle(Path(__file__).resolve().parent.parent / "corpus" / "atd_ort_uint8")
+    result = run_rules(Context(bundle), discover())
+    fix = next(f for f in result.findings if f.rule_id == "QR004").fixes[0]
+    assert "ActivationSymmetric': True" in fix.command
+    assert "x86, no VNNI" in fix.action and "session.disable_quant_qdq=1" in fix.action

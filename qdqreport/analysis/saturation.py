@@ -133,6 +133,14 @@ def is_unfused_control(comparison: "ComparisonInfo") -> bool:
     return comparison.candidate == UNFUSED_STAGE
 
 
+def lacks_vnni(ctx: "Context") -> bool:
+    """Whether the collecting CPU was measured to be an x86 one without VNNI (the saturation check records the CPU
+    whether or not it ran): there ONNX Runtime's fused U8S8 and S8S8 kernels can saturate."""
+    stage = ctx.stage(UNFUSED_STAGE)
+    cpu = (stage.details.get("cpu") if stage is not None else None) or {}
+    return cpu.get("vnni") is False and cpu.get("machine") in ("x86_64", "AMD64")
+
+
 def saturation_evidence(ctx: "Context") -> SaturationEvidence | None:
     """The check's evidence, or None when the bundle has no unfused control stage."""
     stage = ctx.stage(UNFUSED_STAGE)
