@@ -80,13 +80,26 @@ def run_ort(fp32: Path, output: Path, calib: Sequence[Mapping[str, np.ndarray]],
             return next(self.rows, None)
 
     types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}
+    model = _opset13(fp32) if options["per_channel"] else None
     with _quiet_root_logger():  # its "consider pre-processing" advice is logged on every call
-        quantize_static(str(fp32), str(output), Reader(), quant_format=QuantFormat.QDQ,
+        quantize_static(model if model is not None else str(fp32), str(output), Reader(), quant_format=QuantFormat.QDQ,
                         op_types_to_quantize=_op_types(options["op_types_to_quantize"]), per_channel=options["per_channel"],
                         activation_type=types[options["activation_type"]], weight_type=types[options["weight_type"]],
                         nodes_to_exclude=list(options["nodes_to_exclude"]),
                         calibrate_method=getattr(CalibrationMethod, ORT_METHODS[options["calibrate_method"]]),
                         extra_options=dict(options["extra_options"]))
+
+
+def _opset13(fp32: Path):
+    """The FP32 model converted to opset 13 when older, else None: per-channel DequantizeLinear needs opset 13's axis,
+    and quantize_static writes per-tensor weights or a graph ONNX Runtime refuses on an older one (fixes.py's printed
+    commands convert the same way; a new user's PP-OCRv5 recognizer is opset 11)."""
+    import onnx
+    from onnx import version_converter
+
+    model = onnx.load(str(fp32))
+    opset = max([o.version for o in model.opset_import if o.domain in ("", "ai.onnx")] or [13])
+    return version_converter.convert_version(model, 13) if opset < 13 else None
 
 
 def _op_types(op_types: Sequence[str]) -> list[str] | None:
