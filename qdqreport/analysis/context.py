@@ -19,6 +19,7 @@ from qdqreport.analysis.metrics import centred_error
 from qdqreport.analysis.agreement import Judgement, JudgingOptions
 from qdqreport.analysis.decisions import measure as measure_decisions
 from qdqreport.analysis.input_range import without_rounding_clips
+from qdqreport.analysis.output_grid import GriddedOutput, erasing_outputs
 from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops, score_gate
 from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
                                        table_records)
@@ -268,6 +269,12 @@ class Context:
     def fp16_check(self) -> dict[str, Any] | None:
         """quant/fp16_check.json: what the FP16 check measured (QDQ float part in FP16)."""
         return self._artifact_json("fp16_check")
+
+    @cached_property
+    def erasing_grids(self) -> list[GriddedOutput]:
+        """The task outputs the QDQ model hands over on an 8-bit grid that erases FP32's small values
+        (analysis/output_grid.py), read once from the stored samples for every rule that asks (QR002, QR007, QR012)."""
+        return erasing_outputs(self)
 
     # --- task-level results (collect --postprocess, schema 1.2) ----------------------------
     @cached_property

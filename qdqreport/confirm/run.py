@@ -26,7 +26,7 @@ from qdqreport.bundle.writer import sha256_file
 from qdqreport.confirm import fix as fixes
 from qdqreport.confirm import quantizers as q
 from qdqreport.errors import InputError
-from qdqreport.fixes import exclusion, resolve_for
+from qdqreport.fixes import exclusion, input_layout, resolve_for
 from qdqreport.progress import Progress
 
 RECORD = "confirm.json"
@@ -315,8 +315,8 @@ def _replay_inputs(options: ConfirmOptions, ctx: Context, out: Path) -> str:
 
 
 def _batch_axes(ctx: Context) -> dict[str, int | None]:
-    tensors = ((ctx.manifest.get("inputs") or {}).get("eval") or {}).get("tensors") or []
-    return {t["name"]: t.get("batch_axis", 0) for t in tensors if isinstance(t, dict) and "name" in t}
+    """Each model input's batch axis as collect recorded it: the one reading the printed commands use (input_layout)."""
+    return {name: axis for name, (axis, _) in input_layout(ctx).items()}
 
 
 def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, inputs: str, out: Path,

@@ -7,7 +7,7 @@ from typing import Iterator
 import numpy as np
 
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
-from qdqreport.analysis.output_grid import GriddedOutput, erasing_outputs
+from qdqreport.analysis.output_grid import GriddedOutput
 from qdqreport.analysis.quantizer import HEAD_PATTERNS
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
@@ -180,7 +180,7 @@ def _grid_under(ctx: Context, comparison: ComparisonInfo, output: str, collapsed
     """The erasing grid of *output* when every collapsed slice's reference RMS is under GRID_STEPS of its steps."""
     if comparison.purpose != "quantization" or not collapsed:
         return None
-    grid = next((g for g in erasing_outputs(ctx) if g.output == output), None)
+    grid = next((g for g in ctx.erasing_grids if g.output == output), None)
     if grid is None or not all(s.ref_rms is not None and s.ref_rms < GRID_STEPS * grid.step for s in collapsed):
         return None
     return grid

@@ -13,7 +13,7 @@ from qdqreport.analysis.layers import (ARRIVED_SHARE, LOCAL_BAD_COSINE, TENSOR_C
                                       born_upstream, heads_pass_on, layer_tables, passed_on)
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
 from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, sensitive_in_int8
-from qdqreport.analysis.output_grid import ZEROED_SHARE, GriddedOutput, erasing_outputs
+from qdqreport.analysis.output_grid import ZEROED_SHARE, GriddedOutput
 from qdqreport.analysis.output_grid import words as grid_words
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Metric, Table, Text
@@ -262,7 +262,7 @@ def _output_grids(ctx: Context, flagged: list[dict[str, Any]]) -> list[GriddedOu
     nodes = {n.get("name"): n for n in (ctx.precision or {}).get("nodes") or []}
     feeds = any(nodes.get(s["node"], {}).get("feeds_graph_output") and nodes.get(s["node"], {}).get("output_quantized")
                 for s in flagged)
-    return erasing_outputs(ctx) if feeds else []
+    return ctx.erasing_grids if feeds else []
 
 
 def _on_grid(grids: list[GriddedOutput], upstream: str, finding: Finding) -> Finding:

@@ -10,7 +10,7 @@ import numpy as np
 
 from qdqreport.analysis.agreement import COLLAPSE
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.output_grid import GriddedOutput, erasing_outputs
+from qdqreport.analysis.output_grid import GriddedOutput
 from qdqreport.analysis.output_grid import words as grid_words
 from qdqreport.analysis.saturation import (RECOVERED_MIN, UNFUSED_STAGE, SaturationEvidence, UnfusedGain, explaining_gain,
                                           partly_explaining_gain, saturation_evidence)
@@ -169,7 +169,7 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     worst = explaining_gain(evidence)
     # An output on an erasing 8-bit grid stays so unfused (the same Q/DQ values): the kernels explain what the control
     # wins back, not that (analysis/output_grid.py; the thirty-first part's VAD with its output Softmax in INT8).
-    grids = erasing_outputs(ctx) if worst is not None else []
+    grids = ctx.erasing_grids if worst is not None else []
     if worst is not None and not grids:
         yield _finding(ctx, evidence, worst)
     elif (partial := worst or partly_explaining_gain(evidence)) is not None:
