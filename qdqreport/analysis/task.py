@@ -22,6 +22,10 @@ from qdqreport.analysis.decode_step import DecodeFailed, Decoder, TaskResult
 from qdqreport.errors import InputError
 from qdqreport.wording import percent
 
+# The checks' controls decoded like the stages they control, on their own (first) samples: the saturation check's unfused
+# QDQ model (analysis/saturation.py) judged by the user's decode, not its raw outputs only (a decode can read a change
+# no raw judgement calls a collapse, or shrug off one that does).
+CONTROL_PLAN = (("ort_fp32", "ort_qdq_unfused", "other"),)
 APP_STAGE = "task_results"  # the pseudo-stage holding what the user's application decoded (--task-results)
 APP_PURPOSE = "postprocess"
 # The FP32 model's own outputs: a decode that fails on them is the script's fault. Not "reference":
@@ -96,7 +100,7 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
             failures[stage] = str(exc)
     agree = _agreement(decoder)
     run = TaskRun(decoder.manifest_entry(), results, failures, app)
-    for reference, candidate, purpose in COMPARISON_PLAN:
+    for reference, candidate, purpose in (*COMPARISON_PLAN, *CONTROL_PLAN):
         if reference in results and candidate in results:
             rows = _pair_rows(results[reference], results[candidate], agree, decoder,
                               stage_outputs[reference], stage_outputs[candidate], inputs)

@@ -174,7 +174,6 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     ranges = _activation_ranges(options, loaded, progress, run.early)
     saturation = _saturation_kernels(options, precision)  # the control itself runs once the comparisons are written
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
-    task = _task(loaded, stages, trt_results, progress) if loaded.decoder else None
     progress.say("writing the bundle")
     manifest = _manifest(options, loaded)
     manifest["stages"] = _stage_entries(writer, loaded, stages) + [write_trt_stage(writer, r) for r in trt_results]
@@ -193,12 +192,11 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
 
         write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
                          _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
-    if saturation is not None:
-        _saturation_check(writer, manifest, options, loaded, saturation, stages, progress)
-    if task is not None:
+    control = _saturation_check(writer, manifest, options, loaded, saturation, stages, progress) if saturation else None
+    if loaded.decoder:
         from qdqreport.analysis.task import write_task
 
-        write_task(writer, manifest, task)
+        write_task(writer, manifest, _task(loaded, stages, trt_results, progress, control))
     if options.save_inputs:
         from qdqreport.collect.save_inputs import write_saved_inputs
 
@@ -651,12 +649,17 @@ def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[st
         layers.whatif_summary["confirmed"] = record
 
 
-def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress) -> TaskRun:
+def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress,
+          control: OrtStage | None = None) -> TaskRun:
+    """The user's decode of every stage that ran, and of the saturation check's unfused control (*control*, its first
+    samples) when it ran: its task comparison judges the control as the QDQ model's judges that."""
     from qdqreport.analysis.task import run_task
 
     progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
+    if control is not None and not control.error:
+        outputs[control.stage_id] = control.outputs
     outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
     return run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples)
 
@@ -684,8 +687,8 @@ def _saturation_kernels(options: CollectOptions,
 
 def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: CollectOptions, loaded: _Loaded,
                       kernels: tuple[dict[str, Any], tuple[list[str], list[str]]], stages: dict[str, OrtStage],
-                      progress: Progress) -> None:
-    """The unfused control, only where the fused QDQ outputs do not agree with FP32: judged by the report's own
+                      progress: Progress) -> OrtStage | None:
+    """The unfused control (returned when it ran), only where the fused QDQ outputs do not agree with FP32: judged by the report's own
     judgement on the stages and comparisons already in *manifest* (saturation_check.diverging_outputs); where every
     output agrees the stage is recorded as skipped, with the reason."""
     cpu, nodes = kernels
@@ -696,11 +699,12 @@ def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: C
     if why is None:
         progress.say("saturation check: the fused QDQ outputs agree with FP32; the unfused control is not run")
         manifest["stages"].append(skipped_entry(nodes, cpu, len(loaded.eval.samples)))
-        return
+        return None
     check = run_saturation_check(session_source(loaded.qdq.proto), loaded.qdq.outputs, loaded.eval.samples, nodes,
                                  options.ort_provider, progress, cpu, why)
     write_saturation_check(writer, manifest, check, [] if fp32.error else fp32.outputs,
                            _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
+    return check.control
 
 
 # --- writing ----------------------------------------------------------------------------

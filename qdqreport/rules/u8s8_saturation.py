@@ -219,9 +219,11 @@ def _finding(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain, who
 
 
 def _decoded(ctx: Context) -> bool:
-    """Whether the user's --postprocess decode judged the QDQ model (it never runs on the unfused control)."""
+    """Whether the user's --postprocess decode judged the QDQ model but not the unfused control (bundles before
+    2026-11-28 decoded only the pipeline's stages): the control's raw judgement then speaks for less."""
     quantization = ctx.comparison("quantization")
-    return quantization is not None and ctx.task_of_pair(quantization.reference, quantization.candidate) is not None
+    return (quantization is not None and ctx.task_of_pair(quantization.reference, quantization.candidate) is not None
+            and ctx.task_of_pair(quantization.reference, UNFUSED_STAGE) is None)
 
 
 def _signed(evidence: SaturationEvidence) -> bool:
