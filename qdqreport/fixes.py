@@ -374,15 +374,26 @@ def _calibrates_by_script(ctx: Context) -> tuple[str, str] | None:
         return calib["source"], calib.get("function") or _argv_function(ctx, "--calib")
     if (not calib and len(ctx.input_names) > 1 and evaluation.get("kind") == "script"
             and isinstance(evaluation.get("source"), str)):
-        return evaluation["source"], "<load_calib>"
+        return evaluation["source"], TO_WRITE
     return None
+
+
+TO_WRITE = "<load_calib>"  # a function the user writes in the evaluation's own loader script (no calibration recorded)
 
 
 def script_reader(script: str, function: str) -> str:
     """Python that sets `it` to the feeds *function* of the data-loader *script* returns, as collect read them
-    (collect/inputs.py: the function called, or the object iterated; every value made an array)."""
-    return (f"import runpy; f = runpy.run_path({script!r})[{function!r}]; "
-            "it = iter([{k: np.asarray(v) for k, v in s.items()} for s in (f() if callable(f) else f)]); ")
+    (collect/inputs.py: the function called, or the object iterated; every value made an array). TO_WRITE: a
+    load_calib the user is to write there, looked up so that its absence stops the command with what to write (a new
+    user ran the printed `[...]['<load_calib>']` and got a bare KeyError)."""
+    if function == TO_WRITE:
+        lookup = (f"f = runpy.run_path({script!r}).get('load_calib'); assert f, {script!r} + ': write load_calib() "
+                  "there, returning calibration feeds ({input: array} per sample) from training data, not the "
+                  "evaluation set; then run this again'; ")
+    else:
+        lookup = f"f = runpy.run_path({script!r})[{function!r}]; "
+    return ("import runpy; " + lookup
+            + "it = iter([{k: np.asarray(v) for k, v in s.items()} for s in (f() if callable(f) else f)]); ")
 
 
 def _argv_function(ctx: Context, option: str) -> str:

@@ -350,3 +350,20 @@ def test_modelopt_calibration_fix_restores_the_outputs(tmp_path: Path) -> None:
     assert _top1(fixed / "bundle") >= 0.9 > before and diff["verdict"]["kind"] == "restored"
     assert f"top-1 {before:.0%} → {_top1(fixed / 'bundle'):.0%}" in diff["verdict"]["text"]
     assert not {f["rule_id"] for f in diff["findings"]["new"]} & {"QR011"}
+
+
+@pytest.mark.slow
+def test_a_calibration_read_along_a_recorded_batch_axis_is_read_so_again(work: Path, tmp_path: Path) -> None:
+    """A bundle collected with --batch-axis (its calibration file stacks samples on another axis) re-collects the
+    re-quantized model with the same axes, its saved inputs replayed: without them the after-collect stopped with
+    "inputs hold different sample counts" (a new user's graph inputs, --batch-axis NAME=none)."""
+    model = work / "cls_ort_u8.onnx"
+    if not model.exists():
+        _quantize(DEMO / "cls_fp32.onnx", model, work / "calib.npz", "uint8", ["Conv", "MatMul"])
+    # x=none: each file is one sample, the whole batch (as a graph model's collated inputs are).
+    bundle = _collect(tmp_path, model, work / "calib.npz", "whole_bundle", "--batch-axis", "x=none")
+    assert json.loads((bundle / "manifest.json").read_text())["inputs"]["calib"]["samples"] == 1
+    out = tmp_path / "confirmed"
+    assert main(["confirm", str(bundle), "--exclude-op-type", "MatMul", "-o", str(out), "--quiet"]) == 0
+    after = json.loads((out / "bundle" / "manifest.json").read_text())
+    assert after["inputs"]["calib"]["samples"] == 1  # read whole, as the bundle read it (32 rows otherwise)

@@ -1,6 +1,6 @@
 """What reading the thirty-second corpus part (atspm-detector's FuncNet pair scorer, scripts/make_corpus_part32.py)
 changed, on its real bundles and on every read healthy control of the corpus: calibration channels in another unit
-(QR003), and slices an output's own 8-bit grid rounds away (QR007 below QR002)."""
+(QR003), and a flat embedding judged as one vector, not dimension by dimension (QR007 no longer fires on it)."""
 
 from __future__ import annotations
 
@@ -68,20 +68,14 @@ def test_no_read_healthy_control_has_channels_in_another_unit() -> None:
             assert found is None or found.kind != "channel_scale", (case, name, found.label)
 
 
-@pytest.mark.parametrize("case", ["atd_sensitive_int8", "atd_overquant"])
-def test_slices_under_the_output_grid_rank_below_the_quantized_head(case: str) -> None:
-    # The 128-d GELU embedding z is written by a Q/DQ pair (step 0.056): its near-dead dimensions (RMS 0.0006-0.06)
-    # read 0 or a few levels. QR002 names the quantized head that writes it and ranks first; QR007 stays as its symptom.
+@pytest.mark.parametrize("case", ["atd_sensitive_int8", "atd_overquant", "atd_random_calib"])
+def test_the_flat_embedding_is_not_judged_dimension_by_dimension(case: str) -> None:
+    # z, the 128-d GELU embedding, is one flat vector a sample: its near-dead dimensions (RMS 0.0006-0.06, read 0 on
+    # the QDQ model's output grid) "collapsed" as slices, QR007 ranked above the quantized head and the verdict said
+    # "collapses" for 28 of 651 decisions changed (healthy 17). A dimension across samples is no field.
+    ctx = Context(Bundle(CORPUS / case), target=_labels()[case].get("target"))
+    summaries = {s.output: s for s in ctx.output_summaries(ctx.comparison("quantization").id)}
+    assert summaries["z"].worst_slice is None
     findings = _ranked(case)
-    assert findings[0].rule_id == "QR002"
-    slices = next(f for f in findings if f.rule_id == "QR007")
-    assert slices.score < findings[0].score
-    assert any("8-bit grid output z is itself quantized on" in getattr(e, "text", "") for e in slices.evidence)
-
-
-def test_slices_collapsing_without_an_output_grid_keep_their_rank() -> None:
-    # Random calibration leaves z float (no grid): its one collapsed slice is not the grid's.
-    findings = _ranked("atd_random_calib")
-    slices = next(f for f in findings if f.rule_id == "QR007")
-    assert slices.score == 0.8
-    assert not any("is itself quantized on" in getattr(e, "text", "") for e in slices.evidence)
+    assert findings[0].rule_id == ("QR009" if case == "atd_random_calib" else "QR002")
+    assert not any(f.rule_id == "QR007" for f in findings)

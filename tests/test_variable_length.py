@@ -190,7 +190,7 @@ def test_the_unchanged_command_keeps_the_users_default_op_types(work, tmp_path):
     assert quantized(tmp_path / "fp32.quant.onnx") == quantized(work / "qdq.onnx")
 
 
-def test_without_recorded_calibration_the_command_names_the_loader_and_every_input(work):
+def test_without_recorded_calibration_the_command_names_the_loader_and_every_input(work, tmp_path):
     """No --calib: a placeholder function in the evaluation's own loader, never one input's .npy; a bundle collected
     before the manifest recorded the function finds it in the recorded command line."""
     from qdqreport.fixes import calibration_feeds
@@ -202,4 +202,11 @@ def test_without_recorded_calibration_the_command_names_the_loader_and_every_inp
     assert "['load_calib']" in calibration_feeds(ctx)  # from collector.argv
     del ctx.manifest["inputs"]["calib"]
     reader = calibration_feeds(ctx)
-    assert "runpy.run_path('loader.py')['<load_calib>']" in reader and "np.load" not in reader
+    assert "runpy.run_path('loader.py').get('load_calib'); assert f, 'loader.py' + ': write load_calib()" in reader
+    assert "np.load" not in reader
+    # Run without the function, the command stops with what to write, not a bare KeyError (a new user's MiniMol).
+    loader = tmp_path / "loader.py"
+    loader.write_text("def load_data():\n    return []\n", encoding="utf-8")
+    import numpy as np
+    with pytest.raises(AssertionError, match="write load_calib"):
+        exec(reader.replace("'loader.py'", repr(str(loader))), {"np": np})

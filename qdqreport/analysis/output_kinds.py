@@ -67,7 +67,7 @@ _STATE_SUFFIXES = {"n", "out", "new", "next"}
 _LINEAR_OPS = {"Gemm", "MatMul", "Conv", "ConvTranspose", "Add", "Sub", "Mul", "Div", "BatchNormalization", "Einsum",
                "InstanceNormalization", "LayerNormalization", "PRelu", "LeakyRelu"}
 _PROBABILITY_NAME = re.compile(r"prob|score|conf|sigmoid|softmax", re.I)
-_EMBEDDING_NAME = re.compile(r"embed|feature|pool|vector|sentence", re.I)
+_EMBEDDING_NAME = re.compile(r"embed|feature|pool|vector|sentence|fingerprint|descriptor", re.I)
 _LOGITS_NAME = re.compile(r"logit|class|cls|label|score", re.I)
 MAX_CLASSES = 100_000  # a last axis longer than this is not a class axis
 ROW_CLASSES = 1000  # an unnamed row of scores longer than this is offered as class scores no more (a feature vector)

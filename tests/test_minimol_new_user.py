@@ -1,0 +1,44 @@
+"""A new user's MiniMol (tests/data/bundles/minimol_*: a GNN's 512-d molecular fingerprint, healthy and with one
+outlier molecule in calibration), judged as the measured task says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.preprocessing import preprocessing_difference
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+from qdqreport.report.model import build_report
+from qdqreport.rules import discover
+
+BUNDLES = Path(__file__).resolve().parent / "data" / "bundles"
+
+
+def _report(name: str):
+    bundle = Bundle(BUNDLES / name)
+    ctx = Context(bundle, target="onnxruntime")
+    result = run_rules(ctx, discover())
+    return ctx, result, build_report(bundle, result, ctx)
+
+
+def test_a_flat_fingerprint_is_not_judged_dimension_by_dimension() -> None:
+    # Healthy: 1 of 160 predictions moved. Its 5 worst of 512 dimensions (0.04% of the energy) read "slice 276 of
+    # axis 1 at cosine 0.95" and the verdict said "degrades": a dimension across samples is no field.
+    ctx, _, report = _report("minimol_healthy_nocalib")
+    (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
+    assert summary.worst_slice is None and summary.judgement.level == "agree"
+    assert report.verdict.text.startswith("Outputs agree at every compared stage")
+
+
+def test_signed_features_with_an_outlier_are_not_called_raw_pixels() -> None:
+    # Laplacian eigenvectors: calibration [-5716, 3554] against [-0.87, 1] (one outlier molecule), 229x the spread.
+    stats = {which: json.loads((BUNDLES / "minimol_explicit_h" / "inputs" / f"{which}_stats.json").read_text())
+             for which in ("calib", "eval")}
+    name = "laplacian_eigvec"
+    assert stats["calib"]["inputs"][name]["overall"]["min"] < 0
+    found = preprocessing_difference(stats["calib"]["inputs"][name], stats["eval"]["inputs"][name], name)
+    assert found is None or "pixels" not in found.label
+    _, result, _ = _report("minimol_explicit_h")
+    assert not any("pixels" in f.title for f in result.findings)
