@@ -197,8 +197,8 @@ def nuc_measure(qdq: Path) -> str:
         new += _unmatched(nb, na)
         total += len(np.unique(na[na >= 0]))
     flipped = int(((a > 0.5) != (b > 0.5)).sum())
-    return (f"{lost + new} nuclei changed on the {len(a)} evaluation tiles (no nucleus on the other side at IoU >= 0.5): "
-            f"{lost} of FP32's {total} nuclei lost, {new} new; {flipped} of {a.size} map pixels' labels flipped "
+    return (f"{lost + new} nuclei changed on the {len(a)} evaluation tiles (no nucleus on the other side at IoU >= "
+            f"0.5): {lost} of FP32's {total} nuclei lost, {new} new; {flipped} of {a.size} map pixels' labels flipped "
             f"({100 * flipped / a.size:.2f}%)")
 
 
