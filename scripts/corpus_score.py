@@ -283,6 +283,14 @@ THIRTY_SECOND_PART = "sealed part 32 (2026-11-27)"
 # the rules of commit 793152c (totals only), and is to be scored "after" them, reported apart, its rows withheld
 # (STILL_SEALED).
 THIRTY_THIRD_PART = "sealed part 33 (2026-11-27)"
+# The thirty-fourth sealed part: a batch made on 2026-11-28 (a new family: napari-czann-segment's nucleus segmenter, an
+# EfficientNet-like encoder-decoder labelling each pixel of a 16-bit phase-gradient-contrast microscopy tile as
+# background or nucleus, the decision the package's own argmax labels counted as nuclei, on tiles of the package's own
+# shipped picture) by an engineer who never ran the rules or a report on it, with the "harmless" marks of
+# HARMLESS_POLICY decided from its measurements alone. Every case of the batch is sealed (no draw): it was scored once
+# "before" the next round of rule changes, on the rules of commit d498cb4 (totals only), and is to be scored "after"
+# them, reported apart, its rows withheld (STILL_SEALED).
+THIRTY_FOURTH_PART = "sealed part 34 (2026-11-28)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -300,6 +308,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_FOURTH_PART, "thirty-fourth", ", made 2026-11-28; scored while sealed before the next round of rule "
+         "changes, at d498cb4: first-ranked 3/7, within three 4/7, healthy controls with an error 2/3, harmless "
+         "faults with an error 2/2; still held out", held_out=True),
     Part(THIRTY_THIRD_PART, "thirty-third", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/5, within three 5/5, healthy controls with an error 0/3, harmless "
          "faults with an error 0/4; after them (session 36), at 9ad8225: the same; still held out", held_out=True),
