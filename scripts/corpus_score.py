@@ -310,10 +310,12 @@ class Part:
 PARTS = (
     Part(THIRTY_FOURTH_PART, "thirty-fourth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at d498cb4: first-ranked 3/7, within three 4/7, healthy controls with an error 2/3, harmless "
-         "faults with an error 2/2; still held out", held_out=True),
+         "faults with an error 2/2; after session 37's rule changes, at 14b3446: the same; then read (2026-11-28, "
+         "session 37): no longer held out"),
     Part(THIRTY_THIRD_PART, "thirty-third", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/5, within three 5/5, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/4; after them (session 36), at 9ad8225: the same; still held out", held_out=True),
+         "faults with an error 0/4; after them (session 36), at 9ad8225: the same; after session 37's rule changes, at "
+         "14b3446: the same; still held out", held_out=True),
     Part(THIRTY_SECOND_PART, "thirty-second", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/8, within three 6/8, healthy controls with an error 0/3, harmless "
          "faults with an error 0/1; after them (session 36), at 9ad8225: the same; before session 37's rule changes, at "

@@ -205,7 +205,8 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     """A few evaluation samples (1–25%) collapse under quantization while the median sample stays faithful.
 
     Also fires when the calibration set has fewer than 16 samples, and when a quarter or more
-    of the evaluation samples reach beyond the calibration's value range, which misses at least
+    of the evaluation samples (two at least: one sample's few edge pixels are an anecdote) reach beyond
+    the calibration's value range, which misses at least
     a quarter of the evaluation span, while both sets share
     their minimum or maximum (darker or brighter content, not a preprocessing step: QR003
     reports those, and the shared level is what separates the two), or, for signals that swing
