@@ -1,5 +1,6 @@
-"""What reading the thirty-second corpus part (atspm-detector's FuncNet pair scorer, scripts/make_corpus_part32.py)
-changed, on its real bundles and on every read healthy control of the corpus: calibration channels in another unit
+"""What reading the thirty-second corpus part (atspm-detector's FuncNet pair scorer, scripts/make_corpus_part32.py) and the
+thirty-fourth (napari-czann-segment's nucleus segmenter, scripts/make_corpus_part34.py) changed, on their real bundles
+and on every read healthy control of the corpus: calibration channels in another unit and raw 16-bit calibration
 (QR003), and a flat embedding judged as one vector, not dimension by dimension (QR007 no longer fires on it)."""
 
 from __future__ import annotations
@@ -79,3 +80,11 @@ def test_the_flat_embedding_is_not_judged_dimension_by_dimension(case: str) -> N
     findings = _ranked(case)
     assert findings[0].rule_id == ("QR009" if case == "atd_random_calib" else "QR002")
     assert not any(f.rule_id == "QR007" for f in findings)
+
+
+def test_raw_16_bit_calibration_is_a_preprocessing_step() -> None:
+    # The thirty-fourth part's nucleus tiles calibrated without the package's / 65535: every nucleus lost (379 of 379).
+    found = preprocessing_difference(_stats("nuc_calib_raw16", "calib")["input:0"],
+                                     _stats("nuc_calib_raw16", "eval")["input:0"], "input:0")
+    assert found is not None and found.expr == "x / 65535" and "16-bit" in found.label
+    assert _ranked("nuc_calib_raw16")[0].rule_id == "QR003"
