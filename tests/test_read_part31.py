@@ -61,8 +61,12 @@ def test_no_read_healthy_control_has_standardised_calibration_or_heavy_tails() -
         for name in set(calib) & set(evaluation):
             found = preprocessing_difference(calib[name], evaluation[name], name)
             assert found is None or found.kind != "standardised", case
-            tails = tail_ratio(calib[name]["overall"], evaluation[name]["overall"])
-            assert tails is None or tails < STANDARDISED_TAILS, case  # osn's sets are both standardised: ratio ~1
+            c = calib[name]["overall"]
+            if abs(c["mean"]) < 0.01 and abs(c["std"] - 1) < 0.01:  # near-standardised sets: the tails must separate
+                tails = tail_ratio(c, evaluation[name]["overall"])
+                assert tails is None or tails < STANDARDISED_TAILS, case  # osn's sets are both standardised: ratio ~1
+            # Heavy tails alone are no standardisation: part 34's microscopy tiles (calibration std 0.004, evaluation
+            # 0.012 with a few zero pixels) read a tail ratio over 2.5 and are named no step.
 
 
 def test_calibration_of_other_content_is_upstream_of_the_sensitive_nodes() -> None:
