@@ -54,3 +54,14 @@ def test_real_values_that_look_like_noise_are_not_called_random_calibration() ->
     assert noise_inputs(*stats) == []
     _, result, _ = _report("minimol_healthy")
     assert not any(f.rule_id == "QR009" for f in result.findings)
+
+
+def test_ranges_a_thousand_times_too_wide_name_the_calibration_before_the_sensitive_nodes() -> None:
+    # One outlier molecule in calibration: 10 of 161 activations use under 0.1% of their calibrated ranges. QR002 ("54
+    # sensitive nodes", the healthy model's same LayerNorms) ranked first; its exclusion was measured still broken.
+    _, result, report = _report("minimol_explicit_h_nocalib")
+    causes = [f for f in result.findings if "root_cause" in f.tags]
+    assert causes[0].rule_id == "QR006" and "ranges calibration gave them" in causes[0].title
+    qr002 = next(f for f in result.findings if f.rule_id == "QR002")
+    assert qr002.severity != "error" and qr002.score < causes[0].score
+    assert "most likely cause: 10 of 160 activations" in report.verdict.text

@@ -15,6 +15,7 @@ from qdqreport.analysis.agreement import COSINE_OK
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX
 from qdqreport.analysis.quantizer import node_op_types
+from qdqreport.analysis.upstream import FAR_TOO_WIDE, FAR_TOO_WIDE_NODES
 
 DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine (tensors have no decisions)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
@@ -320,12 +321,14 @@ def underused(row: dict[str, Any]) -> bool:
 def overwide_quantizers(ranges: QuantizerRanges, input_tensors: frozenset[str]) -> list[dict[str, Any]]:
     """The inner activation Q nodes (those reading a tensor in *input_tensors*, the model inputs, left out) whose
     evaluation values span under UNDER_USE of their calibrated ranges, least used first, when they are at least
-    OVERWIDE_SHARE of the inner ones (and OVERWIDE_MIN) and no model input's quantizer is itself under-used (a units
-    step at the input, QR003's); otherwise none."""
+    OVERWIDE_SHARE of the inner ones (and OVERWIDE_MIN), or FAR_TOO_WIDE_NODES of them use under FAR_TOO_WIDE, and no
+    model input's quantizer is itself under-used (a units step at the input, QR003's); otherwise none."""
     inner = inner_measured(ranges, input_tensors)
     wide = [q for q in inner if underused(q)]
+    # A thousand times too wide on a few nodes is as telling as ten times on a fifth (analysis/upstream.FAR_TOO_WIDE).
+    far = [q for q in wide if 0 < float(q["range_used"]) < FAR_TOO_WIDE]
     if any(underused(q) for q in ranges.rows if q.get("tensor") in input_tensors) \
-            or len(wide) < max(OVERWIDE_MIN, OVERWIDE_SHARE * len(inner)):
+            or (len(wide) < max(OVERWIDE_MIN, OVERWIDE_SHARE * len(inner)) and len(far) < FAR_TOO_WIDE_NODES):
         return []
     return sorted(wide, key=lambda q: float(q["range_used"]))
 
