@@ -88,3 +88,13 @@ def test_raw_16_bit_calibration_is_a_preprocessing_step() -> None:
                                      _stats("nuc_calib_raw16", "eval")["input:0"], "input:0")
     assert found is not None and found.expr == "x / 65535" and "16-bit" in found.label
     assert _ranked("nuc_calib_raw16")[0].rule_id == "QR003"
+
+
+def test_other_content_is_the_named_cause_of_a_collapse_above_the_calibration_size() -> None:
+    # Part 34's segmenter calibrated on 8 tiles of the package's other picture (noisy fluorescence for phase contrast):
+    # every nucleus lost. The verdict read "most likely cause: Calibrated on 8 sample(s)", the symptom ranked first.
+    findings = _ranked("nuc_calib_lowsnr")
+    assert findings[0].rule_id == "QR006" and findings[0].severity == "error"
+    assert "Calibration inputs unlike the evaluation inputs" in findings[0].title
+    size = next(f for f in findings if f.title.startswith("Calibrated on"))
+    assert size.score < findings[0].score

@@ -14,6 +14,7 @@ from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
 from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, inside_share, uncovered
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
                                              preprocessing_mismatch, same_centre, shares_level, unseen_ids)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
@@ -243,7 +244,10 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     Calibration inputs whose mean lies more than one evaluation standard deviation from the
     evaluation mean, with the same minimum or maximum and a spread no known step explains (so no preprocessing
     step maps one onto the other: analysis/preprocessing.content_differs), hold other content
-    (photographs calibrating a document model): a warning, scored as a risk when the outputs agree.
+    (photographs calibrating a document model): an error when the outputs' decisions collapse (the named
+    cause, as a coverage gap is), else a warning, scored as a risk when the outputs agree. The calibration's
+    size ("Calibrated on 8 sample(s)") scores under such a measured difference between the sets
+    (analysis/upstream.py), which is the likelier cause.
 
     Activation Q nodes inside the network whose calibrated range clips more of the evaluation
     values than of the calibration data's own, 1.5% more for a range that keeps every calibration
@@ -453,6 +457,9 @@ def _input_name(ctx: Context) -> str:
     return first_input_name(ctx, "<input name>")
 
 
+SIZE_BEHIND_MEASURED = 0.5  # under the measured calibration findings' 0.55
+
+
 def _too_few_samples(ctx: Context) -> Iterator[Finding]:
     """A calibration set so small that a handful of images set every activation range."""
     calib = ctx.calib_stats or {}
@@ -461,11 +468,16 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
         return
     diverging = diverging_outputs(ctx, "quantization")
     evaluation = (ctx.eval_stats or {}).get("samples")
+    # A measured difference between the sets (analysis/upstream.py: other content, a step, a gap, noise) is a likelier
+    # cause than their size: part 34's nucleus segmenter calibrated on 8 tiles of another picture (every nucleus lost)
+    # read "most likely cause: Calibrated on 8 sample(s)" above "Calibration inputs unlike the evaluation inputs".
+    measured = calibration_upstream(ctx)
     yield unrepresentative_calibration.finding(
         title=f"Calibrated on {count} sample(s)", severity="warning",
         # The count is certain; that it causes the loss is likelier when outputs diverge, and
         # nothing else in the bundle separates it from plain INT8 noise, so confidence stays moderate.
-        confidence=0.6 if diverging else 0.4, score=0.55 if diverging else 0.3, subject="calibration size",
+        confidence=0.6 if diverging else 0.4,
+        score=(SIZE_BEHIND_MEASURED if measured else 0.55) if diverging else 0.3, subject="calibration size",
         stage="calibration", tags=("root_cause",),
         summary=f"The calibration set has {count} sample(s) (evaluation: {evaluation}); every activation range was "
                 "estimated from them" + ("; the quantized outputs diverge" if diverging else ""),
@@ -536,7 +548,11 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
         yield unrepresentative_calibration.finding(
             title=f"Calibration inputs unlike the evaluation inputs: input {name} mean {c['mean']:.3g} "
                   f"against {e['mean']:.3g}",
-            severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
+            # An error when the outputs' decisions collapse, as the coverage gap's: the measured difference is then the
+            # named cause of an error-level divergence (part 34's segmenter calibrated on another picture lost every
+            # nucleus, and the symptom ranked above its cause).
+            severity="error" if outputs_collapse(ctx) else "warning",
+            confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
             subject=f"content {name}", stage="calibration", tags=("root_cause",),
             summary=f"The calibration mean of input {name} is {shift:.2g} evaluation standard deviations from the "
                     f"evaluation mean, with the same black or white level and {_spread_words(c, e)}: the calibration set holds "
