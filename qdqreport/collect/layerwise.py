@@ -129,6 +129,7 @@ class LayerCollector:
         self.steps = 1  # the steps each model ran in (_add_stepped)
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._weights: list[dict[str, Any]] | None = None  # _weight_rows, once
+        self._buffers: dict[str, np.ndarray] | None = None  # _shared_buffers, once
 
     def add(self, feed: Feed) -> None:
         """Run one sample through the three sessions and fold its tensors into the statistics."""
@@ -155,18 +156,19 @@ class LayerCollector:
         if self._add_stepped(samples, on_sample):
             return
         first = samples[0]
-        fp32, qdq = self._run_marked(first)
+        fp32, qdq = self._run_marked(first, bind=None)
         if not self.alignment.tensors:  # nothing left to compare (check_pairs): the caller records the pass as skipped
             return
         pipelined = _nbytes(fp32) + _nbytes(qdq) <= PIPELINE_BYTES
         if not pipelined:
-            pending = self._pool.submit(self._run_local, first, fp32) if self.local is not None else None
-            self._fold(fp32, qdq, pending.result if pending is not None else lambda: None, local_ready=pending is None)
-            del fp32, qdq, pending  # not held through the loop (a large model's sample is hundreds of MB)
+            self._fold_shared(first, fp32, qdq)
+            del fp32, qdq  # not held through the loop (a large model's sample is hundreds of MB)
             if on_sample is not None:
                 on_sample(0)
             for index in range(1, count):
-                self.add(samples[index])
+                fp32, qdq = self._run_marked(samples[index], bind=True)
+                self._fold_shared(samples[index], fp32, qdq)
+                del fp32, qdq
                 if on_sample is not None:
                     on_sample(index)
             return
@@ -325,12 +327,47 @@ class LayerCollector:
             return None
         return {name[: -len("__local")]: value for name, value in values.items()}
 
-    def _run_marked(self, feed: Feed) -> tuple[Feed, Feed]:
+    def _run_marked(self, feed: Feed, bind: bool | None = False) -> tuple[Feed, Feed]:
+        """One sample's marked FP32 and QDQ values. *bind*: the QDQ run writes its float32 values into the pass's
+        shared buffers (_shared_buffers; the local run of the sequential path reuses them); None: so when the FP32
+        values alone are more than half of PIPELINE_BYTES (the first sample, before add_all chooses its path)."""
         fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
-        qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_outputs, feed)))
+        if bind is None:
+            bind = 2 * _nbytes(fp32) > PIPELINE_BYTES
+        if bind:
+            buffers = self._shared_buffers(fp32)
+            values = _bound_run(self.qdq, self.qdq_outputs, feed, [buffers.get(n) for n in self.qdq_names])
+        else:
+            values = self.qdq.run(self.qdq_outputs, feed)
+        qdq = dict(zip(self.qdq_names, values))
         if not self.checked:
             self._check(fp32, qdq)
         return fp32, qdq
+
+    def _shared_buffers(self, fp32: Feed) -> dict[str, np.ndarray]:
+        """The float32 arrays, by QDQ name, that the sequential path's QDQ runs and then its local runs write their
+        values into (_fold_shared): made once, each aligned tensor's in the shape of its FP32 value on the first sample
+        it sees. A sample whose values do not fit them runs unbound (_bound_run)."""
+        if self._buffers is None:
+            self._buffers = {}
+            names = set(self.qdq_names)
+            for tensor in self.alignment.tensors:
+                value = fp32.get(tensor.name)
+                if tensor.qdq_name in names and isinstance(value, np.ndarray) and value.dtype == np.float32 \
+                        and self.q_index.elem_types.get(tensor.qdq_name) in _FLOAT_TYPES:
+                    self._buffers.setdefault(tensor.qdq_name, np.empty(value.shape, np.float32))
+        return self._buffers
+
+    def _fold_shared(self, feed: Feed, fp32: Feed, qdq: Feed) -> None:
+        """_fold for the sequential path (a sample's marked values above PIPELINE_BYTES): the local run comes once
+        the QDQ values are folded (_fold_part asks for it last) and writes into the same buffers, so the pass holds
+        two models' values of a sample, not three (issue 12: the synthetic 102 MB model's local values were 51 MB).
+        The same runs and the same operations on every statistic, in the same order (_fold with the local run not
+        ready): the same sums."""
+        if self.local is None:
+            self._fold(fp32, qdq, lambda: None, local_ready=True)
+            return
+        self._fold(fp32, qdq, lambda: self._run_local(feed, fp32, bind=True), local_ready=False)
 
     def _check(self, fp32: Feed, qdq: Feed) -> None:
         """On the first sample's values: drop the pairs whose sides differ in shape or type, then build the local
@@ -408,14 +445,19 @@ class LayerCollector:
                     for stats, ref, ref_sq, tensor in kept:
                         fold_pair(stats.local, ref, clip_fused(tensor, local[tensor.qdq_name]), ref_sq)
 
-    def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
+    def _run_local(self, feed: Feed, fp32: Feed, bind: bool = False) -> Feed | None:
+        """The local graph's values of one sample by QDQ name; *bind*: written into the shared buffers (_fold_shared),
+        whose QDQ values must be folded by then."""
         local, model = self.local, self.local_model
         if local is None or model is None:
             return None
         inputs = {name: local_input(model, name, self.to_fp32_name, feed, fp32) for name in model.inputs}
         names = list(model.outputs)
         try:
-            values = local.run(names, inputs)
+            if bind and self._buffers:
+                values = _bound_run(local, names, inputs, [self._buffers.get(n[: -len("__local")]) for n in names])
+            else:
+                values = local.run(names, inputs)
         except Exception as exc:  # e.g. a shape only a later sample has: the local error is lost, not the pass
             self.local, self.local_error = None, exception_line(exc)
             return None
@@ -612,6 +654,37 @@ def _release_memory() -> None:
 
 
 _TRIM: Any = None
+
+
+_FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)  # marked as float32
+
+
+def _bound_run(session: Any, names: list[str], feed: Feed, buffers: list[np.ndarray | None]) -> list[np.ndarray]:
+    """session.run(names, feed) with each output that has a buffer written into it (ONNX Runtime's I/O binding; the
+    others allocated by ONNX Runtime as in run): the same kernels on the same values, the values in memory the pass
+    reuses instead of in the session's arena, which keeps what a run allocated for the session's life. Where the
+    binding fails (a value of another shape than its buffer's, a session wrapped for the stages' turns) the run is
+    run unbound, so its error, if any, is run's own."""
+    import onnxruntime
+
+    if not isinstance(session, onnxruntime.InferenceSession) or not any(b is not None for b in buffers):
+        return session.run(names, feed)
+    try:
+        binding = session.io_binding()
+        for name, value in feed.items():
+            binding.bind_cpu_input(name, np.ascontiguousarray(value))
+        for name, buffer in zip(names, buffers):
+            if buffer is None:
+                binding.bind_output(name, "cpu")
+            else:
+                binding.bind_output(name, "cpu", 0, buffer.dtype, list(buffer.shape), buffer.ctypes.data)
+        session.run_with_iobinding(binding)
+        produced = binding.get_outputs()
+        values = [buffer if buffer is not None else produced[i].numpy() for i, buffer in enumerate(buffers)]
+        del produced, binding
+        return values
+    except Exception:  # noqa: BLE001 - run unbound: its result or its own error
+        return session.run(names, feed)
 
 
 def _nbytes(values: Feed) -> int:
