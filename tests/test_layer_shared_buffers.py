@@ -1,7 +1,8 @@
 """The per-layer pass's sequential path (a sample's marked values above PIPELINE_BYTES: the synthetic 102 MB model, PP-OCRv4
 rec) writes the QDQ run's values, then the local run's, into one set of buffers (layerwise._bound_run, ONNX Runtime's
-I/O binding). Where the values live changes, not what the kernels compute: the rows are the same, bit for bit
-(docs/BENCHMARKS.md, session 37)."""
+I/O binding), and a QDQ model read from external data files gives the local graph its weights from that file, not a
+copy (models.stored_tensors). Where the values live changes, not what the kernels compute: the rows are the same, bit
+for bit (docs/BENCHMARKS.md, session 37)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import onnx
 import onnxruntime
 
-from qdqreport.collect import layerwise
+from qdqreport.collect import layerwise, models
 from qdqreport.collect.layerwise import LayerCollector
 
 DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
@@ -73,3 +74,50 @@ def test_a_value_that_does_not_fit_its_buffer_runs_unbound(eval_x) -> None:
     right = np.empty(expected.shape, np.float32)
     (value,) = layerwise._bound_run(session, [name], feed, [right])
     assert value is right and np.array_equal(value, expected)
+
+
+def test_the_local_graph_of_a_qdq_model_in_external_data_reads_its_weights_from_the_file(tmp_path, eval_x,
+                                                                                        monkeypatch) -> None:
+    qdq = _with_initializers(onnx.load(str(DEMO / "cls_int8.onnx")))
+    onnx.save_model(qdq, str(tmp_path / "qdq.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="qdq.onnx.data", size_threshold=1024)
+    loaded = models.load_model(tmp_path / "qdq.onnx", "--qdq")
+    assert loaded.external_data
+    samples = [{"x": eval_x[i:i + 1]} for i in range(3)]
+    sources: list = []
+    real = layerwise.new_session
+
+    def recorded(source, *args, **kwargs):
+        sources.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(layerwise, "new_session", recorded)
+    fp32 = onnx.load(str(DEMO / "cls_fp32.onnx"))
+    rows, collector = _rows(fp32, loaded.proto, samples)
+    local = sources[-1]
+    assert collector.local is not None and isinstance(local, models.ExternalModel)
+    assert local.folder == str(tmp_path)
+    in_memory = _with_initializers(onnx.load(str(DEMO / "cls_int8.onnx")))
+    before, old = _rows(fp32, in_memory, samples)
+    assert not isinstance(sources[-1], models.ExternalModel)
+    # the local graph carries references to the file, not the weights
+    assert collector.local_model.proto.ByteSize() < old.local_model.proto.ByteSize() / 2
+    _same_rows(rows, before)
+
+
+def _with_initializers(model: onnx.ModelProto) -> onnx.ModelProto:
+    """*model* with its Constant nodes' tensors as initializers (the demo's ModelOpt export keeps its weights in
+    Constant nodes; quantize_static writes initializers, which external data holds)."""
+    kept = []
+    for node in model.graph.node:
+        value = next((a.t for a in node.attribute if a.name == "value"), None) if node.op_type == "Constant" else None
+        if value is None:
+            kept.append(node)
+            continue
+        tensor = onnx.TensorProto()
+        tensor.CopyFrom(value)
+        tensor.name = node.output[0]
+        model.graph.initializer.append(tensor)
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
+    return model
