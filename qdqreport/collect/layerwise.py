@@ -147,7 +147,8 @@ class LayerCollector:
         The same runs and the same sums in the same order as `add` one by one: only *when* each run happens
         changes. The folding is NumPy on one core while ONNX Runtime runs on the cores it is given, so the two
         keep both cores of a small machine busy (issue 12). It holds two samples' tensors at once, so a model
-        whose marked tensors of one sample pass PIPELINE_BYTES goes sample by sample (`add`): memory before speed."""
+        whose marked tensors of one sample pass PIPELINE_BYTES goes sample by sample (`_fold_shared`: the QDQ and the
+        local values in one set of buffers): memory before speed."""
         count = len(samples)
         if not count:
             return
@@ -161,7 +162,9 @@ class LayerCollector:
         if not self.alignment.tensors:  # nothing left to compare (check_pairs): the caller records the pass as skipped
             return
         pipelined = _nbytes(fp32) + _nbytes(qdq) <= PIPELINE_BYTES
-        if not pipelined:
+        if pipelined:
+            self._buffers = None  # the first sample's QDQ values went there (_run_marked): not kept past their fold
+        else:
             self._fold_shared(first, fp32, qdq)
             del fp32, qdq  # not held through the loop (a large model's sample is hundreds of MB)
             if on_sample is not None:
