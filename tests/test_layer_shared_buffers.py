@@ -63,6 +63,30 @@ def test_the_sequential_path_runs_qdq_and_local_into_shared_buffers_and_gives_th
     _same_rows(rows, pipelined)
 
 
+def test_a_sample_of_other_shapes_runs_those_outputs_unbound_and_gives_the_same_rows(monkeypatch, eval_x) -> None:
+    """The demo classifier takes any height and width: a sample of another width than the first gets no buffer for
+    the values whose shape changed (LayerCollector._fitting), and the rows are those of unbound runs."""
+    samples = [{"x": eval_x[0:1]}, {"x": np.ascontiguousarray(eval_x[1:2, :, :, :160])}, {"x": eval_x[2:3]}]
+    fp32, qdq = onnx.load(str(DEMO / "cls_fp32.onnx")), onnx.load(str(DEMO / "cls_int8.onnx"))
+    real = layerwise._bound_run
+    fitted: list[int] = []
+
+    def counted(session, names, feed, buffers):
+        fitted.append(sum(buffer is not None for buffer in buffers))
+        return real(session, names, feed, buffers)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(layerwise, "PIPELINE_BYTES", 0)
+        patch.setattr(layerwise, "_bound_run", counted)
+        rows, _ = _rows(fp32, qdq, samples)
+    assert len(fitted) == 6 and fitted[0] == fitted[4] > 50 and fitted[2] < fitted[0]  # QDQ runs: 0, 2, 4
+    with monkeypatch.context() as patch:
+        patch.setattr(layerwise, "PIPELINE_BYTES", 0)
+        patch.setattr(layerwise, "_bound_run", lambda session, names, feed, buffers: session.run(names, feed))
+        before, _ = _rows(fp32, qdq, samples)
+    _same_rows(rows, before)
+
+
 def test_a_value_that_does_not_fit_its_buffer_runs_unbound(eval_x) -> None:
     session = onnxruntime.InferenceSession(str(DEMO / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])
     name = session.get_outputs()[0].name

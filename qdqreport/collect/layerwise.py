@@ -339,8 +339,8 @@ class LayerCollector:
         if bind is None:
             bind = 2 * _nbytes(fp32) > PIPELINE_BYTES
         if bind:
-            buffers = self._shared_buffers(fp32)
-            values = _bound_run(self.qdq, self.qdq_outputs, feed, [buffers.get(n) for n in self.qdq_names])
+            self._shared_buffers(fp32)
+            values = _bound_run(self.qdq, self.qdq_outputs, feed, self._fitting(self.qdq_names, fp32))
         else:
             values = self.qdq.run(self.qdq_outputs, feed)
         qdq = dict(zip(self.qdq_names, values))
@@ -361,6 +361,19 @@ class LayerCollector:
                         and self.q_index.elem_types.get(tensor.qdq_name) in _FLOAT_TYPES:
                     self._buffers.setdefault(tensor.qdq_name, np.empty(value.shape, np.float32))
         return self._buffers
+
+    def _fitting(self, qdq_names: Sequence[str], fp32: Feed) -> list[np.ndarray | None]:
+        """The shared buffer of each QDQ name where it has the shape of this sample's FP32 value of the tensor (the
+        QDQ and the local value have it: check_pairs dropped the pairs whose shapes differ), else None (allocated by
+        ONNX Runtime): a model whose shapes change from sample to sample runs those outputs unbound rather than failing
+        in ONNX Runtime and running again."""
+        buffers = self._buffers or {}
+        fitting = []
+        for name in qdq_names:
+            buffer, value = buffers.get(name), fp32.get(self.to_fp32_name.get(name, ""))
+            fitting.append(buffer if buffer is not None and value is not None and buffer.shape == np.shape(value)
+                           else None)
+        return fitting
 
     def _fold_shared(self, feed: Feed, fp32: Feed, qdq: Feed) -> None:
         """_fold for the sequential path (a sample's marked values above PIPELINE_BYTES): the local run comes once
@@ -464,7 +477,7 @@ class LayerCollector:
         names = list(model.outputs)
         try:
             if bind and self._buffers:
-                values = _bound_run(local, names, inputs, [self._buffers.get(n[: -len("__local")]) for n in names])
+                values = _bound_run(local, names, inputs, self._fitting([n[: -len("__local")] for n in names], fp32))
             else:
                 values = local.run(names, inputs)
         except Exception as exc:  # e.g. a shape only a later sample has: the local error is lost, not the pass
@@ -672,8 +685,9 @@ def _bound_run(session: Any, names: list[str], feed: Feed, buffers: list[np.ndar
     """session.run(names, feed) with each output that has a buffer written into it (ONNX Runtime's I/O binding; the
     others allocated by ONNX Runtime as in run): the same kernels on the same values, the values in memory the pass
     reuses instead of in the session's arena, which keeps what a run allocated for the session's life. Where the
-    binding fails (a value of another shape than its buffer's, a session wrapped for the stages' turns) the run is
-    run unbound, so its error, if any, is run's own."""
+    binding fails (a value of another shape than its buffer's: LayerCollector._fitting binds only the buffers of this
+    sample's shapes) the run is run unbound, so its error, if any, is run's own; a session wrapped for the stages'
+    turns runs unbound."""
     import onnxruntime
 
     if not isinstance(session, onnxruntime.InferenceSession) or not any(b is not None for b in buffers):
