@@ -31,7 +31,8 @@ from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedTensor, Al
                                      QuantizerInfo, SkippedTensor, along_axis, check_pairs, clip_fused,
                                      dequantized_weight, describe)
 from qdqreport.collect.local_model import build_local_model, fed_tensor, local_input
-from qdqreport.collect.models import marked_source, session_source, stored_value, with_extra_outputs
+from qdqreport.collect.models import (external_source, marked_source, session_source, stored_tensors, stored_value,
+                                      with_extra_outputs)
 from qdqreport.collect.ort_stage import new_session
 from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.streaming import accumulate, fold_pair
@@ -129,6 +130,7 @@ class LayerCollector:
         self.steps = 1  # the steps each model ran in (_add_stepped)
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._weights: list[dict[str, Any]] | None = None  # _weight_rows, once
+        self._buffers: dict[str, np.ndarray] | None = None  # _shared_buffers, once
 
     def add(self, feed: Feed) -> None:
         """Run one sample through the three sessions and fold its tensors into the statistics."""
@@ -145,7 +147,8 @@ class LayerCollector:
         The same runs and the same sums in the same order as `add` one by one: only *when* each run happens
         changes. The folding is NumPy on one core while ONNX Runtime runs on the cores it is given, so the two
         keep both cores of a small machine busy (issue 12). It holds two samples' tensors at once, so a model
-        whose marked tensors of one sample pass PIPELINE_BYTES goes sample by sample (`add`): memory before speed."""
+        whose marked tensors of one sample pass PIPELINE_BYTES goes sample by sample (`_fold_shared`: the QDQ and the
+        local values in one set of buffers): memory before speed."""
         count = len(samples)
         if not count:
             return
@@ -155,18 +158,21 @@ class LayerCollector:
         if self._add_stepped(samples, on_sample):
             return
         first = samples[0]
-        fp32, qdq = self._run_marked(first)
+        fp32, qdq = self._run_marked(first, bind=None)
         if not self.alignment.tensors:  # nothing left to compare (check_pairs): the caller records the pass as skipped
             return
         pipelined = _nbytes(fp32) + _nbytes(qdq) <= PIPELINE_BYTES
-        if not pipelined:
-            pending = self._pool.submit(self._run_local, first, fp32) if self.local is not None else None
-            self._fold(fp32, qdq, pending.result if pending is not None else lambda: None, local_ready=pending is None)
-            del fp32, qdq, pending  # not held through the loop (a large model's sample is hundreds of MB)
+        if pipelined:
+            self._buffers = None  # the first sample's QDQ values went there (_run_marked): not kept past their fold
+        else:
+            self._fold_shared(first, fp32, qdq)
+            del fp32, qdq  # not held through the loop (a large model's sample is hundreds of MB)
             if on_sample is not None:
                 on_sample(0)
             for index in range(1, count):
-                self.add(samples[index])
+                fp32, qdq = self._run_marked(samples[index], bind=True)
+                self._fold_shared(samples[index], fp32, qdq)
+                del fp32, qdq
                 if on_sample is not None:
                     on_sample(index)
             return
@@ -325,12 +331,60 @@ class LayerCollector:
             return None
         return {name[: -len("__local")]: value for name, value in values.items()}
 
-    def _run_marked(self, feed: Feed) -> tuple[Feed, Feed]:
+    def _run_marked(self, feed: Feed, bind: bool | None = False) -> tuple[Feed, Feed]:
+        """One sample's marked FP32 and QDQ values. *bind*: the QDQ run writes its float32 values into the pass's
+        shared buffers (_shared_buffers; the local run of the sequential path reuses them); None: so when the FP32
+        values alone are more than half of PIPELINE_BYTES (the first sample, before add_all chooses its path)."""
         fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
-        qdq = dict(zip(self.qdq_names, self.qdq.run(self.qdq_outputs, feed)))
+        if bind is None:
+            bind = 2 * _nbytes(fp32) > PIPELINE_BYTES
+        if bind:
+            self._shared_buffers(fp32)
+            values = _bound_run(self.qdq, self.qdq_outputs, feed, self._fitting(self.qdq_names, fp32))
+        else:
+            values = self.qdq.run(self.qdq_outputs, feed)
+        qdq = dict(zip(self.qdq_names, values))
         if not self.checked:
             self._check(fp32, qdq)
         return fp32, qdq
+
+    def _shared_buffers(self, fp32: Feed) -> dict[str, np.ndarray]:
+        """The float32 arrays, by QDQ name, that the sequential path's QDQ runs and then its local runs write their
+        values into (_fold_shared): made once, each aligned tensor's in the shape of its FP32 value on the first sample
+        it sees. A sample whose values do not fit them runs unbound (_bound_run)."""
+        if self._buffers is None:
+            self._buffers = {}
+            names = set(self.qdq_names)
+            for tensor in self.alignment.tensors:
+                value = fp32.get(tensor.name)
+                if tensor.qdq_name in names and isinstance(value, np.ndarray) and value.dtype == np.float32 \
+                        and self.q_index.elem_types.get(tensor.qdq_name) in _FLOAT_TYPES:
+                    self._buffers.setdefault(tensor.qdq_name, np.empty(value.shape, np.float32))
+        return self._buffers
+
+    def _fitting(self, qdq_names: Sequence[str], fp32: Feed) -> list[np.ndarray | None]:
+        """The shared buffer of each QDQ name where it has the shape of this sample's FP32 value of the tensor (the
+        QDQ and the local value have it: check_pairs dropped the pairs whose shapes differ), else None (allocated by
+        ONNX Runtime): a model whose shapes change from sample to sample runs those outputs unbound rather than failing
+        in ONNX Runtime and running again."""
+        buffers = self._buffers or {}
+        fitting = []
+        for name in qdq_names:
+            buffer, value = buffers.get(name), fp32.get(self.to_fp32_name.get(name, ""))
+            fitting.append(buffer if buffer is not None and value is not None and buffer.shape == np.shape(value)
+                           else None)
+        return fitting
+
+    def _fold_shared(self, feed: Feed, fp32: Feed, qdq: Feed) -> None:
+        """_fold for the sequential path (a sample's marked values above PIPELINE_BYTES): the local run comes once
+        the QDQ values are folded (_fold_part asks for it last) and writes into the same buffers, so the pass holds
+        two models' values of a sample, not three (issue 12: the synthetic 102 MB model's local values were 51 MB).
+        The same runs and the same operations on every statistic, in the same order (_fold with the local run not
+        ready): the same sums."""
+        if self.local is None:
+            self._fold(fp32, qdq, lambda: None, local_ready=True)
+            return
+        self._fold(fp32, qdq, lambda: self._run_local(feed, fp32, bind=True), local_ready=False)
 
     def _check(self, fp32: Feed, qdq: Feed) -> None:
         """On the first sample's values: drop the pairs whose sides differ in shape or type, then build the local
@@ -343,8 +397,13 @@ class LayerCollector:
             self.local_error = "no aligned tensor to recompute"
             return
         try:
-            self.local_model = build_local_model(self.q_index, self.alignment)
-            self.local = new_session(session_source(self.local_model.proto), self.provider, **PASS_SESSION)
+            # A QDQ model read from external data files: the local graph's weights stay there (ONNX Runtime reads them
+            # from the file, as for the marked QDQ session), not copied into its proto and its serialisation while
+            # the first sample's values are held (the synthetic 102 MB model's 26 MB of INT8 weights, three times).
+            stored = stored_tensors(self.q_index.model)
+            self.local_model = build_local_model(self.q_index, self.alignment, stored=stored and stored[0])
+            source = external_source(self.local_model.proto, stored[1]) if stored else session_source(self.local_model.proto)
+            self.local = new_session(source, self.provider, **PASS_SESSION)
         except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
             self.local_error = exception_line(exc)
 
@@ -408,14 +467,19 @@ class LayerCollector:
                     for stats, ref, ref_sq, tensor in kept:
                         fold_pair(stats.local, ref, clip_fused(tensor, local[tensor.qdq_name]), ref_sq)
 
-    def _run_local(self, feed: Feed, fp32: Feed) -> Feed | None:
+    def _run_local(self, feed: Feed, fp32: Feed, bind: bool = False) -> Feed | None:
+        """The local graph's values of one sample by QDQ name; *bind*: written into the shared buffers (_fold_shared),
+        whose QDQ values must be folded by then."""
         local, model = self.local, self.local_model
         if local is None or model is None:
             return None
         inputs = {name: local_input(model, name, self.to_fp32_name, feed, fp32) for name in model.inputs}
         names = list(model.outputs)
         try:
-            values = local.run(names, inputs)
+            if bind and self._buffers:
+                values = _bound_run(local, names, inputs, self._fitting([n[: -len("__local")] for n in names], fp32))
+            else:
+                values = local.run(names, inputs)
         except Exception as exc:  # e.g. a shape only a later sample has: the local error is lost, not the pass
             self.local, self.local_error = None, exception_line(exc)
             return None
@@ -612,6 +676,38 @@ def _release_memory() -> None:
 
 
 _TRIM: Any = None
+
+
+_FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)  # marked as float32
+
+
+def _bound_run(session: Any, names: list[str], feed: Feed, buffers: list[np.ndarray | None]) -> list[np.ndarray]:
+    """session.run(names, feed) with each output that has a buffer written into it (ONNX Runtime's I/O binding; the
+    others allocated by ONNX Runtime as in run): the same kernels on the same values, the values in memory the pass
+    reuses instead of in the session's arena, which keeps what a run allocated for the session's life. Where the
+    binding fails (a value of another shape than its buffer's: LayerCollector._fitting binds only the buffers of this
+    sample's shapes) the run is run unbound, so its error, if any, is run's own; a session wrapped for the stages'
+    turns runs unbound."""
+    import onnxruntime
+
+    if not isinstance(session, onnxruntime.InferenceSession) or not any(b is not None for b in buffers):
+        return session.run(names, feed)
+    try:
+        binding = session.io_binding()
+        for name, value in feed.items():
+            binding.bind_cpu_input(name, np.ascontiguousarray(value))
+        for name, buffer in zip(names, buffers):
+            if buffer is None:
+                binding.bind_output(name, "cpu")
+            else:
+                binding.bind_output(name, "cpu", 0, buffer.dtype, list(buffer.shape), buffer.ctypes.data)
+        session.run_with_iobinding(binding)
+        produced = binding.get_outputs()
+        values = [buffer if buffer is not None else produced[i].numpy() for i, buffer in enumerate(buffers)]
+        del produced, binding
+        return values
+    except Exception:  # noqa: BLE001 - run unbound: its result or its own error
+        return session.run(names, feed)
 
 
 def _nbytes(values: Feed) -> int:

@@ -49,12 +49,17 @@ def local_input(model: LocalModel, name: str, to_fp32: Mapping[str, str], feed: 
     return value if value.dtype == wanted else value.astype(wanted)
 
 
-def build_local_model(q_index: GraphIndex, alignment: Alignment, only: set[str] | None = None) -> LocalModel:
+def build_local_model(q_index: GraphIndex, alignment: Alignment, only: set[str] | None = None,
+                      stored: Mapping[str, onnx.TensorProto] | None = None) -> LocalModel:
     """One graph computing every aligned tensor (or those of *only*, QDQ names) from FP32 values of the aligned
-    tensors it reads."""
+    tensors it reads. *stored*: initializers by name as the QDQ model's file holds them (models.stored_tensors: the
+    large ones as references to its external data), taken instead of the loaded ones, so the local graph carries no
+    copy of the weights and ONNX Runtime reads them from the same file (issue 12)."""
     boundary = {t.qdq_name for t in alignment.tensors}
     graph_inputs = {i.name for i in q_index.model.graph.input}
     initializers = {t.name: t for t in q_index.model.graph.initializer}
+    if stored:
+        initializers.update((name, stored[name]) for name in initializers if name in stored)
     copied: dict[int, onnx.NodeProto] = {}
     chain: dict[int, onnx.NodeProto] = {}
     used_initializers: set[str] = set()

@@ -306,6 +306,24 @@ def marked_source(proto: onnx.ModelProto, outputs: list[str], nodes: list[onnx.N
     return session_source(model, owned=True)
 
 
+def stored_tensors(proto: onnx.ModelProto) -> tuple[dict[str, onnx.TensorProto], str] | None:
+    """The top-level initializers of *proto* as its file holds them (those in external data as references to it, not
+    read) and the folder ONNX Runtime reads that data from (ExternalModel), when load_model read *proto* from external
+    data files and the file still holds its graph (_structure_on_disk); else None. For a graph made from *proto*'s
+    tensors (the per-layer pass's local graph) without a copy of them in this process."""
+    structure = _structure_on_disk(proto)
+    if structure is None:
+        return None
+    return {t.name: t for t in structure.graph.initializer}, str(_ON_DISK[id(proto)][1].parent)
+
+
+def external_source(model: onnx.ModelProto, folder: str) -> ExternalModel:
+    """*model* serialised for ONNX Runtime, its external data read from *folder* (its tensors from stored_tensors)."""
+    source = ExternalModel(model.SerializeToString())
+    source.folder = folder
+    return source
+
+
 def _structure_on_disk(proto: onnx.ModelProto) -> onnx.ModelProto | None:
     """The model file of *proto* re-read without its external data, when load_model read *proto* from external data
     files, the file still holds that graph (same nodes, inputs and outputs) and ONNX Runtime reads external data
