@@ -338,3 +338,20 @@ def test_serializable_decides_as_the_tensor_walk_does(monkeypatch) -> None:
                          8 * model.ByteSize() + 1, 10 ** 9}):
         monkeypatch.setattr(models, "SERIALIZE_LIMIT", limit)
         assert models._serializable(model) == (counted < limit)
+
+
+def test_an_empty_sample_leaves_the_input_described_by_the_others() -> None:
+    """A graph's edge list with 0 rows (a one-atom molecule among a new user's FreeSolv molecules) once marked the input
+    empty for good: its statistics vanished from the bundle. The empty sample is left out; the others' moments are
+    those of their values alone, and an input empty in every sample is still not described."""
+    from qdqreport.collect.stats import input_stats
+
+    rng = np.random.default_rng(7)
+    sizes = (6, 0, 8, 0, 3)
+    samples = [{"edge_feat": rng.random((n, 4)).astype(np.float32)} for n in sizes]
+    entry = input_stats(samples, "loader.py", True, {"edge_feat": None})["inputs"]["edge_feat"]
+    values = np.concatenate([s["edge_feat"] for s in samples]).astype(np.float64)
+    assert entry["shape"] == [6, 4] and len(entry["per_sample"]) == 3
+    assert entry["overall"]["mean"] == pytest.approx(values.mean()) and entry["overall"]["std"] == pytest.approx(values.std())
+    empty = [{"edge_feat": np.zeros((0, 4), np.float32)} for _ in range(3)]
+    assert input_stats(empty, "loader.py", True, {"edge_feat": None})["inputs"] == {}

@@ -69,8 +69,7 @@ class _InputFold:
 
     def __init__(self, axis: int | None, per_sample: bool) -> None:
         self.axis, self.per_sample = axis, per_sample
-        self.first: np.ndarray | None = None
-        self.empty = False
+        self.first: np.ndarray | None = None  # the first sample with values (its shape and dtype describe the input)
         self.overall, self.channels, self.rows, self.structure, self.colour = _Moments(), None, [], [], []
         self.channel_means: list[np.ndarray] = []  # each sample's own channel means (their spread: mean_sem)
         self.channel_axis = None
@@ -85,10 +84,8 @@ class _InputFold:
         """Fold one sample in: held back with the samples before it (at most _RUN_SAMPLES of them, _RUN_VALUES values),
         which are folded together when there are enough or at flush()."""
         array = np.asarray(array)
-        if self.first is None:
+        if self.first is None or (self.first.size == 0 and array.size > 0):
             self.first = array
-        if self.empty:
-            return
         self.pending.append(array)
         self.pending_values += array.size
         if len(self.pending) >= _RUN_SAMPLES or self.pending_values >= _RUN_VALUES:
@@ -102,7 +99,7 @@ class _InputFold:
         if ints:  # one count per run of held-back samples, not one per sample (vad's int64 `sr`: a call a sample)
             count_ids(self.ids, np.concatenate(ints))
         start = 0
-        while start < len(pending) and not self.empty:
+        while start < len(pending):
             first, end = pending[start], start + 1
             while end < len(pending) and pending[end].shape == first.shape and pending[end].dtype == first.dtype:
                 end += 1
@@ -145,10 +142,10 @@ class _InputFold:
         self._add_spectrum(run[0], values.reshape((-1,) + shape[1:]))
 
     def _add_one(self, array: np.ndarray) -> None:
-        if self.empty:
-            return
         if array.size == 0:
-            self.empty = True  # no values to describe (an empty sequence)
+            # An empty sample (a molecule with no bonds: its edge list has 0 rows) has no values to describe: it is
+            # left out, and the input keeps the statistics of the others (one such sample once dropped a new user's
+            # edge features for good). It has no per-sample row either: the rows are those of the samples with values.
             return
         values = _batch_first(array.astype(np.float64), self.axis)
         if self.channels is None:
@@ -195,8 +192,8 @@ class _InputFold:
 
     def entry(self) -> dict[str, Any] | None:
         self.flush()
-        if self.empty or self.first is None:
-            return None
+        if self.first is None or self.first.size == 0:
+            return None  # no sample had values
         first, channels = self.first, self.channels
         entry = {"shape": list(first.shape), "dtype": str(first.dtype), "channel_axis": self.channel_axis,
                  "overall": {**self.overall.row(0), "absmax": self.overall.absmax()},
