@@ -16,6 +16,18 @@ from qdqreport.collect.layerwise import LayerCollector
 DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
 
 
+def same_rows(rows: list, before: list) -> None:
+    """The per-layer rows of two runs are the same, bit for bit (NaN where NaN), and there are many of them."""
+    assert len(rows) == len(before) > 50
+    for row, reference in zip(rows, before):
+        assert row.keys() == reference.keys()
+        for key, value in row.items():
+            if isinstance(value, float) and np.isnan(value):
+                assert np.isnan(reference[key]), key
+            else:
+                assert value == reference[key], (row.get("tensor"), key)
+
+
 def _rows(monkeypatch, pass_session: dict, samples) -> tuple[list, LayerCollector]:
     with monkeypatch.context() as patch:
         patch.setattr(layerwise, "PASS_SESSION", pass_session)
@@ -35,14 +47,7 @@ def test_pass_sessions_run_without_the_memory_pattern_and_give_the_same_rows(mon
         assert not options.enable_mem_pattern and options.enable_cpu_mem_arena
     before, old = _rows(monkeypatch, {}, samples)
     assert old.fp32.get_session_options().enable_mem_pattern
-    assert len(rows) == len(before) > 50
-    for row, reference in zip(rows, before):
-        assert row.keys() == reference.keys()
-        for key, value in row.items():
-            if isinstance(value, float) and np.isnan(value):
-                assert np.isnan(reference[key]), key
-            else:
-                assert value == reference[key], (row.get("tensor"), key)
+    same_rows(rows, before)
 
 
 def test_range_pass_session_runs_without_the_memory_pattern_and_gives_the_same_rows(monkeypatch, eval_x) -> None:

@@ -14,19 +14,9 @@ import onnxruntime
 
 from qdqreport.collect import layerwise, models
 from qdqreport.collect.layerwise import LayerCollector
+from test_layer_sessions import same_rows
 
 DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
-
-
-def _same_rows(rows: list, before: list) -> None:
-    assert len(rows) == len(before) > 50
-    for row, reference in zip(rows, before):
-        assert row.keys() == reference.keys()
-        for key, value in row.items():
-            if isinstance(value, float) and np.isnan(value):
-                assert np.isnan(reference[key]), key
-            else:
-                assert value == reference[key], (row.get("tensor"), key)
 
 
 def _rows(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples) -> tuple[list, LayerCollector]:
@@ -36,7 +26,7 @@ def _rows(fp32: onnx.ModelProto, qdq: onnx.ModelProto, samples) -> tuple[list, L
     return [*result.layer_rows, *result.qnode_rows], collector
 
 
-def test_the_sequential_path_runs_qdq_and_local_into_shared_buffers_and_gives_the_same_rows(monkeypatch, eval_x) -> None:
+def test_the_sequential_path_runs_qdq_and_local_into_shared_buffers_and_gives_thesame_rows(monkeypatch, eval_x) -> None:
     samples = [{"x": eval_x[i:i + 1]} for i in range(4)]
     fp32, qdq = onnx.load(str(DEMO / "cls_fp32.onnx")), onnx.load(str(DEMO / "cls_int8.onnx"))
     real = layerwise._bound_run
@@ -58,12 +48,12 @@ def test_the_sequential_path_runs_qdq_and_local_into_shared_buffers_and_gives_th
         patch.setattr(layerwise, "PIPELINE_BYTES", 0)
         patch.setattr(layerwise, "_bound_run", lambda session, names, feed, buffers: session.run(names, feed))
         before, _ = _rows(fp32, qdq, samples)
-    _same_rows(rows, before)
+    same_rows(rows, before)
     pipelined, _ = _rows(fp32, qdq, samples)  # and as the pipelined path folds them
-    _same_rows(rows, pipelined)
+    same_rows(rows, pipelined)
 
 
-def test_a_sample_of_other_shapes_runs_those_outputs_unbound_and_gives_the_same_rows(monkeypatch, eval_x) -> None:
+def test_a_sample_of_other_shapes_runs_those_outputs_unbound_and_gives_thesame_rows(monkeypatch, eval_x) -> None:
     """The demo classifier takes any height and width: a sample of another width than the first gets no buffer for
     the values whose shape changed (LayerCollector._fitting), and the rows are those of unbound runs."""
     samples = [{"x": eval_x[0:1]}, {"x": np.ascontiguousarray(eval_x[1:2, :, :, :160])}, {"x": eval_x[2:3]}]
@@ -84,7 +74,7 @@ def test_a_sample_of_other_shapes_runs_those_outputs_unbound_and_gives_the_same_
         patch.setattr(layerwise, "PIPELINE_BYTES", 0)
         patch.setattr(layerwise, "_bound_run", lambda session, names, feed, buffers: session.run(names, feed))
         before, _ = _rows(fp32, qdq, samples)
-    _same_rows(rows, before)
+    same_rows(rows, before)
 
 
 def test_a_value_that_does_not_fit_its_buffer_runs_unbound(eval_x) -> None:
@@ -126,7 +116,7 @@ def test_the_local_graph_of_a_qdq_model_in_external_data_reads_its_weights_from_
     assert not isinstance(sources[-1], models.ExternalModel)
     # the local graph carries references to the file, not the weights
     assert collector.local_model.proto.ByteSize() < old.local_model.proto.ByteSize() / 2
-    _same_rows(rows, before)
+    same_rows(rows, before)
 
 
 def _with_initializers(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus_score import STILL_SEALED
+from test_read_part31 import read_healthy_inputs
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.preprocessing import preprocessing_difference
@@ -59,14 +59,9 @@ def test_channels_in_another_unit_are_a_preprocessing_step(case, channels, facto
 
 
 def test_no_read_healthy_control_has_channels_in_another_unit() -> None:
-    healthy = [c for c, label in _labels().items() if label.get("healthy") and label.get("added_for") not in STILL_SEALED
-               and (CORPUS / c / "inputs" / "calib_stats.json").exists()]
-    assert len(healthy) > 60
-    for case in healthy:
-        calib, evaluation = _stats(case, "calib"), _stats(case, "eval")
-        for name in set(calib) & set(evaluation):
-            found = preprocessing_difference(calib[name], evaluation[name], name)
-            assert found is None or found.kind != "channel_scale", (case, name, found.label)
+    for case, name, calib, evaluation in read_healthy_inputs():
+        found = preprocessing_difference(calib[name], evaluation[name], name)
+        assert found is None or found.kind != "channel_scale", (case, name, found.label)
 
 
 @pytest.mark.parametrize("case", ["atd_sensitive_int8", "atd_overquant", "atd_random_calib"])

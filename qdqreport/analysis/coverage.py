@@ -52,8 +52,9 @@ def inside_share(c: dict[str, float], e: dict[str, float]) -> float:
 
 
 def coverage_gaps(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[Gap]:
-    """The inputs, by name, whose calibration range a quarter of the evaluation samples (two at least) go beyond, missing a quarter
-    of the evaluation span, with the same black/white level (or centre): darker, quieter, narrower content. Integer
+    """The inputs, by name, whose calibration range a quarter of the evaluation samples (two at least) go beyond,
+    missing a quarter of the evaluation span, with the same black/white level (or centre): darker, quieter, narrower
+    content. Integer
     inputs (token ids, masks) are categories and never have a gap; a named preprocessing step is QR003's instead."""
     calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
     gaps = []

@@ -15,7 +15,7 @@ from qdqreport.analysis.agreement import COSINE_OK
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX
 from qdqreport.analysis.quantizer import node_op_types
-from qdqreport.analysis.upstream import FAR_TOO_WIDE, FAR_TOO_WIDE_NODES
+from qdqreport.analysis.upstream import FAR_TOO_WIDE_NODES, far_too_wide_use
 
 DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine (tensors have no decisions)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
@@ -326,7 +326,7 @@ def overwide_quantizers(ranges: QuantizerRanges, input_tensors: frozenset[str]) 
     inner = inner_measured(ranges, input_tensors)
     wide = [q for q in inner if underused(q)]
     # A thousand times too wide on a few nodes is as telling as ten times on a fifth (analysis/upstream.FAR_TOO_WIDE).
-    far = [q for q in wide if 0 < float(q["range_used"]) < FAR_TOO_WIDE]
+    far = [q for q in wide if far_too_wide_use(float(q["range_used"]))]
     if any(underused(q) for q in ranges.rows if q.get("tensor") in input_tensors) \
             or (len(wide) < max(OVERWIDE_MIN, OVERWIDE_SHARE * len(inner)) and len(far) < FAR_TOO_WIDE_NODES):
         return []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -334,14 +334,12 @@ def _channels_scaled(calib: dict[str, Any], evaluation: dict[str, Any]) -> Diffe
     scaled = [i for i, f in enumerate(factors) if f is not None]
     if len(scaled) == sum(1 for c, e in pairs if c["std"] > 0 or e["std"] > 0):
         return None  # every channel scaled: one step over the whole input, the overall check's
-    trailing = (-1,) + (1,) * (len(shape) - 1 - int(axis))
-    column = ", ".join("1" if f is None else f"{1 / f:.6g}" for f in factors)
+    column = _channel_column([1.0 if f is None else 1 / f for f in factors], shape, int(axis))
     times = f"{factor:g}" if factor >= 1 else f"1/{1 / factor:g}"
     many = len(scaled) > 1
     return Difference("channel_scale", f"channel{'s' if many else ''} {_index_list(scaled)} (of {len(pairs)}) "
                       f"{'are' if many else 'is'} {times}× the evaluation's: another unit (mean and spread both "
-                      "scaled), the other channels alike", f"x * np.array([{column}], np.float32).reshape({trailing})",
-                      1.0, 0.75, float(len(scaled)))
+                      "scaled), the other channels alike", f"x * {column}", 1.0, 0.75, float(len(scaled)))
 
 
 def _has_sem(channel: dict[str, Any]) -> bool:
@@ -756,10 +754,9 @@ def per_channel_map(calib: dict[str, Any], evaluation: dict[str, Any]) -> str | 
         return None
     ratios = [c["std"] / e["std"] for c, e in zip(calib_channels, eval_channels)]
     shifts = [c["mean"] - e["mean"] * r for c, e, r in zip(calib_channels, eval_channels, ratios)]
-    trailing = (-1,) + (1,) * (len(shape) - 1 - int(axis))
 
     def column(values: tuple[float, ...] | list[float]) -> str:
-        return f"np.array([{', '.join(f'{v:.6g}' for v in values)}], np.float32).reshape({trailing})"
+        return _channel_column(values, shape, int(axis))
 
     scale = _imagenet_scale(ratios, shifts)
     if scale is not None:  # the step itself, not a fit to two sets of different content
@@ -769,6 +766,13 @@ def per_channel_map(calib: dict[str, Any], evaluation: dict[str, Any]) -> str | 
     if undo is not None:
         return f"(x * {column(IMAGENET_STD)} + {column(IMAGENET_MEAN)}){' * 255' if undo == 255 else ''}"
     return f"(x - {column(shifts)}) / {column(ratios)}"
+
+
+def _channel_column(values: Sequence[float], shape: Sequence[int], axis: int) -> str:
+    """One value per channel as a numpy expression broadcast along the channel *axis* of a sample of *shape*, counted
+    from the end (so a file that stacks samples on an extra leading axis takes it too)."""
+    trailing = (-1,) + (1,) * (len(shape) - 1 - axis)
+    return f"np.array([{', '.join(f'{v:.6g}' for v in values)}], np.float32).reshape({trailing})"
 
 
 # A per-channel fit near the ImageNet mean and std (each ratio and shift within IMAGENET_BAND of scale x std and scale x

@@ -70,9 +70,14 @@ FAR_TOO_WIDE = 0.001
 FAR_TOO_WIDE_NODES = 3
 
 
+def far_too_wide_use(used: float) -> bool:
+    """Whether a quantizer's range use (the share its evaluation values span) is FAR_TOO_WIDE's: under it, not 0."""
+    return 0 < used < FAR_TOO_WIDE
+
+
 def far_too_wide(ranges: dict | None) -> list[dict]:
-    """The activation quantizers (quant/activation_ranges.json) whose evaluation values use under FAR_TOO_WIDE of the
-    calibrated range, and more than nothing, least used first."""
+    """The activation quantizers (quant/activation_ranges.json) whose range use is far_too_wide_use's, least used
+    first."""
     rows = [q for q in (ranges or {}).get("quantizers") or [] if isinstance(q, dict) and q.get("kind") == "activation"
-            and isinstance(q.get("range_used"), (int, float)) and 0 < q["range_used"] < FAR_TOO_WIDE]
+            and isinstance(q.get("range_used"), (int, float)) and far_too_wide_use(q["range_used"])]
     return sorted(rows, key=lambda q: q["range_used"])

@@ -688,9 +688,9 @@ def _saturation_kernels(options: CollectOptions,
 def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: CollectOptions, loaded: _Loaded,
                       kernels: tuple[dict[str, Any], tuple[list[str], list[str]]], stages: dict[str, OrtStage],
                       progress: Progress) -> OrtStage | None:
-    """The unfused control (returned when it ran), only where the fused QDQ outputs do not agree with FP32: judged by the report's own
-    judgement on the stages and comparisons already in *manifest* (saturation_check.diverging_outputs); where every
-    output agrees the stage is recorded as skipped, with the reason."""
+    """The unfused control (returned when it ran), only where the fused QDQ outputs do not agree with FP32: judged by
+    the report's own judgement on the stages and comparisons already in *manifest* (saturation_check.diverging_outputs);
+    where every output agrees the stage is recorded as skipped, with the reason."""
     cpu, nodes = kernels
     fp32 = stages["ort_fp32"]
     stored = {entry["artifacts"]["outputs"]: stages[entry["id"]].outputs[:stages[entry["id"]].outputs.stored]

@@ -268,14 +268,13 @@ def _fixes(ctx: Context, defect: str, hits: list[dict[str, Any]]) -> tuple[Fix, 
                 modelopt_command(ctx))
     bias = any(e["dtype"] == "int32" for e in hits)
     options = recorded_ort_options(ctx)  # the user's own quantize_static options, made TensorRT-compatible
+    asymmetric, unsigned = not options["extra_options"].get("ActivationSymmetric"), options["activation_type"] == "uint8"
     options.update(activation_type="int8", weight_type="int8",
                    extra_options={**options["extra_options"], "ActivationSymmetric": True, "WeightSymmetric": True,
                                   **({"QuantizeBias": False} if bias else {})})
-    recorded = recorded_ort_options(ctx)
-    asymmetric = not recorded["extra_options"].get("ActivationSymmetric")
     ort = ("Re-quantize with onnxruntime.quantization.quantize_static as symmetric signed INT8"
            + (" with float biases" if bias else "") + (HALF_LEVELS if asymmetric else "")
-           + (S8S8_HERE if recorded["activation_type"] == "uint8" and lacks_vnni(ctx) else ""),
+           + (S8S8_HERE if unsigned and lacks_vnni(ctx) else ""),
            quantize_static_command(ctx, options))
     # The tool that made the model first; the other as the alternative.
     first, other = (ort, modelopt) if quantizer_name(ctx) == "quantize_static" else (modelopt, ort)
