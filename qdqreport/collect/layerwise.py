@@ -30,7 +30,7 @@ from qdqreport.analysis.metrics import Accumulator
 from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedTensor, AlignedWeight, Alignment, GraphPair,
                                      QuantizerInfo, SkippedTensor, along_axis, check_pairs, clip_fused,
                                      dequantized_weight, describe)
-from qdqreport.collect.local_model import build_local_model, fed_tensor, local_input
+from qdqreport.collect.local_model import LOCAL_SESSION_CONFIG, build_local_model, fed_tensor, local_input
 from qdqreport.collect.models import (external_source, marked_source, session_source, stored_tensors, stored_value,
                                       with_extra_outputs)
 from qdqreport.collect.ort_stage import new_session
@@ -270,7 +270,7 @@ class LayerCollector:
         by_name = {t.qdq_name: t for t in alignment.tensors}
         chunks = [[out for out, name in model.outputs.items() if chunk_of[name] == k] for k in range(count)]
         try:
-            steps = SteppedModel(session_source(model.proto), self.provider, chunks)
+            steps = SteppedModel(session_source(model.proto), self.provider, chunks, LOCAL_SESSION_CONFIG)
         except NotSteppable:  # ONNX Runtime's own error, if any, is recorded by the pass as before (_check)
             return False
         # Each local input: the chunk whose FP32 values give it (0: a graph input), the first and last step reading it
@@ -403,7 +403,7 @@ class LayerCollector:
             stored = stored_tensors(self.q_index.model)
             self.local_model = build_local_model(self.q_index, self.alignment, stored=stored and stored[0])
             source = external_source(self.local_model.proto, stored[1]) if stored else session_source(self.local_model.proto)
-            self.local = new_session(source, self.provider, **PASS_SESSION)
+            self.local = new_session(source, self.provider, LOCAL_SESSION_CONFIG, **PASS_SESSION)
         except Exception as exc:  # a graph ORT cannot split must not cost the accumulated statistics
             self.local_error = exception_line(exc)
 

@@ -25,6 +25,14 @@ from qdqreport.collect.qdq_graph import GraphIndex
 
 LOCAL_SUFFIX = "__local"
 FP32_SUFFIX = "__fp32"  # a graph input fed in FP32 and cast to the QDQ graph's FP16 inside the graph
+# ONNX Runtime's session config for every session that runs a local graph: Q/DQ fusion off, so each copied node
+# computes in float on its dequantized inputs, as it does in the marked QDQ session (a node whose output is marked
+# as a graph output is not fused with the Q after it: the same values with fusion on or off). With fusion on, a node
+# that ends the local graph (no Q after it) became another integer kernel than any the QDQ model runs: MiniMol's
+# first MatMul became MatMulIntegerToFloat, whose U8S8 path saturates on x86 without VNNI, and read local cosine
+# 0.949 where the marked QDQ session and the Q/DQ arithmetic by hand give 0.99996 (a new user, session 37). What
+# the deployed kernels add is the saturation check's to measure (collect/saturation_check.py), not the local error's.
+LOCAL_SESSION_CONFIG = {"session.disable_quant_qdq": "1"}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ import numpy as np
 
 from qdqreport.collect.align import GraphPair
 from qdqreport.analysis.metrics import Accumulator
-from qdqreport.collect.local_model import LocalModel, build_local_model, fed_tensor, local_input
+from qdqreport.collect.local_model import (LOCAL_SESSION_CONFIG, LocalModel, build_local_model, fed_tensor,
+                                          local_input)
 
 Feed = dict[str, np.ndarray]
 
@@ -73,7 +74,7 @@ class LocalErrors:
                 from qdqreport.collect.models import session_source
                 from qdqreport.collect.ort_stage import new_session
 
-                self.session = new_session(session_source(self.local.model.proto), self.provider)
+                self.session = new_session(session_source(self.local.model.proto), self.provider, LOCAL_SESSION_CONFIG)
             values = self.session.run(self.names, self.local.inputs(feed, fp32))
         except Exception:  # noqa: BLE001 - the local error is lost, not the pass
             self.local, self.session, self.errors = None, None, {}
