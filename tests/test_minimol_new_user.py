@@ -65,3 +65,19 @@ def test_ranges_a_thousand_times_too_wide_name_the_calibration_before_the_sensit
     qr002 = next(f for f in result.findings if f.rule_id == "QR002")
     assert qr002.severity != "error" and qr002.score < causes[0].score
     assert "most likely cause: 10 of 160 activations" in report.verdict.text
+
+
+def test_a_calibration_of_collated_graphs_counts_its_graphs_and_its_batch_vector_is_no_preprocessing() -> None:
+    # 100 calibration molecules collated into one graph (`--batch-axis NAME=none`), 160 evaluation molecules one a
+    # sample: the healthy model read "Calibrated on 1 sample(s)" (its fix appended rows to the batch vector), and the
+    # broken one "most likely cause: Calibration input batch: evaluation holds only 0, calibration 0..99".
+    from qdqreport.analysis.collation import samples_held, segment_count
+
+    for name in ("minimol_healthy", "minimol_explicit_h"):
+        calib = json.loads((BUNDLES / name / "inputs" / "calib_stats.json").read_text())
+        assert calib["samples"] == 1 and segment_count(calib["inputs"]["batch"]) == 100
+        assert samples_held(calib) == 100
+        _, result, report = _report(name)
+        assert not [f for f in result.findings if f.rule_id in ("QR003", "QR006") and ("batch" in f.title
+                                                                                  or "Calibrated on" in f.title)]
+    assert "most likely cause: 10 of 160 activations" in report.verdict.text  # the over-wide ranges, as without calib

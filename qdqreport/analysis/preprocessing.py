@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from qdqreport.analysis.collation import batching_differs
 from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.input_range import IMAGENET_MEAN, IMAGENET_STD
 from qdqreport.analysis.output_kinds import state_name
@@ -519,6 +520,8 @@ def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -
                           advice="Read the calibration values unsigned, as the evaluation pipeline does (bytes: "
                                  "np.frombuffer(data, np.uint8), not np.int8; or x % 256 on the signed bytes)")
     frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
+    if batching_differs(calib, evaluation):  # graphs collated in one set, one a sample in the other: no step
+        return None
     if frozen_c == frozen_e:
         return _inverted_flag(calib, evaluation) or _missing_ids(calib, evaluation)
     label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"

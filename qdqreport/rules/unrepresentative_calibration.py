@@ -13,6 +13,7 @@ from qdqreport.analysis.agreement import COLLAPSED, MIN_CHANGED_TO_COLLAPSE, col
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
+from qdqreport.analysis.collation import samples_held
 from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, inside_share, uncovered
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
@@ -436,7 +437,7 @@ def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]
     extend, extended = calibration_rewrite(ctx, input_name, "np.concatenate([x, np.load('<similar_inputs.npy>')])")
     like = f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs"
     # "At least 500" only where the set is smaller (a new user's 512-sample set was told to use at least 500).
-    calibrated = ctx.calib_stats.get("samples") if isinstance(ctx.calib_stats, dict) else None
+    calibrated = samples_held(ctx.calib_stats) if isinstance(ctx.calib_stats, dict) else None
     size = (f"; use at least {CALIBRATION_SAMPLES} calibration samples for CNNs"
             if not isinstance(calibrated, int) or calibrated < CALIBRATION_SAMPLES else "")
     return (Fix(f"Add {like} (from training data, not the evaluation set) to the calibration set{size}", extend),
@@ -463,9 +464,11 @@ SIZE_BEHIND_MEASURED = 0.5  # under the measured calibration findings' 0.55
 def _too_few_samples(ctx: Context) -> Iterator[Finding]:
     """A calibration set so small that a handful of images set every activation range."""
     calib = ctx.calib_stats or {}
-    count = calib.get("samples")
+    count = samples_held(calib)  # a GNN's calibration of 100 molecules in one graph holds 100 (analysis/collation)
     if count is None or count >= MIN_CALIB_SAMPLES:
         return
+    read = calib.get("samples")
+    held = f"{count} sample(s)" if count == read else f"{count} graphs, collated into {read} sample(s)"
     diverging = diverging_outputs(ctx, "quantization")
     evaluation = (ctx.eval_stats or {}).get("samples")
     # A measured difference between the sets (analysis/upstream.py: other content, a step, a gap, noise) is a likelier
@@ -473,13 +476,13 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
     # read "most likely cause: Calibrated on 8 sample(s)" above "Calibration inputs unlike the evaluation inputs".
     measured = calibration_upstream(ctx)
     yield unrepresentative_calibration.finding(
-        title=f"Calibrated on {count} sample(s)", severity="warning",
+        title=f"Calibrated on {held}", severity="warning",
         # The count is certain; that it causes the loss is likelier when outputs diverge, and
         # nothing else in the bundle separates it from plain INT8 noise, so confidence stays moderate.
         confidence=0.6 if diverging else 0.4,
         score=(SIZE_BEHIND_MEASURED if measured else 0.55) if diverging else 0.3, subject="calibration size",
         stage="calibration", tags=("root_cause",),
-        summary=f"The calibration set has {count} sample(s) (evaluation: {evaluation}); every activation range was "
+        summary=f"The calibration set has {held} (evaluation: {evaluation}); every activation range was "
                 "estimated from them" + ("; the quantized outputs diverge" if diverging else ""),
         evidence=(Metric("calibration samples", count, threshold=f"< {MIN_CALIB_SAMPLES}"),
                   Text("Separating evidence: a preprocessing mismatch (QR003) shows as different input statistics and "
