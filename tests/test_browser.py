@@ -137,6 +137,7 @@ def assert_screen_layout(name: str, width: int, m: dict) -> None:
         assert table["boxRight"] <= width + 0.5, f"{where}: a table's box passes the page edge: {table}"
         assert table["fits"] or table["scrollsX"], f"{where}: a table is cut, neither fits nor scrolls: {table}"
         assert not table["squeezed"], f"{where}: prose squeezed into a narrow column: {table['squeezed']}"
+        assert not table["proseRight"], f"{where}: words aligned right as numbers: {table['proseRight']}"
     assert not m["console"], f"{where}: console messages: {m['console']}"
     assert m["resources"] == [], f"{where}: the page loaded something: {m['resources']}"
 

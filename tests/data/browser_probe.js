@@ -41,6 +41,11 @@
         squeezed: Array.from(table.querySelectorAll("td")).filter(function (td) {
           return td.innerText.trim().length >= 40 && td.getBoundingClientRect().width < 110;  // shown text only
         }).map(function (td) { return round(td.getBoundingClientRect().width) + " px: " + td.innerText.trim().slice(0, 60); }),
+        // Words set flush right as numbers are: a judgement ("collapse: top-1 changed on ...") in a numeric cell.
+        proseRight: Array.from(table.querySelectorAll("td")).filter(function (td) {
+          const align = getComputedStyle(td).textAlign;
+          return (align === "right" || align === "end") && (td.innerText.match(/[A-Za-z]{3,}/g) || []).length >= 3;
+        }).map(function (td) { return td.innerText.trim().slice(0, 60); }),
       };
     });
   }
