@@ -71,6 +71,23 @@ def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, 
     return python_command(code), "calib_fixed.npy"
 
 
+def calibration_filter(ctx: Context, input_name: str, low: float, high: float) -> tuple[str, str | None]:
+    """A one-line command that keeps the calibration samples whose input *input_name* stays within [*low*, *high*]
+    (every array of an .npz cut along its first axis, the samples' axis) and says how many it kept; returns
+    (command, new file). ("", None) where no file holds the samples one by one: calibration made by a data-loader
+    function, or an .npy of one input is rewritten by calibration_rewrite's caller instead."""
+    if _calibrates_by_script(ctx):
+        return "", None
+    source = calibration_file(ctx)
+    if not source.endswith(".npz"):
+        return "", None
+    code = (f"import numpy as np; d = dict(np.load({source!r})); x = d[{input_name!r}]; flat = x.reshape(len(x), -1); "
+            f"keep = (flat >= {low:.6g}).all(1) & (flat <= {high:.6g}).all(1); "
+            "np.savez('calib_fixed.npz', **{k: v[keep] for k, v in d.items()}); "
+            "print(int(keep.sum()), 'of', len(keep), 'calibration samples kept')")
+    return python_command(code), "calib_fixed.npz"
+
+
 def python_command(code: str) -> str:
     """`python -c "code"` for a POSIX shell; paths inside *code* should be Python literals (repr)."""
     if "$" in code or "`" in code:  # single quotes keep these literal (shlex reads \$ in "..." differently from sh)

@@ -81,3 +81,20 @@ def test_a_calibration_of_collated_graphs_counts_its_graphs_and_its_batch_vector
         assert not [f for f in result.findings if f.rule_id in ("QR003", "QR006") and ("batch" in f.title
                                                                                   or "Calibrated on" in f.title)]
     assert "most likely cause: 10 of 160 activations" in report.verdict.text  # the over-wide ranges, as without calib
+
+
+def test_an_exclusion_that_takes_far_too_wide_ranges_out_of_int8_confirms_the_calibration() -> None:
+    # Collected again after the local graph ran unfused: the what-if's 10 suspects restore the outputs (cosine 0.72 ->
+    # 0.998), and 6 of them compute tensors calibrated a thousand times too wide by one outlier molecule. QR201 "Error
+    # is born at node_linear_2" led as a confirmed error; the calibration without that molecule measured healthy
+    # (RMSE 1.248 against FP32's 1.231), so the over-wide ranges are the cause and the exclusion where they hurt.
+    for name in ("minimol_explicit_h", "minimol_explicit_h_nocalib"):
+        _, result, report = _report(name)
+        causes = [f for f in result.findings if "root_cause" in f.tags]
+        first = causes[0]
+        assert first.rule_id == "QR006" and "ranges calibration gave them" in first.title and first.severity == "error"
+        assert any("Confirmed by measurement" in getattr(e, "text", "") for e in first.evidence)
+        born = next(f for f in result.findings if f.rule_id == "QR201")
+        assert born.severity == "warning" and born.score < first.score
+        assert any("Where, not why" in getattr(e, "text", "") for e in born.evidence)
+        assert "most likely cause: 10 of 160 activations" in report.verdict.text

@@ -69,3 +69,37 @@ def coverage_gaps(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any]
                 and not preprocessing_mismatch(calib[name], evaluation[name], name)):
             gaps.append(Gap(name, beyond, len(per_sample), uncovered(c, e)))
     return gaps
+
+
+# A calibration input whose extremes lie a hundred evaluation spans beyond the evaluation's own: a few outlier values
+# in calibration (a new user's MiniMol: one molecule's Laplacian eigenvector entries to -5716 against the
+# evaluation's -0.87..1), which MinMax takes for every range downstream.
+FAR_BEYOND_SPANS = 100.0
+
+
+@dataclass(frozen=True)
+class Extreme:
+    name: str
+    calib: tuple[float, float]  # the calibration's min, max
+    evaluation: tuple[float, float]  # the evaluation's min, max
+    spans: float  # how far the calibration reaches past the evaluation range, in evaluation spans
+
+
+def extreme_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[Extreme]:
+    """The float inputs whose calibration values reach FAR_BEYOND_SPANS evaluation spans or more past the evaluation
+    range (either side), farthest first."""
+    calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
+    found = []
+    for name in sorted(set(calib) & set(evaluation)):
+        if str(calib[name].get("dtype", "float")).startswith(("int", "uint", "bool")):
+            continue
+        c, e = calib[name].get("overall") or {}, evaluation[name].get("overall") or {}
+        if not all(isinstance(s.get(k), (int, float)) for s in (c, e) for k in ("min", "max")):
+            continue
+        span = e["max"] - e["min"]
+        if span <= 0:
+            continue
+        spans = max(e["min"] - c["min"], c["max"] - e["max"]) / span
+        if spans >= FAR_BEYOND_SPANS:
+            found.append(Extreme(name, (c["min"], c["max"]), (e["min"], e["max"]), spans))
+    return sorted(found, key=lambda x: -x.spans)

@@ -25,7 +25,12 @@ node in INT8); the bundle also holds measurements that test those guesses:
 
 Rule of thumb the rules apply: measured evidence outranks heuristics. When the what-if refutes
 the exclusions, local-error and sensitive-op findings drop to warnings (below the calibration
-findings) and carry a Text line naming the measurement; when it confirms them they keep their rank.
+findings) and carry a Text line naming the measurement; when it confirms them they keep their rank,
+unless three or more of the nodes it excluded compute tensors whose calibrated ranges are a thousand times
+wider than their evaluation values (analysis/layers.wide_ranges_behind): the exclusion then took those ranges
+out of INT8, so it confirms where the calibration hurts, not why. The layer findings drop as under a refuting
+what-if, with a line saying so, and QR006's over-wide finding, which names the ranges, is an error when the outputs
+collapse and ranks above them (a new user's MiniMol calibrated with one outlier molecule).
 A few collapsed samples with the median fine is its own cause (QR006, calibration coverage) and
 ranks first when the what-if refutes the layer hypotheses.
 

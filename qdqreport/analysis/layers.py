@@ -15,7 +15,7 @@ from qdqreport.analysis.agreement import COSINE_OK
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.fp16 import FP16_MAX
 from qdqreport.analysis.quantizer import node_op_types
-from qdqreport.analysis.upstream import FAR_TOO_WIDE_NODES, far_too_wide_use
+from qdqreport.analysis.upstream import FAR_TOO_WIDE_NODES, far_too_wide, far_too_wide_use
 
 DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine (tensors have no decisions)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
@@ -223,6 +223,22 @@ def quantizer_ranges(ctx: Context) -> QuantizerRanges | None:
         return None
     return QuantizerRanges([q for q in ranges["quantizers"] if q["kind"] == "activation"], ranges["samples"],
                            ranges["of_samples"], ranges.get("calib_samples"))
+
+
+def wide_ranges_behind(ctx: Context, nodes: Sequence[str]) -> list[str]:
+    """The tensors computed by *nodes* (the per-layer rows' node -> tensor) whose calibrated ranges are a thousand
+    times too wide (upstream.far_too_wide), when FAR_TOO_WIDE_NODES of them or more are; else none. The what-if's
+    exclusion of such nodes restores the outputs because it takes those ranges out of INT8: it measures where the
+    calibration's ranges hurt, not a node that INT8 cannot carry (a new user's MiniMol calibrated on one outlier
+    molecule: QR201 'Error is born at node_linear_2', confirmed by excluding 10 nodes, 6 of them writing such tensors,
+    ranked first above the over-wide ranges; the calibration without that molecule measured healthy)."""
+    tables = layer_tables(ctx)
+    if tables is None or not nodes:
+        return []
+    wide = {q.get("tensor") for q in far_too_wide(ctx.activation_ranges)}
+    chosen = set(nodes)
+    behind = [t for t in dict.fromkeys(r["tensor"] for r in tables.activations if r["node"] in chosen) if t in wide]
+    return behind if len(behind) >= FAR_TOO_WIDE_NODES else []
 
 
 def inherited(rows: list[dict[str, Any]], ranges: QuantizerRanges | None) -> set[str]:

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.layers import wide_ranges_behind
 from qdqreport.analysis.saturation import kernels_explain
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import REFUTED_SCORE, Finding, Text
@@ -54,6 +55,15 @@ def reranked(ctx: Context, severity: str, score: float, nodes: Sequence[str] = (
     found = evidence.whatif(ctx)
     severity, score, lines = _after_whatif(ctx, found, severity, score, nodes, controls_share)
     confirmed = found is not None and found.verdict == evidence.CONFIRMS and set(nodes) & set(found.nodes)
+    wide = wide_ranges_behind(ctx, found.nodes) if confirmed else []
+    if wide and (severity == "error" or score > REFUTED_SCORE):
+        # The exclusion that restores the outputs takes ranges calibration set a thousand times too wide out of INT8:
+        # it confirms where those ranges hurt, and the over-wide ranges (QR006) are why.
+        severity, score = capped(severity, score)
+        return severity, score, (*lines, Text(
+            f"Where, not why: {len(wide)} of the excluded nodes compute tensors whose calibrated ranges are a "
+            f"thousand times wider than their evaluation values ({', '.join(wide[:3])}{' …' if len(wide) > 3 else ''}): "
+            "the calibration data set them (QR006). Fix the calibration first; excluding the nodes hides it."))
     upstream = calibration_upstream(ctx)
     if upstream and not confirmed and (severity == "error" or score > REFUTED_SCORE):
         severity, score, under = _refuted(severity, score, f"the calibration data is unlike the evaluation data "

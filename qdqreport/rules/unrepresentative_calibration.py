@@ -269,7 +269,11 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     under 10% of their calibrated ranges while the model inputs' own quantizers are in use and no preprocessing step
     (QR003) explains the calibration inputs (analysis/layers.overwide_quantizers): the calibration data drove the
     activations ten times as far as the evaluation data does (photographs calibrating a model of files' bytes seen
-    as images), so the evaluation values fall on a few levels. A warning, scored as a risk when the outputs agree.
+    as images), so the evaluation values fall on a few levels. A warning, scored as a risk when the outputs agree;
+    an error ranked above the layer findings when the what-if restored the outputs by excluding the nodes that
+    compute those tensors (analysis/evidence.py). Ranges a thousand times too wide on three Q nodes or more come from
+    a few extreme calibration values, which more data or Percentile/Entropy calibration keep: that fix names the
+    input whose calibration values reach far past the evaluation's and prints a command that drops those samples.
 
     Integer inputs (token ids, attention masks) are categories: their value ranges are not
     compared. For a 0/1 input (an attention mask) the share of ones is the share of positions
