@@ -29,18 +29,24 @@ def segment_count(stats: dict[str, Any] | None) -> int | None:
     or more on average; None otherwise."""
     if not stats or not str(stats.get("dtype", "")).startswith(("int", "uint")):
         return None
-    ids, overall = stats.get("ids") or {}, stats.get("overall") or {}
-    distinct, top = ids.get("distinct"), ids.get("top") or []
-    if not distinct or distinct < MIN_SEGMENTS or len(top) < distinct:
+    ids, overall, structure = (_mapping(stats.get(key)) for key in ("ids", "overall", "structure"))
+    distinct, top, values = ids.get("distinct"), ids.get("top"), _number(ids.get("values"))
+    if not isinstance(distinct, int) or distinct < MIN_SEGMENTS or not isinstance(top, list) or len(top) < distinct:
         return None
     if overall.get("min") != 0 or overall.get("max") != distinct - 1:
         return None
-    structure = stats.get("structure") or {}
-    runs = structure.get("min")
-    samples = max(1, int(structure.get("samples") or 1))
-    if runs is None or runs < SORTED_RUNS or ids.get("values", 0) < MIN_RUN * distinct * samples:
+    runs, samples = _number(structure.get("min")), _number(structure.get("samples")) or 1
+    if runs is None or runs < SORTED_RUNS or values is None or values < MIN_RUN * distinct * max(1, samples):
         return None
-    return int(distinct)
+    return distinct
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def one_segment(stats: dict[str, Any] | None) -> bool:
@@ -60,15 +66,17 @@ def collated_samples(stats: dict[str, Any] | None) -> int | None:
     """How many samples (graphs) the set holds when one of its inputs is a segment index: the segments of each
     sample summed (per-sample maxima + 1), or K for a set of one sample; None when no input is one, or when the
     per-sample rows that would count them are not recorded."""
-    inputs = (stats or {}).get("inputs") or {}
+    inputs = _mapping((stats or {}).get("inputs"))
     samples = (stats or {}).get("samples")
     counts = []
     for entry in inputs.values():
+        if not isinstance(entry, dict):
+            continue
         segments = segment_count(entry)
         if segments is None:
             continue
-        rows = entry.get("per_sample") or []
-        if rows and all(row.get("max") is not None for row in rows):
+        rows = entry.get("per_sample") if isinstance(entry.get("per_sample"), list) else []
+        if rows and all(isinstance(row, dict) and _number(row.get("max")) is not None for row in rows):
             counts.append(int(sum(row["max"] + 1 for row in rows)))
         elif samples == 1:
             counts.append(segments)

@@ -23,7 +23,7 @@ from qdqreport.analysis.output_grid import GriddedOutput, erasing_outputs
 from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops, score_gate
 from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
                                        table_records)
-from qdqreport.analysis.upstream import calibration_upstream
+from qdqreport.analysis.upstream import calibration_upstream, describe_calibration_upstream
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
@@ -275,6 +275,12 @@ class Context:
         """The task outputs the QDQ model hands over on an 8-bit grid that erases FP32's small values
         (analysis/output_grid.py), read once from the stored samples for every rule that asks (QR002, QR007, QR012)."""
         return erasing_outputs(self)
+
+    @cached_property
+    def calibration_upstream_words(self) -> str:
+        """analysis/upstream.calibration_upstream's words for this bundle ("" when the calibration inputs look like the
+        evaluation's), read once for every rule that asks."""
+        return describe_calibration_upstream(self)
 
     # --- task-level results (collect --postprocess, schema 1.2) ----------------------------
     @cached_property

@@ -91,10 +91,12 @@ def extreme_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any
     calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
     found = []
     for name in sorted(set(calib) & set(evaluation)):
-        if str(calib[name].get("dtype", "float")).startswith(("int", "uint", "bool")):
+        if not isinstance(calib[name], dict) or not isinstance(evaluation[name], dict) \
+                or str(calib[name].get("dtype", "float")).startswith(("int", "uint", "bool")):
             continue
-        c, e = calib[name].get("overall") or {}, evaluation[name].get("overall") or {}
-        if not all(isinstance(s.get(k), (int, float)) for s in (c, e) for k in ("min", "max")):
+        c, e = calib[name].get("overall"), evaluation[name].get("overall")
+        if not isinstance(c, dict) or not isinstance(e, dict) \
+                or not all(isinstance(s.get(k), (int, float)) for s in (c, e) for k in ("min", "max")):
             continue
         span = e["max"] - e["min"]
         if span <= 0:

@@ -34,7 +34,14 @@ def calibrated_on_noise(ctx: "Context") -> bool:
 
 
 def calibration_upstream(ctx: "Context") -> str:
-    """What makes the calibration inputs unlike the evaluation inputs, in a few words ("" when nothing does)."""
+    """What makes the calibration inputs unlike the evaluation inputs, in a few words ("" when nothing does): read
+    once a bundle (Context.calibration_upstream_words) by every rule that asks (QR002, QR006, QR012, the layer
+    findings' re-ranking, the task level)."""
+    return ctx.calibration_upstream_words
+
+
+def describe_calibration_upstream(ctx: "Context") -> str:
+    """calibration_upstream's reading of the bundle, uncached."""
     if calibrated_on_noise(ctx):
         return "calibrated on random noise"
     named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
