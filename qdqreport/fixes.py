@@ -167,6 +167,21 @@ def current_calibration_method(ctx: Context) -> str:
     return "max" if _made_by_ort(ctx) else "entropy"
 
 
+HISTOGRAM_METHODS = frozenset({"entropy", "percentile", "distribution"})
+SHAPES_DIFFER_NOTE = ("ONNX Runtime's Entropy, Percentile and Distribution calibrators stack each tensor over the "
+                      "calibration samples and fail on samples of different shapes, as these are: pad or crop them to "
+                      "one shape to use one")
+
+
+def histogram_methods_fail(ctx: Context) -> bool:
+    """Whether a quantize_static command with a histogram calibration method would fail on this calibration set: the
+    model was made by ONNX Runtime and a calibration input's samples differ in shape (calib_stats `shapes_differ`;
+    ValueError "inhomogeneous shape" on a new user's MiniMol graphs and on LAC's sentences)."""
+    inputs = (ctx.calib_stats or {}).get("inputs") if isinstance(ctx.calib_stats, dict) else None
+    return _made_by_ort(ctx) and isinstance(inputs, dict) and any(
+        isinstance(entry, dict) and entry.get("shapes_differ") is True for entry in inputs.values())
+
+
 def method_name(ctx: Context, method: str) -> str:
     """*method* (ModelOpt's name) as the tool requantize_command writes for calls it."""
     return ORT_METHODS.get(TO_ORT.get(method, method), method) if _made_by_ort(ctx) else method

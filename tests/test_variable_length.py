@@ -210,3 +210,17 @@ def test_without_recorded_calibration_the_command_names_the_loader_and_every_inp
     import numpy as np
     with pytest.raises(AssertionError, match="write load_calib"):
         exec(reader.replace("'loader.py'", repr(str(loader))), {"np": np})
+
+
+def test_every_printed_quantize_static_command_runs_on_samples_of_different_lengths(work, tmp_path):
+    """ONNX Runtime's histogram calibrators (Entropy, Percentile, Distribution) stack each tensor's values over the
+    samples and fail on samples of different lengths ("inhomogeneous shape"), as a new user's MiniMol found when QR006
+    printed "try Entropy" over graphs of different sizes. Every printed command must run as printed."""
+    commands = _quantize_static_fixes(work)
+    for name in ("fp32.onnx", "loader.py", "ids.json"):
+        shutil.copy(work / name, tmp_path / name)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, (command[:300], done.stderr[-1500:])

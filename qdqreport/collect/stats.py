@@ -78,6 +78,9 @@ class _InputFold:
         # 1-D float signals (audio): each sample's (spectral centroid, relative spread), None where it has none
         self.centroids: list[tuple[float, float] | None] = []
         self.signal_axis: int | None = None
+        # Whether the samples differ in shape (sentences of their own lengths, graphs of their own sizes): ONNX
+        # Runtime's histogram calibrators cannot take such a calibration set (fixes.py).
+        self.shapes_differ = False
         self.ids: dict[int, int] = {}  # value -> count, for signed integer inputs (calibration_data.ids_summary)
 
     def add(self, array: np.ndarray) -> None:
@@ -86,6 +89,8 @@ class _InputFold:
         array = np.asarray(array)
         if self.first is None or (self.first.size == 0 and array.size > 0):
             self.first = array
+        elif array.size > 0 and array.shape != self.first.shape:
+            self.shapes_differ = True
         self.pending.append(array)
         self.pending_values += array.size
         if len(self.pending) >= _RUN_SAMPLES or self.pending_values >= _RUN_VALUES:
@@ -199,6 +204,8 @@ class _InputFold:
                  "overall": {**self.overall.row(0), "absmax": self.overall.absmax()},
                  "channels": [{"index": i, **channels.row(i), **self._mean_sem(i)} for i in range(channels.rows)]
                  if channels else []}
+        if self.shapes_differ:
+            entry["shapes_differ"] = True  # `shape` is the first sample's
         if self.per_sample:
             entry["per_sample"] = self.rows
         entry["structure"] = structure_summary(self.structure)

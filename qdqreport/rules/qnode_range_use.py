@@ -9,7 +9,8 @@ from qdqreport.analysis.input_range import input_clipping, over_every_sample, ov
 from qdqreport.analysis.layers import (HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, inherited, layer_tables,
                                       quantizer_ranges, underused_quantizers)
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import Change, corrected_calibration, current_calibration_method, method_name, requantize_command
+from qdqreport.fixes import (SHAPES_DIFFER_NOTE, Change, corrected_calibration, current_calibration_method,
+                             histogram_methods_fail, method_name, requantize_command)
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01
 from qdqreport.rules._measured import under_calibration
@@ -149,6 +150,8 @@ def _underuse_fix(ctx: Context) -> Fix:
     fixed = corrected_calibration(ctx)
     if fixed:
         return _on_corrected(ctx, fixed, Change())
+    if histogram_methods_fail(ctx):
+        return Fix(f"Re-calibrate on data with the evaluation data's scale, without the outliers ({SHAPES_DIFFER_NOTE})")
     return Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
                requantize_command(ctx, Change(calibration_method="entropy")))
 

@@ -21,7 +21,8 @@ from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
-from qdqreport.fixes import (Change, calibration_rewrite, current_calibration_method, first_input_name, method_name,
+from qdqreport.fixes import (HISTOGRAM_METHODS, SHAPES_DIFFER_NOTE, Change, calibration_rewrite,
+                             current_calibration_method, first_input_name, histogram_methods_fail, method_name,
                              requantize_command)
 from qdqreport.rules._clipped_activations import clipped_activations, overwide_ranges
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
@@ -444,7 +445,11 @@ def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]
     calibrated = samples_held(ctx.calib_stats) if isinstance(ctx.calib_stats, dict) else None
     size = (f"; use at least {CALIBRATION_SAMPLES} calibration samples for CNNs"
             if not isinstance(calibrated, int) or calibrated < CALIBRATION_SAMPLES else "")
-    return (Fix(f"Add {like} (from training data, not the evaluation set) to the calibration set{size}", extend),
+    first = Fix(f"Add {like} (from training data, not the evaluation set) to the calibration set{size}", extend)
+    if other in HISTOGRAM_METHODS and histogram_methods_fail(ctx):
+        return (first, Fix(f"Re-quantize with the extended set, with {method_name(ctx, method)} calibration "
+                           f"({SHAPES_DIFFER_NOTE})", requantize_command(ctx, Change(), extended)))
+    return (first,
             Fix(f"Re-quantize with the extended set and try {method_name(ctx, other)} calibration ({_now(ctx, method)})",
                 requantize_command(ctx, Change(calibration_method=other), extended)))
 
