@@ -138,6 +138,7 @@ def assert_screen_layout(name: str, width: int, m: dict) -> None:
         assert table["fits"] or table["scrollsX"], f"{where}: a table is cut, neither fits nor scrolls: {table}"
         assert not table["squeezed"], f"{where}: prose squeezed into a narrow column: {table['squeezed']}"
         assert not table["proseRight"], f"{where}: words aligned right as numbers: {table['proseRight']}"
+    assert not m["brokenNames"], f"{where}: short names broken across lines: {m['brokenNames'][:5]}"
     assert not m["console"], f"{where}: console messages: {m['console']}"
     assert m["resources"] == [], f"{where}: the page loaded something: {m['resources']}"
 
@@ -159,6 +160,7 @@ def assert_print_layout(name: str, m: dict) -> None:
     assert m["scrollWidth"] <= m["innerWidth"], f"{where}: wider than the paper: {m['wide']}"
     clipped = [box for box in m["clipping"] if box["clipsX"] or box["clipsY"]]
     assert not clipped, f"{where}: boxes cut their content: {clipped}"
+    assert not m["brokenNames"], f"{where}: short names broken across lines: {m['brokenNames'][:5]}"
     assert all(d["contentHeight"] > 0 for d in m["closedDetails"]), f"{where}: closed details not printed: {m['closedDetails']}"
 
 

@@ -103,6 +103,11 @@
       tables: tables(),
       clipping: clipping(),
       closedDetails: closedDetails(),
+      // The comparisons' output names of twelve characters or fewer broken across lines ("finge / rprin / t").
+      brokenNames: Array.from(document.querySelectorAll("#comparisons td code")).filter(function (c) {
+        const text = c.textContent.trim();
+        return text.length > 0 && text.length <= 12 && !/\s/.test(text) && c.getClientRects().length > 1;
+      }).map(function (c) { const s = c.closest("section"); return c.textContent.trim() + " in #" + (s ? s.id : ""); }),
       minPlotTextPx: minPlotText(),
       ids: Array.from(document.querySelectorAll("[id]")).map(function (el) { return el.id; }),
       links: Array.from(document.querySelectorAll("a[href]")).map(function (a) { return a.getAttribute("href"); }),
