@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qdqreport.analysis.agreement import AGREE, COLLAPSE, LEVEL_RANK, LEVEL_RANK as LEVELS, JudgingOptions, task_level
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, DEGRADE, LEVEL_RANK, LEVEL_RANK as LEVELS, JudgingOptions, task_level
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
@@ -107,8 +107,10 @@ def test_vad_decision_threshold_is_the_users(tmp_path):
 def test_a_declared_kind_wins_over_the_inferred_one():
     ctx, model = _model(ROOT / "corpus" / "vad_healthy_ort_sym", judging=JudgingOptions({"stateN": "tensor"}))
     state = next(r for r in model.comparisons[0].outputs if r.output == "stateN")
-    assert state.kind_name == "tensor" and not state.internal and state.level == COLLAPSE
-    assert any(f.rule_id == "QR001" for f in model.findings)  # declared a plain tensor, its slices now count
+    # Declared a plain tensor, it is judged and can decide: by its whole cosine (0.99, under COSINE_OK), its 128 state
+    # units' scales being one continuum (agreement.one_quantity), where its worst slice judged before session 38.
+    assert state.kind_name == "tensor" and not state.internal and state.level == DEGRADE
+    assert any(f.rule_id == "QR001" for f in model.findings)
 
 
 @pytest.mark.slow

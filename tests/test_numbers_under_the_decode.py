@@ -21,9 +21,9 @@ def test_a_slice_cosine_under_an_agreeing_decode_is_no_divergence():
     comparison = ctx.comparison("quantization")
     assert ctx.task_level(comparison) == AGREE
     (y,) = [s for s in ctx.output_summaries(comparison.id) if s.output == "y"]
-    assert y.judgement.measure == "slice cosine" and y.worst_slice_cosine < 0.1
-    assert y.judgement.level == AGREE and "where the decode agrees" in y.judgement.headline
-    assert "not a collapse" in y.judgement.detail  # the number stays shown, and why it does not decide
+    # Since session 38 CRAFT's 160 score-map slices, whose scales rise without a tenfold jump, are one quantity judged
+    # as a whole (analysis/agreement.one_quantity); the cap a decode puts on a slice cosine is tested below.
+    assert y.worst_slice is None and y.judgement.measure == "cosine" and y.judgement.level == AGREE
     findings = run_rules(ctx).findings
     assert not [f for f in findings if f.severity in ("error", "warning")], [(f.rule_id, f.title) for f in findings]
 
