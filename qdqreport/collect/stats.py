@@ -139,7 +139,7 @@ class _InputFold:
             self.rows.extend({"min": float(low), "max": float(high), "mean": float(mean), "std": float(std)}
                              for low, high, mean, std in zip(block.low, block.high, block.mean, stds))
         self.structure.extend(lag1_autocorrelations(block.centred.reshape(values.shape), variances))
-        if self.channels:
+        if self._channels_fit(values.shape[1 + self.channel_axis] if self.channels else 0):
             for sample in values:
                 by_channel = np.moveaxis(sample, self.channel_axis, 0).reshape(sample.shape[self.channel_axis], -1)
                 self.channel_means.append(self.channels.add(by_channel))
@@ -158,7 +158,7 @@ class _InputFold:
             self.channels = _Moments() if self.channel_axis is not None else False
         block = _block_moments(values.reshape(1, -1))
         self.overall.fold(block)
-        if self.channels:
+        if self._channels_fit(values.shape[self.channel_axis] if self.channels else 0):
             by_channel = np.moveaxis(values, self.channel_axis, 0).reshape(values.shape[self.channel_axis], -1)
             self.channel_means.append(self.channels.add(by_channel))
         if values.flags.c_contiguous:
@@ -178,6 +178,18 @@ class _InputFold:
         if self.channels:
             self.colour.append(channel_correlation(values, self.channel_axis))
         self._add_spectrum(array, values)
+
+    def _channels_fit(self, count: int) -> bool:
+        """Whether the input keeps channel statistics for a sample of *count* values along its channel axis: not when
+        the count differs from the samples' before, for then the axis was never channels but a length that varies
+        (a reaction's [1, atoms, atoms] distances, 18 atoms in the first sample: the next one's 20 stopped collect
+        with a broadcast error); the input's channel statistics are dropped."""
+        if not self.channels:
+            return False
+        if self.channels.count is not None and self.channels.rows != count:
+            self.channels, self.channel_axis, self.channel_means, self.colour = False, None, [], []
+            return False
+        return True
 
     def _mean_sem(self, channel: int) -> dict[str, float]:
         """The standard error of channel *channel*'s set mean, from its samples' own means ({} below two samples or
