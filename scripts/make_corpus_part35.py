@@ -7,21 +7,29 @@
 package folder (`pip download --no-deps chython-rxnmap==2.0`, unzipped: its wheel ships one file of weights,
 chython_rxnmap/rxnmap.onnx, the attention-based atom-to-atom mapper of chython), and <wheels>/chython is chython 3.4
 (`pip install --no-deps --target <wheels> chython==3.4`: PyPI has its sdist only here, built with Cython; the package
-that encodes a reaction for those weights and decodes their attention into a mapping, and whose sdist ships 25
-records of the public Golden atom-atom mapping benchmark, chython/reactions/test/golden_subset.smi). Nothing comes
-from a hub. One family only. Nothing is synthetic but the random-calibration fault's integers: the evaluation and the
-healthy calibration are the Golden records, read and aromatised (thiele) as the package's own test reads them, and
-encoded by the package's own encode_reaction; one fault calibrates on the small textbook reactions the package's
-test files write out. What each case is measured against is the FP32 model's own decisions. Every label carries
-"added_for": THIRTY_FIFTH_PART (scripts/corpus_score.py), so the scorer reports the batch apart and prints only its
-totals unless --show-sealed (STILL_SEALED). The recipe and the faults were chosen from what users of such a model get
-wrong, after a screening of three recipes on the evaluation records (symmetric MinMax INT8 on the 12 calibration
+that encodes a reaction for those weights and decodes their attention into a mapping, and whose sdist ships 25 records
+of the public Golden atom-atom mapping benchmark, chython/reactions/test/golden_subset.smi). Nothing comes from a hub.
+One family only. Nothing is synthetic but the random-calibration fault's integers: the evaluation and the healthy
+calibration are the Golden records, read and aromatised (thiele) as the package's own test reads them, and encoded by
+the package's own encode_reaction. What each case is measured against is the FP32 model's own decisions. Every label
+carries "added_for": THIRTY_FIFTH_PART (scripts/corpus_score.py), so the scorer reports the batch apart and prints only
+its totals unless --show-sealed (STILL_SEALED). The recipe and the faults were chosen from what users of such a model
+get wrong, after a screening of three recipes on the evaluation records (symmetric MinMax INT8 on the 12 calibration
 records: the 46 weight MatMuls but the FFN-out projections changed 2 product atoms' mappings, in 1 record; all 92
 MatMuls 2, in 1; the 61 weight MatMuls 6, in 1: the first kept as the recipe, the FFN-out projections float as on
 MiniLM, their INT8 the sensitive-layer fault), nothing re-chosen after the --measure run; the labels were then written
 from how each case was made and from what the quantization did to the task's decisions (--measure: this script's own
 ONNX Runtime runs, through the package's own mapping), before any rule, report or the scorer was run on the cases; the
-"harmless" marks (scripts/corpus_score.py's HARMLESS_POLICY) come from those measurements alone.
+"harmless" marks (scripts/corpus_score.py's HARMLESS_POLICY) come from those measurements alone. Two earlier --measure
+runs stopped before measuring the case they failed on: the percentile calibration cannot stack records of different
+lengths (the calibration now runs one record at a time), and the unshifted encoding first left the distances unshifted
+too (0 is padding to the weights: NaN, and quantize_static stops on its scale assertion), so that fault keeps the
+package's distances. One fault was replaced after the measurement, not for what it measured: rxm_calib_other
+(calibration on the small textbook reactions of the package's test files; 0 product atoms changed, harmless) could not
+be collected (collect at d7ff478 stops with an internal error in qdqreport/collect/stats.py: for `distances` [1, seq,
+seq] it takes axis 1 for channels when the first calibration record has 64 tokens or fewer, and these records have 15 to
+32 of them, so the next record's other length breaks the channel fold); rxm_calib_retro took its place, measured the
+same way before it was collected.
 
 New family (a new task kind for the corpus: atom-to-atom mapping of chemical reactions):
 - rxm: chython-rxnmap 2.0's rxnmap.onnx (85 MB, opset 17, exported from PyTorch 2.7; Nugmanov et al., J. Chem. Inf.
@@ -45,16 +53,18 @@ New family (a new task kind for the corpus: atom-to-atom mapping of chemical rea
   atom or to one in the same automorphism orbit); a product atom changes when it disagrees or one side leaves it
   unmapped. The decision changes counted for HARMLESS_POLICY are the changed product atoms.
 
-Quantizer: onnxruntime quantize_static (QDQ) throughout: no ModelOpt on this machine. The healthy recipe (RECIPE):
-the 61 weight MatMuls but the 15 FFN-out projections (linear2, fed by the GELU): 46 MatMuls in INT8; the attention
+Quantizer: onnxruntime quantize_static (QDQ) throughout: no ModelOpt on this machine. The healthy recipe (RECIPE): the
+61 weight MatMuls but the 15 FFN-out projections (linear2, fed by the GELU): 46 MatMuls in INT8; the attention
 score/context MatMuls, the FFN-out projections, the embeddings' Gathers, LayerNorms, Softmaxes and GELUs float. The
 healthy control made for TensorRT is quantize_static with TensorRT-compatible settings (symmetric INT8, zero-points 0,
-QuantizeBias=False). quantize_static writes no int32 bias here (the projections' biases are separate Adds, never
-quantized but in the over-quantization fault), so scripts/label_targets.py finds no int32 bias DequantizeLinear: the
-ORT healthy controls are labelled onnxruntime by this script (TARGET_ORT), the faulty cases keep the labels' default
-target. The bundles were collected with the collector of commit d7ff478 (a clean worktree of it, PYTHONPATH set to
-it and the imported qdqreport checked to be the worktree's), and the part was scored while sealed on the rules of
-d7ff478 in that worktree (totals only). Models and data go to build/corpus-work/."""
+QuantizeBias=False). A MatMul has no bias input (the projections' biases are separate Adds), so quantize_static writes
+no int32 bias with the recipe and QuantizeBias=False makes the same model as rxm_healthy_ort_sym (as on g2p-id's Gemms);
+scripts/label_targets.py then leaves the targets the labels give: the ORT healthy controls onnxruntime (TARGET_ORT), the
+faults of causes 1, 2 and 4 the default, tensorrt; only rxm_overquant's bundle holds int32 bias DequantizeLinear nodes
+(its LayerNormalizations' biases), so the rule judges it for onnxruntime. The bundles were collected with the collector
+of commit d7ff478 (a worktree of it whose qdqreport/ was unchanged, PYTHONPATH set to it and the imported qdqreport
+checked to be the worktree's), and the part was scored while sealed on the rules of d7ff478 in that worktree (totals
+only). Models and data go to build/corpus-work/."""
 
 from __future__ import annotations
 
@@ -158,6 +168,15 @@ def encode_explicit_h(reaction) -> dict[str, np.ndarray]:
     return encode(reaction)
 
 
+def encode_retro(reaction) -> dict[str, np.ndarray]:
+    """The record read the other way round (the fault): its products encoded as the reactants and its reactants as
+    the products, as a retrosynthesis data set writes its records (product >> reactants)."""
+    _chython()
+    from types import SimpleNamespace
+
+    return encode(SimpleNamespace(reactants=reaction.products, products=reaction.reactants))
+
+
 def random_like(feeds: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
     """The dummy-input habit: random integers in each input's token range (the embeddings' sizes: atoms 121,
     neighbors 17, distances 13, roles 4), at the lengths of the healthy calibration records."""
@@ -199,7 +218,7 @@ def _feeds(name):
 def load_data():
     return _feeds("rxm_eval.npz")
 '''
-CALIB_SETS = ("golden", "few", "other", "random", "unshifted", "explicit_h")
+CALIB_SETS = ("golden", "few", "other", "retro", "random", "unshifted", "explicit_h")
 
 
 def write_loader() -> None:
@@ -234,7 +253,11 @@ def prepare(wheels: Path) -> None:
     golden = [encode(read(t)) for t in calibration]
     save_feeds("rxm_calib_golden.npz", golden)
     save_feeds("rxm_calib_few.npz", golden[:FEW])
+    # made and measured as rxm_calib_other (0 product atoms changed), then dropped: collect at d7ff478 stops on it
+    # (qdqreport/collect/stats.py takes axis 1 of `distances` [1, seq, seq] for channels when the first sample's seq is
+    # 64 or less, and every record here is under 33 tokens: the next sample's other length breaks the fold)
     save_feeds("rxm_calib_other.npz", [encode(read(t)) for t in other_records()])
+    save_feeds("rxm_calib_retro.npz", [encode_retro(read(t)) for t in calibration])
     save_feeds("rxm_calib_random.npz", random_like(golden))
     save_feeds("rxm_calib_unshifted.npz", [encode_unshifted(read(t)) for t in calibration])
     save_feeds("rxm_calib_explicit_h.npz", [encode_explicit_h(read(t)) for t in calibration])
@@ -435,11 +458,10 @@ def rxm_cases() -> list[Case]:
              f"embeddings' sizes) at the 12 calibration records' lengths (a stand-in calibration set; no quantizer "
              f"log); given to collect as --calib", "rxm_random.onnx", "rxm_loader.py:calib_random",
              make=recipe("random", "rxm_random.onnx")),
-        Case("rxm_calib_other", "rxm", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on the "
-             f"small textbook reactions the package's test files write out (esterifications, amide couplings, a "
-             f"Suzuki coupling, hydrolyses: 12-28 atoms a record, each reaction SMILES of chython's test_*.py read "
-             f"with both sides, no agent and no SMARTS, once) instead of the benchmark's drug-like records",
-             "rxm_other.onnx", "rxm_loader.py:calib_other", make=recipe("other", "rxm_other.onnx")),
+        Case("rxm_calib_retro", "rxm", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on the "
+             f"same 12 records read the other way round, products encoded as the reactants and reactants as the "
+             f"products (a retrosynthesis data set's records, product >> reactants, where the mapper is given forward "
+             f"reactions)", "rxm_retro.onnx", "rxm_loader.py:calib_retro", make=recipe("retro", "rxm_retro.onnx")),
         Case("rxm_calib_few", "rxm", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on "
              f"{FEW} records only", "rxm_few.onnx", "rxm_loader.py:calib_few", make=recipe("few", "rxm_few.onnx")),
         Case("rxm_overquant", "rxm", 3, ("QR002",), "every op onnxruntime can quantize forced into INT8, every node "
@@ -476,7 +498,7 @@ MEASURED: dict[str, str] = {
     "rxm_calib_unshifted": f"0 of the 293 {_P}, in 0 of the 13 records" + _S.format(q="0.106") + f": 0{_A}",
     "rxm_calib_explicit_h": f"0 of the 293 {_P}, in 0 of the 13 records" + _S.format(q="0.106") + f": 0{_A}",
     "rxm_random_calib": f"2 of the 293 {_P}, in 1 of the 13 records" + _S.format(q="0.106") + f": 2{_A}",
-    "rxm_calib_other": f"0 of the 293 {_P}, in 0 of the 13 records" + _S.format(q="0.105") + f": 0{_A}",
+    "rxm_calib_retro": f"2 of the 293 {_P}, in 1 of the 13 records" + _S.format(q="0.105") + f": 2{_A}",
     "rxm_calib_few": f"0 of the 293 {_P}, in 0 of the 13 records" + _S.format(q="0.105") + f": 0{_A}",
     "rxm_overquant": f"293 of the 293 {_P} (no product atom mapped), in 13 of the 13 records" + _S.format(q="0.000")
                      + f": 293{_N}",
@@ -489,13 +511,14 @@ MEASURED: dict[str, str] = {
 # HARMLESS_POLICY (scripts/corpus_score.py): faults of causes 1-4 whose decision changes (product atoms mapped
 # otherwise) are no more than the most of the family's healthy controls' (decided from MEASURED alone). The healthy
 # controls change 2, 0 and 2 product atoms; rxm_calib_unshifted (0), rxm_calib_explicit_h (0), rxm_random_calib (2),
-# rxm_calib_other (0) and rxm_calib_few (0) change no more: harmless. rxm_sensitive_int8 (6) and rxm_overquant (293)
+# rxm_calib_retro (2) and rxm_calib_few (0) change no more: harmless. rxm_sensitive_int8 (6) and rxm_overquant (293)
 # change more. The greedy mapping is robust here: every calibration of the recipe's 46 MatMuls kept it within the
-# healthy controls' changes.
+# healthy controls' changes. rxm_calib_retro was measured after the others: it replaces rxm_calib_other (the package's
+# test-file reactions: 0 changed, harmless too), whose collect stopped with the collector's error (see prepare()).
 _H = ("{n} product atoms mapped otherwise on the 13 evaluation records; the family's healthy controls change 2, 0 and "
       "2 (marked 2026-11-28 by the maker's measurement, before any rule ran)")
 HARMLESS: dict[str, str] = {"rxm_calib_unshifted": _H.format(n=0), "rxm_calib_explicit_h": _H.format(n=0),
-                            "rxm_random_calib": _H.format(n=2), "rxm_calib_other": _H.format(n=0),
+                            "rxm_random_calib": _H.format(n=2), "rxm_calib_retro": _H.format(n=2),
                             "rxm_calib_few": _H.format(n=0)}
 TARGET_ORT = {"rxm_healthy_ort_sym", "rxm_healthy_ort_percentile"}
 
