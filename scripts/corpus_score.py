@@ -291,6 +291,14 @@ THIRTY_THIRD_PART = "sealed part 33 (2026-11-27)"
 # "before" the next round of rule changes, on the rules of commit d498cb4 (totals only), and is to be scored "after"
 # them, reported apart, its rows withheld (STILL_SEALED).
 THIRTY_FOURTH_PART = "sealed part 34 (2026-11-28)"
+# The thirty-fifth sealed part: a batch made on 2026-11-28 (a new family: chython-rxnmap's atom-to-atom mapper, a graph
+# transformer whose last attention over a reaction's atoms chython walks into one reactant atom per product atom, the
+# decision the package's own attention_mapping, on the Golden atom-mapping benchmark's records the package ships) by
+# an engineer who never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its
+# measurements alone. Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule
+# changes, on the rules of commit d7ff478 (totals only), and is to be scored "after" them, reported apart, its rows
+# withheld (STILL_SEALED).
+THIRTY_FIFTH_PART = "sealed part 35 (2026-11-28)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -308,6 +316,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_FIFTH_PART, "thirty-fifth", ", made 2026-11-28; scored while sealed before the next round of rule "
+         "changes, at d7ff478: first-ranked 2/4, within three 3/4, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/5; still held out", held_out=True),
     Part(THIRTY_FOURTH_PART, "thirty-fourth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at d498cb4: first-ranked 3/7, within three 4/7, healthy controls with an error 2/3, harmless "
          "faults with an error 2/2; after session 37's rule changes, at 14b3446: the same; then read (2026-11-28, "
