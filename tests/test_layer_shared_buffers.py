@@ -77,6 +77,42 @@ def test_a_sample_of_other_shapes_runs_those_outputs_unbound_and_gives_thesame_r
     same_rows(rows, before)
 
 
+def test_the_double_buffered_path_runs_qdq_and_local_into_two_sets_of_buffers_and_gives_thesame_rows(monkeypatch,
+                                                                                                      eval_x) -> None:
+    """A sample of DOUBLE_BUFFER_ABOVE to PIPELINE_BYTES of marked values (DBNet at 160x160): the QDQ runs write into the
+    shared buffers and the local runs into a set of their own, the local run overlapping the fold of the QDQ values and
+    the next sample's marked runs the fold of the local values; the rows are those of the pipelined path."""
+    samples = [{"x": eval_x[i:i + 1]} for i in range(5)]
+    fp32, qdq = onnx.load(str(DEMO / "cls_fp32.onnx")), onnx.load(str(DEMO / "cls_int8.onnx"))
+    real = layerwise._bound_run
+    bound: list[tuple[int, int]] = []
+
+    def counted(session, names, feed, buffers):
+        values = real(session, names, feed, buffers)
+        written = [value for value, buffer in zip(values, buffers) if buffer is not None and value is buffer]
+        bound.append((len(written), id(written[0]) if written else 0))
+        return values
+
+    with monkeypatch.context() as patch:
+        patch.setattr(layerwise, "DOUBLE_BUFFER_ABOVE", 0)  # every sample above it and below PIPELINE_BYTES
+        patch.setattr(layerwise, "_bound_run", counted)
+        rows, collector = _rows(fp32, qdq, samples)
+    assert collector.local is not None and collector._buffers and collector._local_buffers
+    assert not set(map(id, collector._buffers.values())) & set(map(id, collector._local_buffers.values()))
+    # 5 QDQ runs and 5 local runs, each writing its values into its own set
+    assert len(bound) == 10 and min(count for count, _ in bound) > 50
+    qdq_set, local_set = set(map(id, collector._buffers.values())), set(map(id, collector._local_buffers.values()))
+    assert sum(first in qdq_set for _, first in bound) == 5 and sum(first in local_set for _, first in bound) == 5
+    pipelined, _ = _rows(fp32, qdq, samples)  # as the pipelined path folds them (the demo is below the bound)
+    assert _._local_buffers is None
+    same_rows(rows, pipelined)
+    with monkeypatch.context() as patch:  # and with every run unbound
+        patch.setattr(layerwise, "DOUBLE_BUFFER_ABOVE", 0)
+        patch.setattr(layerwise, "_bound_run", lambda session, names, feed, buffers: session.run(names, feed))
+        unbound, _ = _rows(fp32, qdq, samples)
+    same_rows(rows, unbound)
+
+
 def test_a_value_that_does_not_fit_its_buffer_runs_unbound(eval_x) -> None:
     session = onnxruntime.InferenceSession(str(DEMO / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])
     name = session.get_outputs()[0].name

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -43,6 +43,12 @@ Feed = dict[str, np.ndarray]
 # stay below this (the overlap holds about 1.5x that more); above it (PP-OCRv4 rec: 230 MB, the synthetic 102 MB
 # model: 103 MB) the pass goes sample by sample and holds one sample's tensors.
 PIPELINE_BYTES = 96 * 2 ** 20
+# Between DOUBLE_BUFFER_ABOVE and PIPELINE_BYTES (DBNet at 160x160: 83 MB) the overlap is kept with less held
+# (add_all's _add_double_buffered): the QDQ and the local runs write into two sets of buffers the pass keeps, the QDQ
+# values folded while the worker runs the local graph and the local values while it runs the next sample's marked
+# models, so the pass holds two samples' FP32 values and one set each of QDQ and local values (four sets, not six).
+# Below it (the demo classifier: 27 MB) binding every output costs more than the memory is worth: as before.
+DOUBLE_BUFFER_ABOVE = 32 * 2 ** 20
 # The stepped pass (collect/stepwise.py, LayerCollector._add_stepped): a model whose aligned tensors of one sample
 # pass STEPPED_ABOVE bytes (as float32, by shape inference) runs its three models in steps of at most CHUNK_BYTES of
 # aligned tensors each (the QDQ and local steps hold as many again). U^2-Net-p at 320x320: 577 MB, 19 steps, the pass's
@@ -131,6 +137,7 @@ class LayerCollector:
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._weights: list[dict[str, Any]] | None = None  # _weight_rows, once
         self._buffers: dict[str, np.ndarray] | None = None  # _shared_buffers, once
+        self._local_buffers: dict[str, np.ndarray] | None = None  # _local_buffer_set, once
 
     def add(self, feed: Feed) -> None:
         """Run one sample through the three sessions and fold its tensors into the statistics."""
@@ -147,8 +154,10 @@ class LayerCollector:
         The same runs and the same sums in the same order as `add` one by one: only *when* each run happens
         changes. The folding is NumPy on one core while ONNX Runtime runs on the cores it is given, so the two
         keep both cores of a small machine busy (issue 12). It holds two samples' tensors at once, so a model
-        whose marked tensors of one sample pass PIPELINE_BYTES goes sample by sample (`_fold_shared`: the QDQ and the
-        local values in one set of buffers): memory before speed."""
+        whose marked tensors of one sample pass DOUBLE_BUFFER_ABOVE holds the QDQ and the local values in buffers
+        of its own, one set each (`_add_double_buffered`: four models' values of a sample instead of six), and one
+        above PIPELINE_BYTES goes sample by sample (`_fold_shared`: the QDQ and the local values in one set of
+        buffers): memory before speed."""
         count = len(samples)
         if not count:
             return
@@ -161,7 +170,11 @@ class LayerCollector:
         fp32, qdq = self._run_marked(first, bind=None)
         if not self.alignment.tensors:  # nothing left to compare (check_pairs): the caller records the pass as skipped
             return
-        pipelined = _nbytes(fp32) + _nbytes(qdq) <= PIPELINE_BYTES
+        held = _nbytes(fp32) + _nbytes(qdq)
+        if DOUBLE_BUFFER_ABOVE < held <= PIPELINE_BYTES:
+            self._add_double_buffered(samples, first, fp32, qdq, on_sample)
+            return
+        pipelined = held <= PIPELINE_BYTES
         if pipelined:
             self._buffers = None  # the first sample's QDQ values went there (_run_marked): not kept past their fold
         else:
@@ -185,6 +198,45 @@ class LayerCollector:
             del fp32, qdq, local
             if on_sample is not None:
                 on_sample(index)
+
+    def _add_double_buffered(self, samples: Sequence[Feed], first: Feed, fp32: Feed, qdq: Feed,
+                             on_sample: Callable[[int], None] | None) -> None:
+        """add_all for a sample of DOUBLE_BUFFER_ABOVE to PIPELINE_BYTES of marked values: per sample, the worker runs
+        the local graph into the pass's local buffers while the QDQ values (in the shared buffers) are folded here, then
+        the next sample's marked models (its QDQ values into the shared buffers, folded by then) while the local values
+        are folded (_fold with the local run not ready, which asks for it once the QDQ values are folded). The same runs
+        of the same sessions, each statistic given the same operations in the same order of samples (as _fold_shared):
+        the same sums; only where the QDQ and local values are written and when the runs happen change."""
+        count = len(samples)
+        feed, marked = first, None
+        for index in range(count):
+            if marked is not None:
+                fp32, qdq = marked.result()
+            local = (self._pool.submit(self._run_local, feed, fp32, True, self._local_buffer_set(fp32))
+                     if self.local is not None else None)
+            following = samples[index + 1] if index + 1 < count else None  # the feeds are read here, in order
+
+            def local_result(local: Future | None = local, following: Feed | None = following) -> Feed | None:
+                nonlocal marked
+                # The QDQ values are folded: the next sample's QDQ run may write into the shared buffers.
+                marked = self._pool.submit(self._run_marked, following, True) if following is not None else None
+                return local.result() if local is not None else None
+
+            marked = None
+            self._fold(fp32, qdq, local_result, local_ready=False)
+            if marked is None and following is not None:  # _fold asks for the local values once; should it not have
+                marked = self._pool.submit(self._run_marked, following, True)
+            del fp32, qdq, local, local_result
+            if on_sample is not None:
+                on_sample(index)
+            feed = following
+
+    def _local_buffer_set(self, fp32: Feed) -> dict[str, np.ndarray]:
+        """The float32 arrays, by QDQ name, the double-buffered path's local runs write into: a set of its own, shaped
+        as _shared_buffers (the QDQ values of the next sample go there while these are folded)."""
+        if self._local_buffers is None:
+            self._local_buffers = self._buffer_set(fp32)
+        return self._local_buffers
 
     def _add_stepped(self, samples: Sequence[Feed], on_sample: Callable[[int], None] | None) -> bool:
         """`add_all` for a model whose aligned tensors (as float32, by shape inference on the first sample) pass
@@ -334,10 +386,11 @@ class LayerCollector:
     def _run_marked(self, feed: Feed, bind: bool | None = False) -> tuple[Feed, Feed]:
         """One sample's marked FP32 and QDQ values. *bind*: the QDQ run writes its float32 values into the pass's
         shared buffers (_shared_buffers; the local run of the sequential path reuses them); None: so when the FP32
-        values alone are more than half of PIPELINE_BYTES (the first sample, before add_all chooses its path)."""
+        values alone are more than half of DOUBLE_BUFFER_ABOVE (the first sample, before add_all chooses its path: the
+        double-buffered and the sequential paths keep the buffers, the others drop them)."""
         fp32 = dict(zip(self.fp32_names, self.fp32.run(self.fp32_names, feed)))
         if bind is None:
-            bind = 2 * _nbytes(fp32) > PIPELINE_BYTES
+            bind = 2 * _nbytes(fp32) > min(DOUBLE_BUFFER_ABOVE, PIPELINE_BYTES)
         if bind:
             self._shared_buffers(fp32)
             values = _bound_run(self.qdq, self.qdq_outputs, feed, self._fitting(self.qdq_names, fp32))
@@ -353,21 +406,26 @@ class LayerCollector:
         values into (_fold_shared): made once, each aligned tensor's in the shape of its FP32 value on the first sample
         it sees. A sample whose values do not fit them runs unbound (_bound_run)."""
         if self._buffers is None:
-            self._buffers = {}
-            names = set(self.qdq_names)
-            for tensor in self.alignment.tensors:
-                value = fp32.get(tensor.name)
-                if tensor.qdq_name in names and isinstance(value, np.ndarray) and value.dtype == np.float32 \
-                        and self.q_index.elem_types.get(tensor.qdq_name) in _FLOAT_TYPES:
-                    self._buffers.setdefault(tensor.qdq_name, np.empty(value.shape, np.float32))
+            self._buffers = self._buffer_set(fp32)
         return self._buffers
 
-    def _fitting(self, qdq_names: Sequence[str], fp32: Feed) -> list[np.ndarray | None]:
+    def _buffer_set(self, fp32: Feed) -> dict[str, np.ndarray]:
+        buffers: dict[str, np.ndarray] = {}
+        names = set(self.qdq_names)
+        for tensor in self.alignment.tensors:
+            value = fp32.get(tensor.name)
+            if tensor.qdq_name in names and isinstance(value, np.ndarray) and value.dtype == np.float32 \
+                    and self.q_index.elem_types.get(tensor.qdq_name) in _FLOAT_TYPES:
+                buffers.setdefault(tensor.qdq_name, np.empty(value.shape, np.float32))
+        return buffers
+
+    def _fitting(self, qdq_names: Sequence[str], fp32: Feed,
+                 buffers: dict[str, np.ndarray] | None = None) -> list[np.ndarray | None]:
         """The shared buffer of each QDQ name where it has the shape of this sample's FP32 value of the tensor (the
         QDQ and the local value have it: check_pairs dropped the pairs whose shapes differ), else None (allocated by
         ONNX Runtime): a model whose shapes change from sample to sample runs those outputs unbound rather than failing
         in ONNX Runtime and running again."""
-        buffers = self._buffers or {}
+        buffers = (self._buffers if buffers is None else buffers) or {}
         fitting = []
         for name in qdq_names:
             buffer, value = buffers.get(name), fp32.get(self.to_fp32_name.get(name, ""))
@@ -467,17 +525,19 @@ class LayerCollector:
                     for stats, ref, ref_sq, tensor in kept:
                         fold_pair(stats.local, ref, clip_fused(tensor, local[tensor.qdq_name]), ref_sq)
 
-    def _run_local(self, feed: Feed, fp32: Feed, bind: bool = False) -> Feed | None:
+    def _run_local(self, feed: Feed, fp32: Feed, bind: bool = False,
+                   buffers: dict[str, np.ndarray] | None = None) -> Feed | None:
         """The local graph's values of one sample by QDQ name; *bind*: written into the shared buffers (_fold_shared),
-        whose QDQ values must be folded by then."""
+        whose QDQ values must be folded by then, or into *buffers* (_add_double_buffered's local set)."""
         local, model = self.local, self.local_model
         if local is None or model is None:
             return None
         inputs = {name: local_input(model, name, self.to_fp32_name, feed, fp32) for name in model.inputs}
         names = list(model.outputs)
         try:
-            if bind and self._buffers:
-                values = _bound_run(local, names, inputs, self._fitting([n[: -len("__local")] for n in names], fp32))
+            if bind and (self._buffers if buffers is None else buffers):
+                values = _bound_run(local, names, inputs,
+                                    self._fitting([n[: -len("__local")] for n in names], fp32, buffers))
             else:
                 values = local.run(names, inputs)
         except Exception as exc:  # e.g. a shape only a later sample has: the local error is lost, not the pass
