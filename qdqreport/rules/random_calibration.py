@@ -12,9 +12,9 @@ from qdqreport.analysis.context import Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.target import TENSORRT
-from qdqreport.fixes import (RANDOM_CALIBRATION_FIX, calibration_reader, input_layout, model_file, python_command,
-                             quantize_static_command, quantizer_name, recorded_ort_options, requantize_command,
-                             requantized_file, tensorrt_ort_options)
+from qdqreport.fixes import (RANDOM_CALIBRATION_FIX, calibration_reader, input_layout, input_sizes, model_file,
+                             python_command, quantize_static_command, quantizer_name, recorded_ort_options,
+                             requantize_command, requantized_file, tensorrt_ort_options)
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
@@ -184,7 +184,8 @@ def _value(value: float | None) -> Any:
 def _fixes(ctx: Context) -> tuple[Fix, ...]:
     # Any object with get_next() is a CalibrationDataReader to ONNX Runtime (its __subclasshook__); one sample per call.
     reader = ("import types, numpy as np; from onnxruntime.quantization import quantize_static; "
-              + calibration_reader(RANDOM_CALIBRATION_FIX, (ctx.input_names or ("x",))[0], input_layout(ctx))
+              + calibration_reader(RANDOM_CALIBRATION_FIX, (ctx.input_names or ("x",))[0], input_layout(ctx),
+                                   input_sizes(ctx))
               + f"quantize_static({model_file(ctx, 'fp32')!r}, {requantized_file(ctx)!r}, "
               "types.SimpleNamespace(get_next=lambda: next(it, None)))")
     # The words name the tool the command below runs (a new user's ORT model was told "ModelOpt
