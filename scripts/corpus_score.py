@@ -326,7 +326,8 @@ PARTS = (
     Part(THIRTY_THIRD_PART, "thirty-third", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/5, within three 5/5, healthy controls with an error 0/3, harmless "
          "faults with an error 0/4; after them (session 36), at 9ad8225: the same; after session 37's rule changes, at "
-         "14b3446 and at 809faea: the same; still held out", held_out=True),
+         "14b3446 and at 809faea: the same; after most of session 38's (at f67614e): the same; then read (2026-11-28, "
+         "session 38): no longer held out"),
     Part(THIRTY_SECOND_PART, "thirty-second", ", made 2026-11-27; scored while sealed before the next round of rule "
          "changes, at 793152c: first-ranked 4/8, within three 6/8, healthy controls with an error 0/3, harmless "
          "faults with an error 0/1; after them (session 36), at 9ad8225: the same; before session 37's rule changes, at "

@@ -10,7 +10,8 @@ node in INT8); the bundle also holds measurements that test those guesses:
     them and, with collect --postprocess, the user's decode agrees too, collect/whatif.py; before
     2026-11-27, the worst output's median cosine): no node is broken
     for typical inputs, what fails is specific to some inputs;
-  * is partial in between (more than half closed, target not reached);
+  * is partial in between (more than half closed, target not reached); a set that closes 90% or more
+    (NEARLY) is the measured remedy all the same, and a guess about other nodes ranks under it;
   * a set says nothing on its own once exclusions interact: when one suspect excluded alone (the
     search's single-node trials) wins back at least half the loss that the whole set did not, the
     evidence is partial for that node (a new user's fastmrz U-Net: one BatchNorm Mul whose per-tensor
@@ -54,6 +55,26 @@ from qdqreport.bundle.vocabulary import WHATIF_TASK_OUTPUT
 
 CONFIRMS, REFUTES, PARTIAL, INCONCLUSIVE = "confirms", "refutes", "partial", "inconclusive"
 REFUTED_BELOW = 0.5  # an exclusion of every suspect that closes less than half the gap did not find the cause
+# A set that wins back this share of the loss without reaching the target is the measured remedy all the same: its
+# finding (QR203) is a warning scored PARTIAL_REMEDY x the share, and a guess about other nodes ranks under it (a new
+# user's GTCRN: 12 suspects won back 96% of the loss, -18.09 -> -0.80 dB measured by hand, ranked 7th as info under
+# "8 sensitive nodes", whose exclusion measured -14.83 dB).
+NEARLY = 0.9
+PARTIAL_REMEDY = 0.6
+
+
+def remedy_score(found: "WhatIfEvidence | None") -> float | None:
+    """The score of the what-if's own finding for the set it measured (QR203) when that set is a remedy: it reached
+    the target (the share won back), or it won back NEARLY all of the loss (PARTIAL_REMEDY x the share); None
+    otherwise. A layer guess about other nodes ranks under it (rules/_measured.py)."""
+    if found is None:
+        return None
+    if found.verdict == CONFIRMS:
+        return max(0.0, min(1.0, found.closed))
+    if found.verdict == PARTIAL and found.closed >= NEARLY:
+        return PARTIAL_REMEDY * min(1.0, found.closed)
+    return None
+
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from typing import Iterator
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, deciding_output, judged,
-                                         judged_words, recovered, target_words, whatif)
+from qdqreport.analysis.evidence import (NEARLY, PARTIAL, PARTIAL_REMEDY, REFUTED_BELOW, WhatIfEvidence,
+                                         deciding_output, judged, judged_words, recovered, target_words, whatif)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
@@ -75,7 +75,8 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     lost agreement recovered, in the measure that judged the output. When no set of suspects
     reaches the target, an info finding says so: when excluding every suspect wins back half of the
     lost agreement or more (in the measure that decides: the --postprocess decode where there is
-    one), it is a measured partial remedy, with its command and what it won back; below half, the
+    one), it is a measured partial remedy, with its command and what it won back (at 90% or more, the measured remedy:
+    an error when the outputs collapsed, else a warning, ranked above the guesses about other nodes); below half, the
     damage is spread over the graph (typically a calibration problem), not in a few nodes. A bundle collected before
     2026-11-27 judged the worst output's median cosine (0.99) and top-1 agreement instead; the finding then says so.
     When the bundle proves the calibration data unlike the evaluation data (analysis/upstream.py: a preprocessing
@@ -125,8 +126,7 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                         f"cosine {chosen['cosine']:.4f}{_top1_text(chosen)} (target {summary['target_cosine']})")
                      + "; the error is spread over the graph, so look at calibration first."))
         return
-    collapsed = (base["level"] == COLLAPSE if by_judgement else
-                 base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED))
+    collapsed = _collapsed(base)
     fixes = [exclusion_fix(ctx, f"Re-quantize with {plural(len(chosen['nodes']), 'node')} excluded (measured above)",
                            exclusion(chosen["nodes"]))]
     op_type = summary.get("op_type") or {}
@@ -169,6 +169,14 @@ def _one_node(ctx: Context, alone: WhatIfEvidence, evidence: list) -> Finding:
         summary=f"{alone.line[0].upper()}{alone.line[1:]}.")
 
 
+def _collapsed(base: dict) -> bool:
+    """Whether the unmodified QDQ model's outputs collapsed, as the what-if judged them (its cosine and top-1 in a
+    bundle collected before the what-if judged as the report does)."""
+    if judged(base):
+        return base["level"] == COLLAPSE
+    return base["cosine"] < COLLAPSED or (base.get("top1") is not None and base["top1"] < COLLAPSED)
+
+
 def _partial(ctx: Context, summary: dict, evidence: list) -> Finding:
     """Every suspect excluded wins back most of the loss without reaching the target: the set is measured and worth
     its command (a new user's U^2-Net-p: 37% -> 89% of its decode, Conv_787 alone 85%), the rest is elsewhere."""
@@ -179,7 +187,11 @@ def _partial(ctx: Context, summary: dict, evidence: list) -> Finding:
                if judged(base) and judged(chosen) else f"cosine {base['cosine']:.4f} to {chosen['cosine']:.4f}")
     return whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(count, 'node')} wins back {closed:.0%} of the loss, short of the target",
-        severity="info", confidence=0.95, score=0.3 * clamp01(closed), subject=";".join(chosen["nodes"][:8]),
+        # Nearly all of the loss won back: the measured remedy, ranked above the guesses (analysis/evidence.NEARLY), an
+        # error as a restoring set is when the outputs collapsed.
+        severity=("error" if _collapsed(base) else "warning") if closed >= NEARLY else "info", confidence=0.95,
+        score=PARTIAL_REMEDY * clamp01(closed) if closed >= NEARLY else 0.3 * clamp01(closed),
+        subject=";".join(chosen["nodes"][:8]),
         tags=("measured",), evidence=tuple(evidence),
         fixes=(exclusion_fix(ctx, f"Re-quantize with the {plural(count, 'node')} excluded (measured: {closed:.0%} of "
                                   "the loss won back, the target not met)", exclusion(chosen["nodes"])),
