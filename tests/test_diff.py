@@ -371,3 +371,13 @@ def test_a_cosine_that_moves_while_the_decisions_stay_collapsed_is_no_improvemen
                                                         (restored,), None),), (), (), True, 200, 200, ""),
                            None, FindingsDiff((), (), ()), Tolerance())
     assert better.kind == "restored"
+
+
+def test_recurrent_state_never_makes_the_headline():
+    """Silero VAD calibrated on noise, then on speech (read corpus): its state stateN moved from cosine 0.24 to 0.99 and
+    the headline read "the fix improves the outputs (cosine 0.24 → 0.99)", the state unnamed (a new user's GTCRN diff
+    likewise quoted a cache). State is never decisive (analysis/output_kinds.py): its moves are left out."""
+    model = build_diff(ROOT / "corpus" / "vad_random_calib", ROOT / "corpus" / "vad_healthy_ort_sym", force=True)
+    state = next(o for c in model.accuracy.comparisons for o in c.outputs if o.output == "stateN")
+    assert "internal" in state.levels and state.cosine.after - state.cosine.before > 0.5
+    assert "0.24" not in model.verdict.text and not [m for m in model.verdict.improvements if m.output == "stateN"]

@@ -89,6 +89,10 @@ def _moves(comparison: ComparisonDiff, tolerance: Tolerance) -> list[MetricChang
     pair = f"{comparison.candidate} vs {comparison.reference}"
     candidates: list[tuple[str, str, MetricPair | None, float]] = []
     for output in comparison.outputs:
+        if "internal" in output.levels:
+            # Recurrent state is never decisive: its cosine moving is no headline (a new user's GTCRN diff read "the
+            # fix improves the outputs (cosine 0.96 → 0.9952)", its tra_cache_out, unnamed, the enhanced frame unmoved).
+            continue
         candidates += [(output.output, "top-1", output.top1, tolerance.top1),
                        (output.output, "cosine", output.cosine, tolerance.cosine)]
     candidates.append(("", "decision agreement", comparison.decision, tolerance.top1))
