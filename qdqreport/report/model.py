@@ -58,6 +58,9 @@ class OutputRow(OutputSummary):
     analysis/agreement.py) plus the slice note and the per-sample series the plots draw."""
 
     slice_note: str = ""
+    # Recurrent state: each sample ran with the state the evaluation file holds (open loop); deployed, the model feeds
+    # its own state back and an error can build up (a new user's GTCRN: -0.36 dB open loop, -0.97 dB closed loop).
+    state_note: str = ""
     kind_note: str = ""  # where inference had to guess the kind: the other kind its values fit (_kind_note) ...
     kind_option: str = ""  # ... and the option that declares it
     sample_cosines: tuple[float | None, ...] = ()  # empty below 8 values per sample: the cosine is not shown
@@ -366,6 +369,7 @@ def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[st
     return OutputRow(
         **{f.name: getattr(summary, f.name) for f in fields(OutputSummary)},
         slice_note=_slice_note(summary, info.sliced.get(summary.output)),
+        state_note=STATE_NOTE if summary.kind is not None and summary.kind.internal else "",
         kind_note=kind_note,
         kind_option=f"--output-kind {summary.output}={summary.kind.alternative}" if kind_note else "",
         # Fewer than 8 values per sample: the cosine is 1 whatever happens, so it is neither plotted nor quoted.
@@ -373,6 +377,11 @@ def _output_row(summary: OutputSummary, info: ComparisonInfo, rows: list[dict[st
         if summary.judgement is None or summary.judgement.cosine_meaningful else (),
         sample_sqnr=tuple(_finite(r["sqnr_db"]) for r in rows),
     )
+
+
+STATE_NOTE = ("recurrent state, never decisive: each sample ran with the state the input file holds; deployed, the "
+              "model feeds its own state back and its error can build up over a sequence, which only whole sequences "
+              "show (collect --postprocess with a decode that runs them)")
 
 
 # What a kind the user declares is judged by, for the note that offers it (analysis/agreement.py decides).
@@ -399,6 +408,8 @@ def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
         return note + "; judged field by field, each by its kind (how judged), not by the slices' cosine"
     if summary.worst_slice is not None and summary.worst_slice_cosine is not None:
         note += f"; worst slice {summary.worst_slice}: cosine {_short_cosine(summary.worst_slice_cosine)}"
+    else:  # one quantity across its scales, an embedding or a flat vector (analysis/agreement.py, context.py)
+        note += "; judged as a whole"
     return note
 
 
