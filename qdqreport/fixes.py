@@ -273,7 +273,10 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
     if reduce_range:
         kwargs.append("reduce_range=True")
     source = repr(model_file(ctx, "fp32"))
-    if options.get("to_opset13"):  # converted in memory when older: quantize_static takes the ModelProto
+    # Per-channel weights get DequantizeLinear nodes with an axis only opset 13 has: an older model is converted in
+    # memory first (quantize_static takes the ModelProto), whichever fix asks for per-channel weights or keeps the
+    # user's (a new user's opset-11 CenterNet: QR003's and QR009's re-quantizations wrote models ORT refused to load).
+    if options.get("to_opset13") or options.get("per_channel"):
         rows += (f"import onnx; from onnx import version_converter; m = onnx.load({source}); v = max([o.version for o in "
                  "m.opset_import if o.domain in ('', 'ai.onnx')] or [13]); m = m if v >= 13 else "
                  "version_converter.convert_version(m, 13); ")

@@ -530,3 +530,16 @@ def test_the_printed_reader_cuts_each_input_as_collect_did(tmp_path):
     feeds = list(scope["it"])
     assert len(feeds) == frames
     assert all(list(feed[k].shape) == shapes[k] for feed in feeds for k in shapes)
+
+
+def test_every_per_channel_command_converts_an_older_opset_first():
+    """A new user's opset-11 CenterNet quantized per channel (after converting it): QR003's and QR009's printed
+    re-quantizations kept per_channel=True on the opset-11 FP32 file and wrote models ONNX Runtime refused ("Unrecognized
+    attribute: axis for operator DequantizeLinear"); only QR013's, which adds per-channel weights, converted. The
+    conversion itself is run on a real opset-11 model in tests/test_confirm_opset.py and test_ppocrv5_constants.py."""
+    from qdqreport.fixes import recorded_ort_options, requantize_command
+
+    ctx = Context(Bundle(CORPUS / "age_healthy_ort_sym"))  # quantize_static, per-channel weights
+    assert recorded_ort_options(ctx)["per_channel"] is True
+    command = requantize_command(ctx)
+    assert "version_converter.convert_version(m, 13)" in command and "quantize_static(m, " in command
