@@ -58,8 +58,8 @@ with the symptom and the first-ranked root cause; when the outputs agree it says
 number that decided it, and names the most severe other finding. Where every error is a deployment finding and
 ONNX Runtime measured no more than a degradation, the verdict says the red is TensorRT's only and names
 `--target onnxruntime` for a model deployed with ONNX Runtime. A first-ranked cause that is a layer guess
-(QR002, QR200, QR201) which no run has tested (no what-if, local recomputation or control behind it) is named
-"most likely cause (untested: ...)", with the option that tests it.
+(QR002, QR200, QR201) or a structural one (QR013) which no run has tested (no what-if, local recomputation or
+control behind it) is named "most likely cause (untested: ...)", with what would test it.
 """
 SEVERITY_RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 DEPLOYMENT_TAG = "deployment"  # what only the deployment target rejects or changes: its own report section

@@ -281,20 +281,24 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
         # Every cause was measured down (a refuted exclusion, kernels that explain a side output only, nodes the error
         # only passes through) or is weak by itself: naming it "most likely" would claim what the findings deny.
         return text + f"; no cause established; weak suspect: {cause.title.rstrip('.')} (see the findings)"
-    untested = " (untested: collect --per-layer measures what excluding its nodes wins back)" if _untested(cause) else ""
+    untested = f" (untested: {GUESSES[cause.rule_id]})" if _untested(cause) else ""
     return text + f"; most likely cause{untested}: {cause.title.rstrip('.')}"
 
 
-# The layer guesses: which nodes INT8 damages, read from tensor errors. The verdict says when no run has tested one (a
-# new user's GTCRN with quantize_static's defaults: "most likely cause: 16 sensitive nodes quantized to INT8", whose
-# exclusion, run by hand, won back 0.36 of 7.67 dB lost).
-LAYER_GUESSES = frozenset({"QR002", "QR200", "QR201"})
+# The guesses read from the graph and tensor errors, and what tests each. The verdict says when no run has tested one:
+# a new user's GTCRN with quantize_static's defaults read "most likely cause: 16 sensitive nodes quantized to INT8",
+# whose exclusion, run by hand, won back 0.36 of 7.67 dB lost; a new user's CenterNet, "16 per-tensor weights crush
+# small output channels", whose per-channel fix measured worse on that CPU (F1 0.879 -> 0.812).
+_BY_PER_LAYER = "collect --per-layer measures what excluding its nodes wins back"
+GUESSES = {"QR002": _BY_PER_LAYER, "QR200": _BY_PER_LAYER, "QR201": _BY_PER_LAYER,
+           "QR013": "its fix, re-quantized and collected again, measures it"}
 TESTED = ("Measured", "Confirmed", "Refuted", "Ranked under the measured")
 
 
 def _untested(cause: Finding) -> bool:
-    """Whether *cause* is a layer guess that carries no measurement of its own (no what-if, no local recomputation)."""
-    return cause.rule_id in LAYER_GUESSES and not any(
+    """Whether *cause* is a guess (GUESSES) that carries no measurement of its own (no what-if, no local
+    recomputation, no control)."""
+    return cause.rule_id in GUESSES and not any(
         isinstance(getattr(e, "text", None), str) and e.text.startswith(TESTED) for e in cause.evidence)
 
 
