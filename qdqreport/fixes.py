@@ -378,16 +378,21 @@ def _cut_reader(calib: str, input_name: str, layout: Mapping[str, tuple[int | No
     return f"{load}it = iter([{feed} for i in range({count})]); "
 
 
+def _recorded_tensors(ctx: Context, role: str) -> list[tuple[str, int | None, list[Any]]]:
+    """The (name, batch axis, shape of one sample) of each model input collect recorded for *role* (calib, eval). A
+    stranger's manifest: only a name, an int or null axis and a list shape are read."""
+    recorded = (ctx.manifest.get("inputs") or {}).get(role)
+    tensors = recorded.get("tensors") if isinstance(recorded, dict) else None
+    return [(t["name"], t.get("batch_axis", 0), t["shape"]) for t in tensors or ()
+            if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("shape"), list)
+            and (t.get("batch_axis", 0) is None or type(t.get("batch_axis", 0)) is int)]
+
+
 def input_layout(ctx: Context) -> dict[str, tuple[int | None, int]]:
     """Each model input's (batch axis, rank of one sample) as collect recorded them (the calibration's, else the
     evaluation's: the same model inputs, cut the same way)."""
-    inputs = ctx.manifest.get("inputs") or {}
     for role in ("calib", "eval"):
-        tensors = (inputs.get(role) or {}).get("tensors") if isinstance(inputs.get(role), dict) else None
-        # A stranger's manifest: only a name, an int or null axis and a list shape are read.
-        layout = {t["name"]: (t.get("batch_axis", 0), len(t["shape"])) for t in tensors or ()
-                  if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("shape"), list)
-                  and (t.get("batch_axis", 0) is None or type(t.get("batch_axis", 0)) is int)}
+        layout = {name: (axis, len(shape)) for name, axis, shape in _recorded_tensors(ctx, role)}
         if layout:
             return layout
     return {}
@@ -396,16 +401,9 @@ def input_layout(ctx: Context) -> dict[str, tuple[int | None, int]]:
 def input_sizes(ctx: Context) -> dict[str, int]:
     """Each model input's length along its batch axis in one sample, as collect recorded it (1 but for inputs such as a
     streaming model's caches of batch 2)."""
-    inputs = ctx.manifest.get("inputs") or {}
     for role in ("calib", "eval"):
-        tensors = (inputs.get(role) or {}).get("tensors") if isinstance(inputs.get(role), dict) else None
-        sizes = {}
-        for t in tensors or ():
-            axis, shape = (t.get("batch_axis", 0), t.get("shape")) if isinstance(t, dict) else (None, None)
-            if isinstance(t.get("name") if isinstance(t, dict) else None, str) and type(axis) is int \
-                    and isinstance(shape, list) and 0 <= axis < len(shape) and type(shape[axis]) is int \
-                    and shape[axis] > 0:
-                sizes[t["name"]] = shape[axis]
+        sizes = {name: shape[axis] for name, axis, shape in _recorded_tensors(ctx, role)
+                 if axis is not None and 0 <= axis < len(shape) and type(shape[axis]) is int and shape[axis] > 0}
         if sizes:
             return sizes
     return {}

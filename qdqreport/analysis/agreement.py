@@ -192,26 +192,30 @@ def signal_slices(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 UNIT_JUMP = 10.0
 
 
+MIN_CONTINUUM = 16  # slices; a head of a few fields (4 box coordinates and a few classes) is never a continuum
+
+
 def one_quantity(rows: Sequence[dict[str, Any]]) -> bool:
     """Whether the signal slices' reference RMS values, sorted, rise by at most UNIT_JUMP from one to the next (and
     there are at least MIN_CONTINUUM of them): the slices are one quantity across scales."""
-    rms = sorted(r["ref_rms"] for r in signal_slices(list(rows)) if r.get("ref_rms") is not None
-                 and not math.isnan(r["ref_rms"]))
+    return _continuum(signal_slices(list(rows)))
+
+
+def _continuum(signal: list[dict[str, Any]]) -> bool:
+    """one_quantity's test on slices that already carry signal (signal_slices)."""
+    rms = sorted(r["ref_rms"] for r in signal if r.get("ref_rms") is not None and not math.isnan(r["ref_rms"]))
     if len(rms) < MIN_CONTINUUM or rms[0] <= 0:
         return False
     return all(high <= UNIT_JUMP * low for low, high in zip(rms, rms[1:]))
 
 
-MIN_CONTINUUM = 16  # slices; a head of a few fields (4 box coordinates and a few classes) is never a continuum
-
-
 def worst_slice(rows: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
     """The slice with the lowest cosine among those that carry signal; ties go to the lowest index. None when the slices
     are one quantity across scales (one_quantity): the output's own numbers judge it."""
-    rows = list(rows)
-    if one_quantity(rows):
+    signal = signal_slices(list(rows))
+    if _continuum(signal):
         return None
-    return min(signal_slices(rows), key=lambda s: (cosine_value(s.get("cosine")), s["index"]), default=None)
+    return min(signal, key=lambda s: (cosine_value(s.get("cosine")), s["index"]), default=None)
 
 
 def level_of(value: float, agree_at: float, collapse_below: float) -> str:

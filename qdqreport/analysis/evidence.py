@@ -76,7 +76,6 @@ def remedy_score(found: "WhatIfEvidence | None") -> float | None:
     return None
 
 
-
 @dataclass(frozen=True)
 class WhatIfEvidence:
     verdict: str  # confirms | refutes | partial

@@ -519,9 +519,9 @@ def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -
                           f"evaluation value is {e['min']:g}..{e['max']:g}: ids or bytes read as signed", "x", 1.0, 0.7,
                           advice="Read the calibration values unsigned, as the evaluation pipeline does (bytes: "
                                  "np.frombuffer(data, np.uint8), not np.int8; or x % 256 on the signed bytes)")
-    frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
     if batching_differs(calib, evaluation):  # graphs collated in one set, one a sample in the other: no step
         return None
+    frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
     if frozen_c == frozen_e:
         return _inverted_flag(calib, evaluation) or _missing_ids(calib, evaluation)
     label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"

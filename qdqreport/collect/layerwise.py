@@ -30,7 +30,8 @@ from qdqreport.analysis.metrics import Accumulator
 from qdqreport.collect.align import (SKIP_REASONS, SKIP_SHAPE, AlignedTensor, AlignedWeight, Alignment, GraphPair,
                                      QuantizerInfo, SkippedTensor, along_axis, check_pairs, clip_fused,
                                      dequantized_weight, describe)
-from qdqreport.collect.local_model import LOCAL_SESSION_CONFIG, build_local_model, fed_tensor, local_input
+from qdqreport.collect.local_model import (LOCAL_SESSION_CONFIG, LOCAL_SUFFIX, build_local_model, fed_tensor,
+                                          local_input)
 from qdqreport.collect.models import (external_source, marked_source, session_source, stored_tensors, stored_value,
                                       with_extra_outputs)
 from qdqreport.collect.ort_stage import new_session
@@ -381,7 +382,7 @@ class LayerCollector:
         except Exception as exc:  # as _run_local: the local error is lost, not the pass
             self.local, self.local_error = None, exception_line(exc)
             return None
-        return {name[: -len("__local")]: value for name, value in values.items()}
+        return {name[: -len(LOCAL_SUFFIX)]: value for name, value in values.items()}
 
     def _run_marked(self, feed: Feed, bind: bool | None = False) -> tuple[Feed, Feed]:
         """One sample's marked FP32 and QDQ values. *bind*: the QDQ run writes its float32 values into the pass's
@@ -537,13 +538,13 @@ class LayerCollector:
         try:
             if bind and (self._buffers if buffers is None else buffers):
                 values = _bound_run(local, names, inputs,
-                                    self._fitting([n[: -len("__local")] for n in names], fp32, buffers))
+                                    self._fitting([n[: -len(LOCAL_SUFFIX)] for n in names], fp32, buffers))
             else:
                 values = local.run(names, inputs)
         except Exception as exc:  # e.g. a shape only a later sample has: the local error is lost, not the pass
             self.local, self.local_error = None, exception_line(exc)
             return None
-        return {name[: -len("__local")]: value for name, value in zip(names, values)}
+        return {name[: -len(LOCAL_SUFFIX)]: value for name, value in zip(names, values)}
 
     def result(self, seconds: float = 0.0) -> LayerResult:
         rows = [self._tensor_row(t) for t in self.alignment.tensors] + self._weight_rows()

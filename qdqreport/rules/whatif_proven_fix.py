@@ -8,8 +8,8 @@ from typing import Iterator
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.analysis.evidence import (NEARLY, PARTIAL, PARTIAL_REMEDY, REFUTED_BELOW, WhatIfEvidence,
-                                         deciding_output, judged, judged_words, recovered, target_words, whatif)
+from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, deciding_output, judged,
+                                         judged_words, recovered, remedy_score, target_words, whatif)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
@@ -185,13 +185,13 @@ def _partial(ctx: Context, summary: dict, evidence: list) -> Finding:
     output = deciding_output(base, chosen)
     reached = (f"{judged_words(base, output)} to {judged_words(chosen, output)}, as the report judges it"
                if judged(base) and judged(chosen) else f"cosine {base['cosine']:.4f} to {chosen['cosine']:.4f}")
+    # Nearly all of the loss won back: the measured remedy, scored as the guesses it outranks read it
+    # (analysis/evidence.remedy_score), an error as a restoring set is when the outputs collapsed.
+    remedy = remedy_score(whatif(ctx))
     return whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(count, 'node')} wins back {closed:.0%} of the loss, short of the target",
-        # Nearly all of the loss won back: the measured remedy, ranked above the guesses (analysis/evidence.NEARLY), an
-        # error as a restoring set is when the outputs collapsed.
-        severity=("error" if _collapsed(base) else "warning") if closed >= NEARLY else "info", confidence=0.95,
-        score=PARTIAL_REMEDY * clamp01(closed) if closed >= NEARLY else 0.3 * clamp01(closed),
-        subject=";".join(chosen["nodes"][:8]),
+        severity=("error" if _collapsed(base) else "warning") if remedy is not None else "info", confidence=0.95,
+        score=remedy if remedy is not None else 0.3 * clamp01(closed), subject=";".join(chosen["nodes"][:8]),
         tags=("measured",), evidence=tuple(evidence),
         fixes=(exclusion_fix(ctx, f"Re-quantize with the {plural(count, 'node')} excluded (measured: {closed:.0%} of "
                                   "the loss won back, the target not met)", exclusion(chosen["nodes"])),
