@@ -318,8 +318,8 @@ class Part:
 PARTS = (
     Part(THIRTY_FIFTH_PART, "thirty-fifth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at d7ff478: first-ranked 2/4, within three 3/4, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/5; after session 38's rule changes, at 332ba73 and at 5cbde50: the same; still held "
-         "out", held_out=True),
+         "faults with an error 0/5; after session 38's rule changes, at 332ba73 and at 5cbde50: the same; at e636946 "
+         "(the thirty-sixth part's \"before\"): the same; then read (2026-11-28, session 39): no longer held out"),
     Part(THIRTY_FOURTH_PART, "thirty-fourth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at d498cb4: first-ranked 3/7, within three 4/7, healthy controls with an error 2/3, harmless "
          "faults with an error 2/2; after session 37's rule changes, at 14b3446: the same; then read (2026-11-28, "

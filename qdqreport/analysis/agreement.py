@@ -82,6 +82,12 @@ CENTRED_MIN_SAMPLES = 8
 # A collapse takes at least two changed decisions: one alone is an anecdote (with 8 samples it is
 # already 12.5% of the top-1 decisions; a single near-tie flip is what healthy INT8 noise does).
 MIN_CHANGED_TO_COLLAPSE = 2
+# Decisions judge an output only while its numbers still mean what they did: at a median relative L2 error of 1 or more
+# (SQNR at or below 0 dB) the error is as large as the output itself, and any decode that reads the scores, not only
+# their argmax, breaks. An over-quantized atom mapper (every op in INT8, its attention mask's -inf in a Q/DQ pair) kept
+# all 684 row argmaxes of its head-averaged attention at cosine -0.56 and relative error 11.4, and the package's own
+# mapping, which reads the attention's values, mapped none of 293 product atoms; healthy INT8 stays under 0.2.
+VALUES_LOST_REL = 1.0
 
 # measure -> (agreement at or above which the stages agree, below which they collapse). Shares of
 # decisions: a healthy INT8 model keeps 97-99% of them; losing a tenth or more is a broken model.
@@ -142,6 +148,8 @@ def levels_table() -> list[tuple[str, str, str]]:
          f"≥ {SMALL_REL_COLLAPSED:g}"),
         (f"error against the spread: ‖QDQ − FP32‖ over ‖FP32 − its mean over the samples‖ (tensors judged by cosine, "
          f"on {CENTRED_MIN_SAMPLES} stored samples or more; it only makes them collapse)", "", f"≥ {CENTRED_COLLAPSE:g}"),
+        ("relative error (median) of an output judged by its decisions: the values are lost even where the decisions "
+         "hold (it only makes them collapse)", "", f"≥ {VALUES_LOST_REL:g}"),
         (f"near tie: a flip whose reference and quantized value both sit within {MARGIN:g} of the threshold is "
          f"shown, never counted (a map pixel: its reference alone; a top-1 flip: the reference's top two within "
          f"{2 * MARGIN:g}, probabilities as they are, logits through their softmax); "
@@ -240,6 +248,8 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None, centred: tuple[
     if decisions is not None and decisions.parts:
         return _by_fields(decisions, summary.samples, internal, meaningful)
     if decisions is not None and decisions.measure in DECISION_LEVELS:
+        if cosine_shown and summary.rel_l2_median >= VALUES_LOST_REL and _decision_level(decisions) != COLLAPSE:
+            return _values_lost(summary, decisions, internal)
         return Judgement(_decision_level(decisions), decisions.measure, decisions.agreement,
                          decisions.short or decisions.detail, internal, cosine_shown, tuple(decisions.per_sample),
                          _decision_detail(decisions, summary.samples), tuple(decisions.per_sample_changed))
@@ -257,6 +267,17 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None, centred: tuple[
                                       f"{centred[1]:,} stored samples (at least {CENTRED_COLLAPSE:g}x: the quantized "
                                       f"output no longer tells the inputs apart); {judged.headline}")
     return judged
+
+
+def _values_lost(summary: Any, decisions: Any, internal: bool) -> Judgement:
+    """A collapse by the numbers where the decisions held: the error is at least the output's own size
+    (VALUES_LOST_REL)."""
+    rel = summary.rel_l2_median
+    kept = decisions.short or decisions.detail
+    return Judgement(COLLAPSE, "relative error", rel, f"relative error {rel:.3g}: the error outweighs the output, though {kept}",
+                     internal, True, detail=f"relative error {rel:.3g} (median): the error is at least as large as the "
+                                            f"output itself (SQNR {summary.sqnr_median:.1f} dB), so a decode that reads "
+                                            f"the values breaks even where the decisions hold: {kept}")
 
 
 def _decision_level(decisions: Any) -> str:
