@@ -60,16 +60,16 @@ regression whose outputs an optimizer compares):
   controls 12122-12138, 14%, and the best configuration of every problem); the faults are judged against that.
 
 Quantizer: onnxruntime quantize_static (QDQ) throughout: no ModelOpt on this machine. The healthy recipe (RECIPE): the
-first two MatMuls (4 -> 64, 64 -> 64) in INT8; the output layer's MatMul (64 -> 1), the Scaler, the Cast, the bias
-Adds, the ReLUs and the Reshape float. The healthy control made for TensorRT is quantize_static with TensorRT-compatible
+first two MatMuls (4 -> 64, 64 -> 64) in INT8; the output layer's MatMul (64 -> 1), the Scaler, the Cast, the bias Adds,
+the ReLUs and the Reshape float. The healthy control made for TensorRT is quantize_static with TensorRT-compatible
 settings (symmetric INT8, zero-points 0, QuantizeBias=False). A MatMul has no bias input (the MLP's biases are separate
 Adds), so quantize_static writes no int32 bias with the recipe and QuantizeBias=False makes the same model as
 hpo_healthy_ort_sym (as on part 35's and g2p-id's MatMuls); scripts/label_targets.py then leaves the targets the labels
 give: the ORT healthy controls onnxruntime (TARGET_ORT), every fault the default, tensorrt (no bundle holds an int32
-bias DequantizeLinear node: hpo_overquant's Adds take INT8 inputs, not a quantized bias). The bundles were collected with the collector of commit e636946 (a
-worktree of it whose qdqreport/ was unchanged, PYTHONPATH set to it and the imported qdqreport checked to be the
-worktree's), and the part was scored while sealed on the rules of e636946 in that worktree (totals only). Models and
-data go to build/corpus-work/."""
+bias DequantizeLinear node: hpo_overquant's Adds take INT8 inputs, not a quantized bias). The bundles were collected
+with the collector of commit e636946 (a worktree of it whose qdqreport/ was unchanged, PYTHONPATH set to it and the
+imported qdqreport checked to be the worktree's), and the part was scored while sealed on the rules of e636946 in that
+worktree (totals only). Models and data go to build/corpus-work/."""
 
 from __future__ import annotations
 
