@@ -299,6 +299,14 @@ THIRTY_FOURTH_PART = "sealed part 34 (2026-11-28)"
 # changes, on the rules of commit d7ff478 (totals only), and is to be scored "after" them, reported apart, its rows
 # withheld (STILL_SEALED).
 THIRTY_FIFTH_PART = "sealed part 35 (2026-11-28)"
+# The thirty-sixth sealed part: a batch made on 2026-11-28 (a new family and task kind: the surfaces library's
+# surrogate of a KNN classifier's hyperparameter landscape, an sklearn MLP behind an ai.onnx.ml Scaler predicting the
+# cross-validated accuracy of a configuration, the decision the comparisons an optimizer makes between configurations
+# of one problem, through the package's own SurrogateLoader, on the surrogate's whole domain) by an engineer who never
+# ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone.
+# Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules
+# of commit e636946 (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+THIRTY_SIXTH_PART = "sealed part 36 (2026-11-28)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -316,6 +324,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_SIXTH_PART, "thirty-sixth", ", made 2026-11-28; scored while sealed before the next round of rule "
+         "changes, at e636946: first-ranked 5/7, within three 5/7, healthy controls with an error 0/3, harmless "
+         "faults with an error 0/2; still held out", held_out=True),
     Part(THIRTY_FIFTH_PART, "thirty-fifth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at d7ff478: first-ranked 2/4, within three 3/4, healthy controls with an error 0/3, harmless "
          "faults with an error 0/5; after session 38's rule changes, at 332ba73 and at 5cbde50: the same; at e636946 "
