@@ -274,7 +274,7 @@ def _values_lost(summary: Any, decisions: Any, internal: bool) -> Judgement:
     (VALUES_LOST_REL)."""
     rel = summary.rel_l2_median
     kept = decisions.short or decisions.detail
-    return Judgement(COLLAPSE, "relative error", rel, f"relative error {rel:.3g}: the error outweighs the output, though {kept}",
+    return Judgement(COLLAPSE, "relative error", rel, f"relative error {rel:.3g}, larger than the output itself, though its decisions hold",
                      internal, True, detail=f"relative error {rel:.3g} (median): the error is at least as large as the "
                                             f"output itself (SQNR {summary.sqnr_median:.1f} dB), so a decode that reads "
                                             f"the values breaks even where the decisions hold: {kept}")
