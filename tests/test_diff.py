@@ -381,3 +381,16 @@ def test_recurrent_state_never_makes_the_headline():
     state = next(o for c in model.accuracy.comparisons for o in c.outputs if o.output == "stateN")
     assert "internal" in state.levels and state.cosine.after - state.cosine.before > 0.5
     assert "0.24" not in model.verdict.text and not [m for m in model.verdict.improvements if m.output == "stateN"]
+
+
+def test_a_judged_level_that_changes_is_a_move_whatever_the_cosine():
+    """A single-value speech probability has cosine 1 on both sides: Silero VAD calibrated on quiet speech (threshold
+    decisions 96.0%, degrades) against its healthy symmetric recipe (97.3%, agrees) read "no accuracy change beyond the
+    tolerance" both ways. The measure that judged the output moves the verdict, its level named."""
+    fixed = build_diff(ROOT / "corpus" / "vad_calib_quiet", ROOT / "corpus" / "vad_healthy_ort_sym", force=True)
+    assert fixed.verdict.kind == "improved"
+    assert "threshold decisions 96.0% → 97.3%, degraded → agreeing" in fixed.verdict.text
+    broken = build_diff(ROOT / "corpus" / "vad_healthy_ort_sym", ROOT / "corpus" / "vad_calib_quiet", force=True)
+    assert broken.verdict.regressed and "agreeing → degraded" in broken.verdict.text
+    same = build_diff(ROOT / "corpus" / "vad_healthy_ort_sym", ROOT / "corpus" / "vad_healthy_trt_nobias", force=True)
+    assert same.verdict.kind == "unchanged"

@@ -58,6 +58,8 @@ class OutputDiff:
     series: tuple[tuple[float | None, float | None], ...]  # (before, after) cosine per paired sample, for the plot
     levels: tuple[str | None, str | None] = (None, None)  # each side's judgement (analysis/agreement.py), "internal"
     # for recurrent state (never decisive); None when not judged
+    judged: tuple[tuple[str, float] | None, tuple[str, float] | None] = (None, None)  # each side's deciding (measure,
+    # value): "threshold decisions" 0.96; None when not judged or judged without a value
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ def accuracy_diff(before: Context, after: Context) -> AccuracyDiff:
     shared = [c for c in before.comparisons if c.id in ids_after]
     n_before, n_after = _sample_count(before), _sample_count(after)
     limit = min(n_before, n_after) if paired else None
-    comparisons = tuple(_comparison(before, after, info, limit) for info in shared)
+    # Each side's judgement covers its own samples: compared only where both hold as many.
+    comparisons = tuple(_comparison(before, after, info, limit, n_before == n_after) for info in shared)
     return AccuracyDiff(comparisons, tuple(i for i in ids_before if i not in ids_after),
                         tuple(i for i in ids_after if i not in ids_before), paired, n_before, n_after,
                         _sample_note(paired, n_before, n_after))
@@ -120,12 +123,15 @@ def _sample_note(paired: bool, n_before: int, n_after: int) -> str:
     return f"same evaluation data, {n_before} samples paired by index"
 
 
-def _comparison(before: Context, after: Context, info: ComparisonInfo, limit: int | None) -> ComparisonDiff:
+def _comparison(before: Context, after: Context, info: ComparisonInfo, limit: int | None,
+                judged: bool = True) -> ComparisonDiff:
     rows_b = _rows_by_output(before.sample_rows(info.id), limit)
     rows_a = _rows_by_output(after.sample_rows(info.id), limit)
     levels_b, levels_a = _levels(before, info.id), _levels(after, info.id)
+    judged_b, judged_a = (_judged(before, info.id), _judged(after, info.id)) if judged else ({}, {})
     outputs = tuple(dataclasses.replace(_output(name, rows_b[name], rows_a[name], limit is not None),
-                                        levels=(levels_b.get(name), levels_a.get(name)))
+                                        levels=(levels_b.get(name), levels_a.get(name)),
+                                        judged=(judged_b.get(name), judged_a.get(name)))
                     for name in rows_b if name in rows_a)
     purpose = control_purpose(info) if is_control(info) else info.purpose
     decision = _decision(before, after, info)
@@ -135,6 +141,12 @@ def _comparison(before: Context, after: Context, info: ComparisonInfo, limit: in
 def _levels(ctx: Context, comparison_id: str) -> dict[str, str | None]:
     """Output -> the level analysis/agreement.py judged on this side; "internal" for recurrent state (never decisive)."""
     return {s.output: "internal" if s.internal else s.level for s in ctx.output_summaries(comparison_id)}
+
+
+def _judged(ctx: Context, comparison_id: str) -> dict[str, tuple[str, float]]:
+    """Output -> (measure, value) that decided its level on this side (threshold decisions, map IoU, PSNR, ...)."""
+    return {s.output: (s.judgement.measure, float(s.judgement.value)) for s in ctx.output_summaries(comparison_id)
+            if s.judgement is not None and s.judgement.value is not None}
 
 
 def _rows_by_output(rows: list[dict[str, Any]], limit: int | None) -> dict[str, dict[int, dict[str, Any]]]:

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from qdqreport.diff.accuracy import AccuracyDiff, ComparisonDiff, MetricPair, OutputDiff
 from qdqreport.diff.precision import PrecisionDiff
-from qdqreport.analysis.agreement import AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DEGRADE, TOP1_OK
+from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, DEGRADE, LEVEL_RANK,
+                                          TOP1_OK, comparable_value)
+from qdqreport.analysis.evidence import LOWER_IS_BETTER
 
 if TYPE_CHECKING:  # model.py imports this module
     from qdqreport.diff.model import EngineDiff, FindingsDiff
@@ -28,10 +30,11 @@ class MetricChange:
 
     comparison: str  # "ort_qdq vs ort_fp32"
     output: str
-    metric: str  # "top-1", "cosine", "decision agreement"
+    metric: str  # "top-1", "cosine", "decision agreement", or the measure that judged the output ("map IoU", ...)
     before: float
     after: float
-    delta: float
+    delta: float  # > 0 better
+    levels: tuple[str, str] | None = None  # the judged levels before and after, where they differ
 
 
 @dataclass(frozen=True)
@@ -96,9 +99,41 @@ def _moves(comparison: ComparisonDiff, tolerance: Tolerance) -> list[MetricChang
         candidates += [(output.output, "top-1", output.top1, tolerance.top1),
                        (output.output, "cosine", output.cosine, tolerance.cosine)]
     candidates.append(("", "decision agreement", comparison.decision, tolerance.top1))
-    return [MetricChange(pair, name, metric, values.before, values.after, values.delta)
-            for name, metric, values, limit in candidates
-            if values is not None and values.delta is not None and abs(values.delta) > limit]
+    judged = [m for m in (_judged_move(pair, o, tolerance) for o in comparison.outputs) if m is not None]
+    return judged + [MetricChange(pair, name, metric, values.before, values.after, values.delta)
+                     for name, metric, values, limit in candidates
+                     if values is not None and values.delta is not None and abs(values.delta) > limit]
+
+
+def _judged_move(pair: str, output: OutputDiff, tolerance: Tolerance) -> MetricChange | None:
+    """The move of the measure that judged *output* (analysis/agreement.py): any change of its judged level, or a share
+    of decisions (threshold decisions, map IoU, detections, exact matches) moving beyond the top-1 tolerance at the same
+    level. A single-value probability has cosine 1 on both sides: a new user's VAD whose threshold decisions went from
+    96.0% (degrades) to 97.3% (agrees) read "no accuracy change beyond the tolerance"."""
+    before, after = output.judged
+    levels = output.levels
+    if before is None or after is None or any(level not in LEVEL_RANK for level in levels):
+        return None
+    (measure_b, value_b), (measure_a, value_a) = before, after
+    if measure_b == measure_a == "top-1 agreement":
+        return None  # top-1 is diffed on its own, on the paired samples
+    metric = measure_b if measure_b == measure_a else f"{measure_b} / {measure_a}"
+    if levels[0] != levels[1]:
+        return MetricChange(pair, output.output, metric, value_b, value_a,
+                            float(LEVEL_RANK[levels[0]] - LEVEL_RANK[levels[1]]), (levels[0], levels[1]))
+    if measure_b != measure_a or not _share(measure_b):
+        return None  # other numbers move within their level
+    delta = _goodness(measure_b, value_a) - _goodness(measure_b, value_b)
+    return MetricChange(pair, output.output, metric, value_b, value_a, delta) if abs(delta) > tolerance.top1 else None
+
+
+def _share(measure: str) -> bool:
+    """Whether *measure* is a share of agreeing decisions (0..1), which the top-1 tolerance applies to."""
+    return measure in DECISION_LEVELS and comparable_value(measure, 0.5) == 0.5
+
+
+def _goodness(measure: str, value: float) -> float:
+    return -value if measure in LOWER_IS_BETTER else comparable_value(measure, value)
 
 
 _LEVEL_WORDS = {COLLAPSE: "collapsed", DEGRADE: "degraded", AGREE: "agreeing"}
@@ -122,14 +157,25 @@ def _one_per_output(moves: tuple[MetricChange, ...]) -> list[MetricChange]:
 
 
 def _size(move: MetricChange) -> tuple:
-    # Decisions first (top-1, decoded agreement), then cosine; within a kind, the biggest move.
-    return (move.metric != "cosine", abs(move.delta))
+    # A changed judged level first, then decisions (top-1, decoded agreement), then cosine; within a kind, the biggest.
+    return (move.levels is not None, move.metric != "cosine", abs(move.delta))
 
 
 def _move_text(move: MetricChange, with_pair: bool = False) -> str:
-    values = (f"{move.metric} {_cos(move.before)} → {_cos(move.after)}" if move.metric == "cosine"
-              else f"{move.metric} {move.before:.0%} → {move.after:.0%}")
+    values = f"{move.metric} {_value(move.metric, move.before)} → {_value(move.metric, move.after)}"
+    if move.levels is not None:
+        values += f", {_LEVEL_WORDS[move.levels[0]]} → {_LEVEL_WORDS[move.levels[1]]}"
     return values + (f" ({move.comparison})" if with_pair else "")
+
+
+def _value(metric: str, value: float) -> str:
+    """A metric's value as the report writes it: cosines to 2 or 4 places, shares as percentages, the rest (PSNR,
+    relative error) to 3 significant digits."""
+    if metric == "cosine":
+        return _cos(value)
+    if metric in ("top-1", "decision agreement"):
+        return f"{value:.0%}"
+    return f"{value:.1%}" if _share(metric) else f"{value:.3g}"
 
 
 def _cos(value: float | None) -> str:
