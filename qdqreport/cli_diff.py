@@ -25,8 +25,9 @@ def add_diff(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit 1 when AFTER is worse than BEFORE beyond the tolerances (for CI)")
     parser.add_argument("--top1-tolerance", type=float, default=0.01, metavar="SHARE",
-                        help="a drop in top-1 or decoded-decision agreement larger than this is a regression "
-                             "(default 0.01: one percentage point)")
+                        help="a drop in top-1, decoded-decision agreement or another share of decisions that judged an "
+                             "output (threshold decisions, map IoU, detections) larger than this is a regression "
+                             "(default 0.01: one percentage point); a worse judged level always is")
     parser.add_argument("--cosine-tolerance", type=float, default=0.001, metavar="COSINE",
                         help="a drop in median output cosine larger than this is a regression (default 0.001)")
     parser.add_argument("--force", action="store_true",
