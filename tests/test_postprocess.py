@@ -308,7 +308,10 @@ def test_generic_field_agreement() -> None:
     # A score beside its label does not decide (session 32: analysis/task.decision_fields); a lone score does.
     assert generic_agreement(both, {"label": np.array(1), "score": np.array(0.7)}) == 1.0
     assert generic_agreement({"score": np.array(0.5)}, {"score": np.array(0.7)}) == 0.0
-    assert generic_agreement(both, {"label": np.array(1)}) == 0.5  # a field only one side has counts 0
+    # A field only one side has counts 0, and a sample is decoded alike only as far as its least alike field is.
+    assert generic_agreement(both, {"label": np.array(1)}) == 0.0
+    assert generic_agreement({"a": np.array(True), "b": np.array(True)}, {"a": np.array(True), "b": np.array(False)}) == 0.0
+    assert generic_agreement({"boxes": np.zeros((4, 4)), "n": np.array(4)}, {"boxes": np.zeros((3, 4)), "n": np.array(4)}) == 0.75
 
 
 def test_script_spec_follows_the_data_loader_convention() -> None:

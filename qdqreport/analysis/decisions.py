@@ -108,12 +108,18 @@ def _near_tie(rows: np.ndarray) -> np.ndarray:
     return (top2[:, 1] - top2[:, 0]) < 2 * MARGIN
 
 
+def _sigmoid(values: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(values.astype(np.float64), -60.0, 60.0)))
+
+
 def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions:
     material = near = total = 0
     per_sample = []
     # Rows that sum to 1 (a softmax declared as probabilities) hold one decision each, not one per class: a 2-class
     # row that flips at 0.5 flips both columns at once and is one changed decision.
     rows = all(r.ndim >= 1 and r.shape[-1] >= 2 and _probability_rows(r.reshape(-1, r.shape[-1])) for r, _ in pairs)
+    if kind.logit:  # a binary logit is decided as its sigmoid is
+        pairs = [(_sigmoid(ref), _sigmoid(cand)) for ref, cand in pairs]
     for ref, cand in pairs:
         flips = (ref >= threshold) != (cand >= threshold)
         # A near tie is a flip both sides of which sit within MARGIN of the threshold: rounding noise. A reference near
@@ -129,7 +135,8 @@ def _probabilities(kind: OutputKind, pairs: list, threshold: float) -> Decisions
         near += int(np.sum(tied))
         total += changed.size
         per_sample.append(1.0 - material_here / max(1, changed.size))
-    what = "rows' decisions (rows sum to 1: one decision per row)" if rows else "decisions"
+    what = ("rows' decisions (rows sum to 1: one decision per row)" if rows
+            else "decisions of the logit's sigmoid" if kind.logit else "decisions")
     detail = f"{material:,} of {total:,} {what} at {threshold:g} flip" + (f"; {near:,} near-tie flip(s) not counted" if near else "")
     return Decisions("threshold decisions", 1.0 - material / max(1, total), material, total, len(pairs),
                      tuple(per_sample), detail, f"{material:,} of {total:,} decisions flip at {threshold:g}")

@@ -234,10 +234,13 @@ def _row(index: int, value: float, a: TaskResult, b: TaskResult, fields: list[st
 
 # --- the generic comparison ---------------------------------------------------------------------
 def generic_agreement(a: TaskResult, b: TaskResult) -> float:
-    """Mean over the deciding fields of both results (decision_fields) of field_agreement (a field missing on one side
-    counts 0)."""
+    """The least field_agreement among the deciding fields of both results (decision_fields; a field missing on one
+    side counts 0): a sample is decoded alike only as far as each of its decisions is, so the mean over samples is the
+    share of samples decoded alike that the report promises. The mean over fields let a second decision hide the
+    first: a new user's streaming VAD decoded {start_ok, keep_ok} differently on 218 of 14,284 frames (98.47% alike,
+    below the 0.99 bar) and read "task agreement 99.2%", "Outputs agree"; its start decision alone read "degrades"."""
     fields = decision_fields(a, b)
-    return float(np.mean([field_agreement(a.get(k), b.get(k)) for k in fields])) if fields else 1.0
+    return float(min(field_agreement(a.get(k), b.get(k)) for k in fields)) if fields else 1.0
 
 
 def decision_fields(a: TaskResult, b: TaskResult) -> list[str]:

@@ -1,0 +1,56 @@
+"""A new user's FlashVAD (tests/data/flashvad: a streaming VAD whose speech logit the application passes through a
+sigmoid and thresholds at 0.8 to start and 0.5 to keep speech), calibrated with every state input at 0."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+
+DATA = Path(__file__).resolve().parent / "data" / "flashvad"
+FP32, QDQ = DATA / "flashvad_stream_fp32.onnx", DATA / "flashvad_stream_zero_state_calib.onnx"
+EVAL = DATA / "eval_160.npz"
+
+
+def _decisions(model: Path) -> list[dict]:
+    spec = importlib.util.spec_from_file_location("flashvad_decode", DATA / "decode.py")
+    decode = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(decode)
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    data = dict(np.load(EVAL))
+    names = [i.name for i in session.get_inputs()]
+    frames = len(data["feature"])
+    feeds = ({k: data[k][:, i:i + 1] if k == "recurrent" else data[k][i:i + 1] for k in names} for i in range(frames))
+    return [decode.decode(dict(zip([o.name for o in session.get_outputs()], session.run(None, feed))))
+            for feed in feeds]
+
+
+def _collected(tmp_path: Path) -> Context:
+    out = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(FP32), "--qdq", str(QDQ), "--inputs", str(EVAL), "--postprocess",
+                 str(DATA / "decode.py"), "-o", str(out), "--quiet"]) == 0
+    return Context(Bundle(out), target="onnxruntime")
+
+
+def test_task_agreement_is_the_share_of_samples_decoded_alike_and_the_logit_is_judged_by_its_decisions(tmp_path):
+    reference, candidate = _decisions(FP32), _decisions(QDQ)
+    alike = [a == b for a, b in zip(reference, candidate)]
+    one_field = [sum(a[k] != b[k] for k in a) == 1 for a, b in zip(reference, candidate)]
+    assert sum(one_field) >= 2 and not all(alike)  # the mean over fields would read these samples half alike
+    ctx = _collected(tmp_path)
+    quantization = ctx.comparison("quantization")
+    task = ctx.task_of_pair(quantization.reference, quantization.candidate)
+    assert task["disagreeing"] == alike.count(False)
+    assert float(task["agreement"]) == np.float64(np.mean(alike)).round(6)
+    kinds = {s.output: s for s in ctx.output_summaries(quantization.id)}
+    logit = kinds["speech_logits"]
+    assert logit.kind.kind == "probabilities" and logit.kind.logit
+    assert logit.judgement.measure == "threshold decisions"
+    # The next state the model hands back: named after its input with "next_", never the headline.
+    assert all(kinds[name].internal for name in ("next_recurrent", "next_cache_0", "next_cache_3"))
