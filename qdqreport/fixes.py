@@ -63,12 +63,49 @@ def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, 
     if source.startswith("<") and len(ctx.input_names) > 1:
         source = "<calib.npz>"
     calib, name = repr(source), repr(input_name)
-    if source.endswith(".npz"):  # one array per model input
+    if _npz(source):  # one array per model input
         code = (f"import numpy as np; d = dict(np.load({calib})); x = d[{name}]; "
                 f"d[{name}] = ({expr}).astype(np.float32); np.savez('calib_fixed.npz', **d)")
         return python_command(code), "calib_fixed.npz"
     code = f"import numpy as np; x = np.load({calib}); np.save('calib_fixed.npy', ({expr}).astype(np.float32))"
     return python_command(code), "calib_fixed.npy"
+
+
+def _npz(source: str) -> bool:
+    """Whether a calibration file, or its placeholder (<calib.npz>), holds one array per model input. A placeholder's
+    closing bracket once made a six-input VAD's corrected file an .npy that fed one input, the wrong one."""
+    return source.rstrip(">").endswith(".npz")
+
+
+MORE_SAMPLES = "<more_samples>"  # the placeholder of calibration_extend's file of added samples, its suffix added
+
+
+def calibration_extend(ctx: Context) -> tuple[str, str | None]:
+    """A one-line command that appends the samples of a file like the calibration file (MORE_SAMPLES) to it; returns
+    (command, new file). An .npz grows every input's array along that input's batch axis (input_layout), so each added
+    sample feeds the whole model: growing one input of six left a streaming VAD's reader at its first 16 rows."""
+    if _calibrates_by_script(ctx):
+        return "", None
+    source = calibration_file(ctx)
+    if source.startswith("<") and len(ctx.input_names) > 1:
+        source = "<calib.npz>"
+    if not _npz(source):
+        more = MORE_SAMPLES[:-1] + ".npy>"
+        return calibration_rewrite(ctx, first_input_name(ctx, "input"), f"np.concatenate([x, np.load({more!r})])")
+    more = MORE_SAMPLES[:-1] + ".npz>"
+    axes = {name: axis for name, (axis, _) in input_layout(ctx).items() if axis not in (None, 0)}
+    code = (f"import numpy as np; d = dict(np.load({source!r})); more = dict(np.load({more!r})); "
+            f"axis = {axes!r}; np.savez('calib_fixed.npz', **{{k: np.concatenate([v, more[k]], axis.get(k, 0)) "
+            "for k, v in d.items()})")
+    return python_command(code), "calib_fixed.npz"
+
+
+# quantize_static runs Entropy with 128 histogram bins for 128 levels (no option reaches them): one threshold to choose,
+# MinMax's, so its ranges equal MinMax's (a new user's VAD: all 66, as the corpus' Silero controls byte for byte).
+# Against outliers its Percentile (2048 bins, 99.999%) is the method that differs; ModelOpt's entropy is real.
+def robust_method(ctx: Context) -> str:
+    """The calibration method to try against outliers with the tool that made the model, in ModelOpt's names."""
+    return "percentile" if _made_by_ort(ctx) else "entropy"
 
 
 def calibration_filter(ctx: Context, input_name: str, low: float, high: float) -> tuple[str, str | None]:

@@ -54,3 +54,41 @@ def test_task_agreement_is_the_share_of_samples_decoded_alike_and_the_logit_is_j
     assert logit.judgement.measure == "threshold decisions"
     # The next state the model hands back: named after its input with "next_", never the headline.
     assert all(kinds[name].internal for name in ("next_recurrent", "next_cache_0", "next_cache_3"))
+
+
+def test_calibration_fixes_of_a_six_input_model_grow_and_feed_every_input(tmp_path):
+    """QR006's printed fix grew one input of six (the others kept 12 rows: the reader stopped there and the model came
+    out unchanged) and suggested Entropy, which quantize_static runs as MinMax; without a recorded calibration file the
+    corrected file was an .npy that fed cache_0 alone. Now every input grows along its own batch axis, the method to try
+    is Percentile, and the re-quantization reads every added sample."""
+    import shlex
+    import subprocess
+    import sys
+
+    from qdqreport.engine import run_rules
+
+    data = dict(np.load(EVAL))
+    few = {k: v[:, :12] if k == "recurrent" else v[:12] for k, v in data.items()}
+    more = {k: v[:, 12:] if k == "recurrent" else v[12:] for k, v in data.items()}
+    np.savez(tmp_path / "calib_few.npz", **few)
+    np.savez(tmp_path / "more.npz", **more)
+    bundle = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(FP32), "--qdq", str(QDQ), "--inputs", str(EVAL), "--calib",
+                 str(tmp_path / "calib_few.npz"), "-o", str(bundle), "--quiet"]) == 0
+    ctx = Context(Bundle(bundle), target="onnxruntime")
+    size = next(f for f in run_rules(ctx).findings if f.rule_id == "QR006" and f.subject == "calibration size")
+    extend, requantize = size.fixes[0].command, size.fixes[1].command
+    assert "Percentile" in size.fixes[1].action and "CalibrationMethod.Percentile" in requantize
+    run = tmp_path / "run"
+    run.mkdir()
+    extend = extend.replace("<more_samples.npz>", str(tmp_path / "more.npz"))
+    subprocess.run([sys.executable if a == "python" else a for a in shlex.split(extend)], cwd=run, check=True)
+    grown = dict(np.load(run / "calib_fixed.npz"))
+    assert grown["recurrent"].shape[1] == len(grown["feature"]) == 160
+    assert all(len(v) == 160 for k, v in grown.items() if k != "recurrent")
+    reader = requantize[requantize.index("d = dict"):requantize.index("quantize_static(")]
+    scope = {"np": np}
+    exec(reader.replace("'calib_fixed.npz'", repr(str(run / "calib_fixed.npz"))), scope)  # the command's own reader
+    feeds = list(scope["it"])
+    assert len(feeds) == 160 and set(feeds[0]) == set(data)
+    assert feeds[0]["recurrent"].shape == (1, 1, 64)

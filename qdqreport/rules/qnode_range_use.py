@@ -10,7 +10,7 @@ from qdqreport.analysis.layers import (HEAVY_CLIPPING, UNDER_USE, clipping_quant
                                       quantizer_ranges, underused_quantizers)
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import (SHAPES_DIFFER_NOTE, Change, corrected_calibration, current_calibration_method,
-                             histogram_methods_fail, method_name, requantize_command)
+                             histogram_methods_fail, method_name, requantize_command, robust_method)
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01
 from qdqreport.rules._measured import under_calibration
@@ -152,8 +152,9 @@ def _underuse_fix(ctx: Context) -> Fix:
         return _on_corrected(ctx, fixed, Change())
     if histogram_methods_fail(ctx):
         return Fix(f"Re-calibrate on data with the evaluation data's scale, without the outliers ({SHAPES_DIFFER_NOTE})")
-    return Fix("Re-calibrate on data with the evaluation data's scale, or use entropy calibration against outliers",
-               requantize_command(ctx, Change(calibration_method="entropy")))
+    robust = robust_method(ctx)
+    return Fix(f"Re-calibrate on data with the evaluation data's scale, or use {method_name(ctx, robust)} calibration "
+               "against outliers", requantize_command(ctx, Change(calibration_method=robust)))
 
 
 def _clipping_fix(ctx: Context, worst) -> Fix:

@@ -21,9 +21,9 @@ from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
-from qdqreport.fixes import (HISTOGRAM_METHODS, SHAPES_DIFFER_NOTE, Change, calibration_rewrite,
-                             current_calibration_method, first_input_name, histogram_methods_fail, method_name,
-                             requantize_command)
+from qdqreport.fixes import (HISTOGRAM_METHODS, SHAPES_DIFFER_NOTE, Change, calibration_extend,
+                             calibration_rewrite, current_calibration_method, first_input_name, histogram_methods_fail, method_name,
+                             requantize_command, robust_method)
 from qdqreport.rules._clipped_activations import clipped_activations, overwide_ranges
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
 from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
@@ -438,8 +438,8 @@ CALIBRATION_SAMPLES = 500  # the set size the coverage fix asks for, for a CNN (
 
 def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]:
     method = current_calibration_method(ctx)
-    other = "max" if method != "max" else "entropy"
-    extend, extended = calibration_rewrite(ctx, input_name, "np.concatenate([x, np.load('<similar_inputs.npy>')])")
+    other = "max" if method != "max" else robust_method(ctx)
+    extend, extended = calibration_extend(ctx)
     like = f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs"
     # "At least 500" only where the set is smaller (a new user's 512-sample set was told to use at least 500).
     calibrated = samples_held(ctx.calib_stats) if isinstance(ctx.calib_stats, dict) else None
