@@ -78,8 +78,11 @@ def exit_now(code: int) -> int:
     N = 128; issue 12, docs/BENCHMARKS.md), and the process ends anyway. What an exit must still do is done: the
     atexit functions run (scratch folders removed, logging flushed), then stdout and stderr are flushed. Only when no
     other thread is alive and the flush succeeds; otherwise *code* is returned for the usual exit (a closed pipe then
-    behaves as it did)."""
-    if threading.active_count() != 1 or not (code is None or isinstance(code, int)):
+    behaves as it did). Nor after a user's script ran (--postprocess, a data-loader script): a file it left open is
+    closed and flushed by the usual exit."""
+    script = sys.modules.get("qdqreport.collect.script")
+    if (threading.active_count() != 1 or not (code is None or isinstance(code, int))
+            or getattr(script, "USER_CODE_RAN", False)):
         return code
     try:
         atexit._run_exitfuncs()

@@ -146,3 +146,16 @@ def test_python_m_qdqreport_exits_with_the_command_code(tmp_path: Path) -> None:
                              "--qdq", str(tmp_path / "q.onnx"), "--inputs", str(tmp_path / "x.npz"), "-o",
                              str(tmp_path / "b"), "--quiet"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "missing.onnx: no such file" in result.stderr
+
+
+def test_exit_after_a_user_script_is_the_usual_one(tmp_path: Path) -> None:
+    """A user's script (--postprocess, a data-loader script) may leave a file open and unflushed: after one ran,
+    exit_now leaves the exit to the interpreter, whose teardown flushes it."""
+    script, log = tmp_path / "user.py", tmp_path / "user.log"
+    script.write_text(f"LOG = open({str(log)!r}, 'w')\nLOG.write('written by the script')\n")
+    code = ("import sys\nfrom pathlib import Path\nfrom qdqreport.cli import exit_now\n"
+            "from qdqreport.collect.script import import_script\n"
+            f"user = import_script(Path({str(script)!r}), 'test script')\nsys.exit(exit_now(4) + 1)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 5  # exit_now returned the code instead of ending the process
+    assert log.read_text() == "written by the script"
