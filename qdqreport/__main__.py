@@ -1,3 +1,3 @@
-from qdqreport.cli import main
+from qdqreport.cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())

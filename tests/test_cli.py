@@ -114,3 +114,48 @@ def test_rules_doc_is_generated_from_the_registry() -> None:
 
     assert (ROOT / "docs" / "rules.md").read_text() == rules_markdown(discover()), \
         "docs/rules.md is stale: run `qdqreport rules --markdown > docs/rules.md`"
+
+
+_EXIT_NOW = """
+import atexit, sys, tempfile, threading, time
+from qdqreport.cli import exit_now
+scratch = tempfile.TemporaryDirectory(prefix="exit-now-")  # removed at exit by its finalizer, an atexit function
+print(scratch.name)
+atexit.register(lambda: print("atexit ran"))
+sys.stdout.write("buffered, not yet flushed")
+if sys.argv[1] == "thread":
+    threading.Thread(target=time.sleep, args=(0.5,)).start()
+sys.exit(exit_now(int(sys.argv[2])) + 100 if sys.argv[1] == "thread" else exit_now(int(sys.argv[2])))
+"""
+
+
+@pytest.mark.parametrize("alive", ["alone", "thread"])
+def test_exit_now_runs_the_atexit_functions_and_flushes(alive: str) -> None:
+    """cli.run ends the process without the interpreter's teardown: the exit code, the atexit functions (a scratch
+    folder's removal among them) and the buffered output are kept; with another thread alive it returns the code for
+    the usual exit."""
+    result = subprocess.run([sys.executable, "-c", _EXIT_NOW, alive, "3"], capture_output=True, text=True, timeout=60)
+    lines = result.stdout.splitlines()
+    assert result.returncode == (3 if alive == "alone" else 103)
+    assert lines[1:] == ["buffered, not yet flushedatexit ran"]
+    assert not Path(lines[0]).exists()
+
+
+def test_python_m_qdqreport_exits_with_the_command_code(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "qdqreport", "collect", "--fp32", str(tmp_path / "missing.onnx"),
+                             "--qdq", str(tmp_path / "q.onnx"), "--inputs", str(tmp_path / "x.npz"), "-o",
+                             str(tmp_path / "b"), "--quiet"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "missing.onnx: no such file" in result.stderr
+
+
+def test_exit_after_a_user_script_is_the_usual_one(tmp_path: Path) -> None:
+    """A user's script (--postprocess, a data-loader script) may leave a file open and unflushed: after one ran,
+    exit_now leaves the exit to the interpreter, whose teardown flushes it."""
+    script, log = tmp_path / "user.py", tmp_path / "user.log"
+    script.write_text(f"LOG = open({str(log)!r}, 'w')\nLOG.write('written by the script')\n")
+    code = ("import sys\nfrom pathlib import Path\nfrom qdqreport.cli import exit_now\n"
+            "from qdqreport.collect.script import import_script\n"
+            f"user = import_script(Path({str(script)!r}), 'test script')\nsys.exit(exit_now(4) + 1)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 5  # exit_now returned the code instead of ending the process
+    assert log.read_text() == "written by the script"

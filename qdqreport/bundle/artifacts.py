@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from qdqreport.errors import BundleError
 
@@ -381,10 +381,37 @@ _BY_TYPE = {str: Str(), int: Num(-COUNT_MAX, COUNT_MAX, integer=True, nullable=T
 def check_rows(kind: str, columns: tuple[tuple[str, type], ...], rows: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
     """*rows* of a table of *kind* if every declared column holds a value of its declared type and range."""
     specs = [(name, ROW_SPECS.get(kind, {}).get(name, _BY_TYPE[python_type])) for name, python_type in columns]
+    quick = [(name, _quick_test(spec)) for name, spec in specs]
+    if all(test is not None and all(map(test, [row.get(name) for row in rows])) for name, test in quick):
+        return rows  # every cell passes a test that accepts only what Spec.check accepts: nothing to report
+    # Some cell is unusual or wrong: each cell checked in turn, the first problem raised as it always was.
     for line, row in enumerate(rows, start=2):
         for name, spec in specs:
             spec.check(row.get(name), where, f"line {line} column {name}")
     return rows
+
+
+def _quick_test(spec: Spec) -> Callable[[Any], bool] | None:
+    """A test of one cell that accepts a subset of what *spec*.check accepts (plain int, float, str and None values;
+    anything else fails it), for the common case of a table that is all right: Spec.check's calls and the path text it
+    builds for every cell were most of the time of reading a table (2,000 rows at N = 1,000, issue 12). None for a spec
+    without one."""
+    nullable = spec.nullable
+    if type(spec) is Num:
+        lo, hi, finite = spec.lo, spec.hi, spec.finite
+        if spec.integer:
+            return lambda v: (type(v) is int and lo <= v <= hi) or (v is None and nullable)
+
+        def number(v: Any) -> bool:
+            kind = type(v)
+            if kind is float:
+                return (lo <= v <= hi) if math.isfinite(v) else not finite
+            return (kind is int and lo <= v <= hi) or (v is None and nullable)
+        return number
+    if type(spec) is Str:
+        longest, choices = spec.max, spec.choices
+        return lambda v: (type(v) is str and len(v) <= longest and (not choices or v in choices)) or (v is None and nullable)
+    return None
 
 
 def check_array_key(key: str, where: str) -> tuple[int, str]:

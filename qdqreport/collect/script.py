@@ -18,6 +18,10 @@ from typing import Any
 
 from qdqreport.errors import InputError
 
+# Whether this process has run a user's script: the CLI then ends with the interpreter's usual teardown (cli.exit_now),
+# which closes and flushes whatever files the script left open.
+USER_CODE_RAN = False
+
 
 def split_spec(spec: str, default: str) -> tuple[Path, str]:
     """FILE.py[:func] -> (path, func); the colon after a Windows drive letter is not a separator."""
@@ -31,11 +35,13 @@ def split_spec(spec: str, default: str) -> tuple[Path, str]:
 
 def import_script(path: Path, what: str) -> Any:
     """Import *path* as a module; any failure (SyntaxError, ImportError, sys.exit) is an InputError."""
+    global USER_CODE_RAN
     name = f"qdqreport_user_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise InputError(f"{path}: cannot import the {what}; pass a Python file FILE.py[:function]")
     module = importlib.util.module_from_spec(spec)
+    USER_CODE_RAN = True
     folder = str(path.resolve().parent)
     sys.path.insert(0, folder)  # the script may import its neighbours
     sys.modules[name] = module
