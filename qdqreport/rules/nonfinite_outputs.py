@@ -69,8 +69,11 @@ def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
     Samples are counted once however many outputs they are non-finite in.
 
     Fix: FP32 stage: check the preprocessing and the inputs. QDQ stage: look for zero or
-    infinite scales and keep the float part in FP32 (--high_precision_dtype fp32). TensorRT
-    stages: pin the overflowing layers to FP32 and obey precision constraints.
+    infinite scales; where the model has an FP16 float part, keep it in FP32 (ModelOpt's
+    --high_precision_dtype fp32); where it has none, the NaN/Inf come from INT8 values fed to a
+    Reciprocal, Div, Log, Sqrt, Pow or Exp (a DBNet head's 1 + exp(...) on a grid up to e^50 rounds
+    1 to 0): keep those nodes float, and collect --per-layer names the tensor where they are born
+    (QR205). TensorRT stages: pin the overflowing layers to FP32 and obey precision constraints.
     """
     counts, samples_of = _counts_by_stage(ctx)
     affected = [s for s in STAGE_ORDER if s in counts] + sorted(set(counts) - set(STAGE_ORDER))
@@ -98,6 +101,31 @@ def nonfinite_outputs(ctx: Context) -> Iterator[Finding]:
         fixes=(Fix("Nothing to fix for quantization. If the model marks missing entries with NaN by design, the "
                     "comparisons already skip them; otherwise check the preprocessing and the inputs of the affected "
                     "samples"),) if mirrored else _fixes(ctx, first))
+
+
+# Ops that turn an INT8 value into NaN or Inf: a Reciprocal or Div of a value the grid rounds to 0, the Log or Sqrt of
+# one rounded to 0 or below, an Exp or Pow of one rounded up. A new user's DBNet table detector (quantize_static with
+# its defaults, no FP16 anywhere): its step head 1 / (1 + exp(-k (P - T))) read 1 + exp(...) on a grid up to e^50,
+# 1 rounded to 0, and 99.5% of the map was +Inf; the fix printed was ModelOpt's FP32 float part.
+OVERFLOWING_OPS = ("Reciprocal", "Div", "Log", "Sqrt", "Pow", "Exp")
+
+
+def _qdq_fixes(ctx: Context) -> tuple[Fix, ...]:
+    """The QDQ model's NaN/Inf: from its FP16 float part when it has one (ModelOpt's default), else from INT8 values
+    fed to the ops that overflow (OVERFLOWING_OPS), which stay float."""
+    nodes = (ctx.precision or {}).get("nodes", [])
+    if any(n.get("precision") in ("fp16", "float16", "bf16", "bfloat16") for n in nodes) or not nodes:
+        return (Fix("The FP32 model is finite, so the QDQ model overflows: ModelOpt converts the float part to FP16 "
+                    "by default; keep it in FP32", requantize_command(ctx, Change(float_part_fp32=True))),)
+    risky = [n["name"] for n in nodes if n.get("op_type") in OVERFLOWING_OPS and n.get("activation_quantized")]
+    locate = Fix("collect --per-layer names the first tensor where NaN/Inf are born and the Q/DQ pair that makes it "
+                 "(QR205)")
+    if not risky:
+        return (locate,)
+    shown = ", ".join(risky[:6]) + (f" and {len(risky) - 6} more" if len(risky) > 6 else "")
+    return (Fix(f"The QDQ model has no FP16 part: the NaN/Inf come from INT8 values fed to {shown} (a division, "
+                "log, root or exponential of a value the INT8 grid rounds to 0 or up): keep them in float",
+                requantize_command(ctx, Change(exclude_nodes=tuple(risky)))), locate)
 
 
 def _counts_by_stage(ctx: Context) -> tuple[dict[str, dict[str, list[int]]], dict[str, tuple[int, int]]]:
@@ -141,9 +169,7 @@ def _fixes(ctx: Context, stage: str) -> tuple[Fix, ...]:
     if stage == "ort_qdq":
         scales_bad = any(not e.get("scale_finite_positive", True) for e in (ctx.precision or {}).get("qdq", []))
         return ((Fix("Some Q/DQ scales are zero, negative or infinite (see the Q/DQ finding): re-calibrate with "
-                     "varied data"),) if scales_bad else ()) + (
-            Fix("The FP32 model is finite, so the QDQ model overflows: ModelOpt converts the float part to FP16 by "
-                "default; keep it in FP32", requantize_command(ctx, Change(float_part_fp32=True))),)
+                     "varied data"),) if scales_bad else ()) + _qdq_fixes(ctx)
     if stage == "trt_fp16":
         return (Fix("FP16 overflows in TensorRT: confirm with an FP32 engine, then pin the overflowing layers to FP32 "
                     "(TensorRT 10; on TensorRT 11 keep them FP32 in the graph, e.g. ModelOpt AutoCast)",
