@@ -681,17 +681,19 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
             already.append((name, node["op_type"]))
             continue
         itself = node is not None and node["op_type"] in acts
-        # A node the quantizer excludes itself: by name, unless under quantize_static its only INT8 part is its input
-        # and that input is a pair other nodes put there (below): excluded alone it would still read INT8.
-        if node is None or (itself and not (ort and _activation_only(node))):
+        # A node the quantizer excludes itself: by name, unless its only INT8 part is its input and that input is a
+        # pair other nodes put there (below): excluded alone it would still read INT8. Under quantize_static any
+        # quantized producer's; under ModelOpt a residual Add's (RESIDUAL_PRODUCERS).
+        if node is None or (itself and not (_activation_only(node)
+                                            and (ort or _residual_fed(name, pairs, by_output)))):
             keep.append(name)  # a placeholder, an unknown name, or a node with weights the quantizer keeps in float
             continue
         instead: list[str] = []
         producer = None
         for pair in (g for g in pairs if name in (g.get("consumers") or ())):
             source = by_output.get(pair.get("tensor"))
-            if (ort and source is not None and source["op_type"] in acts and node_quantized(source)
-                    and source.get("output_quantized")):
+            if source is not None and source["op_type"] in acts and source.get("output_quantized") and (
+                    node_quantized(source) if ort else source["op_type"] in RESIDUAL_PRODUCERS):
                 producer = producer or source
                 instead.append(source["name"])
             instead += [c for c in pair.get("consumers") or () if c != name and c in nodes
@@ -711,6 +713,18 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
     # per-channel weights on printed per_channel=False once rebuilt field by field).
     return Resolved(replace(change, exclude_nodes=nodes_out, exclude_op_types=kept_types),
                     quantizer, tuple(redirects), tuple(unreachable), option, tuple(unlisted), tuple(already))
+
+
+# ModelOpt 0.47 quantizes a residual Add's output for the LayerNormalization that reads it: excluding the LayerNorm,
+# by name or by op type, leaves that pair in place (a new user's Whisper-tiny turn detector: the same graph, the same
+# 104 of 314 decisions flipped); excluding the Add frees it (all 8 LayerNorm inputs float).
+RESIDUAL_PRODUCERS = frozenset({"Add"})
+
+
+def _residual_fed(name: str, pairs: list[dict[str, Any]], by_output: dict[str, dict[str, Any]]) -> bool:
+    """Whether *name* reads an INT8 pair ModelOpt put on a residual producer's output (RESIDUAL_PRODUCERS)."""
+    return any((source := by_output.get(g.get("tensor"))) is not None and source["op_type"] in RESIDUAL_PRODUCERS
+               and source.get("output_quantized") for g in pairs if name in (g.get("consumers") or ()))
 
 
 def _explained(name: str, pairs: list[dict[str, Any]], by_output: dict[str, dict[str, Any]],
