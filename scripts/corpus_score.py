@@ -326,7 +326,8 @@ class Part:
 PARTS = (
     Part(THIRTY_SIXTH_PART, "thirty-sixth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at e636946: first-ranked 5/7, within three 5/7, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/2; still held out", held_out=True),
+         "faults with an error 0/2; after session 39's rule changes, at f9c4258, d2887bd and 47bb40f: the same; still "
+         "held out", held_out=True),
     Part(THIRTY_FIFTH_PART, "thirty-fifth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at d7ff478: first-ranked 2/4, within three 3/4, healthy controls with an error 0/3, harmless "
          "faults with an error 0/5; after session 38's rule changes, at 332ba73 and at 5cbde50: the same; at e636946 "
