@@ -37,7 +37,9 @@ def test_an_upscalers_output_is_judged_by_its_psnr(case, level):
     summary = _upscale(case)
     assert summary.kind.kind == "image" and summary.kind.peak == 1.0
     assert summary.judgement.measure == "PSNR" and summary.judgement.level == level
-    assert summary.judgement.headline.startswith("PSNR ") and summary.judgement.headline.endswith(" dB")
+    # The bundle stores 8 of its 40 samples' outputs: the few words say the PSNR read those (agreement._decision_headline).
+    assert summary.judgement.headline.startswith("PSNR ") and summary.judgement.headline.endswith(
+        " dB (first 8 of 40 samples)")
 
 
 def test_images_in_byte_range_take_255_as_their_peak_and_maps_or_masks_stay_maps():
