@@ -59,9 +59,7 @@ def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, 
     an .npz (a placeholder <calib.npz> when none was recorded), never an .npy of one input."""
     if _calibrates_by_script(ctx):
         return "", None
-    source = calibration_file(ctx)
-    if source.startswith("<") and len(ctx.input_names) > 1:
-        source = "<calib.npz>"
+    source = _calibration_source(ctx)
     calib, name = repr(source), repr(input_name)
     if _npz(source):  # one array per model input
         code = (f"import numpy as np; d = dict(np.load({calib})); x = d[{name}]; "
@@ -71,28 +69,31 @@ def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, 
     return python_command(code), "calib_fixed.npy"
 
 
+def _calibration_source(ctx: Context) -> str:
+    """The calibration file a command reads: the recorded one, else a placeholder in the form the model needs
+    (<calib.npz> keyed by input name for a model of several inputs)."""
+    source = calibration_file(ctx)
+    return "<calib.npz>" if source.startswith("<") and len(ctx.input_names) > 1 else source
+
+
 def _npz(source: str) -> bool:
     """Whether a calibration file, or its placeholder (<calib.npz>), holds one array per model input. A placeholder's
     closing bracket once made a six-input VAD's corrected file an .npy that fed one input, the wrong one."""
     return source.rstrip(">").endswith(".npz")
 
 
-MORE_SAMPLES = "<more_samples>"  # the placeholder of calibration_extend's file of added samples, its suffix added
-
-
 def calibration_extend(ctx: Context) -> tuple[str, str | None]:
-    """A one-line command that appends the samples of a file like the calibration file (MORE_SAMPLES) to it; returns
+    """A one-line command that appends the samples of a file like the calibration file (<more_samples.npz> or .npy)
+    to it; returns
     (command, new file). An .npz grows every input's array along that input's batch axis (input_layout), so each added
     sample feeds the whole model: growing one input of six left a streaming VAD's reader at its first 16 rows."""
     if _calibrates_by_script(ctx):
         return "", None
-    source = calibration_file(ctx)
-    if source.startswith("<") and len(ctx.input_names) > 1:
-        source = "<calib.npz>"
+    source = _calibration_source(ctx)
     if not _npz(source):
-        more = MORE_SAMPLES[:-1] + ".npy>"
-        return calibration_rewrite(ctx, first_input_name(ctx, "input"), f"np.concatenate([x, np.load({more!r})])")
-    more = MORE_SAMPLES[:-1] + ".npz>"
+        return calibration_rewrite(ctx, first_input_name(ctx, "input"),
+                                   "np.concatenate([x, np.load('<more_samples.npy>')])")
+    more = "<more_samples.npz>"
     axes = {name: axis for name, (axis, _) in input_layout(ctx).items() if axis not in (None, 0)}
     code = (f"import numpy as np; d = dict(np.load({source!r})); more = dict(np.load({more!r})); "
             f"axis = {axes!r}; np.savez('calib_fixed.npz', **{{k: np.concatenate([v, more[k]], axis.get(k, 0)) "
@@ -457,10 +458,8 @@ def calibration_feeds(ctx: Context) -> str:
     script = _calibrates_by_script(ctx)
     if script is not None:
         return script_reader(*script)
-    source = calibration_file(ctx)
-    if source.startswith("<") and len(ctx.input_names) > 1:
-        source = "<calib.npz>"
-    return calibration_reader(source, first_input_name(ctx, "input"), input_layout(ctx), input_sizes(ctx))
+    return calibration_reader(_calibration_source(ctx), first_input_name(ctx, "input"), input_layout(ctx),
+                              input_sizes(ctx))
 
 
 def _calibrates_by_script(ctx: Context) -> tuple[str, str] | None:
@@ -692,8 +691,10 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
         producer = None
         for pair in (g for g in pairs if name in (g.get("consumers") or ())):
             source = by_output.get(pair.get("tensor"))
-            if source is not None and source["op_type"] in acts and source.get("output_quantized") and (
-                    node_quantized(source) if ort else source["op_type"] in RESIDUAL_PRODUCERS):
+            # Under quantize_static any quantized producer writes the pair; under ModelOpt a residual Add.
+            frees = (source is not None and source["op_type"] in acts and source.get("output_quantized")
+                     and node_quantized(source)) if ort else _residual(source)
+            if frees:
                 producer = producer or source
                 instead.append(source["name"])
             instead += [c for c in pair.get("consumers") or () if c != name and c in nodes
@@ -721,10 +722,14 @@ def resolve_for(precision: dict[str, Any], quantizer: str, change: Change) -> Re
 RESIDUAL_PRODUCERS = frozenset({"Add"})
 
 
+def _residual(source: dict[str, Any] | None) -> bool:
+    """Whether *source* is a residual producer (RESIDUAL_PRODUCERS) whose output ModelOpt quantized."""
+    return source is not None and source["op_type"] in RESIDUAL_PRODUCERS and bool(source.get("output_quantized"))
+
+
 def _residual_fed(name: str, pairs: list[dict[str, Any]], by_output: dict[str, dict[str, Any]]) -> bool:
-    """Whether *name* reads an INT8 pair ModelOpt put on a residual producer's output (RESIDUAL_PRODUCERS)."""
-    return any((source := by_output.get(g.get("tensor"))) is not None and source["op_type"] in RESIDUAL_PRODUCERS
-               and source.get("output_quantized") for g in pairs if name in (g.get("consumers") or ()))
+    """Whether *name* reads an INT8 pair ModelOpt put on a residual producer's output."""
+    return any(_residual(by_output.get(g.get("tensor"))) for g in pairs if name in (g.get("consumers") or ()))
 
 
 def _explained(name: str, pairs: list[dict[str, Any]], by_output: dict[str, dict[str, Any]],

@@ -115,6 +115,11 @@ DECISION_LEVELS = {
 _NOT_SHARES = {"PSNR": lambda db: 1.0 - 10.0 ** (-db / 20.0), "error against the spread": lambda e: max(0.0, 1.0 - e)}
 
 
+def is_share(measure: str) -> bool:
+    """Whether *measure* is a share of agreeing decisions (0..1): the decision measures but PSNR."""
+    return measure in DECISION_LEVELS and measure not in _NOT_SHARES
+
+
 def comparable_value(measure: str, value: float) -> float:
     """*value* of *measure* on the 0..1 scale of a share of agreeing decisions (higher agrees more), for ranking
     outputs judged by different measures."""
@@ -248,9 +253,10 @@ def judge(summary: Any, kind: Any = None, decisions: Any = None, centred: tuple[
     if decisions is not None and decisions.parts:
         return _by_fields(decisions, summary.samples, internal, meaningful)
     if decisions is not None and decisions.measure in DECISION_LEVELS:
-        if cosine_shown and summary.rel_l2_median >= VALUES_LOST_REL and _decision_level(decisions) != COLLAPSE:
+        level = _decision_level(decisions)
+        if cosine_shown and summary.rel_l2_median >= VALUES_LOST_REL and level != COLLAPSE:
             return _values_lost(summary, decisions, internal)
-        return Judgement(_decision_level(decisions), decisions.measure, decisions.agreement,
+        return Judgement(level, decisions.measure, decisions.agreement,
                          _decision_headline(decisions, summary.samples), internal, cosine_shown,
                          tuple(decisions.per_sample),
                          _decision_detail(decisions, summary.samples), tuple(decisions.per_sample_changed))
@@ -275,7 +281,8 @@ def _values_lost(summary: Any, decisions: Any, internal: bool) -> Judgement:
     (VALUES_LOST_REL)."""
     rel = summary.rel_l2_median
     kept = decisions.short or decisions.detail
-    return Judgement(COLLAPSE, "relative error", rel, f"relative error {rel:.3g}, larger than the output itself, though its decisions hold",
+    return Judgement(COLLAPSE, "relative error", rel,
+                     f"relative error {rel:.3g}, larger than the output itself, though its decisions hold",
                      internal, True, detail=f"relative error {rel:.3g} (median): the error is at least as large as the "
                                             f"output itself (SQNR {summary.sqnr_median:.1f} dB), so a decode that reads "
                                             f"the values breaks even where the decisions hold: {kept}")

@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING
 
 from qdqreport.diff.accuracy import AccuracyDiff, ComparisonDiff, MetricPair, OutputDiff
 from qdqreport.diff.precision import PrecisionDiff
-from qdqreport.analysis.agreement import (AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS, DEGRADE, LEVEL_RANK,
-                                          TOP1_OK, comparable_value)
-from qdqreport.analysis.evidence import LOWER_IS_BETTER
+from qdqreport.analysis.agreement import AGREE, COLLAPSE, COLLAPSED, COSINE_OK, DEGRADE, LEVEL_RANK, TOP1_OK, is_share
 
 if TYPE_CHECKING:  # model.py imports this module
     from qdqreport.diff.model import EngineDiff, FindingsDiff
@@ -121,19 +119,10 @@ def _judged_move(pair: str, output: OutputDiff, tolerance: Tolerance) -> MetricC
     if levels[0] != levels[1]:
         return MetricChange(pair, output.output, metric, value_b, value_a,
                             float(LEVEL_RANK[levels[0]] - LEVEL_RANK[levels[1]]), (levels[0], levels[1]))
-    if measure_b != measure_a or not _share(measure_b):
-        return None  # other numbers move within their level
-    delta = _goodness(measure_b, value_a) - _goodness(measure_b, value_b)
+    if measure_b != measure_a or not is_share(measure_b):
+        return None  # other numbers move within their level; the top-1 tolerance is for shares of decisions
+    delta = value_a - value_b  # a share agrees more the higher it is
     return MetricChange(pair, output.output, metric, value_b, value_a, delta) if abs(delta) > tolerance.top1 else None
-
-
-def _share(measure: str) -> bool:
-    """Whether *measure* is a share of agreeing decisions (0..1), which the top-1 tolerance applies to."""
-    return measure in DECISION_LEVELS and comparable_value(measure, 0.5) == 0.5
-
-
-def _goodness(measure: str, value: float) -> float:
-    return -value if measure in LOWER_IS_BETTER else comparable_value(measure, value)
 
 
 _LEVEL_WORDS = {COLLAPSE: "collapsed", DEGRADE: "degraded", AGREE: "agreeing"}
@@ -175,7 +164,7 @@ def _value(metric: str, value: float) -> str:
         return _cos(value)
     if metric in ("top-1", "decision agreement"):
         return f"{value:.0%}"
-    return f"{value:.1%}" if _share(metric) else f"{value:.3g}"
+    return f"{value:.1%}" if is_share(metric) else f"{value:.3g}"
 
 
 def _cos(value: float | None) -> str:

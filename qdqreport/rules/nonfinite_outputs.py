@@ -114,7 +114,7 @@ def _qdq_fixes(ctx: Context) -> tuple[Fix, ...]:
     """The QDQ model's NaN/Inf: from its FP16 float part when it has one (ModelOpt's default), else from INT8 values
     fed to the ops that overflow (OVERFLOWING_OPS), which stay float."""
     nodes = (ctx.precision or {}).get("nodes", [])
-    if any(n.get("precision") in ("fp16", "float16", "bf16", "bfloat16") for n in nodes) or not nodes:
+    if any(n.get("precision") in ("fp16", "bf16") for n in nodes) or not nodes:
         return (Fix("The FP32 model is finite, so the QDQ model overflows: ModelOpt converts the float part to FP16 "
                     "by default; keep it in FP32", requantize_command(ctx, Change(float_part_fp32=True))),)
     risky = [n["name"] for n in nodes if n.get("op_type") in OVERFLOWING_OPS and n.get("activation_quantized")]
