@@ -219,8 +219,9 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="store the evaluation inputs in the bundle (inputs/eval_inputs.npz) with a Polygraphy "
                               "data-loader script, so `qdqreport export --polygraphy` can replay them")
     collect.add_argument("--store-outputs", default=None, metavar="all|first:N|none",
-                         help="ONNX Runtime outputs kept in the bundle per stage (default: first:128, at most 16 MB "
-                              "of outputs a stage, so bundles stay shareable; every sample is still compared). `all` "
+                         help="ONNX Runtime outputs kept in the bundle per stage (default: first:4096, at most 16 MB "
+                              "of outputs a stage, so bundles stay shareable; every sample is still compared; the "
+                              "report's decisions read the stored ones). `all` "
                               "for import-trt --outputs and export --polygraphy on every sample")
     collect.add_argument("--redact", action="store_true",
                          help="reduce paths to file names and drop host details (platform, CPU, host name) in the "
@@ -291,7 +292,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
         options.per_layer_samples = parse_per_layer_samples(args.per_layer_samples)
     if args.store_outputs is not None:  # given: kept as given
         options.store_outputs = parse_store_outputs(args.store_outputs)
-    else:  # the default, first:128, at most DEFAULT_STORE_BYTES of outputs a stage
+    else:  # the default, first:DEFAULT_STORED, at most DEFAULT_STORE_BYTES of outputs a stage
         options.store_cap_bytes = output_store.DEFAULT_STORE_BYTES
     if args.confirm:  # the collector calls it back; it never imports confirm/ (docs/ARCHITECTURE.md)
         from qdqreport.confirm.whatif_confirm import confirm_chosen

@@ -111,10 +111,11 @@ def test_the_default_keeps_at_most_its_bytes_of_outputs_a_stage(tmp_path: Path, 
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     # A new user's background remover (seven 320 x 320 maps a sample) wrote 133 MB bundles under the default
     # first:128. The default now keeps what fits in DEFAULT_STORE_BYTES a stage; the demo's outputs are 8 bytes a
-    # sample, so the cap is lowered here to bite at 5 samples; an explicit first:N is kept as given.
+    # sample (and MEMBER_BYTES of headers), so the cap is lowered here to bite at 5 samples; an explicit first:N is
+    # kept as given.
     from qdqreport.collect import output_store
 
-    monkeypatch.setattr(output_store, "DEFAULT_STORE_BYTES", 5 * 8 + 7)
+    monkeypatch.setattr(output_store, "DEFAULT_STORE_BYTES", 5 * (8 + output_store.MEMBER_BYTES) + 7)
     assert main(["collect", "--fp32", str(demo / "cls_fp32.onnx"), "--qdq", str(demo / "cls_int8_x255.onnx"),
                  "--inputs", str(demo / "eval.npz"), "--max-samples", "12", "--no-fp16-check",
                  "-o", str(tmp_path / "capped")]) == 0

@@ -52,6 +52,10 @@ def test_task_agreement_is_the_share_of_samples_decoded_alike_and_the_logit_is_j
     logit = kinds["speech_logits"]
     assert logit.kind.kind == "probabilities" and logit.kind.logit
     assert logit.judgement.measure == "threshold decisions"
+    # Its decisions read every one of the 160 frames: the default kept the first 128 (a new user's turn detector read
+    # 128 of 314 clips, one language sorted first, and a mistake that cost nothing read as twice as bad).
+    assert len(ctx.stored_outputs("ort_qdq")) == 160
+    assert "of 160 decisions" in logit.judgement.headline and "first" not in logit.judgement.headline
     # The next state the model hands back: named after its input with "next_", never the headline.
     assert all(kinds[name].internal for name in ("next_recurrent", "next_cache_0", "next_cache_3"))
 
