@@ -74,7 +74,7 @@ def build_local_model(q_index: GraphIndex, alignment: Alignment, only: set[str] 
     fed: set[str] = set()
 
     def visit_inputs(node: onnx.NodeProto) -> None:
-        stack = [name for name in node.input if name]
+        stack = q_index.inputs_of(node)  # a Loop's or an If's body reads main-graph tensors by name too
         while stack:
             name = stack.pop()
             if name in boundary or name in graph_inputs:
@@ -85,7 +85,7 @@ def build_local_model(q_index: GraphIndex, alignment: Alignment, only: set[str] 
                 producer = q_index.producer.get(name)
                 if producer is not None and id(producer) not in chain:
                     chain[id(producer)] = producer
-                    stack.extend(i for i in producer.input if i)
+                    stack.extend(q_index.inputs_of(producer))
 
     outputs: dict[str, str] = {}
     for tensor in alignment.tensors:

@@ -1,8 +1,11 @@
 """A read-only index of an ONNX graph for Q/DQ analysis: producers, consumers, constants, dtypes,
 and helpers that read Q/DQ parameters.
 
-Used by qdqreport.collect.precision. Only the top-level graph is indexed (subgraphs of If/Loop
-are not looked into).
+Used by qdqreport.collect.precision. Only the top-level graph is indexed: the nodes of If/Loop/Scan
+bodies are not, but the main-graph tensors a body reads by name (outer scope) count as inputs of the
+node that holds it (`inputs_of`): a new user's wake-word embedder computes its log-mel front end in a
+Loop whose body reads the model input `samples:0` that way, and without it every node after the Loop
+counted as constant shape plumbing (an empty precision summary, the per-layer pass skipped).
 
 Node classes:
   * Q/DQ nodes: QuantizeLinear, DequantizeLinear.
@@ -60,10 +63,11 @@ class GraphIndex:
         self.position = {id(node): index for index, node in enumerate(self.nodes)}
         self.producer = {out: node for node in self.nodes for out in node.output if out}
         self.consumers: dict[str, list[onnx.NodeProto]] = {}
+        self._outer: dict[int, tuple[str, ...]] = {id(node): outer_references(node) for node in self.nodes
+                                                   if any(a.type in _GRAPH_ATTRIBUTES for a in node.attribute)}
         for node in self.nodes:
-            for name in node.input:
-                if name:
-                    self.consumers.setdefault(name, []).append(node)
+            for name in dict.fromkeys(self.inputs_of(node)):
+                self.consumers.setdefault(name, []).append(node)
         self.graph_outputs = {output.name for output in model.graph.output}
         self.constant_types: dict[str, int] = {}
         self.constant_protos: dict[str, TensorProto] = {}
@@ -134,8 +138,12 @@ class GraphIndex:
         return frozenset(derived)
 
     def _all_static(self, node: onnx.NodeProto, derived: set[str]) -> bool:
-        inputs = [name for name in node.input if name]
+        inputs = self.inputs_of(node)
         return bool(inputs) and all(name in derived or self.is_constant(name) for name in inputs)
+
+    def inputs_of(self, node: onnx.NodeProto) -> list[str]:
+        """The tensors *node* reads: its named inputs, then those its subgraphs read from the main graph."""
+        return [name for name in node.input if name] + list(self._outer.get(id(node), ()))
 
     def is_compute(self, node: onnx.NodeProto) -> bool:
         if node.op_type in QDQ_OPS or node.op_type in PASS_THROUGH or node.op_type == "Constant":
@@ -312,6 +320,28 @@ def _constant_node_tensor(node: onnx.NodeProto) -> TensorProto | None:
             dtype = np.float32 if "float" in attribute.name else np.int64
             return numpy_helper.from_array(np.asarray(value, dtype=dtype))
     return None
+
+
+_GRAPH_ATTRIBUTES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
+def outer_references(node: onnx.NodeProto) -> tuple[str, ...]:
+    """The names *node*'s subgraphs (If branches, a Loop or Scan body, nested ones too) read from an enclosing scope:
+    used there by a node, and neither a body input, an initializer nor written inside."""
+    found: dict[str, None] = {}
+    for attribute in node.attribute:
+        graphs = [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else list(attribute.graphs)
+        for graph in graphs:
+            found.update(dict.fromkeys(_graph_outer(graph)))
+    return tuple(found)
+
+
+def _graph_outer(graph: onnx.GraphProto) -> list[str]:
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    defined |= {t.values.name for t in graph.sparse_initializer}
+    defined |= {out for node in graph.node for out in node.output if out}
+    used = (name for node in graph.node for name in [*node.input, *outer_references(node)])
+    return list(dict.fromkeys(name for name in used if name and name not in defined))
 
 
 def _topological(nodes: list[onnx.NodeProto]) -> list[onnx.NodeProto]:
