@@ -133,6 +133,8 @@ def test_agreeing_outputs_name_the_deployment_error_as_such(tmp_path):
     render_report(CORPUS / "vad_healthy_ort_sym", tmp_path, target="tensorrt")
     headline = (tmp_path / "report.md").read_text(encoding="utf-8").splitlines()[0]
     assert "; but deployment to TensorRT: 5 bias DequantizeLinear node(s): type TensorRT lacks" in headline
+    # ... and how a deployment on ONNX Runtime reads it (the red is TensorRT's only).
+    assert headline.endswith("(deploying with ONNX Runtime: qdqreport report --target onnxruntime)")
 
 
 # --- where the target comes from ------------------------------------------------------------------

@@ -233,6 +233,10 @@ def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ..
             but = "; but deployment to TensorRT: " if DEPLOYMENT_TAG in worst.tags else "; but: "
             text += (f"{but}{worst.title.rstrip('.')}" if comparisons and any(c.outputs for c in comparisons)
                      else f", so output agreement is unmeasured; the most severe finding: {worst.title.rstrip('.')}")
+            # Red beside "Outputs agree" for what only TensorRT refuses: say how an ONNX Runtime deployment reads it
+            # (a new user's healthy wake-word embedder under quantize_static's defaults: 0 of 56 decisions changed).
+            if DEPLOYMENT_TAG in worst.tags and worst.severity == "error":
+                text += " (deploying with ONNX Runtime: qdqreport report --target onnxruntime)"
     return Verdict(text, severity, counts)
 
 
