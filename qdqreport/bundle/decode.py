@@ -30,6 +30,7 @@ _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # a zip local file header, up to the
 _LENGTHS = {b"\x93NUMPY\x01\x00": 2, b"\x93NUMPY\x02\x00": 4}
 _HEADERS: dict[bytes, tuple[tuple[int, ...], bool, np.dtype]] = {}  # whole header bytes -> NumPy's parse of them
 _HEADERS_KEPT = 4096
+_HEADER_BYTES_KEPT = 1024  # NumPy pads its headers to 64 bytes (128 today); a stranger's longer ones are not kept
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 NPZ_ERRORS = (ValueError, OSError, EOFError, zlib.error, zipfile.BadZipFile, NotImplementedError, RuntimeError,
               UnicodeDecodeError, TypeError, SyntaxError)
@@ -205,7 +206,7 @@ def _parsed_header(header: bytes, where: str, name: str) -> tuple[tuple[int, ...
         if stream.tell() != len(header):
             return None
         parsed = (tuple(int(n) for n in shape), bool(fortran), dtype)
-        if len(_HEADERS) < _HEADERS_KEPT:
+        if len(_HEADERS) < _HEADERS_KEPT and len(header) <= _HEADER_BYTES_KEPT:
             _HEADERS[header] = parsed
     shape, fortran, dtype = parsed
     if any(n < 0 for n in shape):
