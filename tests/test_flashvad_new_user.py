@@ -96,3 +96,16 @@ def test_calibration_fixes_of_a_six_input_model_grow_and_feed_every_input(tmp_pa
     feeds = list(scope["it"])
     assert len(feeds) == 160 and set(feeds[0]) == set(data)
     assert feeds[0]["recurrent"].shape == (1, 1, 64)
+
+
+def test_a_state_calibrated_at_zeros_is_named_from_the_quantizers_fallback_range(tmp_path):
+    """Collected without the calibration file, the caches' input quantizers are all that shows the fault: scale 1 and
+    zero-point 0, what quantize_static writes for an input calibration saw as one value. It read "calibration range
+    91.6x wider than the evaluation inputs", a scaling step to hunt for."""
+    from qdqreport.engine import run_rules
+
+    ctx = _collected(tmp_path)
+    caches = [f for f in run_rules(ctx).findings if f.rule_id == "QR003" and f.subject.startswith("input cache_")]
+    assert len(caches) == 4
+    assert all("calibration holds one value" in f.title and "wider" not in f.title for f in caches)
+    assert all("not zeros" in f.fixes[0].action for f in caches)

@@ -349,6 +349,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     that can hold pictures ([C, H, W] or [H, W, C] with 1, 3 or 4 channels): a new user's key CNN, spectrogram frames
     [frames, 105] calibrated without their log step (149x), was told x / 255, measured to leave 25 of 160 keys
     changed where the log step leaves 9; for such inputs the finding names a missing step and prints no transform.
+    An input quantizer with scale exactly 1 and zero-point 0 is quantize_static's fallback for an input calibration
+    saw as one value: the finding says so (a new user's streaming VAD, its caches calibrated at zeros, read "91.6x
+    wider" and sent the user looking for a scaling step).
     """
     if log_says_random(ctx.modelopt_log):
         return  # ModelOpt calibrated on its own random tensors: QR009's cause, and no rescale fixes it
@@ -506,12 +509,25 @@ def _image_like(ctx: Context, name: Any) -> bool:
     return len(dims) == 3 and (dims[0] in IMAGE_CHANNELS or dims[-1] in IMAGE_CHANNELS)
 
 
+def _fallback_range(entry: dict[str, Any]) -> bool:
+    """Whether the input's Q node holds what quantize_static writes when calibration saw one value (min = max): scale
+    exactly 1 and zero-point 0, an INT8 grid of whole numbers. A new user's streaming VAD, its caches calibrated at
+    zeros, read "calibration range 91.6x wider than the evaluation inputs" and went looking for a scaling step."""
+    return entry.get("scale") == 1.0 and entry.get("zero_point") == 0
+
+
 def _from_range_use(entry: dict[str, Any], over: str, image: bool = True) -> tuple | None:
     miss = range_miss(entry)  # analysis/input_range.py: the one judgement of how the inputs fill the range
     if miss is None:
         return None
     used, clipped = miss.used, miss.clipped
     table = _range_table(entry, over)
+    if miss.wide and _fallback_range(entry):
+        return ("calibration holds one value while the evaluation inputs vary (the input quantizer keeps "
+                "quantize_static's fallback range for a constant input: scale 1, zero-point 0)", "x", 0.0, 0.6,
+                (Metric("first Q range used", percent_value(used), "%", threshold=f"< {RANGE_USED_MIN:.0%}"), table),
+                "Feed the calibration reader the input's real values (a recurrent state or cache: the one the model "
+                "hands back, frame by frame, not zeros), then re-quantize")
     if miss.wide:
         # Symmetric INT8 doubles the calibrated span, so raw pixels show as ~255x for both [0,1] and [-1,1] inputs.
         signed = entry["eval_min"] < -0.1
