@@ -47,8 +47,9 @@ settings (symmetric INT8, zero-points 0, QuantizeBias=False: the Convs' and Gemm
 collected with the collector of commit f013e64 (this worktree, PYTHONPATH set to it and the imported qdqreport checked
 to be the worktree's), and the part was scored while sealed on the rules of f013e64 (totals only). Models and data go
 to build/corpus-work/. Dropped for time (two cores shared with other helpers' runs; a quantization and its
-measurement took about two minutes): ter_healthy_ort_percentile and ter_ort_int8_asym, never made, measured or
-collected: the batch is 10 cases."""
+measurement took two to five minutes, a collect about five): ter_healthy_ort_percentile, ter_calib_unitnoise,
+ter_random_calib and ter_ort_int8_asym, never measured or collected, and ter_overquant (cause 3), refused by
+quantize_static once and its remaking stopped unfinished (ter_cases' comment): the batch is 7 cases, with no cause 3."""
 
 from __future__ import annotations
 
@@ -172,8 +173,11 @@ def q(family: str, calib: str, output: str, ops: list[str], nodes=None, activati
     return ("ort", family, calib, output, ops, nodes, activation, symmetric, method, quantize_bias, per_channel)
 
 
-TER_OPS_ALL = ["Conv", "Gemm", "MatMul", "Add", "Mul", "Sigmoid", "Softmax", "InstanceNormalization", "Resize",
-               "AveragePool", "Concat", "Reshape", "Transpose", "Split", "Einsum"]
+# Every op onnxruntime quantizes on its own ranges. The first overquant (these and the ops that share their input's
+# parameters: Resize, AveragePool, Concat, Reshape, Transpose, Split) was refused by quantize_static after its
+# calibration ("Quantization parameter shared mode is not supported for weight yet": a reshaped weight), a quantizer
+# defect, not a user's fault; the case was remade without them.
+TER_OPS_ALL = ["Conv", "Gemm", "MatMul", "Add", "Mul", "Sigmoid", "Softmax", "InstanceNormalization", "Einsum"]
 
 
 def ter_nodes(selection: str) -> list[str] | None:
@@ -264,15 +268,6 @@ def ter_cases() -> list[Case]:
              f"{CALIB_COUNT} feeds with the difficulty fed as the user's whole number 1..100 (the CLI's --difficulty) "
              f"where the package feeds the model its label (d - 1) / 99 in [0, 1]", "ter_rawdiff.onnx",
              "ter_calib_rawdiff.npz", make=recipe("ter_calib_rawdiff.npz", "ter_rawdiff.onnx")),
-        Case("ter_calib_unitnoise", "ter", 1, ("QR003",), f"the healthy symmetric recipe ({what}) calibrated on the "
-             f"same {CALIB_COUNT} feeds with the noise left at unit scale (standard normal, not multiplied by the "
-             f"package's sigma_max 80, while sigma says 80)", "ter_unitnoise.onnx", "ter_calib_unitnoise.npz",
-             make=recipe("ter_calib_unitnoise.npz", "ter_unitnoise.onnx")),
-        Case("ter_random_calib", "ter", 2, ("QR009",), f"the healthy symmetric recipe ({what}) calibrated on "
-             f"standard normal noise of the calibration's shapes ({CALIB_COUNT} x 1 x 128 x 128 for noisy, and "
-             f"{CALIB_COUNT} standard normal sigmas and difficulties, np.random.randn-like: a stand-in calibration set; "
-             f"no quantizer log); the random file is given to collect as --calib", "ter_random.onnx",
-             "ter_calib_random.npz", make=recipe("ter_calib_random.npz", "ter_random.onnx")),
         Case("ter_calib_one", "ter", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on "
              f"{CALIB_COUNT} terrains of one difficulty only ({ONE_DIFFICULTY}, the same seed's noise), where the "
              f"package serves 1..100", "ter_one.onnx", "ter_calib_one.npz",
@@ -280,10 +275,6 @@ def ter_cases() -> list[Case]:
         Case("ter_calib_few", "ter", 2, ("QR006",), f"the healthy symmetric recipe ({what}) calibrated on {FEW} "
              f"terrains only (the calibration's first {FEW} feeds)", "ter_few.onnx", "ter_calib_few.npz",
              make=recipe("ter_calib_few.npz", "ter_few.onnx")),
-        Case("ter_overquant", "ter", 3, ("QR002",), "every op onnxruntime can quantize forced into INT8 (op_types_to_"
-             "quantize " + str(TER_OPS_ALL) + ": the Convs, the Gemms, the attention, the normalisations, Sigmoids "
-             "and Softmaxes, the residual Adds and Muls, the Resizes and the reshapes)", "ter_all_ops.onnx", c,
-             make=[q("ter", c, "ter_all_ops.onnx", TER_OPS_ALL, "all")]),
         Case("ter_sensitive_int8", "ter", 4, ("QR002",), f"the healthy symmetric recipe with {SENSITIVE_WHAT} in INT8 "
              f"too", "ter_sensitive_int8.onnx", c, make=[q("ter", c, "ter_sensitive_int8.onnx", ["Conv", "Gemm"],
                                                            SENSITIVE)]),
@@ -291,14 +282,26 @@ def ter_cases() -> list[Case]:
              f"activations ({what})", "ter_u8.onnx", c, make=recipe(c, "ter_u8.onnx", activation="uint8",
                                                                     symmetric=False)),
     ]
-    # Dropped for time, never made, measured or collected (corpus/README.md): ter_healthy_ort_percentile (the recipe
-    # with percentile calibration, a third healthy control) and ter_ort_int8_asym (asymmetric INT8 activations, a
-    # second cause-5 fault).
+    # Dropped for time, never measured or collected (corpus/README.md): ter_healthy_ort_percentile (the recipe with
+    # percentile calibration, a third healthy control), ter_calib_unitnoise (cause 1: the calibration's noise left at
+    # unit scale, not times sigma_max 80), ter_random_calib (cause 2, QR009: standard normal noise for every input) and
+    # ter_ort_int8_asym (cause 5: asymmetric INT8 activations): their calibration files are made, their models not;
+    # and ter_overquant (cause 3: every op of TER_OPS_ALL in INT8): its first making was refused by quantize_static
+    # (TER_OPS_ALL's comment), its remaking stopped unfinished. The batch holds no cause-3 case.
 
 
 # What each model did, measured with the task's own decision (--measure, 2026-11-28), before any rule, report or the
 # scorer was run on the cases.
-MEASURED: dict[str, str] = {}
+MEASURED: dict[str, str] = {
+    'ter_healthy_ort_sym': "172222 of the 196608 int16 height samples handed to the simulator differ from FP32's (to_raw_heightfield, vertical_scale 0.1 m; 12 terrains x 128 x 128), in 12 of the 12 terrains, by 52 steps at most; height off by 0.324 m on average, 5.19 m at most (FP32's terrains span 0.37-5.95 m)",
+    'ter_healthy_trt_nobias': "172222 of the 196608 int16 height samples handed to the simulator differ from FP32's (to_raw_heightfield, vertical_scale 0.1 m; 12 terrains x 128 x 128), in 12 of the 12 terrains, by 52 steps at most; height off by 0.324 m on average, 5.19 m at most (FP32's terrains span 0.37-5.95 m) (judged for TensorRT)",
+    'ter_calib_rawdiff': "194220 of the 196608 int16 height samples handed to the simulator differ from FP32's (to_raw_heightfield, vertical_scale 0.1 m; 12 terrains x 128 x 128), in 12 of the 12 terrains, by 222 steps at most; height off by 1.987 m on average, 22.16 m at most (FP32's terrains span 0.37-5.95 m): 194220 samples against the healthy controls' 172222 and 172222: more (not harmless by HARMLESS_POLICY)",
+    'ter_calib_one': "180374 of the 196608 int16 height samples handed to the simulator differ from FP32's (to_raw_heightfield, vertical_scale 0.1 m; 12 terrains x 128 x 128), in 12 of the 12 terrains, by 126 steps at most; height off by 0.948 m on average, 12.60 m at most (FP32's terrains span 0.37-5.95 m): 180374 samples against the healthy controls' 172222 and 172222: more (not harmless by HARMLESS_POLICY)",
+    'ter_calib_few': "181505 of the 196608 int16 height samples handed to the simulator differ from FP32's (to_raw_heightfield, vertical_scale 0.1 m; 12 terrains x 128 x 128), in 12 of the 12 terrains, by 203 steps at most; height off by 1.554 m on average, 20.24 m at most (FP32's terrains span 0.37-5.95 m): 181505 samples against the healthy controls' 172222 and 172222: more (not harmless by HARMLESS_POLICY)",
+    'ter_sensitive_int8': "177252 of the 196608 int16 height samples handed to the simulator differ from FP32's (to_raw_heightfield, vertical_scale 0.1 m; 12 terrains x 128 x 128), in 12 of the 12 terrains, by 123 steps at most; height off by 0.667 m on average, 12.28 m at most (FP32's terrains span 0.37-5.95 m): 177252 samples against the healthy controls' 172222 and 172222: more (not harmless by HARMLESS_POLICY)",
+    'ter_ort_uint8': "184039 of the 196608 int16 height samples handed to the simulator differ from FP32's (to_raw_heightfield, vertical_scale 0.1 m; 12 terrains x 128 x 128), in 12 of the 12 terrains, by 48 steps at most; height off by 0.445 m on average, 4.88 m at most (FP32's terrains span 0.37-5.95 m), on ONNX Runtime; the cause as made is TensorRT's (non-zero zero-points)",
+}
+_H = ("{n} int16 height samples changed of 196608; the family's healthy controls change 172222 and 172222 (marked 2026-11-28 by the maker's measurement, before any rule ran)")
 HARMLESS: dict[str, str] = {}
 TARGET_ORT = {"ter_healthy_ort_sym"}
 
