@@ -307,6 +307,14 @@ THIRTY_FIFTH_PART = "sealed part 35 (2026-11-28)"
 # Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules
 # of commit e636946 (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 THIRTY_SIXTH_PART = "sealed part 36 (2026-11-28)"
+# The thirty-seventh sealed part: a batch made on 2026-11-28 (a new family and task kind: a generative model,
+# adaptive-terrain-diffusion's one-step consistency-model UNet generating difficulty-conditioned terrain heightfields
+# for legged-robot simulators, the decision the int16 height samples the package's to_raw_heightfield hands a
+# simulator, through the package's own generate, on the package's own feeds) by an engineer who never ran the rules or
+# a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every case of the
+# batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit f013e64
+# (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+THIRTY_SEVENTH_PART = "sealed part 37 (2026-11-28)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -324,6 +332,8 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_SEVENTH_PART, "thirty-seventh", ", made 2026-11-28; scored while sealed before the next round of rule "
+         "changes, at f013e64: first-ranked 1/5, within three 4/5, healthy controls with an error 2/2, harmless faults with an error 0/0; still held out", held_out=True),
     Part(THIRTY_SIXTH_PART, "thirty-sixth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at e636946: first-ranked 5/7, within three 5/7, healthy controls with an error 0/3, harmless "
          "faults with an error 0/2; after session 39's rule changes, at f9c4258, d2887bd and 47bb40f: the same; still "

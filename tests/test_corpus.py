@@ -16,7 +16,8 @@ from corpus_score import (AFTER_SEALING, EIGHTEENTH_PART, EIGHTH_PART, ELEVENTH_
                           FOURTEENTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, NINETEENTH_PART, NINTH_PART,
                           SECOND_PART, SEVENTEENTH_PART, SEVENTH_PART, SIXTEENTH_PART, SIXTH_PART, TENTH_PART,
                           THIRD_PART, THIRTEENTH_PART, THIRTIETH_PART, THIRTY_FIFTH_PART, THIRTY_FIRST_PART,
-                          THIRTY_FOURTH_PART, THIRTY_SECOND_PART, THIRTY_SIXTH_PART, THIRTY_THIRD_PART, TOP1_TARGET,
+                          THIRTY_FOURTH_PART, THIRTY_SECOND_PART, THIRTY_SEVENTH_PART, THIRTY_SIXTH_PART,
+                          THIRTY_THIRD_PART, TOP1_TARGET,
                           TWELFTH_PART, TWENTIETH_PART, TWENTY_FIFTH_PART, TWENTY_EIGHTH_PART, TWENTY_FIRST_PART,
                           TWENTY_FOURTH_PART, TWENTY_NINTH_PART, TWENTY_SECOND_PART, TWENTY_SEVENTH_PART,
                           TWENTY_SIXTH_PART, TWENTY_THIRD_PART, load_labels, misses_markdown, score_corpus,
@@ -36,7 +37,7 @@ MADE_IN_ORDER = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, S
                  TWENTIETH_PART, TWENTY_FIRST_PART, TWENTY_SECOND_PART, TWENTY_THIRD_PART, TWENTY_FOURTH_PART,
                  TWENTY_FIFTH_PART, TWENTY_SIXTH_PART, TWENTY_SEVENTH_PART, TWENTY_EIGHTH_PART, TWENTY_NINTH_PART,
                  THIRTIETH_PART, THIRTY_FIRST_PART, THIRTY_SECOND_PART, THIRTY_THIRD_PART, THIRTY_FOURTH_PART,
-                 THIRTY_FIFTH_PART, THIRTY_SIXTH_PART)
+                 THIRTY_FIFTH_PART, THIRTY_SIXTH_PART, THIRTY_SEVENTH_PART)
 
 
 # Cases relabelled after their part was read, with the cause they were made as (the batch was made with every cause):
@@ -51,13 +52,20 @@ def _families_made_before(part: str, labels: dict) -> set[str]:
     return {label["model"] for label in labels.values() if label.get("added_for") not in later}
 
 
+# Causes a batch was made without, and why: the thirty-seventh part's over-quantization fault was refused by
+# quantize_static and its remaking stopped unfinished for time (corpus/README.md, "Thirty-seventh sealed part").
+MADE_WITHOUT = {THIRTY_SEVENTH_PART: {3}}
+
+
 def _whole_batch_with_a_new_family(part: str, labels: dict, size: int) -> list[str]:
     """The cases labelled *part*, asserting what every later batch holds: at least *size* cases,
-    none carrying the first part's seeded mark, every cause 0-5, a model family no batch made before it has, and two
-    healthy controls (one per target) for each new family."""
+    none carrying the first part's seeded mark, every cause 0-5 (but those MADE_WITHOUT names), a model family no batch
+    made before it has, and two healthy controls (one per target) for each new family."""
     cases = [c for c, label in labels.items() if label.get("added_for") == part]
     assert len(cases) >= size and not [c for c in cases if labels[c].get("sealed")]
-    assert {MADE_AS.get(c, labels[c]["cause"]["number"]) for c in cases} >= {0, 1, 2, 3, 4, 5}
+    causes = {MADE_AS.get(c, labels[c]["cause"]["number"]) for c in cases}
+    assert causes >= {0, 1, 2, 3, 4, 5} - MADE_WITHOUT.get(part, set())
+    assert not causes & MADE_WITHOUT.get(part, set())
     new = {labels[c]["model"] for c in cases} - _families_made_before(part, labels)
     assert new, f"{part} brings no new model family"
     for model in new:
@@ -248,12 +256,13 @@ def test_docs_show_a_read_sealed_part_as_the_scorer_computes_it(scores, part, or
                                                          (THIRTY_THIRD_PART, 12, "Thirty-third", "793152c"),
                                                          (THIRTY_FOURTH_PART, 12, "Thirty-fourth", "d498cb4"),
                                                          (THIRTY_FIFTH_PART, 12, "Thirty-fifth", "d7ff478"),
-                                                         (THIRTY_SIXTH_PART, 12, "Thirty-sixth", "e636946")])
+                                                         (THIRTY_SIXTH_PART, 12, "Thirty-sixth", "e636946"),
+                                                         (THIRTY_SEVENTH_PART, 7, "Thirty-seventh", "f013e64")])
 def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, heading, commit):
-    """The fifth to thirty-sixth sealed parts are each every case labelled with the part: none carries the first
-    part's seeded mark, each holds every cause 0-5, a model family no earlier case has, two healthy controls (one per
-    target) for each new family, every label says what was measured, and its "before" totals (on the rules of
-    *commit*) are on record in docs/CORPUS.md."""
+    """The fifth to thirty-seventh sealed parts are each every case labelled with the part: none carries the first
+    part's seeded mark, each holds every cause 0-5 (the thirty-seventh all but 3: MADE_WITHOUT), a model family no
+    earlier case has, two healthy controls (one per target) for each new family, every label says what was measured,
+    and its "before" totals (on the rules of *commit*) are on record in docs/CORPUS.md."""
     labels = load_labels(CORPUS)
     cases = _whole_batch_with_a_new_family(part, labels, size)
     assert all("measured:" in labels[c]["how"] for c in cases)
@@ -262,10 +271,12 @@ def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, head
 
 
 @pytest.mark.slow
-# Every part held out now: the thirty-sixth (the thirty-first was read in session 36, the thirty-second and the
-# thirty-fourth in session 37, the thirty-third in session 38, the thirty-fifth in session 39).
-@pytest.mark.parametrize(("part", "ordinal", "heading"), [(THIRTY_SIXTH_PART, "thirty-sixth", "Thirty-sixth")])
-def test_docs_show_a_held_out_sealed_part_as_held_out(scores, part, ordinal, heading):
+# Every part held out now: the thirty-sixth and the thirty-seventh (the thirty-first was read in session 36, the
+# thirty-second and the thirty-fourth in session 37, the thirty-third in session 38, the thirty-fifth in session 39).
+@pytest.mark.parametrize(("part", "ordinal", "heading", "size"),
+                         [(THIRTY_SIXTH_PART, "thirty-sixth", "Thirty-sixth", 12),
+                          (THIRTY_SEVENTH_PART, "thirty-seventh", "Thirty-seventh", 7)])
+def test_docs_show_a_held_out_sealed_part_as_held_out(scores, part, ordinal, heading, size):
     """A held-out part (sealed for the next round of rule changes): neither totals nor rows are on the generated page
     (a page regenerated after each rule change would otherwise show its totals moving); its "before" is in the kept
     part."""
@@ -273,12 +284,12 @@ def test_docs_show_a_held_out_sealed_part_as_held_out(scores, part, ordinal, hea
 
     assert part in STILL_SEALED and part in LATER_PARTS
     held = [s for s in scores if s.part == ordinal]
-    assert len(held) == 12
+    assert len(held) == size
     text = DOC.read_text(encoding="utf-8")
     generated = text[:text.index(KEPT_MARKER)]
-    assert f"## {heading} sealed part (12 cases" in generated
+    assert f"## {heading} sealed part ({size} cases" in generated
     # A totals table names no part, and another part's may read the same: its own section must not hold it.
-    own = generated[generated.index(f"## {heading} sealed part (12 cases"):]
+    own = generated[generated.index(f"## {heading} sealed part ({size} cases"):]
     own = own[:own.index("\n## ")]
     assert totals_markdown(totals(held)) not in own and "| measure |" not in own
     assert table_markdown(held) not in text
