@@ -169,7 +169,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
             # the audio's frequencies moved by a sample rate too (another recording at the wrong rate is louder or
             # quieter as well: the corpus VAD's 48 kHz set, 1.8x the spread); or a log step one set lacks carries its
             # extremes onto the other's exactly (a spectrogram left linear, or in decibels).
-            return _sample_rate(calib, evaluation) or _log_step(c, e) or _exact_step(c, e)
+            return _sample_rate(calib, evaluation) or _log_step(c, e) or _exact_step(c, e) or _unit_interval(c, e)
         # A mean/std normalisation is per channel: fit it per channel where the channels are known.
         if unexplained or (ratio > 0 and caffe_factor(max(ratio, 1 / ratio))):
             expr = per_channel_map(calib, evaluation) or expr
@@ -306,6 +306,26 @@ def _exact_step(c: dict[str, float], e: dict[str, float]) -> Difference | None:
                                   f"{c['std'] / e['std'] if e['std'] > 0 else 1.0:.2g}x: the calibration holds other "
                                   "values too, such as padding)", expr, ratio, 0.75)
     return None
+
+
+# A reader that scales every value into [0, 1] by its range (a min-max normalisation; a search library encoding each
+# hyperparameter as its position in its value list) reaches both ends exactly, whatever the content: the thirty-sixth
+# part's surrogate calibrated on configurations so encoded, against the raw values it takes (up to 148), read as other
+# content (their spreads 104x apart, no known step's factor, and both sets' minimum 0). An evaluation this many times
+# wider than [0, 1] is no sample of the same values.
+UNIT_WIDER = 10.0
+
+
+def _unit_interval(c: dict[str, float], e: dict[str, float]) -> Difference | None:
+    """Calibration spanning exactly [0, 1] against an evaluation span UNIT_WIDER times wider or more, or None."""
+    if abs(c["min"]) > 1e-6 or abs(c["max"] - 1.0) > 1e-6 or e["max"] - e["min"] < UNIT_WIDER:
+        return None
+    return Difference("spread", f"calibration scaled to [0, 1] (min-max normalised: both ends exactly 0 and 1) where "
+                      f"the evaluation inputs span [{e['min']:.4g}, {e['max']:.4g}]", "x",
+                      c["std"] / e["std"] if e["std"] > 0 else 1.0, 0.75,
+                      advice="Build the calibration tensors with the evaluation pipeline's own encoding (the raw values "
+                             f"the model reads, here up to {e['max']:.4g}), without the [0, 1] scaling, then "
+                             "re-quantize")
 
 
 # A feature input whose channels carry quantities in their own units (a raster of occupancy, green and call fractions

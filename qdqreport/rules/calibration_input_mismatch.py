@@ -349,6 +349,9 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     that can hold pictures ([C, H, W] or [H, W, C] with 1, 3 or 4 channels): a new user's key CNN, spectrogram frames
     [frames, 105] calibrated without their log step (149x), was told x / 255, measured to leave 25 of 160 keys
     changed where the log step leaves 9; for such inputs the finding names a missing step and prints no transform.
+    A calibration spanning exactly [0, 1] against an evaluation ten times wider or more is named a min-max
+    normalisation the evaluation inputs lack (analysis/preprocessing.UNIT_WIDER; a search library's encoding of
+    hyperparameters by their position in a list read as other content, its spreads 104x apart and both minima 0).
     An input quantizer with scale exactly 1 and zero-point 0 is quantize_static's fallback for an input calibration
     saw as one value: the finding says so (a new user's streaming VAD, its caches calibrated at zeros, read "91.6x
     wider" and sent the user looking for a scaling step).
