@@ -333,11 +333,14 @@ class Part:
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
     Part(THIRTY_SEVENTH_PART, "thirty-seventh", ", made 2026-11-28; scored while sealed before the next round of rule "
-         "changes, at f013e64: first-ranked 1/5, within three 4/5, healthy controls with an error 2/2, harmless faults with an error 0/0; still held out", held_out=True),
+         "changes, at f013e64: first-ranked 1/5, within three 4/5, healthy controls with an error 2/2, harmless "
+         "faults with an error 0/0; still held out", held_out=True),
     Part(THIRTY_SIXTH_PART, "thirty-sixth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at e636946: first-ranked 5/7, within three 5/7, healthy controls with an error 0/3, harmless "
-         "faults with an error 0/2; after session 39's rule changes, at f9c4258, d2887bd and 47bb40f: the same; still "
-         "held out", held_out=True),
+         "faults with an error 0/2; after session 39's rule changes, at f9c4258, d2887bd and 47bb40f: the same (its "
+         "rows' first 60 characters were printed once at 47bb40f by mistake); after session 40's first rule changes, "
+         "at 461387d (the thirty-seventh part's \"before\" is f013e64): the same; then read (2026-11-28, session 40): "
+         "no longer held out"),
     Part(THIRTY_FIFTH_PART, "thirty-fifth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at d7ff478: first-ranked 2/4, within three 3/4, healthy controls with an error 0/3, harmless "
          "faults with an error 0/5; after session 38's rule changes, at 332ba73 and at 5cbde50: the same; at e636946 "
