@@ -180,6 +180,18 @@ def best_single_trial(ctx: Context, key: str, baseline: float) -> tuple[str, flo
     return max(singles, key=lambda item: item[2]) if singles else None
 
 
+def cosine_evidence(ctx: Context) -> bool:
+    """Whether the quantization comparison's output cosines say anything: False when every judged output but recurrent
+    state holds fewer than 8 values a sample (agreement.Judgement.cosine_meaningful), where a what-if's trials all read
+    cosine 1.0000 (a new user's one-logit turn detector, 7 of 19 decisions flipping at "1.0000")."""
+    comparison = ctx.comparison("quantization")
+    if comparison is None:
+        return True
+    judged_outputs = [s.judgement for s in ctx.output_summaries(comparison.id)
+                      if s.judgement is not None and not s.judgement.internal]
+    return not judged_outputs or any(j.cosine_meaningful for j in judged_outputs)
+
+
 def judged(result: dict[str, Any]) -> bool:
     """Whether a what-if result (baseline, chosen, op_type), or one output's entry in it, carries the report's
     judgement (bundles since 2026-11-27)."""

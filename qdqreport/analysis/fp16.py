@@ -41,6 +41,7 @@ class OutputGain:
     control_headline: str = ""
     qdq_measure: str = ""  # what decided each judgement (analysis/agreement.py: "cosine", "top-1 agreement", ...)
     control_measure: str = ""
+    cosine_meaningful: bool = True  # False below 8 values a sample (agreement.Judgement): the cosines are not shown
 
     @property
     def decided(self) -> bool:
@@ -79,7 +80,8 @@ def _gain(q: "OutputSummary", c: "OutputSummary") -> OutputGain:
                       c.nonfinite_cand - c.nonfinite_ref, q.top1, c.top1,
                       q.judgement.level if q.judgement else None, c.judgement.level if c.judgement else None,
                       q.judgement.headline if q.judgement else "", c.judgement.headline if c.judgement else "",
-                      q.judgement.measure if q.judgement else "", c.judgement.measure if c.judgement else "")
+                      q.judgement.measure if q.judgement else "", c.judgement.measure if c.judgement else "",
+                      q.judgement is None or q.judgement.cosine_meaningful)
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,14 @@ def build_fp16(ctx: Context) -> Fp16View | None:
         # A share of a loss that is not there is noise: shown only where the QDQ output diverges.
         # The judgement beside the cosine: a float part that flips decisions can leave both medians at 1.0000 (a new
         # user's open_nsfw: 5 of 128 decisions in the QDQ model, 0 in the control, both 1.0000).
-        outputs=tuple({"output": g.output, "qdq": g.qdq, "control": g.control,
+        # The cosine of an output of fewer than 8 values a sample is no evidence (1.0000 for a one-logit detector whose
+        # decisions flip: a new user's turn detector): neither it nor the share of it won back is shown.
+        outputs=tuple({"output": g.output, "qdq": g.qdq if g.cosine_meaningful else None,
+                       "control": g.control if g.cosine_meaningful else None,
                        "qdq_judged": _judged(g.qdq_level, g.qdq_headline, g.qdq_measure),
                        "control_judged": _judged(g.control_level, g.control_headline, g.control_measure),
-                       "recovered": g.recovered if g.qdq < COSINE_OK else None} for g in _worst(evidence.gains)),
+                       "recovered": g.recovered if g.qdq < COSINE_OK and g.cosine_meaningful else None}
+                      for g in _worst(evidence.gains)),
         damaged=tuple(_row(r) for r in damaged[:ROWS_LIMIT]),
         largest=tuple(_row(r) for r in activations[:ROWS_LIMIT]),
         activations=int(summary.get("fp16_activations") or 0),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.evidence import judged, judged_words, target_words
+from qdqreport.analysis.evidence import cosine_evidence, judged, judged_words, target_words
 from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
                                        skipped_words, underused_quantizers, worst_local)
 from qdqreport.fixes import exclusion, exclusion_note, requantize_command, trials_note
@@ -60,6 +61,9 @@ def build_layers(ctx: Context) -> LayersView | None:
         return _skipped(ctx.layers_summary or {})
     first = first_divergence(tables)
     summary = tables.whatif_summary or None
+    trials = tuple(tables.whatif)
+    if summary and not cosine_evidence(ctx) and judged(summary.get("baseline") or {}):
+        summary, trials = _without_cosines(summary), tuple(dataclasses.replace(t, cosine=None) for t in trials)
     chosen = (summary or {}).get("chosen") or {}
     proven = exclusion(chosen["nodes"]) if chosen.get("reached") and chosen.get("nodes") else None
     op_type = (summary or {}).get("op_type") or {}
@@ -75,7 +79,7 @@ def build_layers(ctx: Context) -> LayersView | None:
         clipping=tuple(clipping_quantizers(tables, ctx.precision)[:LIST_LIMIT]), underused=tuple(underused_quantizers(tables)[:LIST_LIMIT]),
         qnodes_total=len(tables.qnodes),
         overflows=tuple(fp16_overflows(tables, (ctx.precision or {}).get("float_dtype"))[:LIST_LIMIT]),
-        whatif=tuple(tables.whatif), whatif_summary=summary,
+        whatif=trials, whatif_summary=summary,
         whatif_command=requantize_command(ctx, proven) if proven else "",
         whatif_note=exclusion_note(ctx, proven) if proven else "",
         whatif_trials_note=trials_note(ctx, [n for t in tables.whatif for n in str(t.get("excluded") or "").split(";") if n]),
@@ -83,6 +87,13 @@ def build_layers(ctx: Context) -> LayersView | None:
         **_judged_words(summary),
         **_skipped_tensors(tables.summary),
     )
+
+
+def _without_cosines(summary: dict[str, Any]) -> dict[str, Any]:
+    """The what-if summary with its results' cosines removed (analysis/evidence.cosine_evidence: outputs of fewer than
+    8 values a sample, where every trial reads 1.0000); the templates then quote the judgements alone."""
+    return {**summary, **{key: {**summary[key], "cosine": None} for key in ("baseline", "chosen", "op_type")
+                          if isinstance(summary.get(key), dict)}}
 
 
 def _judged_words(summary: dict[str, Any] | None) -> dict[str, str]:

@@ -8,8 +8,8 @@ from typing import Iterator
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, deciding_output, judged,
-                                         judged_words, recovered, remedy_score, target_words, whatif)
+from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, cosine_evidence, deciding_output,
+                                         judged, judged_words, recovered, remedy_score, target_words, whatif)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
@@ -98,13 +98,15 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     if base.get("cosine") is None or chosen.get("cosine") is None or not chosen.get("nodes"):
         return
     by_judgement = judged(base) and judged(chosen)
+    shown = cosine_evidence(ctx) or not by_judgement  # a search judged by cosine alone has nothing else to quote
     evidence = [*([Metric("judged outputs, before → after",
                           f"{judged_words(base)} → {judged_words(chosen)}")] if by_judgement else []),
-                Metric("output cosine before → after", f"{base['cosine']:.4f} → {chosen['cosine']:.4f}"),
+                *([Metric("output cosine before → after", f"{base['cosine']:.4f} → {chosen['cosine']:.4f}")]
+                  if shown else []),
                 *([Metric("top-1 agreement before → after", f"{base['top1']:.0%} → {chosen['top1']:.0%}")]
                   if base.get("top1") is not None and chosen.get("top1") is not None else []),
                 Metric("nodes leaving INT8", chosen["cost_nodes"], f"of {summary.get('quantized_nodes')}"),
-                _trials_table(ctx), Text(f"Search stopped: {summary.get('stopped')}; {summary.get('trials')} ONNX Runtime "
+                _trials_table(ctx, shown), Text(f"Search stopped: {summary.get('stopped')}; {summary.get('trials')} ONNX Runtime "
                                          f"trials in {summary.get('seconds')} s on {summary.get('samples')} samples. "
                                          f"Target met means: {target_words(summary)}.")]
     if not chosen.get("reached") and recovered(base, chosen) >= REFUTED_BELOW:
@@ -121,8 +123,9 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
             fixes=(Fix("Check the calibration data first (QR003, QR204); exclusions cannot recover damage "
                        "spread over the whole graph"),),
             summary=(f"Excluding all {len(chosen['nodes'])} top suspects reaches only "
-                     + (f"{judged_words(chosen)}, as the report judges the outputs (cosine {chosen['cosine']:.4f}; "
-                        f"target: {target_words(summary)})" if by_judgement else
+                     + (f"{judged_words(chosen)}, as the report judges the outputs ("
+                        + (f"cosine {chosen['cosine']:.4f}; " if shown else "")
+                        + f"target: {target_words(summary)})" if by_judgement else
                         f"cosine {chosen['cosine']:.4f}{_top1_text(chosen)} (target {summary['target_cosine']})")
                      + "; the error is spread over the graph, so look at calibration first."))
         return
@@ -143,8 +146,8 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
         severity="error" if collapsed else "warning", confidence=0.95, score=clamp01(recovered(base, chosen)),
         subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
         summary=(f"Excluding {', '.join(chosen['nodes'][:5])}{' …' if len(chosen['nodes']) > 5 else ''} "
-                 + (f"brings {judged_words(base)} to {judged_words(chosen)}, as the report judges the outputs "
-                    f"(cosine {base['cosine']:.4f} → {chosen['cosine']:.4f})" if by_judgement else
+                 + (f"brings {judged_words(base)} to {judged_words(chosen)}, as the report judges the outputs"
+                    + (f" (cosine {base['cosine']:.4f} → {chosen['cosine']:.4f})" if shown else "") if by_judgement else
                     f"raises output cosine from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)}")
                  + f" ({chosen['cost_nodes']} node(s) leave INT8).")),
         "every range was calibrated on it, so this exclusion works around the nodes it damaged most. Fix the "
@@ -211,12 +214,12 @@ def _gain_text(base: dict, chosen: dict) -> str:
     return f" and top-1 agreement from {base['top1']:.0%} to {chosen['top1']:.0%}"
 
 
-def _trials_table(ctx: Context) -> Table:
+def _trials_table(ctx: Context, cosine_shown: bool = True) -> Table:
     comparison = ctx.comparison("quantization")
     rows = ctx.layer_rows(comparison.id, "whatif") if comparison else []
     return Table("What-if trials (each a real ONNX Runtime run)",
                  ("trial", "kind", "excluded", "cosine", "top-1", "SQNR dB", "target met"),
-                 tuple((r.trial, r.kind, r.op_types or _names(r.excluded), rounded(r.cosine),
+                 tuple((r.trial, r.kind, r.op_types or _names(r.excluded), rounded(r.cosine) if cosine_shown else None,
                         rounded(r.top1_agree), rounded(r.sqnr_db, 1), "yes" if r.reached else "no")
                        for r in rows[:25]),
                  note=trials_note(ctx, [n for r in rows[:25] for n in (r.excluded or "").split(";") if n]))
