@@ -370,10 +370,11 @@ def test_real_open_nsfw_without_positives_names_the_score_column_the_fp16_part_d
     assert findings[0].subject == "outputs[1]" and "cosine 0.17" in findings[0].summary
 
 
-def test_the_fp16_table_shows_each_runs_judgement_beside_its_cosine(tmp_path: Path) -> None:
+def test_the_fp16_table_shows_each_runs_judgement_not_its_cosine(tmp_path: Path) -> None:
     """A new user's open_nsfw under ModelOpt's FP16 float part (tests/data/bundles/open_nsfw_fp16_default): 5 of 128
     decisions change in the QDQ model and none in the FP32-float control, both at median cosine 1.0000; the FP16 check
-    table showed only "1.0000 | 1.0000", beside a QR011 finding that says the float part changes decisions."""
+    table showed only "1.0000 | 1.0000", beside a QR011 finding that says the float part changes decisions. Two class
+    scores a sample are too few for a cosine to be evidence (session 40): the judgement stands alone."""
     from qdqreport.cli import main
 
     bundle = Path(__file__).resolve().parent / "data" / "bundles" / "open_nsfw_fp16_default"
@@ -382,4 +383,4 @@ def test_the_fp16_table_shows_each_runs_judgement_beside_its_cosine(tmp_path: Pa
     table = text[text.index("### FP16 check"):text.index("### Precision")]
     assert "degrade: 5 of 128 top-1 decisions change" in table and "agree: 0 of 128 top-1 decisions change" in table
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    assert "agree: 0 of 128 top-1 decisions change; cosine" in html
+    assert "agree: 0 of 128 top-1 decisions change</td>" in html and "; cosine" not in table
