@@ -9,6 +9,7 @@ readable placeholder such as <calib.npy>.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import PurePath
@@ -186,6 +187,21 @@ def _reads_corrected(file: str | None, commented: bool) -> str:
     return f"; it {note}" if commented else f"  # {note}"
 
 
+def initializer_weights_command(ctx: Context) -> str:
+    """Move the FP32 model's Constant-node tensors into initializers (a new file beside it), then re-quantize it with
+    ModelOpt as before: ModelOpt leaves weights it does not read as initializers per tensor (a new user's PP-OCRv4
+    DBNet, exported by paddle2onnx with every weight a Constant node: all 64 Conv weights per tensor, and the log's
+    52 warnings "Expected bias ... to be an initializer")."""
+    source = model_file(ctx, "fp32")
+    target = f"{PurePath(source).stem}_initializers.onnx"
+    code = (f"import onnx; m = onnx.load({json.dumps(source)}); c = [n for n in m.graph.node if n.op_type == "
+            '"Constant" and n.attribute and n.attribute[0].name == "value"]; '
+            "[m.graph.initializer.append(onnx.helper.get_attribute_value(n.attribute[0])) or "
+            'setattr(m.graph.initializer[-1], "name", n.output[0]) for n in c]; [m.graph.node.remove(n) for n in c]; '
+            f'onnx.save(m, {json.dumps(target)}); print(len(c), "Constant nodes moved into initializers")')
+    return f"python -c {shell_quote(code)} && " + modelopt_command(ctx, onnx_path=target)
+
+
 def quantizer_name(ctx: Context) -> str:
     """How fix titles name the re-quantization tool requantize_command writes for."""
     return "quantize_static" if _made_by_ort(ctx) else "ModelOpt"
@@ -239,7 +255,7 @@ def recipe(ctx: Context) -> ModelOptRecipe:
 
 
 def modelopt_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
-                     output: str | None = None, recorded: bool = False) -> str:
+                     output: str | None = None, recorded: bool = False, onnx_path: str | None = None) -> str:
     """A ModelOpt 0.47 ONNX PTQ command line for this bundle's FP32 model with *change*, on the recipe the bundle shows
     (recipe(ctx): the float part's dtype, the logged calibration method, the exclusions a confirm recorded,
     --calibration_eps cpu when the run calibrated on the CPU provider alone), so that only *change* differs.
@@ -265,7 +281,7 @@ def modelopt_command(ctx: Context, change: Change = Change(), calibration: str |
         extra += ["--op_types_to_exclude_fp16", *sorted(set(change.fp32_op_types))]
     if shown.calibration_eps:
         extra += ["--calibration_eps", *shown.calibration_eps]
-    args = ["python", "-m", "modelopt.onnx.quantization", f"--onnx_path={model_file(ctx, 'fp32')}",
+    args = ["python", "-m", "modelopt.onnx.quantization", f"--onnx_path={onnx_path or model_file(ctx, 'fp32')}",
             f"--quantize_mode={shown.quantize_mode}", f"--calibration_data_path={calibration or calibration_file(ctx)}",
             *extra, f"--output_path={output or requantized_file(ctx)}"]
     command = " ".join(shell_quote(a) for a in args)

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.quantizer import CRUSHED_LEVELS, CrushedWeight, constant_op_types, crushed_weights
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import Change, requantize_command
+from qdqreport.fixes import Change, initializer_weights_command, quantizer_name, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import outputs_diverge, weights_severity
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, qdq_entry)
@@ -47,7 +47,8 @@ def _even(b):
 
 
 @rule(id="QR013", slug="per-tensor-weights", title="Per-tensor weights crush small output channels",
-      examples=[Fires("per-tensor weights crush 14 of 64 channels and the outputs collapse (an error)", _crushed(True)),
+      examples=[Fires("per-tensor weights crush 14 of 64 channels and the outputs collapse (a warning: unmeasured)",
+                      _crushed(True)),
                 Fires("the same weights while the outputs agree (info)", _crushed(False)),
                 Quiet("per-tensor weights whose channels all keep 4 levels or more", _even)])
 def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
@@ -65,11 +66,14 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     Channels dead before quantization (their largest weight 1e-7 of the tensor's or less, read from the FP32 model)
     lose nothing by rounding to 0 and are not counted.
 
-    Severity from impact (analysis/agreement.py): an error when the outputs collapse and a Conv, Gemm or MatMul weight
-    is crushed, a warning when they collapse with only elementwise constants crushed, or beside NaN/Inf the QDQ model
-    writes (QR005: rounding small weights cannot make them; a new user's DBNet with +Inf on 99.5% of its map
-    collapsed alike with per-channel weights, and the per-channel fix lowered its map IoU 0.789 -> 0.693 once its
-    head was kept float), info otherwise. Measured on
+    Severity from impact (analysis/agreement.py, rules/_common.weights_severity): an error when the outputs collapse
+    and Conv, Gemm or MatMul weights are crushed together with elementwise constants (PP-OCRv5 below), or the
+    per-layer pass measures a node reading a crushed weight adding error itself (local cosine below 0.99); a warning
+    when they collapse otherwise: matrix weights alone (new users measured per-channel weights against them: U2-Net-p
+    IoU 0.003 -> 0.655, but PP-OCRv4's DBNet under ModelOpt recall 0.755 -> 0.787 with its map IoU lower, and a DBNet
+    table detector alike with per-channel weights), elementwise constants alone, or beside NaN/Inf the QDQ model
+    writes (QR005: rounding small weights cannot make them; the table detector's per-channel fix lowered its map IoU
+    0.789 -> 0.693 once its head was kept float); info otherwise. Measured on
     real models quantized both ways (session 34): per-tensor weights that degrade the outputs no more than per-channel
     ones still crush a tenth of some layer's channels (a text recognizer's depthwise Conv), so degraded outputs alone
     are no evidence against the weights; a warning there ranked first as a false alarm. Per-tensor weights that cost
@@ -130,7 +134,17 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
                          "float, both at once: their constants have no per-channel form, and either change alone "
                          "leaves the other's crushed channels (the command converts an opset < 13 model first)",
                          requantize_command(ctx, Change(per_channel_weights=True, exclude_op_types=kinds))))
-    if matrix:
+    if matrix and quantizer_name(ctx) == "ModelOpt":
+        # Its default is per channel already: the same command would write the same per-tensor weights.
+        warned = (ctx.modelopt_log_text or "").count("to be an initializer")
+        fixes.append(Fix("ModelOpt writes one scale per output channel by default; these weights came out per tensor, "
+                         "as it leaves weights it does not read as initializers (exporters such as paddle2onnx write "
+                         "every weight as a Constant node"
+                         + (f"; its log warns {warned} times that a tensor was expected to be an initializer"
+                            if warned else "")
+                         + "): move the Constant nodes into initializers, then re-quantize",
+                         initializer_weights_command(ctx)))
+    elif matrix:
         fixes.append(Fix("Re-quantize with one scale per output channel of each weight (per-channel weights; "
                          "quantize_static needs an opset 13 model for them: on an older one it has written per-tensor "
                          "weights without a word, or Q/DQ nodes ONNX Runtime refuses to load (DequantizeLinear's "
