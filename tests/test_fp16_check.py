@@ -247,7 +247,8 @@ def test_qr011_ranks_first_on_the_real_dbnet_collapse():
     first = findings[0]
     assert first.rule_id == "QR011" and first.severity == "error" and first.subject == "batch_norm_0.w_2"
     (gain,) = fp16_evidence(ctx).gains
-    assert gain.qdq < 0.1 < 0.5 < gain.control and first.score == pytest.approx(gain.recovered, abs=1e-4)
+    # Most of the loss won back (72%): scored above the unmeasured INT8 hypotheses, 0.9 + share / 10.
+    assert gain.qdq < 0.1 < 0.5 < gain.control and first.score == pytest.approx(0.9 + gain.recovered / 10, abs=1e-4)
     assert any("--op_types_to_exclude_fp16 BatchNormalization" in fix.command for fix in first.fixes)
     # The INT8 findings stay in the list, below it: what the control still loses is theirs.
     assert {"QR001", "QR002"} <= {f.rule_id for f in findings[1:]}
