@@ -68,7 +68,8 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
 
     Severity from impact (analysis/agreement.py, rules/_common.weights_severity): an error when the outputs collapse
     and Conv, Gemm or MatMul weights are crushed together with elementwise constants (PP-OCRv5 below), or the
-    per-layer pass measures a node reading a crushed weight adding error itself (local cosine below 0.99); a warning
+    per-layer pass measures the node that adds the most error itself (local cosine, fed FP32 inputs) reading a crushed
+    weight; a warning
     when they collapse otherwise: matrix weights alone (new users measured per-channel weights against them: U2-Net-p
     IoU 0.003 -> 0.655, but PP-OCRv4's DBNet under ModelOpt recall 0.755 -> 0.787 with its map IoU lower, and a DBNet
     table detector alike with per-channel weights), elementwise constants alone, or beside NaN/Inf the QDQ model
