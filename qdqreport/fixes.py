@@ -779,7 +779,9 @@ def _note_words(resolved: Resolved) -> str:
     also = [r for r in resolved.redirects if r.itself]
     if also:
         types = " or ".join(sorted({r.op_type for r in also}))
-        parts.append(f"{resolved.quantizer} quantizes {types} nodes here (all op types, its default) and excluding them "
+        listed = ("all op types, its default" if resolved.quantizer != "quantize_static" else
+                  "the command's op_types_to_quantize lists them")
+        parts.append(f"{resolved.quantizer} quantizes {types} nodes here ({listed}) and excluding them "
                      "keeps their own Q/DQ out, but their INT8 input is also the quantized output of the node before them (or a Q/DQ "
                      "pair it puts on another consumer's input), so excluded alone they would still read INT8. The "
                      "command excludes those nodes too: " + _redirects_words(also))
