@@ -467,3 +467,12 @@ def default_threshold_decides(options: JudgingOptions, judgements: list[Judgemen
     0.77) while every face is kept, and at 0.2 they degrade (0.96)."""
     return not options.threshold_given and any(
         j is not None and j.measure in THRESHOLD_MEASURES and j.level != AGREE for j in judgements)
+
+
+def spatial_slices(summary: Any) -> bool:
+    """Whether an output's slices are columns or rows of one picture (a map, an image, a probability map judged as a
+    whole: no worst slice): their scales differ with the content (a text detector's padding columns near 0, 3.4e8x
+    below the text), not because the output mixes quantities; a note that it "mixes scales" only misleads."""
+    kind = getattr(summary, "kind", None)
+    return (kind is not None and kind.kind in ("map", "image", "probabilities")
+            and getattr(summary, "worst_slice", None) is None)

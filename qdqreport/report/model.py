@@ -24,7 +24,7 @@ from qdqreport.report.engine import EngineView, build_engine
 from qdqreport.report.sections import InputsView, PrecisionView, build_inputs, build_precision
 from qdqreport.report.task import TaskView, build_task, task_agreement_of
 
-from qdqreport.analysis.agreement import DEFAULT_THRESHOLD, LEVEL_RANK, default_threshold_decides
+from qdqreport.analysis.agreement import DEFAULT_THRESHOLD, LEVEL_RANK, default_threshold_decides, spatial_slices
 from qdqreport.stage_names import stage_name
 from qdqreport.wording import percent, ratio
 # A report's size and time must not grow with the bundle (issue 11): 1,000 outputs show the worst 50.
@@ -422,7 +422,7 @@ def _kind_note(summary: OutputSummary) -> str:
 
 
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
-    if not sliced or (summary.kind is not None and summary.kind.kind == "index"):
+    if not sliced or (summary.kind is not None and summary.kind.kind == "index") or spatial_slices(summary):
         return ""  # labels have no scale: slices of ids compared by cosine say nothing
     note = f"compared per slice along axis {sliced.get('axis')}: scales differ {ratio(float(sliced.get('spread', 0)))}"
     if summary.kind is not None and summary.kind.kind == "fields":

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 from qdqreport.analysis.agreement import (AGREE, CENTRED_COLLAPSE, COLLAPSE, COLLAPSED, COSINE_OK, DECISION_LEVELS,
                                          LEVEL_RANK, SLICE_COSINE_OK, TASK_OK, TOP1_OK, collapses, comparable_value,
-                                         cosine_of, diverges)
+                                         cosine_of, diverges, spatial_slices)
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.layers import TENSOR_COSINE_BAD, passed_on
 from qdqreport.analysis.quantizer import nodes_by_output
@@ -251,7 +251,7 @@ def _sliced_notes(comparison: ComparisonInfo, outputs: list[OutputSummary]) -> l
     return [Text(f"output {s.output} mixes scales (spread {ratio(comparison.sliced[s.output]['spread'])}): "
                  f"compared per slice along axis {comparison.sliced[s.output]['axis']}"
                  + ("; judged field by field, each by its kind" if s.kind is not None and s.kind.kind == "fields" else ""))
-            for s in outputs if s.output in comparison.sliced]
+            for s in outputs if s.output in comparison.sliced and not spatial_slices(s)]
 
 
 def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary]) -> list[Fix]:
