@@ -24,3 +24,10 @@ def test_max_calibration_against_clipping_is_offered_as_a_trade_to_measure():
     clipping = next(f for f in run_rules(Context(Bundle(BUNDLE))).findings if f.rule_id == "QR204")
     fix = clipping.fixes[0]
     assert "--calibration_method max" in fix.command and "coarser steps" in fix.action
+
+
+def test_a_what_if_that_restores_nothing_sends_to_calibration_only_where_the_bundle_shows_it_wrong():
+    # The calibration here is the user's 78 good pictures: nothing in the bundle says otherwise.
+    spread = next(f for f in run_rules(Context(Bundle(BUNDLE))).findings if f.rule_id == "QR203")
+    assert "look at calibration first" not in spread.summary and "recipe as a whole" in spread.summary
+    assert not spread.fixes[0].action.startswith("Check the calibration data first")
