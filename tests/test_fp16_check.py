@@ -385,3 +385,12 @@ def test_the_fp16_table_shows_each_runs_judgement_not_its_cosine(tmp_path: Path)
     assert "degrade: 5 of 128 top-1 decisions change" in table and "agree: 0 of 128 top-1 decisions change" in table
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "agree: 0 of 128 top-1 decisions change</td>" in html and "; cosine" not in table
+
+
+def test_qr011_s_share_is_a_cosine_s_and_says_when_the_control_still_moves_decisions():
+    # A new user's PP-OCRv4 DBNet read "the FP16 part accounts for 93% of the loss" while its boxes still changed on 31
+    # of 48 pictures with the float part FP32: the corpus DBNet's control likewise still collapses by map IoU.
+    ctx = Context(Bundle(Path(__file__).resolve().parent.parent / "corpus" / "det_fp16_default"))
+    first = run_rules(ctx).findings[0]
+    assert first.rule_id == "QR011"
+    assert "of the loss by cosine, while by its decisions the control still collapses (map IoU" in first.summary
