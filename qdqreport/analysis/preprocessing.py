@@ -171,9 +171,11 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
             # extremes onto the other's exactly (a spectrogram left linear, or in decibels).
             return _sample_rate(calib, evaluation) or _log_step(c, e) or _exact_step(c, e) or _unit_interval(c, e)
         # A mean/std normalisation is per channel: fit it per channel where the channels are known.
-        if unexplained or (ratio > 0 and caffe_factor(max(ratio, 1 / ratio))):
-            expr = per_channel_map(calib, evaluation) or expr
-        if unexplained and not _imagenet(expr) and fitted_miss(c, e, ratio, shift) > FITTED_FIX_MISS:
+        per_channel = per_channel_map(calib, evaluation) if unexplained or (ratio > 0 and caffe_factor(
+            max(ratio, 1 / ratio))) else None
+        expr = per_channel or expr
+        # A per-channel map fits each channel's own statistics: one affine's extremes say nothing of it.
+        if unexplained and per_channel is None and fitted_miss(c, e, ratio, shift) > FITTED_FIX_MISS:
             return Difference("spread", label, "x", ratio, 0.85, advice=_unmapped_advice(c, e, ratio, shift, expr))
         return Difference("spread", label, expr, ratio, 0.85)
     if colour is not None:
