@@ -193,7 +193,9 @@ def initializer_weights_command(ctx: Context) -> str:
     DBNet, exported by paddle2onnx with every weight a Constant node: all 64 Conv weights per tensor, and the log's
     52 warnings "Expected bias ... to be an initializer")."""
     source = model_file(ctx, "fp32")
-    target = f"{PurePath(source).stem}_initializers.onnx"
+    placeholder = source.startswith("<")  # no path recorded: "<model.onnx>" stays a placeholder the user fills
+    target = f"{PurePath(source.strip('<>')).stem}_initializers.onnx"
+    target = f"<{target}>" if placeholder else target
     code = (f"import onnx; m = onnx.load({json.dumps(source)}); c = [n for n in m.graph.node if n.op_type == "
             '"Constant" and n.attribute and n.attribute[0].name == "value"]; '
             "[m.graph.initializer.append(onnx.helper.get_attribute_value(n.attribute[0])) or "

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.quantizer import CRUSHED_LEVELS, CrushedWeight, constant_op_types, crushed_weights
+from qdqreport.analysis.quantizer import CRUSHED_LEVELS, CrushedWeight, constant_op_types, crushed_weights, made_by
 from qdqreport.findings import Finding, Fix, Metric, Table
-from qdqreport.fixes import Change, initializer_weights_command, quantizer_name, requantize_command
+from qdqreport.fixes import Change, initializer_weights_command, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import outputs_diverge, weights_severity
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, qdq_entry)
@@ -135,7 +135,8 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
                          "float, both at once: their constants have no per-channel form, and either change alone "
                          "leaves the other's crushed channels (the command converts an opset < 13 model first)",
                          requantize_command(ctx, Change(per_channel_weights=True, exclude_op_types=kinds))))
-    if matrix and quantizer_name(ctx) == "ModelOpt":
+    detected = made_by(ctx.precision, ctx.modelopt_log)
+    if matrix and detected is not None and detected.quantizer == "modelopt":
         # Its default is per channel already: the same command would write the same per-tensor weights.
         warned = (ctx.modelopt_log_text or "").count("to be an initializer")
         fixes.append(Fix("ModelOpt writes one scale per output channel by default; these weights came out per tensor, "
