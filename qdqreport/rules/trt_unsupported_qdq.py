@@ -143,12 +143,22 @@ def trt_unsupported_qdq(ctx: Context) -> Iterator[Finding]:
             yield _finding(ctx, defect, severity, _why(defect, why, hits), hits, len(entries))
 
 
+def _scale_cell(entry: dict[str, Any], key: str) -> Any:
+    """A scale's min or max for the table: the precision summary keeps those of the finite scales only, so a pair whose
+    constant scales are all inf or NaN reads "not finite" (a new user's causal mask, its Where output quantized: the
+    table about broken scales showed "—" where the broken value was)."""
+    value = entry.get(key)
+    if value is None and entry.get("scale_count") and not entry.get("scale_finite_positive"):
+        return "not finite"
+    return value
+
+
 def _finding(ctx: Context, defect: str, severity: str, why: str, hits: list[dict[str, Any]], total: int) -> Finding:
     where = DAMAGE_SHOWS_IN[defect]
     damage = _damage(ctx, where, defect, hits)
     explains = damage is not None and damage[0]
-    rows = tuple((e["tensor"], e["kind"], e["dtype"], e["zero_point_max_abs"], e["scale_min"], e["scale_max"],
-                  e["scale_constant"], e["pair_scales_match"]) for e in hits[:EXAMPLES_SHOWN])
+    rows = tuple((e["tensor"], e["kind"], e["dtype"], e["zero_point_max_abs"], _scale_cell(e, "scale_min"),
+                  _scale_cell(e, "scale_max"), e["scale_constant"], e["pair_scales_match"]) for e in hits[:EXAMPLES_SHOWN])
     evidence = (Metric("Q/DQ pairs affected", len(hits), threshold="> 0"),
                 Table(f"Q/DQ pairs with a {defect}", ("tensor", "kind", "dtype", "max |zero-point|", "scale min",
                                                      "scale max", "constant scale", "pair scales match"), rows,
