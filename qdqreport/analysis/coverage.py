@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from qdqreport.analysis.preprocessing import categorical, preprocessing_mismatch, same_centre, shares_level
+from qdqreport.analysis.preprocessing import categorical, preprocessing_mismatch, same_centre, shares_level, state_name
 
 # A coverage gap: a quarter or more of the evaluation samples reach beyond the calibration's
 # value range (by more than 1% of its span) while both sets keep the same black or white level.
@@ -105,3 +105,37 @@ def extreme_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any
         if spans >= FAR_BEYOND_SPANS:
             found.append(Extreme(name, (c["min"], c["max"]), (e["min"], e["max"]), spans))
     return sorted(found, key=lambda x: -x.spans)
+
+
+@dataclass(frozen=True)
+class FrozenChannels:
+    """One input whose calibration held some channels (a table's columns) at one value each while the evaluation
+    varies them, the input's other channels varying in both: calibrated on one slice of the data."""
+
+    name: str
+    channels: tuple[int, ...]  # the frozen channels' indices along the channel axis
+    values: tuple[float, ...]  # the one value each held in calibration
+    of: int  # the input's channels
+    axis: int | None
+
+
+def frozen_channels(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[FrozenChannels]:
+    """Inputs with channels constant in calibration (spread 0) that vary in evaluation, while some other channel
+    varies in calibration (a wholly constant input is coverage_gaps' blank set). The thirty-sixth part's surrogate,
+    calibrated on one problem of the twelve it serves, held its dataset and cv columns at one value each, and the
+    whole input's range (set by the other columns) hid it. Integer inputs (ids, masks: padding is constant by design)
+    and recurrent state are left out."""
+    calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
+    found = []
+    for name in sorted(set(calib) & set(evaluation)):
+        c, e = calib[name], evaluation[name]
+        if categorical(e) or categorical(c) or state_name(name):
+            continue
+        pairs = list(zip(c.get("channels") or [], e.get("channels") or []))
+        if len(pairs) < 2 or len(pairs) != len(e.get("channels") or []):
+            continue
+        frozen = [i for i, (a, b) in enumerate(pairs) if a["std"] <= 0 and b["std"] > 0]
+        if frozen and any(a["std"] > 0 for a, _ in pairs):
+            found.append(FrozenChannels(name, tuple(frozen), tuple(float(pairs[i][0]["mean"]) for i in frozen),
+                                        len(pairs), e.get("channel_axis")))
+    return found

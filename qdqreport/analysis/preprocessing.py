@@ -184,7 +184,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
     if rate is not None:
         return rate
     means = [(a["mean"], b["mean"]) for a, b in zip(calib.get("channels", []), evaluation.get("channels", []))]
-    if len(means) >= 2 and e["std"] > 0:
+    # Channel order is a picture's (BGR against RGB): a table's columns (shape [1, F]) hold other quantities each.
+    if len(means) >= 2 and e["std"] > 0 and len(evaluation.get("shape") or [0, 0, 0]) >= 3:
         direct = np.mean([abs(a - b) for a, b in means]) / e["std"]
         flipped = np.mean([abs(a - b) for a, b in zip([m[0] for m in means][::-1], [m[1] for m in means])]) / e["std"]
         reversed_order = _order_reversed([m[0] for m in means], [m[1] for m in means], e["std"])

@@ -54,10 +54,19 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
             "inputs": {name: entry for name, entry in entries.items() if entry is not None}}
 
 
+TABLE_COLUMNS = 64  # the most columns a [N, F] input gets per-column statistics for
+
+
 def _channel_axis(values: np.ndarray, batch_axis: int | None) -> int | None:
     """Where the channels are, batch first: an image's N, H, W, C (C of 1, 3 or 4 last, H not: TensorFlow/Keras
-    exports read NHWC, and their colour channels need comparing as much), else N, C, ... (C up to 64)."""
-    if batch_axis != 0 or values.ndim < 3:
+    exports read NHWC, and their colour channels need comparing as much), else N, C, ... (C up to 64); a table's N, F
+    (F columns, 2 to 64): each column its own quantity (the thirty-sixth part's surrogate, calibrated on one problem
+    of twelve, held two of its four columns at one value, and the whole input's statistics hid it)."""
+    if batch_axis != 0:
+        return None
+    if values.ndim == 2:
+        return 1 if 2 <= values.shape[1] <= TABLE_COLUMNS else None
+    if values.ndim < 3:
         return None
     if values.ndim == 4 and values.shape[3] in (1, 3, 4) and values.shape[1] not in (1, 3, 4):
         return 3  # N, H, W, C: MTCNN's 48 x 48 x 3 face windows would otherwise read as 48 channels
@@ -143,7 +152,8 @@ class _InputFold:
             for sample in values:
                 by_channel = np.moveaxis(sample, self.channel_axis, 0).reshape(sample.shape[self.channel_axis], -1)
                 self.channel_means.append(self.channels.add(by_channel))
-                self.colour.append(channel_correlation(sample, self.channel_axis))
+                if sample.ndim >= 3:  # colour is a picture's: a table's columns are no colour channels
+                    self.colour.append(channel_correlation(sample, self.channel_axis))
         self._add_spectrum(run[0], values.reshape((-1,) + shape[1:]))
 
     def _add_one(self, array: np.ndarray) -> None:
@@ -175,7 +185,7 @@ class _InputFold:
             if self.per_sample:
                 self.rows.append(_moments(values))
             self.structure.append(lag1_autocorrelation(values))
-        if self.channels:
+        if self.channels and values.ndim >= 3:  # colour is a picture's, not a table's columns
             self.colour.append(channel_correlation(values, self.channel_axis))
         self._add_spectrum(array, values)
 

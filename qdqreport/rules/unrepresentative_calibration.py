@@ -14,7 +14,8 @@ from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
 from qdqreport.analysis.collation import samples_held
-from qdqreport.analysis.coverage import OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, inside_share, uncovered
+from qdqreport.analysis.coverage import (OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, frozen_channels,
+                                         inside_share, uncovered)
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
                                              preprocessing_mismatch, same_centre, shares_level, unseen_ids)
@@ -241,7 +242,10 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     music calibrating a speech model, or audio at another sample rate, images at another size (a warning).
 
     A calibration input frozen at one value (np.zeros, blank frames, silence) where the evaluation
-    varies is the extreme of a coverage gap: a blank calibration set, named so.
+    varies is the extreme of a coverage gap: a blank calibration set, named so. So are some channels (a table's
+    columns, a feature map's channels) held at one value each in calibration while the evaluation varies them and
+    other channels vary in both (analysis/coverage.frozen_channels): one slice of the data, one category, dataset or
+    setting (the thirty-sixth part's surrogate calibrated on one problem of its twelve: two of its four columns).
 
     Calibration inputs whose mean lies more than one evaluation standard deviation from the
     evaluation mean, with the same minimum or maximum and a spread no known step explains (so no preprocessing
@@ -297,6 +301,7 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     comparison = ctx.comparison("quantization")
     yield from _too_few_samples(ctx)
     yield from _range_not_covered(ctx)
+    yield from _frozen_channels(ctx)
     yield from _other_content(ctx)
     yield from _other_structure(ctx)
     yield from _shorter_sequences(ctx)
@@ -546,6 +551,35 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                                   for label, s in (("calibration", c), ("evaluation", e)))),
                       Text(_separating_evidence(c, e))),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
+
+
+def _frozen_channels(ctx: Context) -> Iterator[Finding]:
+    """Channels (a table's columns) the calibration held at one value while the evaluation varies them
+    (analysis/coverage.frozen_channels)."""
+    diverging = diverging_outputs(ctx, "quantization")
+    evaluation = (ctx.eval_stats or {}).get("inputs", {})
+    for frozen in frozen_channels(ctx.calib_stats, ctx.eval_stats):
+        spread = [evaluation[frozen.name]["channels"][i] for i in frozen.channels]
+        yield unrepresentative_calibration.finding(
+            title=f"Calibration holds {plural(len(frozen.channels), 'channel')} of input {frozen.name} at one value "
+                  f"({_index_words(frozen.channels)} of {frozen.of}) that the evaluation inputs vary",
+            severity="error" if outputs_collapse(ctx) else "warning",
+            confidence=0.7 if diverging else 0.5, score=0.55 if diverging else 0.3,
+            subject=f"frozen channels {frozen.name}", stage="calibration", tags=("root_cause",),
+            summary=(f"Every calibration sample has the same value in {_index_words(frozen.channels)} of input "
+                     f"{frozen.name} (along axis {frozen.axis}), while the evaluation samples vary there: the "
+                     "calibration set is one slice of the data (one category, dataset, site or setting), and every "
+                     "range those values feed was calibrated without the others"),
+            evidence=(Table("Channels held at one value in calibration", ("channel", "calibration value",
+                                                                          "evaluation mean", "evaluation std"),
+                            tuple((i, rounded(v), rounded(s["mean"]), rounded(s["std"]))
+                                  for i, v, s in zip(frozen.channels, frozen.values, spread))),),
+            fixes=_fixes(ctx, [], frozen.name))
+
+
+def _index_words(indices: tuple[int, ...]) -> str:
+    return ("channel " if len(indices) == 1 else "channels ") + ", ".join(str(i) for i in indices[:8]) + (
+        " …" if len(indices) > 8 else "")
 
 
 def _other_content(ctx: Context) -> Iterator[Finding]:
