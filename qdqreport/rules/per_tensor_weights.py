@@ -66,29 +66,28 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     Channels dead before quantization (their largest weight 1e-7 of the tensor's or less, read from the FP32 model)
     lose nothing by rounding to 0 and are not counted.
 
-    Severity from impact (analysis/agreement.py, rules/_common.weights_severity): an error when the outputs collapse
-    and Conv, Gemm or MatMul weights are crushed together with elementwise constants (PP-OCRv5 below), or the
-    per-layer pass measures the node that adds the most error itself (local cosine, fed FP32 inputs) reading a crushed
-    weight; a warning
-    when they collapse otherwise: matrix weights alone (new users measured per-channel weights against them: U2-Net-p
-    IoU 0.003 -> 0.655, but PP-OCRv4's DBNet under ModelOpt recall 0.755 -> 0.787 with its map IoU lower, and a DBNet
-    table detector alike with per-channel weights), elementwise constants alone, or beside NaN/Inf the QDQ model
+    Severity from impact (analysis/agreement.py, rules/_common.weights_severity): an error when the outputs collapse and
+    Conv, Gemm or MatMul weights are crushed together with elementwise constants (PP-OCRv5 below), or the per-layer pass
+    measures the node that adds the most error itself (local cosine, fed FP32 inputs) reading a crushed weight; a
+    warning when they collapse otherwise: matrix weights alone (new users measured per-channel weights against them:
+    U2-Net-p IoU 0.003 -> 0.655, but PP-OCRv4's DBNet under ModelOpt recall 0.755 -> 0.787 with its map IoU lower, and a
+    DBNet table detector alike with per-channel weights), elementwise constants alone, or beside NaN/Inf the QDQ model
     writes (QR005: rounding small weights cannot make them; the table detector's per-channel fix lowered its map IoU
-    0.789 -> 0.693 once its head was kept float); info otherwise. Measured on
-    real models quantized both ways (session 34): per-tensor weights that degrade the outputs no more than per-channel
-    ones still crush a tenth of some layer's channels (a text recognizer's depthwise Conv), so degraded outputs alone
-    are no evidence against the weights; a warning there ranked first as a false alarm. Per-tensor weights that cost
-    accuracy without crushing any channel (waifu2x: 2.7 dB of PSNR, every channel keeping 8 levels or more) are not
-    found by this rule.
+    0.789 -> 0.693 once its head was kept float); info otherwise. Measured on real models quantized both ways (session
+    34): per-tensor weights that degrade the outputs no more than per-channel ones still crush a tenth of some layer's
+    channels (a text recognizer's depthwise Conv), so degraded outputs alone are no evidence against the weights; a
+    warning there ranked first as a false alarm. Per-tensor weights that cost accuracy without crushing any channel
+    (waifu2x: 2.7 dB of PSNR, every channel keeping 8 levels or more) are not found by this rule.
 
     Fix: Conv/Gemm/MatMul weights: re-quantize with one scale per output channel (quantize_static per_channel=True;
-    ModelOpt does so by default). Elementwise constants (a Mul or Add of a BatchNorm left unfolded): keep those nodes
-    float, or fold the BatchNorm into the convolution before quantizing (quantize_static's pre-processing,
+    ModelOpt does so by default, and leaves per tensor only weights it does not read as initializers: under ModelOpt the
+    fix moves the FP32 model's Constant nodes into initializers first, as paddle2onnx exports need). Elementwise
+    constants (a Mul or Add of a BatchNorm left unfolded): keep those nodes float, or fold the BatchNorm into the
+    convolution before quantizing (quantize_static's pre-processing,
     onnxruntime.quantization.shape_inference.quant_pre_process, folds it). Where both kinds are crushed, the first fix
     does both at once: per-channel weights with every op type that reads a quantized constant (Add, Mul,
     BatchNormalization) kept float, since either change alone leaves the other's damage (a new user's PP-OCRv5
-    recognizer on ONNX Runtime's defaults: CER 99.7%; per-channel alone 88.5%; both 10.6%; FP32 0.22%).
-    """
+    recognizer on ONNX Runtime's defaults: CER 99.7%; per-channel alone 88.5%; both 10.6%; FP32 0.22%). """
     crushed = crushed_weights(ctx.precision)
     if not crushed:
         return
