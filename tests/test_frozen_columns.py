@@ -41,3 +41,9 @@ def test_an_image_like_input_s_frozen_channels_are_named_too():
     # The corpus's ATSPM detector calibrated with a gap: two of its 15 feature channels constant in calibration.
     causes = [f for f in run_rules(Context(Bundle(CORPUS / "atd_calib_gap"))).findings if "deployment" not in f.tags]
     assert causes[0].rule_id == "QR006" and "channels 13, 14 of 15" in causes[0].title
+
+
+def test_the_fix_asks_for_the_missing_slices_not_for_more_cnn_samples():
+    causes = [f for f in run_rules(Context(Bundle(CORPUS / "atd_calib_gap"))).findings if f.rule_id == "QR006"]
+    first = causes[0].fixes[0].action
+    assert "every category, dataset or setting" in first and "channels 13, 14" in first and "CNNs" not in first

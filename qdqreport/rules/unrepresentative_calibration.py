@@ -441,15 +441,18 @@ def _outside_calibration(ctx: Context, collapsed: list[int], total: int) -> tupl
 CALIBRATION_SAMPLES = 500  # the set size the coverage fix asks for, for a CNN (ModelOpt's guidance: a few hundred)
 
 
-def _fixes(ctx: Context, samples: list[int], input_name: str) -> tuple[Fix, ...]:
+def _fixes(ctx: Context, samples: list[int], input_name: str, like: str | None = None) -> tuple[Fix, ...]:
+    """Extend the calibration set with inputs *like* (default: the collapsed *samples*, else more varied ones) and
+    re-quantize with another method. A set sliced by category (*like* given) needs the missing slices, not a size."""
     method = current_calibration_method(ctx)
     other = "max" if method != "max" else robust_method(ctx)
     extend, extended = calibration_extend(ctx)
-    like = f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs"
+    sliced = like is not None
+    like = like or (f"inputs like samples {', '.join(map(str, samples))}" if samples else "more varied inputs")
     # "At least 500" only where the set is smaller (a new user's 512-sample set was told to use at least 500).
     calibrated = samples_held(ctx.calib_stats) if isinstance(ctx.calib_stats, dict) else None
     size = (f"; use at least {CALIBRATION_SAMPLES} calibration samples for CNNs"
-            if not isinstance(calibrated, int) or calibrated < CALIBRATION_SAMPLES else "")
+            if not sliced and (not isinstance(calibrated, int) or calibrated < CALIBRATION_SAMPLES) else "")
     first = Fix(f"Add {like} (from training data, not the evaluation set) to the calibration set{size}", extend)
     if other in HISTOGRAM_METHODS and histogram_methods_fail(ctx):
         return (first, Fix(f"Re-quantize with the extended set, with {method_name(ctx, method)} calibration "
@@ -574,7 +577,8 @@ def _frozen_channels(ctx: Context) -> Iterator[Finding]:
                                                                           "evaluation mean", "evaluation std"),
                             tuple((i, rounded(v), rounded(s["mean"]), rounded(s["std"]))
                                   for i, v, s in zip(frozen.channels, frozen.values, spread))),),
-            fixes=_fixes(ctx, [], frozen.name))
+            fixes=_fixes(ctx, [], frozen.name, like=f"inputs from every category, dataset or setting the evaluation "
+                                                    f"covers (varying {_index_words(frozen.channels)})"))
 
 
 def _index_words(indices: tuple[int, ...]) -> str:
