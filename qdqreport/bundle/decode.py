@@ -196,7 +196,7 @@ def _in_place(data: memoryview, info: zipfile.ZipInfo, where: str) -> _Member | 
 
 
 def _parsed_header(header: bytes, where: str, name: str) -> tuple[tuple[int, ...], bool, np.dtype] | None:
-    """NumPy's parse of a whole .npy header (magic to padding), checked as _header checks it; cached by its bytes."""
+    """NumPy's parse of a whole .npy header (magic to padding), refused as _header refuses it; cached by its bytes."""
     parsed = _HEADERS.get(header)
     if parsed is None:
         stream = io.BytesIO(header)
@@ -208,13 +208,8 @@ def _parsed_header(header: bytes, where: str, name: str) -> tuple[tuple[int, ...
         parsed = (tuple(int(n) for n in shape), bool(fortran), dtype)
         if len(_HEADERS) < _HEADERS_KEPT and len(header) <= _HEADER_BYTES_KEPT:
             _HEADERS[header] = parsed
-    shape, fortran, dtype = parsed
-    if any(n < 0 for n in shape):
-        raise BundleError(f"{where}: member {name!r} declares a negative shape {list(shape)}")
-    if dtype.hasobject:
-        raise BundleError(f"{where}: member {name!r} holds Python objects (dtype {dtype}); bundles store numeric "
-                          "and text arrays only, never pickles")
-    return None if dtype.itemsize == 0 else parsed
+    _refuse_unsafe(parsed[0], parsed[2], where, name)
+    return None if parsed[2].itemsize == 0 else parsed
 
 
 def _header(member: Any, where: str, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -223,12 +218,18 @@ def _header(member: Any, where: str, name: str) -> tuple[tuple[int, ...], bool, 
         raise BundleError(f"{where}: member {name!r} has .npy format version {version}, not one numpy writes")
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, fortran, dtype = read(member)
-    if any(int(n) < 0 for n in shape):
+    shape = tuple(int(n) for n in shape)
+    _refuse_unsafe(shape, dtype, where, name)
+    return shape, bool(fortran), dtype
+
+
+def _refuse_unsafe(shape: tuple[int, ...], dtype: np.dtype, where: str, name: str) -> None:
+    """One line for a member whose header declares a negative shape or Python objects (a pickle), read either way."""
+    if any(n < 0 for n in shape):
         raise BundleError(f"{where}: member {name!r} declares a negative shape {list(shape)}")
     if dtype.hasobject:
         raise BundleError(f"{where}: member {name!r} holds Python objects (dtype {dtype}); bundles store numeric "
                           "and text arrays only, never pickles")
-    return tuple(int(n) for n in shape), bool(fortran), dtype
 
 
 def _one_line(exc: BaseException) -> str:
