@@ -192,6 +192,14 @@ def cosine_evidence(ctx: Context) -> bool:
     return not judged_outputs or any(j.cosine_meaningful for j in judged_outputs)
 
 
+def whatif_cosines_shown(ctx: Context, summary: dict[str, Any]) -> bool:
+    """Whether the what-if's findings and tables quote its results' cosines: a search the report's judgement judged
+    (bundles since 2026-11-27) quotes them only where they are evidence (cosine_evidence); one judged by cosine alone
+    has nothing else to quote."""
+    judged_search = judged(summary.get("baseline") or {}) and judged(summary.get("chosen") or {})
+    return cosine_evidence(ctx) or not judged_search
+
+
 def judged(result: dict[str, Any]) -> bool:
     """Whether a what-if result (baseline, chosen, op_type), or one output's entry in it, carries the report's
     judgement (bundles since 2026-11-27)."""

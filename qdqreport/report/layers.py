@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.evidence import cosine_evidence, judged, judged_words, target_words
+from qdqreport.analysis.evidence import judged, judged_words, target_words, whatif_cosines_shown
 from qdqreport.analysis.layers import (clipping_quantizers, first_divergence, fp16_overflows, layer_tables,
                                        skipped_words, underused_quantizers, worst_local)
 from qdqreport.fixes import exclusion, exclusion_note, requantize_command, trials_note
@@ -62,7 +62,7 @@ def build_layers(ctx: Context) -> LayersView | None:
     first = first_divergence(tables)
     summary = tables.whatif_summary or None
     trials = tuple(tables.whatif)
-    if summary and not cosine_evidence(ctx) and judged(summary.get("baseline") or {}):
+    if summary and not whatif_cosines_shown(ctx, summary):
         summary, trials = _without_cosines(summary), tuple(dataclasses.replace(t, cosine=None) for t in trials)
     chosen = (summary or {}).get("chosen") or {}
     proven = exclusion(chosen["nodes"]) if chosen.get("reached") and chosen.get("nodes") else None
@@ -90,8 +90,8 @@ def build_layers(ctx: Context) -> LayersView | None:
 
 
 def _without_cosines(summary: dict[str, Any]) -> dict[str, Any]:
-    """The what-if summary with its results' cosines removed (analysis/evidence.cosine_evidence: outputs of fewer than
-    8 values a sample, where every trial reads 1.0000); the templates then quote the judgements alone."""
+    """The what-if summary with its results' cosines removed (analysis/evidence.whatif_cosines_shown: outputs of
+    fewer than 8 values a sample, where every trial reads 1.0000); the templates then quote the judgements alone."""
     return {**summary, **{key: {**summary[key], "cosine": None} for key in ("baseline", "chosen", "op_type")
                           if isinstance(summary.get(key), dict)}}
 

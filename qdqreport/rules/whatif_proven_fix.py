@@ -8,8 +8,9 @@ from typing import Iterator
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, cosine_evidence, deciding_output,
-                                         judged, judged_words, recovered, remedy_score, target_words, whatif)
+from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, deciding_output,
+                                         judged, judged_words, recovered, remedy_score, target_words, whatif,
+                                         whatif_cosines_shown)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
@@ -100,7 +101,7 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     if base.get("cosine") is None or chosen.get("cosine") is None or not chosen.get("nodes"):
         return
     by_judgement = judged(base) and judged(chosen)
-    shown = cosine_evidence(ctx) or not by_judgement  # a search judged by cosine alone has nothing else to quote
+    shown = whatif_cosines_shown(ctx, summary)
     evidence = [*([Metric("judged outputs, before → after",
                           f"{judged_words(base)} → {judged_words(chosen)}")] if by_judgement else []),
                 *([Metric("output cosine before → after", f"{base['cosine']:.4f} → {chosen['cosine']:.4f}")]
