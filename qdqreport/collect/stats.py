@@ -152,8 +152,7 @@ class _InputFold:
             for sample in values:
                 by_channel = np.moveaxis(sample, self.channel_axis, 0).reshape(sample.shape[self.channel_axis], -1)
                 self.channel_means.append(self.channels.add(by_channel))
-                if sample.ndim >= 3:  # colour is a picture's: a table's columns are no colour channels
-                    self.colour.append(channel_correlation(sample, self.channel_axis))
+                self._add_colour(sample)
         self._add_spectrum(run[0], values.reshape((-1,) + shape[1:]))
 
     def _add_one(self, array: np.ndarray) -> None:
@@ -185,9 +184,14 @@ class _InputFold:
             if self.per_sample:
                 self.rows.append(_moments(values))
             self.structure.append(lag1_autocorrelation(values))
-        if self.channels and values.ndim >= 3:  # colour is a picture's, not a table's columns
-            self.colour.append(channel_correlation(values, self.channel_axis))
+        if self.channels:
+            self._add_colour(values)
         self._add_spectrum(array, values)
+
+    def _add_colour(self, sample: np.ndarray) -> None:
+        """A picture's lowest correlation between its channels (batch first): a table's columns are no colour."""
+        if sample.ndim >= 3:
+            self.colour.append(channel_correlation(sample, self.channel_axis))
 
     def _channels_fit(self, count: int) -> bool:
         """Whether the input keeps channel statistics for a sample of *count* values along its channel axis: not when
