@@ -85,9 +85,9 @@ def _npz(source: str) -> bool:
 
 def calibration_extend(ctx: Context) -> tuple[str, str | None]:
     """A one-line command that appends the samples of a file like the calibration file (<more_samples.npz> or .npy)
-    to it; returns
-    (command, new file). An .npz grows every input's array along that input's batch axis (input_layout), so each added
-    sample feeds the whole model: growing one input of six left a streaming VAD's reader at its first 16 rows."""
+    to it; returns (command, new file). An .npz grows every input's array along that input's batch axis
+    (input_layout), so each added sample feeds the whole model: growing one input of six left a streaming VAD's reader
+    at its first 16 rows."""
     if _calibrates_by_script(ctx):
         return "", None
     source = _calibration_source(ctx)
