@@ -7,10 +7,9 @@ than the inference it followed, issue 12), so no list of all outputs is held. Re
 keeps: `all`, `first:N` (the default: first:DEFAULT_STORED, at most DEFAULT_STORE_BYTES a stage) or
 `none`; samples the bundle does not keep go to a scratch file removed after the collect, so later
 steps (the FP16 check, --postprocess, TensorRT stages) still read every sample, one at a time. A
-stage's first IN_MEMORY_BYTES of outputs
-are also held in memory and read back from there (those never go to the scratch file unless a later
-sample does). Samples are read back with positioned reads
-of the stored members (collect/npstream.py, as the evaluation inputs are): the same bytes as
+stage's first IN_MEMORY_BYTES of outputs are also held in memory and read back from there (those
+never go to the scratch file unless a later sample does). Samples are read back with positioned
+reads of the stored members (collect/npstream.py, as the evaluation inputs are): the same bytes as
 `np.load`'s, without opening a zip member and parsing its header on every read.
 """
 
