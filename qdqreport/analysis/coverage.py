@@ -44,10 +44,12 @@ def uncovered(c: dict[str, float], e: dict[str, float]) -> float:
 
 
 def inside_share(c: dict[str, float], e: dict[str, float]) -> float:
-    """The share of the calibration range [c.min, c.max] that lies inside the evaluation range [e.min, e.max]."""
+    """The share of the calibration range [c.min, c.max] that lies inside the evaluation range [e.min, e.max]; a
+    calibration held at one value is a point, wholly inside or wholly outside (the thirty-seventh part's terrain
+    generator calibrated on one difficulty, 0.49, of the 0..1 it serves: read as outside, no gap was named)."""
     span = c["max"] - c["min"]
     if span <= 0:
-        return 0.0
+        return 1.0 if e["min"] <= c["min"] <= e["max"] else 0.0
     return max(0.0, min(c["max"], e["max"]) - max(c["min"], e["min"])) / span
 
 

@@ -59,6 +59,10 @@ MIRROR_STD_RATIO = 0.1
 # when every value sits at the minimum or the maximum: a binarised (thresholded) set. Real images and audio fill the
 # levels between (the corpus evaluation sets: 0.25 for captchas; token masks are categories, compared elsewhere).
 TWO_LEVEL = 0.99
+# Thresholding is a step on each pixel or sample of a signal: a set of a few values a sample says nothing of it (two
+# calibration samples of a scalar input, the thirty-seventh part's difficulty label, are always at their minimum or
+# maximum, and were named binarised where the calibration was only short).
+TWO_LEVEL_MIN_VALUES = 3
 GREY_LEVELS = 0.9
 # A greyscale calibration set (images loaded as grey, then repeated into three channels) has channels that are
 # affine copies of one another in every sample: correlation 1 within float rounding, whatever per-channel
@@ -142,7 +146,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
         # mask frozen at one value (_categorical_difference): QR003's.
         return None
     two_level = two_level_share(c)
-    if two_level >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS:
+    if two_level >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS and _values_a_sample(calib) >= TWO_LEVEL_MIN_VALUES:
         return Difference("binarised", "calibration is binarised (every value at its minimum or maximum; evaluation "
                           "has the levels between)", "x", 1.0, 0.75, two_level,
                           advice="Remove the thresholding (binarisation) from the calibration reader, as the evaluation "
@@ -499,6 +503,14 @@ def _greyscale(calib: dict[str, Any], eval_correlation: float) -> Difference:
                       "evaluation in colour)", "x", 1.0, 0.75, eval_correlation,
                       advice="Load the calibration images in colour, as the evaluation pipeline does (OpenCV: "
                              "cv2.IMREAD_COLOR, not IMREAD_GRAYSCALE; PIL: .convert('RGB') of the colour file)")
+
+
+def _values_a_sample(stats: dict[str, Any]) -> float:
+    """How many values one sample of the input holds (its recorded shape's product; unbounded when not recorded)."""
+    shape = stats.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d > 0 for d in shape):
+        return float("inf")
+    return float(math.prod(shape))
 
 
 def two_level_share(moments: dict[str, float]) -> float:

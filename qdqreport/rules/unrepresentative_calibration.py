@@ -509,6 +509,11 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
 
 
 def _separating_evidence(calib: dict[str, float], evaluation: dict[str, float]) -> str:
+    if calib["min"] == calib["max"] and not _blank(calib, evaluation):
+        at = (calib["min"] - evaluation["min"]) / max(evaluation["max"] - evaluation["min"], 1e-12)
+        return (f"Separating evidence: the one calibration value lies inside the evaluation range ({at:.0%} of the "
+                "way up it), and no preprocessing step maps one value onto a spread: the calibration holds one setting "
+                "of this input, not other preprocessing.")
     if shares_level(calib, evaluation):
         return ("Separating evidence: both sets keep the same minimum or maximum, so the preprocessing agrees (a "
                 "forgotten ×255 or normalisation would move it, QR003); the content differs.")
@@ -532,17 +537,22 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
     for gap in coverage_gaps(ctx.calib_stats, ctx.eval_stats):
         name, beyond, per_sample = gap.name, list(gap.beyond), gap.samples
         c, e = calib[name]["overall"], evaluation[name]["overall"]
+        held = (f"holds input {name} at one value ({c['min']:.3g})" if c["min"] == c["max"] else
+                f"covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}")
         yield unrepresentative_calibration.finding(
-            title=f"Calibration covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}; "
-                                   f"{len(beyond)} of {per_sample} evaluation samples go beyond it",
+            title=f"Calibration {held}; {len(beyond)} of {per_sample} evaluation samples "
+                  + ("differ from it" if c["min"] == c["max"] else "go beyond it"),
             # An error when the outputs' decisions collapse: the gap is then the named cause of an error-level
             # divergence (a sensitive node behind it is a suspect, QR002, and ranks under it).
             severity="error" if outputs_collapse(ctx) else "warning",
             confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
             summary=(f"Every calibration value is {c['min']:.3g} while the evaluation inputs span [{e['min']:.3g}, "
-                     f"{e['max']:.3g}]: a blank calibration set (np.zeros, empty frames, silence) calibrates every range "
-                     "on no content at all" if c["min"] == c["max"] else
+                     f"{e['max']:.3g}]: " + ("a blank calibration set (np.zeros, empty frames, silence) calibrates "
+                                             "every range on no content at all" if _blank(c, e) else
+                                             "the calibration set is one setting of this input (one class, level or "
+                                             "condition), and every range it feeds was calibrated for that setting "
+                                             "alone") if c["min"] == c["max"] else
                      f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
                      f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
                      "(e.g. only dark or only bright images, only quiet recordings), so the ranges of the missing part "
@@ -554,6 +564,12 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                                   for label, s in (("calibration", c), ("evaluation", e)))),
                       Text(_separating_evidence(c, e))),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
+
+
+def _blank(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
+    """A calibration held at zero or at the evaluation's black or white level: no content (np.zeros, silence), where
+    one value inside the range is one setting of the input (a difficulty label held at 0.49 of 0..1)."""
+    return calib["min"] == 0 or shares_level(calib, evaluation)
 
 
 def _frozen_channels(ctx: Context) -> Iterator[Finding]:
