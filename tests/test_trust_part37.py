@@ -46,3 +46,18 @@ def test_two_values_of_a_scalar_are_not_a_binarised_calibration():
     assert not [f for f in findings if f.rule_id == "QR003"]
     assert (findings[0].rule_id, findings[0].subject) == ("QR006", "coverage difficulty")
     assert any(f.rule_id == "QR006" and f.subject == "calibration size" for f in findings[:3])
+
+
+def test_a_healthy_recipe_that_collapses_is_told_where_to_look_next():
+    # The healthy recipe itself collapses this generator (PSNR 11 dB, 172,222 of 196,608 height samples changed;
+    # every INT8 recipe of the screening did): the QR001 error is the truth, and the part's healthy controls keep it.
+    # What was wrong: its only fix said to fix "the root causes ranked in this report" where none was established,
+    # and QR002's only fix excluded an output Conv the default collect measured adding little itself (local cosine
+    # 0.995). Both now lead to the per-layer collect.
+    _, findings = ranked("ter_healthy_ort_sym")
+    first = findings[0]
+    assert (first.rule_id, first.severity) == ("QR001", "error")
+    assert any("--per-layer" in (fix.command or "") and "no cause" in fix.action for fix in first.fixes)
+    (node,) = [f for f in findings if f.rule_id == "QR002"]
+    assert node.severity != "error" and "--per-layer" in node.fixes[0].command
+    assert "Or re-quantize" in node.fixes[1].action and "node_conv2d_195" in node.fixes[1].command

@@ -16,9 +16,10 @@ from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op
 from qdqreport.analysis.output_grid import ZEROED_SHARE, GriddedOutput
 from qdqreport.analysis.output_grid import words as grid_words
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.findings import Finding, Metric, Table, Text
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import Change, exclusion, exclusion_fix, excluded_precision, resolve_exclusions
+from qdqreport.fixes import (Change, exclusion, exclusion_fix, excluded_precision, per_layer_command,
+                             resolve_exclusions)
 from qdqreport.rules._common import clamp01, outputs_collapse, outputs_diverge, rounded, weights_severity
 from qdqreport.testing.recipes import CLS_OUTPUT, class_logits, classifier_graph, classifier_run
 
@@ -206,8 +207,9 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                 and not any(s["pattern"] in HEAD_PATTERNS for s in flagged))
     rows = tuple((s["node"], s["op_type"], s["pattern"], *_errors(errors.get(s["tensor"]))) for s in flagged)
     names = ", ".join(s["node"] for s in flagged[:4]) + (" …" if len(flagged) > 4 else "")
-    cause = None if nan_inputs else _birth_line(born) if born else (_crushed_line(ctx, flagged)
-                                                                     or _arrives_at_inputs(flagged, errors))
+    crushed = None if nan_inputs or born else _crushed_line(ctx, flagged)
+    arrives = None if nan_inputs or born or crushed else _arrives_at_inputs(flagged, errors)
+    cause = None if nan_inputs else _birth_line(born) if born else (crushed or arrives)
     # An output the flagged node hands over on an 8-bit grid is measured damage every control keeps (the unfused run
     # has the same Q/DQ values): no control refutes it (analysis/output_grid.py). Measured localisation still does:
     # when the error arrives at the flagged nodes from upstream, the grid only rounds an output already lost (a new
@@ -252,9 +254,22 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
                   *([Text(f"The calibration inputs differ from the evaluation inputs ({upstream}): every calibrated range "
                           "inherits that, so these nodes' error is expected from it. Fix the calibration first and "
                           "collect again before excluding nodes.")] if upstream and not nan_inputs else [])),
-        fixes=(exclusion_fix(ctx, f"Re-quantize keeping these nodes in {excluded_precision(ctx)}", _exclusions(ctx, flagged)),),
+        fixes=_node_fixes(ctx, flagged, born_unseen=arrives is not None and not ctx.layers_summary),
         stage=comparison.id if comparison else "", tags=("root_cause",))), _acted_on(ctx, flagged),
         controls_share=bool(grids)))
+
+
+def _node_fixes(ctx: Context, flagged: list[dict[str, Any]], born_unseen: bool) -> tuple[Fix, ...]:
+    """Excluding the flagged nodes; after a per-layer collect first when the default collect measured the error
+    arriving at them from upstream (part 37's terrain generator: its output Conv adds little itself, local cosine
+    0.995, and the only fix given was to exclude it)."""
+    exclude = exclusion_fix(ctx, f"{'Or re-quantize' if born_unseen else 'Re-quantize'} keeping these nodes in "
+                                 f"{excluded_precision(ctx)}", _exclusions(ctx, flagged))
+    if not born_unseen:
+        return (exclude,)
+    return (Fix("Find where the error is born first: these nodes pass on an error that reaches them (measured "
+                "above), so collect again with --per-layer and work through the layer it names", per_layer_command(ctx)),
+            exclude)
 
 
 def _output_grids(ctx: Context, flagged: list[dict[str, Any]]) -> list[GriddedOutput]:

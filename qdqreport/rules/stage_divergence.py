@@ -279,9 +279,15 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
         # No generic re-quantize command here: it would repeat whatever calibration caused the collapse.
         # "The commands above" was false where QR001 ranks first and the only command is a deployment finding's below
         # it (a new user's tagger): the words name no place.
-        return [Fix(f"Fix the root causes ranked in this report and re-quantize (each {quantizer_name(ctx)} command in "
-                    f"this report writes {requantized_file(ctx)}), then collect again with that model to confirm the "
-                    "outputs agree", recollect_command(ctx))]
+        fixes = [Fix(f"Fix the root causes ranked in this report and re-quantize (each {quantizer_name(ctx)} command "
+                     f"in this report writes {requantized_file(ctx)}), then collect again with that model to confirm "
+                     "the outputs agree", recollect_command(ctx))]
+        if not ctx.layers_summary:
+            # Part 37's terrain generator: its healthy recipe collapses (PSNR 11 dB), no rule names a cause, and the
+            # only fix told the user to fix causes the report does not have.
+            fixes.append(Fix("Where the report establishes no cause, or fixing it leaves the outputs diverging, find "
+                             "where the error is born: collect again with --per-layer", per_layer_command(ctx)))
+        return fixes
     if comparison.purpose == "fp16":
         return [Fix("FP16 overflows or underflows somewhere: build an FP32 engine to confirm, and quantize with "
                     "the float part kept in FP32", requantize_command(ctx, Change(float_part_fp32=True)))]
