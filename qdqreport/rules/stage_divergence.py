@@ -11,6 +11,7 @@ from qdqreport.analysis.agreement import (AGREE, CENTRED_COLLAPSE, COLLAPSE, COL
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.layers import TENSOR_COSINE_BAD, passed_on
 from qdqreport.analysis.quantizer import nodes_by_output
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import (Change, exclusion, exclusion_fix, per_layer_command, quantizer_name, recollect_command,
@@ -282,9 +283,10 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
         fixes = [Fix(f"Fix the root causes ranked in this report and re-quantize (each {quantizer_name(ctx)} command "
                      f"in this report writes {requantized_file(ctx)}), then collect again with that model to confirm "
                      "the outputs agree", recollect_command(ctx))]
-        if not ctx.layers_summary:
+        if not ctx.layers_summary and not calibration_upstream(ctx):
             # Part 37's terrain generator: its healthy recipe collapses (PSNR 11 dB), no rule names a cause, and the
-            # only fix told the user to fix causes the report does not have.
+            # only fix told the user to fix causes the report does not have. Calibration inputs unlike the
+            # evaluation inputs (analysis/upstream.py) are a cause the report names: no detour then.
             fixes.append(Fix("Where the report establishes no cause, or fixing it leaves the outputs diverging, find "
                              "where the error is born: collect again with --per-layer", per_layer_command(ctx)))
         return fixes
