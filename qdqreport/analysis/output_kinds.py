@@ -306,12 +306,21 @@ def state_name(name: str) -> bool:
 def _is_state(name: str, input_names: Iterable[str]) -> bool:
     """Named like a state ("stateN", "hn", "present.0.key"), or an input's name plus "N"/"_out" (fed back), or an
     input's name after "next_"/"new_"/"out_" (a new user's streaming VAD: input recurrent, output next_recurrent)."""
-    if state_name(name):
-        return True
-    lower = name.lower()
-    return any(name != i and ((name.startswith(i) and lower[len(i):].lstrip("_.") in _STATE_SUFFIXES)
-                              or (lower.endswith(i.lower()) and lower[:-len(i)].rstrip("_.") in _STATE_SUFFIXES))
-               for i in input_names)
+    return state_name(name) or any(_fed_back(name, i) for i in input_names)
+
+
+def state_input(name: str, output_names: Iterable[str]) -> bool:
+    """A graph input that is recurrent state: named so, or repeated by a graph output with a state suffix or prefix
+    (FlashVAD's recurrent -> next_recurrent)."""
+    return state_name(name) or any(_fed_back(o, name) for o in output_names)
+
+
+def _fed_back(output: str, input_name: str) -> bool:
+    """*output* is *input_name* plus "N"/"_out", or after "next_"/"new_"/"out_": the input's next value."""
+    lower = output.lower()
+    return output != input_name and (
+        (output.startswith(input_name) and lower[len(input_name):].lstrip("_.") in _STATE_SUFFIXES)
+        or (lower.endswith(input_name.lower()) and lower[:-len(input_name)].rstrip("_.") in _STATE_SUFFIXES))
 
 
 _BINARY_LOGIT_NAME = re.compile(r"logit", re.I)

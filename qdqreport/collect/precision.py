@@ -21,7 +21,10 @@ a Log's input through magnitude ops only ("log_front_end": an STFT as Convs), La
 the decomposed ReduceMean-Sub-Pow-ReduceMean-Add-Sqrt-Div pattern, reported at its Div
 ("layernorm"), and the Gemm/MatMul ("final_matmul") or Conv/ConvTranspose ("head") nodes nearest
 to a graph output with no other such node in between (by compute nodes on the shortest path, within
-one of the nearest: a residual stream's skip connections would otherwise make every block a head). Only the top-level graph is analysed.
+one of the nearest: a residual stream's skip connections would otherwise make every block a head), and the
+Conv/Gemm/MatMul nodes computed from small side inputs alone, a noise level, timestep or label beside a larger content
+input ("conditioning": the embedding every block's scale and shift read; _conditioning_nodes). Only the top-level graph
+is analysed.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 import onnx
 
+from qdqreport.analysis.output_kinds import state_input
 from qdqreport.analysis.quantizer import LEVEL_EDGES
 from qdqreport.collect.qdq_graph import (FLOAT_NAMES, PASS_THROUGH, QDQ_OPS, VALUE_PRESERVING, GraphIndex,
                                          finite_or_none, float_values, quant_axis, quantized_dtype, scale_and_zero,
@@ -341,11 +345,57 @@ def sensitive_nodes(index: GraphIndex) -> list[dict[str, Any]]:
     for node in _last_heavy_nodes(index):
         found.setdefault(id(node), (node, "final_matmul" if node.op_type in ("Gemm", "MatMul") else "head",
                                     node.output[0]))
+    for node in _conditioning_nodes(index):
+        found.setdefault(id(node), (node, "conditioning", node.output[0]))
     ordered = sorted(found.values(), key=lambda item: index.position[id(item[0])])
     return [{"node": index.name_of(node), "op_type": node.op_type, "pattern": pattern,
              "quantized": _touches_qdq(index, node), "tensor": _original_name(index, tensor),
              "input": _float_input(index, node)}
             for node, pattern, tensor in ordered]
+
+
+# A float graph input of at most this many values a sample is a side input (a noise level, a timestep, a class or
+# difficulty label) when a larger input carries the content: the layers computed from side inputs alone embed the
+# condition that every block's scale and shift then read. ModelOpt's diffusion examples keep those layers
+# (time_embedding, time_emb_proj, add_embedding) out of INT8; quantizing them doubled the height error of the
+# thirty-seventh part's terrain generator (0.67 m against its healthy recipe's 0.32 m).
+SIDE_INPUT_VALUES = 64
+
+
+def _conditioning_nodes(index: GraphIndex) -> list[onnx.NodeProto]:
+    """The Conv/Gemm/MatMul nodes computed from side inputs alone (SIDE_INPUT_VALUES), in a graph whose content comes
+    in a larger float input: the embedding of a condition the main path reads. None without such an input (a table's
+    MLP reads only small inputs: nothing there is a side path)."""
+    side, content = _side_and_content_inputs(index)
+    if not side or not content:
+        return []
+    sources: dict[str, frozenset[str]] = {name: frozenset({name}) for name in side | content}
+    for node in index.nodes:
+        read = frozenset().union(*(sources.get(name, frozenset()) for name in index.inputs_of(node)))
+        for out in node.output:
+            if out:
+                sources[out] = read
+    return [node for node in index.nodes
+            if node.op_type in HEAVY_OPS and node.output and sources.get(node.output[0]) and sources[node.output[0]] <= side]
+
+
+def _side_and_content_inputs(index: GraphIndex) -> tuple[frozenset[str], frozenset[str]]:
+    """The float graph inputs split into side inputs (a static size of at most SIDE_INPUT_VALUES a sample, the first
+    dimension taken as the batch) and content inputs (the rest, a dynamic size counting as large); recurrent state
+    is neither."""
+    side, content = set(), set()
+    initializers = {t.name for t in index.model.graph.initializer}
+    for value in index.model.graph.input:
+        tensor = value.type.tensor_type
+        if value.name in initializers or tensor.elem_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
+                                                                   onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim][1:]
+        small = all(d is not None for d in dims) and math.prod(d for d in dims if d is not None) <= SIDE_INPUT_VALUES
+        if state_input(value.name, index.graph_outputs):
+            continue  # recurrent state (a KV cache) is the model's own output fed back, not content (FlashVAD's frame)
+        (side if small and tensor.HasField("shape") else content).add(value.name)
+    return frozenset(side), frozenset(content)
 
 
 def _float_input(index: GraphIndex, node: onnx.NodeProto) -> str | None:
