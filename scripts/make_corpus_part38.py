@@ -142,7 +142,8 @@ def fp32_from_package(src: Path, dst: Path) -> None:
             xq, wq, _xzp, wzp = n.input
             dql = producers[xq]
             x = dql.input[0]
-            w = (inits[wq].astype(np.float32) - inits[wzp].astype(np.float32)) * inits[wq.replace("_quantized", "_scale")]
+            scale = inits[wq.replace("_quantized", "_scale")]
+            w = (inits[wq].astype(np.float32) - inits[wzp].astype(np.float32)) * scale
             wname = wq.replace("_quantized", "")
             new_inits[wname] = w.astype(np.float32)
             cast = consumers[n.output[0]][0]
@@ -352,9 +353,9 @@ def ort_static(family: str, calib: str, output: str, ops: list[str], nodes, acti
 FRL_COLLECT_ARGS = ("--output-kind", "token_logits=class_scores", "--output-kind", "code_logits=class_scores")
 RECIPE, RECIPE_OPS = "inner", ["MatMul"]
 SENSITIVE, SENSITIVE_OPS = "matmuls", ["MatMul"]
-RECIPE_WHAT = ("every MatMul but the two output heads in INT8 (the bridge and the code head's first Gemm, both fed by the "
-               "encoder's final states); the output projection (decoder_out), the code head's last Gemm (code_head.3), "
-               "the embedding, the GRUs and the rest float")
+RECIPE_WHAT = ("every MatMul but the two output heads in INT8 (the bridge and the code head's first Gemm, both fed by "
+               "the encoder's final states); the output projection (decoder_out), the code head's last Gemm "
+               "(code_head.3), the embedding, the GRUs and the rest float")
 SENSITIVE_WHAT = "the two output heads (the 160 -> 156 output projection decoder_out and the code head's last Gemm)"
 # The screening (2026-11-28, on the 1000 decision words, symmetric MinMax INT8, per-channel weights, the healthy
 # calibration; words whose (lemma, word type) changes): every MatMul 29 (11 lemmas, 18 types); every MatMul but the
