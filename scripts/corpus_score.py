@@ -315,6 +315,13 @@ THIRTY_SIXTH_PART = "sealed part 36 (2026-11-28)"
 # batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit f013e64
 # (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 THIRTY_SEVENTH_PART = "sealed part 37 (2026-11-28)"
+# The thirty-eighth sealed part: a batch made on 2026-11-28 (a new family and task kind: French lemmatisation,
+# pyfrspell's character seq2seq (GRU encoder and decoder, four MatMuls; shipped as dynamic INT8 and dequantized back to
+# FP32), the decision the package's own greedy lemma and word type of 1000 wfrench words) by an engineer who never ran
+# the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements alone. Every
+# case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of
+# commit 69602fe (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
+THIRTY_EIGHTH_PART = "sealed part 38 (2026-11-28)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -332,6 +339,9 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(THIRTY_EIGHTH_PART, "thirty-eighth", ", made 2026-11-28; scored while sealed before the next round of rule "
+         "changes, at 69602fe: first-ranked 5/6, within three 5/6, healthy controls with an error 0/2, harmless "
+         "faults with an error 0/2; still held out", held_out=True),
     Part(THIRTY_SEVENTH_PART, "thirty-seventh", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f013e64: first-ranked 1/5, within three 4/5, healthy controls with an error 2/2, harmless "
          "faults with an error 0/0; still held out", held_out=True),
