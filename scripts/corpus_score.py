@@ -341,10 +341,13 @@ class Part:
 PARTS = (
     Part(THIRTY_EIGHTH_PART, "thirty-eighth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at 69602fe: first-ranked 5/6, within three 5/6, healthy controls with an error 0/2, harmless "
-         "faults with an error 0/2; still held out", held_out=True),
+         "faults with an error 0/2; after session 41's first rule changes, at a5357cf: the same; still held out",
+         held_out=True),
     Part(THIRTY_SEVENTH_PART, "thirty-seventh", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f013e64: first-ranked 1/5, within three 4/5, healthy controls with an error 2/2, harmless "
-         "faults with an error 0/0; still held out", held_out=True),
+         "faults with an error 0/0; after session 40's rule changes, at 461387d, 2811eb8, 04c79eb, ff51797 and "
+         "69602fe (the thirty-eighth part's \"before\"): the same; then read (2026-11-28, session 41): no longer held "
+         "out"),
     Part(THIRTY_SIXTH_PART, "thirty-sixth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at e636946: first-ranked 5/7, within three 5/7, healthy controls with an error 0/3, harmless "
          "faults with an error 0/2; after session 39's rule changes, at f9c4258, d2887bd and 47bb40f: the same (its "
