@@ -107,7 +107,7 @@ def calibration_extend(ctx: Context) -> tuple[str, str | None]:
 # Against outliers its Percentile (2048 bins, 99.999%) is the method that differs; ModelOpt's entropy is real.
 def robust_method(ctx: Context) -> str:
     """The calibration method to try against outliers with the tool that made the model, in ModelOpt's names."""
-    return "percentile" if _made_by_ort(ctx) else "entropy"
+    return "percentile" if made_by_ort(ctx) else "entropy"
 
 
 def calibration_filter(ctx: Context, input_name: str, low: float, high: float) -> tuple[str, str | None]:
@@ -161,7 +161,7 @@ def requantize_command(ctx: Context, change: Change = Change(), calibration: str
     Node and op-type exclusions are first resolved to what that quantizer can act on (resolve_exclusions): a node
     whose INT8 input another node's Q/DQ puts there is replaced by that node; exclusion_note says so in words."""
     change = resolve_exclusions(ctx, change).change
-    if _made_by_ort(ctx) and _ort_can(change):
+    if made_by_ort(ctx) and _ort_can(change):
         return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output,
                                        method_chosen=bool(change.calibration_method), recorded=recorded)
     return modelopt_command(ctx, change, calibration, output, recorded=recorded)
@@ -206,10 +206,11 @@ def initializer_weights_command(ctx: Context) -> str:
 
 def quantizer_name(ctx: Context) -> str:
     """How fix titles name the re-quantization tool requantize_command writes for."""
-    return "quantize_static" if _made_by_ort(ctx) else "ModelOpt"
+    return "quantize_static" if made_by_ort(ctx) else "ModelOpt"
 
 
-def _made_by_ort(ctx: Context) -> bool:
+def made_by_ort(ctx: Context) -> bool:
+    """Whether onnxruntime's quantize_static made the QDQ model (analysis/quantizer.made_by)."""
     detected = made_by(ctx.precision, ctx.modelopt_log)
     return detected is not None and detected.quantizer == "onnxruntime"
 
@@ -220,7 +221,7 @@ def current_calibration_method(ctx: Context) -> str:
     logged = (ctx.modelopt_log or {}).get("calibration_method")
     if logged:
         return str(logged)
-    return "max" if _made_by_ort(ctx) else "entropy"
+    return "max" if made_by_ort(ctx) else "entropy"
 
 
 HISTOGRAM_METHODS = frozenset({"entropy", "percentile", "distribution"})
@@ -234,19 +235,19 @@ def histogram_methods_fail(ctx: Context) -> bool:
     model was made by ONNX Runtime and a calibration input's samples differ in shape (calib_stats `shapes_differ`;
     ValueError "inhomogeneous shape" on a new user's MiniMol graphs and on LAC's sentences)."""
     inputs = (ctx.calib_stats or {}).get("inputs") if isinstance(ctx.calib_stats, dict) else None
-    return _made_by_ort(ctx) and isinstance(inputs, dict) and any(
+    return made_by_ort(ctx) and isinstance(inputs, dict) and any(
         isinstance(entry, dict) and entry.get("shapes_differ") is True for entry in inputs.values())
 
 
 def method_name(ctx: Context, method: str) -> str:
     """*method* (ModelOpt's name) as the tool requantize_command writes for calls it."""
-    return ORT_METHODS.get(TO_ORT.get(method, method), method) if _made_by_ort(ctx) else method
+    return ORT_METHODS.get(TO_ORT.get(method, method), method) if made_by_ort(ctx) else method
 
 
 def excluded_precision(ctx: Context) -> str:
     """The precision nodes kept out of INT8 run in: FP16 under ModelOpt's default float part, else the float part the
     recipe keeps (FP32 under quantize_static, which never converts it, or ModelOpt's --high_precision_dtype)."""
-    if _made_by_ort(ctx):
+    if made_by_ort(ctx):
         return "FP32"
     return (recipe(ctx).high_precision_dtype or "fp16").upper()
 
@@ -543,7 +544,7 @@ def recollect_command(ctx: Context) -> str:
     The recorded collect command is reused (its paths are relative to where it ran); a bundle made by
     `qdqreport demo` (or an unknown tool) gets a collect command built from the manifest's paths."""
     argv = [str(a) for a in (ctx.manifest.get("collector") or {}).get("argv") or []]
-    log = requantized_log(ctx) if ctx.modelopt_log and not _made_by_ort(ctx) else None
+    log = requantized_log(ctx) if ctx.modelopt_log and not made_by_ort(ctx) else None
     if len(argv) > 2 and argv[1] == "collect":
         # The re-quantization read the corrected calibration another finding's fix wrote: collected with the old
         # file, the new bundle would name the old calibration's fault again (a new user's re-collect did).
@@ -662,7 +663,7 @@ def resolve_exclusions(ctx: Context, change: Change) -> Resolved:
     pairs list their consumers through them); under either tool, any other consumer of the same pair that is quantized.
     Those nodes replace it; a node none can free is listed as unreachable, never dropped silently. An op type the
     quantizer never quantizes is resolved node by node the same way (its INT8-fed nodes)."""
-    ort = _made_by_ort(ctx) and _ort_can(change)
+    ort = made_by_ort(ctx) and _ort_can(change)
     return resolve_for(ctx.precision or {}, "onnxruntime" if ort else "modelopt", change)
 
 

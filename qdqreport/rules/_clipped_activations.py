@@ -10,16 +10,18 @@ from typing import Any, Callable, Iterator
 
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import (UNCOVERED_FAR_SHARE, UNDER_USE, excess_clipping, far_uncovered_quantizers,
-                                      inner_measured, overwide_quantizers, quantizer_ranges, relu_read_tensors,
-                                      uncovered_line, uncovered_quantizers, wide_ranges_behind)
+from qdqreport.analysis.layers import (OWN_CLIPPED, UNCOVERED_FAR_SHARE, UNDER_USE, excess_clipping,
+                                      far_uncovered_quantizers, inner_measured, overwide_quantizers, quantizer_ranges,
+                                      ranges_from_other_data, relu_read_tensors, uncovered_line, uncovered_quantizers,
+                                      wide_ranges_behind)
 from qdqreport.analysis.collation import samples_held
 from qdqreport.analysis.coverage import extreme_inputs
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.analysis.upstream import far_too_wide_use
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
-from qdqreport.fixes import Change, calibration_filter, requantize_command
+from qdqreport.fixes import Change, calibration_filter, made_by_ort, requantize_command, robust_method
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
+from qdqreport.rules._measured import REFUTED_SCORE
 from qdqreport.wording import plural, verb
 
 SHOWN = 10
@@ -72,6 +74,55 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
                        "fed) drives these activations past their ranges. If the outputs stay faithful, it is a risk "
                        "for inputs like these rather than today's cause.")),
         fixes=fixes)
+
+
+def ranges_not_from_this_file(ctx: Context, finding: Callable[..., Finding]) -> Iterator[Finding]:
+    """One finding when a quantize_static model's ranges clip the calibration file's own values at many Q nodes
+    (analysis/layers.ranges_from_other_data): they were set on other data than the file collect was given."""
+    ranges = quantizer_ranges(ctx)
+    if ranges is None or not made_by_ort(ctx):
+        return  # ModelOpt's entropy clips its own calibration data by design
+    clipping = ranges_from_other_data(ranges, frozenset(ctx.input_names))
+    if not clipping:
+        return
+    worst, inner = clipping[0], len(inner_measured(ranges, frozenset(ctx.input_names)))
+    yield finding(
+        title=f"{len(clipping)} of {inner} activation ranges clip the calibration file's own values: the model was "
+              "not calibrated on this file as a whole",
+        # Scored as a weak suspect: which ranges serve the model better is unmeasured (on the thirty-seventh part's
+        # generator the whole file's served it worse: output cosine 0.875 with the last chunk's, -0.17 with the
+        # file's under MinMax, 0.40 under Percentile).
+        **{**_measured_warning(ctx), "score": REFUTED_SCORE}, subject="ranges from other data",
+        summary=f"Measured in the FP32 model on {ranges.calib_samples} calibration samples: "
+                f"{worst.get('tensor') or worst['q_node']} clips {float(worst['calib_clipped_share']):.1%} of the "
+                f"values the calibration file gives it (its range [{_g(worst.get('representable_min'))}, "
+                f"{_g(worst.get('representable_max'))}]). A MinMax calibration on this file keeps every one of its "
+                "values and a percentile one clips about 0.001% of them: these ranges came from other data, another "
+                "file or a part of this one",
+        evidence=(Metric(f"activation ranges clipping over {OWN_CLIPPED:.1%} of their own calibration values",
+                         len(clipping), threshold=f"of {inner}"),
+                  Table("Activations whose range clips the calibration file's own values",
+                        ("Q node", "tensor", "calibration clipped", "calibrated min", "calibrated max"),
+                        tuple((q["q_node"], q.get("tensor"), rounded(float(q["calib_clipped_share"]), 4),
+                               *(rounded(q.get(k)) for k in ("representable_min", "representable_max")))
+                              for q in clipping[:SHOWN])),
+                  Text("Separating evidence: Q nodes that share one range (onnxruntime ties a Concat's or a "
+                       "MaxPool's) are left out, as are those reading the model inputs. Two known ways to get here: "
+                       "the model was calibrated on another file than the one given to collect (--calib), or on a "
+                       "part of it: onnxruntime's CalibMaxIntermediateOutputs, documented as giving the same ranges "
+                       "with less memory, keeps only the last chunk's ranges (onnxruntime 1.32 clears each full chunk "
+                       "without computing it; microsoft/onnxruntime#18893). Entropy calibration also clips its own "
+                       "data: if the model was calibrated with Entropy, read this as that.")),
+        fixes=(Fix("Find which data set these ranges: if your quantize_static call sets "
+                   "extra_options={'CalibMaxIntermediateOutputs': ...}, they are its last chunk's (CalibStridedMinMax, "
+                   "with a stride dividing the sample count, bounds memory and merges every chunk); if the model was "
+                   "calibrated on another file, collect again with that file as --calib: this report's calibration "
+                   "findings judge the file collect was given", ""),
+               Fix("Re-quantize on the whole file and measure it against this model (qdqreport confirm) before "
+                   "keeping it: the whole file's ranges keep every outlier and can serve the model worse",
+                   requantize_command(ctx)),
+               Fix("Or on the whole file with Percentile calibration, measured the same way",
+                   requantize_command(ctx, Change(calibration_method=robust_method(ctx))))))
 
 
 def overwide_ranges(ctx: Context, finding: Callable[..., Finding], fixes: tuple[Fix, ...]) -> Iterator[Finding]:

@@ -7,7 +7,7 @@ from typing import Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.input_range import input_clipping, over_every_sample, over_samples
 from qdqreport.analysis.layers import (HEAVY_CLIPPING, UNDER_USE, clipping_quantizers, inherited, layer_tables,
-                                      quantizer_ranges, underused_quantizers)
+                                      quantizer_ranges, ranges_from_other_data, underused_quantizers)
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.fixes import (SHAPES_DIFFER_NOTE, Change, corrected_calibration, current_calibration_method,
                              histogram_methods_fail, method_name, requantize_command, robust_method)
@@ -173,6 +173,14 @@ def _clipping_fix(ctx: Context, worst) -> Fix:
         return Fix(f"Re-calibrate with {method} calibration (it keeps the calibration data's whole range), on data "
                    "like the evaluation inputs, and compare: every range it widens gets coarser steps, which can cost "
                    "more than the clipping it removes", requantize_command(ctx, Change(calibration_method="max")))
+    if ranges_from_other_data(quantizer_ranges(ctx), frozenset(ctx.input_names)):
+        # The ranges clip the calibration file's own values: not set on this file as a whole (a chunk of it under
+        # onnxruntime's CalibMaxIntermediateOutputs, or another file), so the same recipe on it changes them.
+        return Fix(f"These ranges were not set on the calibration file as a whole (they clip its own values: see the "
+                   f"calibration finding), so re-quantizing on it changes them: {worst.tensor} reaches "
+                   f"[{_g(worst.observed_min)}, {_g(worst.observed_max)}] against "
+                   f"[{_g(worst.representable_min)}, {_g(worst.representable_max)}]. Re-quantize on the whole file and "
+                   "measure it against this model (qdqreport confirm) before keeping it", requantize_command(ctx))
     return Fix(f"Calibrate on data that covers the evaluation inputs: {worst.tensor} reaches "
                f"[{_g(worst.observed_min)}, {_g(worst.observed_max)}] but its calibrated scale represents "
                f"[{_g(worst.representable_min)}, {_g(worst.representable_max)}]. The model already uses {method} "

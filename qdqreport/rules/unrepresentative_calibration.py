@@ -25,10 +25,10 @@ from qdqreport.wording import plural, verb
 from qdqreport.fixes import (HISTOGRAM_METHODS, SHAPES_DIFFER_NOTE, Change, calibration_extend,
                              calibration_rewrite, current_calibration_method, first_input_name, histogram_methods_fail, method_name,
                              requantize_command, robust_method)
-from qdqreport.rules._clipped_activations import clipped_activations, overwide_ranges
+from qdqreport.rules._clipped_activations import clipped_activations, overwide_ranges, ranges_not_from_this_file
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
-from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_run, input_stats,
-                                      text_images)
+from qdqreport.testing.recipes import (CLS_INPUT, CLS_OUTPUT, audio_chunks, class_logits, classifier_graph,
+                                      classifier_run, input_stats, text_images)
 
 MEDIAN_OK = 0.98  # the typical sample is faithful: the quantization itself works
 MIN_SHARE, MAX_SHARE = 0.01, 0.25  # "a few": more than a quarter is a global problem, not coverage
@@ -182,6 +182,24 @@ def _wide_ranges(share: float):
     return build
 
 
+def _ranges_of_one_chunk(share: float):
+    def build(b):
+        # The default collect's activation-range pass on 20 inner Q nodes of a quantize_static model: *share* of them
+        # clip 5-30% of the calibration file's own values (ranges set on its last chunk alone), the evaluation's alike.
+        _uncertain_samples_noisy(b)
+        clipping = round(share * 20)
+        rows = [{"q_node": f"conv_{i}_QuantizeLinear", "tensor": f"conv_{i}", "kind": "activation", "dtype": "int8",
+                 "values": 3200, "clipped_share": own, "range_used": 1.0, "representable_min": -2.0 - i / 10,
+                 "representable_max": 2.0 + i / 10, "observed_min": -3.0, "observed_max": 3.0, "per_channel": False,
+                 "calib_values": 3200, "calib_clipped_share": own}
+                for i, own in ((i, 0.05 + i / 100 if i < clipping else 0.0) for i in range(20))]
+        b.artifact("activation_ranges", {"samples": 8, "of_samples": 50, "sample_indices": list(range(0, 48, 6)),
+                                         "calib_samples": 8, "seconds": 0.1, "quantizers": rows})
+        b.artifact("precision_summary", {**classifier_graph(), "float_dtype": "fp32",
+                                         "producer": {"name": "onnx.quantize", "version": "0.1.0"}})
+    return build
+
+
 @rule(id="QR006", slug="unrepresentative-calibration", title="Calibration does not cover some inputs",
       examples=[Fires("3 bright crops of 40 flip their class", _bright_samples_collapse(False)),
                 Fires("the same 3 crops flip in two outputs (one finding)",
@@ -196,6 +214,8 @@ def _wide_ranges(share: float):
                       _clipped_logits(0.06)),
                 Fires("9 of 20 inner activations use 5% of their calibrated ranges", _wide_ranges(0.45)),
                 Quiet("2 of 20 inner activations use 5% of their calibrated ranges", _wide_ranges(0.1)),
+                Fires("8 of 20 inner ranges clip 5-12% of the calibration file's own values", _ranges_of_one_chunk(0.4)),
+                Quiet("1 of 20 inner ranges clips 5% of the calibration file's own values", _ranges_of_one_chunk(0.05)),
                 Fires("audio calibrated on recordings 20x (26 dB) quieter", _quiet_recordings(20.0)),
                 Fires("calibration audio far smoother than the evaluation's (pure tones for noisy speech)",
                       _smoothness(0.0)),
@@ -280,6 +300,18 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     a few extreme calibration values, which more data or Percentile/Entropy calibration keep: that fix names the
     input whose calibration values reach far past the evaluation's and prints a command that drops those samples.
 
+    From the same pass, whether the ranges came from the calibration file collect was given at all: a MinMax range
+    keeps every value of its calibration data and a percentile one clips about 0.001%, so when a tenth or more of a
+    quantize_static model's free inner Q nodes (five at least; Q nodes sharing one range left out) clip over 0.1% of
+    the file's own values (analysis/layers.ranges_from_other_data), the model was calibrated on other data: another
+    file, or a part of this one. onnxruntime's CalibMaxIntermediateOutputs, documented as giving the same ranges with
+    less memory, keeps only the last chunk's (onnxruntime 1.32; microsoft/onnxruntime#18893): the thirty-seventh
+    part's terrain generator, calibrated so on 16 terrains, kept the ranges of the sixteenth (15-45% of its free Q
+    nodes clip up to 48% of the file's values; no other read case passes 6%). A warning: which ranges are better is
+    for confirm to measure (the whole file under MinMax made that generator worse: its outliers widen every range), so
+    the fix offers MinMax and Percentile on the whole file. ModelOpt models are not judged (its entropy clips its own
+    data: the demo, 17% of its free Q nodes).
+
     Integer inputs (token ids, attention masks) are categories: their value ranges are not
     compared. For a 0/1 input (an attention mask) the share of ones is the share of positions
     holding real tokens: when calibration's is under half the evaluation's, the calibration
@@ -306,8 +338,13 @@ def unrepresentative_calibration(ctx: Context) -> Iterator[Finding]:
     yield from _other_structure(ctx)
     yield from _shorter_sequences(ctx)
     yield from _other_vocabulary(ctx)
-    yield from clipped_activations(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
-    yield from overwide_ranges(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
+    other_data = list(ranges_not_from_this_file(ctx, unrepresentative_calibration.finding))
+    yield from other_data
+    if not other_data:
+        # Ranges set on other data than the file given: what the activations clip or leave unused, compared with that
+        # file's own values, says nothing of the calibration that made them.
+        yield from clipped_activations(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
+        yield from overwide_ranges(ctx, unrepresentative_calibration.finding, _fixes(ctx, [], _input_name(ctx)))
     if comparison is None:
         return
     by_output: dict[str, list[dict[str, Any]]] = {}
