@@ -154,15 +154,16 @@ class Change:
 
 
 def requantize_command(ctx: Context, change: Change = Change(), calibration: str | None = None,
-                       output: str | None = None, recorded: bool = False) -> str:
+                       output: str | None = None, recorded: bool = False, reduce_range: bool = False) -> str:
     """Re-quantize this bundle's FP32 model with *change*, with the tool that made its QDQ model: ONNX Runtime's
     quantize_static (its recorded options kept) when the graph says so, else ModelOpt 0.47's ONNX PTQ.
 
     Node and op-type exclusions are first resolved to what that quantizer can act on (resolve_exclusions): a node
-    whose INT8 input another node's Q/DQ puts there is replaced by that node; exclusion_note says so in words."""
+    whose INT8 input another node's Q/DQ puts there is replaced by that node; exclusion_note says so in words.
+    *reduce_range*: quantize_static's 7-bit weights (ModelOpt has no such option)."""
     change = resolve_exclusions(ctx, change).change
     if made_by_ort(ctx) and _ort_can(change):
-        return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output,
+        return quantize_static_command(ctx, _ort_changed(ctx, change), calibration, output, reduce_range=reduce_range,
                                        method_chosen=bool(change.calibration_method), recorded=recorded)
     return modelopt_command(ctx, change, calibration, output, recorded=recorded)
 
