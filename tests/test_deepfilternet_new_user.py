@@ -52,3 +52,15 @@ def test_kernels_winning_back_most_of_a_collapse_are_named_though_both_runs_coll
     first = findings[0]
     assert (first.rule_id, first.severity) == ("QR012", "error")
     assert "reduce_range=True" in first.fixes[0].command
+
+
+def test_the_users_decode_outranks_a_decision_the_report_only_guessed():
+    # The gain mask m (Sigmoid, in [0, 1]) is inferred to be a probability map and judged by IoU at 0.5 (0.81:
+    # "collapse"); the user's decode of the stages the model drives scores 0.92: it degrades, and so does the verdict.
+    ctx = Context(Bundle(BUNDLES / "deepfilternet_default_pl"), target="onnxruntime")
+    comparison = ctx.comparison("quantization")
+    (mask,) = [s for s in ctx.output_summaries(comparison.id) if s.output == "m"]
+    assert not mask.kind.declared and mask.judgement.measure == "map IoU"
+    assert mask.judgement.level == "degrade" and "where the decode degrades" in mask.judgement.headline
+    (symptom,) = [f for f in run_rules(ctx).findings if f.rule_id == "QR001"]
+    assert symptom.severity == "warning" and "degrades" in symptom.title

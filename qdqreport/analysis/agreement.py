@@ -365,13 +365,17 @@ def decode_level(agreement: float, rows: Sequence[Any], ordinary_noise: bool) ->
 NUMBERS_ONLY = ("cosine", "slice cosine", "relative error", "error against the spread")
 
 
-def capped_by_task(judgement: Judgement, task: str | None) -> Judgement:
+def capped_by_task(judgement: Judgement, task: str | None, guessed: bool = False) -> Judgement:
     """*judgement* by a numbers-only measure capped at the level of the user's decode of the same stage pair (*task*:
     its task_level, None when unmeasured): measured decisions outrank numbers. A collapse becomes a degradation where
     the decode degrades, and agreement where it agrees (a new user's healthy CRAFT: the decode kept 22 of 24 images,
     the score map's blank image row 4 read "slice cosine 0.07" and made the verdict orange); the numbers stay in the
-    detail. The decode may read only some outputs: one it ignores is judged by what the task makes of the others."""
-    if task is None or judgement.measure not in NUMBERS_ONLY or LEVEL_RANK[judgement.level] <= LEVEL_RANK[task]:
+    detail. The decode may read only some outputs: one it ignores is judged by what the task makes of the others.
+    So is a decision measure of a kind the report *guessed* (inferred, not declared with --output-kind): the user's
+    decode is the decision, the guess only a stand-in for it (a new user's DeepFilterNet: a continuous gain mask read
+    as a map binarised at 0.5, IoU 0.80, "collapse", where the decode of the stages it drives scored 0.93)."""
+    capped = judgement.measure in NUMBERS_ONLY or guessed
+    if task is None or not capped or LEVEL_RANK[judgement.level] <= LEVEL_RANK[task]:
         return judgement
     decode = "agrees" if task == AGREE else "degrades"
     level = task  # the decode's own level: what the outputs decide is measured, the numbers only describe them

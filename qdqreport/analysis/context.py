@@ -152,7 +152,8 @@ class Context:
                          for name, rows in self._by_output(comparison_id, "samples").items()]
             level = self._task_level(info, summaries)
             self._summaries[comparison_id] = [
-                dataclasses.replace(s, judgement=agreement.capped_by_task(s.judgement, level)) for s in summaries]
+                dataclasses.replace(s, judgement=agreement.capped_by_task(s.judgement, level, _guessed(s)))
+                for s in summaries]
         return self._summaries[comparison_id]
 
     def task_level(self, comparison: ComparisonInfo) -> str:
@@ -424,6 +425,11 @@ def _shape(value: Any) -> tuple[int, ...]:
     if not isinstance(value, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in value):
         return ()
     return tuple(value)
+
+
+def _guessed(summary: OutputSummary) -> bool:
+    """Whether the output's kind, and so its decision measure, was inferred rather than declared (--output-kind)."""
+    return summary.kind is not None and not summary.kind.declared
 
 
 def _summarise(name: str, rows: list[dict[str, Any]], slices: list[dict[str, Any]]) -> OutputSummary:
