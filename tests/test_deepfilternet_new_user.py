@@ -64,3 +64,16 @@ def test_the_users_decode_outranks_a_decision_the_report_only_guessed():
     assert mask.judgement.level == "degrade" and "where the decode degrades" in mask.judgement.headline
     (symptom,) = [f for f in run_rules(ctx).findings if f.rule_id == "QR001"]
     assert symptom.severity == "warning" and "degrades" in symptom.title
+
+
+def test_a_level_difference_beside_a_misread_sibling_input_is_not_called_content():
+    # Calibration features computed without DeepFilterNet's normalisation (deepfilternet_unnormalised_calib, outputs
+    # left out): feat_erb is named a normalisation step (QR003); feat_spec, 18x quieter, was called "quieter data, not a
+    # preprocessing error", an error asking for more samples. QR003's fix of the reader restored both (56% -> 6.9%).
+    findings = _findings("deepfilternet_unnormalised_calib")
+    (step,) = [f for f in findings if f.rule_id == "QR003"]
+    assert "feat_erb" in step.title
+    (gap,) = [f for f in findings if f.subject == "coverage feat_spec"]
+    words = " ".join(str(getattr(item, "text", "")) for item in gap.evidence)
+    assert "not a preprocessing error" not in words and "input feat_erb of the same calibration file" in words
+    assert gap.severity == "warning" and findings.index(step) < findings.index(gap)

@@ -18,7 +18,8 @@ from qdqreport.analysis.coverage import (OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, cov
                                          inside_share, uncovered)
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
-                                             preprocessing_mismatch, same_centre, shares_level, unseen_ids)
+                                             mismatched_inputs, preprocessing_mismatch, same_centre, shares_level,
+                                             unseen_ids)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
@@ -571,9 +572,15 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
     (analysis/coverage.py decides)."""
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     diverging = diverging_outputs(ctx, "quantization")
+    misread = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)
     for gap in coverage_gaps(ctx.calib_stats, ctx.eval_stats):
         name, beyond, per_sample = gap.name, list(gap.beyond), gap.samples
         c, e = calib[name]["overall"], evaluation[name]["overall"]
+        # Another input of the same file read unlike the evaluation's (QR003) puts the reader in doubt: this input's
+        # difference may be the same reader's missing step (a new user's DeepFilterNet calibrated without its
+        # feature normalisation: feat_erb was named a normalisation step, feat_spec "quieter data, not a
+        # preprocessing error"; QR003's fix of the reader restored both).
+        sibling = next((other for other in misread if other != name), None)
         held = (f"holds input {name} at one value ({c['min']:.3g})" if c["min"] == c["max"] else
                 f"covers [{c['min']:.3g}, {c['max']:.3g}] of input {name}")
         yield unrepresentative_calibration.finding(
@@ -581,8 +588,8 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                   + ("differ from it" if c["min"] == c["max"] else "go beyond it"),
             # An error when the outputs' decisions collapse: the gap is then the named cause of an error-level
             # divergence (a sensitive node behind it is a suspect, QR002, and ranks under it).
-            severity="error" if outputs_collapse(ctx) else "warning",
-            confidence=0.7 if diverging else 0.5, score=0.6 if diverging else 0.35,
+            severity="error" if outputs_collapse(ctx) and sibling is None else "warning",
+            confidence=0.7 if diverging else 0.5, score=(0.6 if diverging else 0.35) if sibling is None else 0.3,
             subject=f"coverage {name}", stage="calibration", tags=("root_cause",),
             summary=(f"Every calibration value is {c['min']:.3g} while the evaluation inputs span [{e['min']:.3g}, "
                      f"{e['max']:.3g}]: " + ("a blank calibration set (np.zeros, empty frames, silence) calibrates "
@@ -599,7 +606,11 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                       Table("Input ranges", ("set", "min", "max", "mean", "std"),
                             tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean", "std")))
                                   for label, s in (("calibration", c), ("evaluation", e)))),
-                      Text(_separating_evidence(c, e))),
+                      Text(_separating_evidence(c, e) if sibling is None else
+                           f"Separating evidence: input {sibling} of the same calibration file was read unlike the "
+                           "evaluation inputs (a preprocessing step differs: see that finding), so this input's "
+                           "difference may be the same reader's missing step rather than other content: fix the "
+                           "reader first and collect again.")),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
 
 
