@@ -465,3 +465,29 @@ def test_token_ids_are_counted_and_masks_and_floats_are_not() -> None:
         {"id": 0, "count": 5}, {"id": 7, "count": 2}, {"id": 101, "count": 2}, {"id": 102, "count": 2},
         {"id": 9, "count": 1}]}
     assert "ids" not in inputs["mask"] and "ids" not in inputs["x"]
+
+
+
+@pytest.mark.slow
+def test_a_samples_axis_inferred_past_axis_0_is_named_with_the_option_that_overrides_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # ddddocr's text recognizer reads input1[1, 1, 64, image_width]: batch 1, the width dynamic, which collect takes as
+    # the samples' axis; the file stacks 4 crops on axis 0 (values irrelevant to the layout: uniform noise). A new
+    # user's DeepFilterNet ([1, 1, S, 32]) read only "has shape [96, 1, 1, 32] but the model expects ...", a shape
+    # they never passed, and no word of --batch-axis.
+    spec = importlib.util.find_spec("ddddocr")  # find only: importing it loads its models
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("ddddocr is not installed (pip install --no-deps ddddocr==1.6.1; .ci/run does it)")
+    fp32 = Path(spec.submodule_search_locations[0]) / "common.onnx"
+    copy = tmp_path / "common_copy.onnx"
+    copy.write_bytes(fp32.read_bytes())
+    crops = tmp_path / "crops.npz"
+    np.savez(crops, input1=np.random.default_rng(0).random((4, 1, 64, 128), dtype=np.float32))
+    out = tmp_path / "out"
+    assert _collect(fp32, copy, ["--inputs", str(crops)], out, "--allow-unquantized") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has shape [4, 1, 64, 1]" in err
+    assert "collect took axis 3 of input1" in err and "--batch-axis input1=0" in err
+    assert not out.exists()
+    assert _collect(fp32, copy, ["--inputs", str(crops)], out, "--allow-unquantized", "--batch-axis", "input1=0",
+                    "--no-saturation-check") == 0  # the override reads the same file

@@ -90,6 +90,19 @@ def load_inputs(source: str, specs: Sequence[TensorSpec], role: str, limit: int 
     return InputSet(str(path), kind, samples, digest, axes, func if kind == "script" else None)
 
 
+def inferred_axes_hint(source: str, axes: Mapping[str, int | None], given: Mapping[str, int | None]) -> str:
+    """The words a sample's layout error ends with when an array file's samples axis was inferred other than 0 (not
+    in *given*, the --batch-axis options): a new user's DeepFilterNet, batch 1 and a dynamic time axis, with 96
+    samples stacked on axis 0, read "has shape [96, 1, 1, 32]" (the time axis taken as the samples') and no word of
+    --batch-axis."""
+    inferred = [(name, axis) for name, axis in axes.items() if name not in given and axis not in (0, None)]
+    if split_spec(source, DEFAULT_LOADER)[0].suffix == ".py" or not inferred:
+        return ""
+    name, axis = inferred[0]
+    return (f"; collect took axis {axis} of {name} (the model's dynamic dimension) as the samples' axis: if the file "
+            f"stacks the samples along axis 0, pass --batch-axis {name}=0 (one per such input)")
+
+
 def _checked_whole(samples: Samples, specs: Sequence[TensorSpec], path: Path) -> bool:
     """check_feed of every sample at once when *samples* are cut from arrays in memory: the first sample's layout
     (every sample shares it, see layouts()) and values, then every array's values in one pass. False when that cannot
