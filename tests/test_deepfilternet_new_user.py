@@ -77,3 +77,10 @@ def test_a_level_difference_beside_a_misread_sibling_input_is_not_called_content
     words = " ".join(str(getattr(item, "text", "")) for item in gap.evidence)
     assert "not a preprocessing error" not in words and "input feat_erb of the same calibration file" in words
     assert gap.severity == "warning" and findings.index(step) < findings.index(gap)
+
+
+def test_an_einsum_the_defaults_put_an_int8_pair_before_is_not_blamed_on_the_users_op_list():
+    # The user ran quantize_static's defaults; QR203's fix said "your own op_types_to_quantize likely listed Einsum".
+    (whatif,) = [f for f in _findings("deepfilternet_default_pl") if f.rule_id == "QR203"]
+    words = " ".join(fix.action for fix in whatif.fixes)
+    assert "Einsum" in words and "likely listed" not in words and "quantize_static's default list" in words
