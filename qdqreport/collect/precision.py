@@ -390,11 +390,11 @@ def _side_and_content_inputs(index: GraphIndex) -> tuple[frozenset[str], frozens
         if value.name in initializers or tensor.elem_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
                                                                    onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE):
             continue
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim][1:]
-        small = all(d is not None for d in dims) and math.prod(d for d in dims if d is not None) <= SIDE_INPUT_VALUES
         if state_input(value.name, index.graph_outputs):
             continue  # recurrent state (a KV cache) is the model's own output fed back, not content (FlashVAD's frame)
-        (side if small and tensor.HasField("shape") else content).add(value.name)
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim][1:]
+        small = tensor.HasField("shape") and None not in dims and math.prod(dims) <= SIDE_INPUT_VALUES
+        (side if small else content).add(value.name)
     return frozenset(side), frozenset(content)
 
 

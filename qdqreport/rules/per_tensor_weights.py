@@ -7,10 +7,10 @@ from typing import Any, Iterator
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import LOCAL_BAD_COSINE, error_births, layer_tables
 from qdqreport.analysis.quantizer import CRUSHED_LEVELS, CrushedWeight, constant_op_types, crushed_weights, made_by
-from qdqreport.findings import Finding, Fix, Metric, Table, Text
-from qdqreport.analysis.saturation import lacks_vnni
+from qdqreport.analysis.saturation import per_channel_saturates_here
 from qdqreport.analysis.target import ONNXRUNTIME
-from qdqreport.fixes import Change, initializer_weights_command, made_by_ort, requantize_command
+from qdqreport.findings import Finding, Fix, Metric, Table, Text
+from qdqreport.fixes import Change, initializer_weights_command, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import outputs_diverge, weights_severity
 from qdqreport.rules._measured import REFUTED_SCORE
@@ -106,7 +106,7 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
               "channels",
         severity=severity, confidence=0.8 if severity != "info" else 0.5,
         # Measured elsewhere by the per-layer pass: a hypothesis under the node it names (a new user's DeepFilterNet:
-        # its encoder's df_conv1 born the error, the crushed decoder Convs added none, and per-channel weights with
+        # the error was born at its encoder's df_conv1, the crushed decoder Convs added none, and per-channel weights with
         # reduce_range changed 6.8% of its frames' stages against 6.9%).
         score=min({"error": 0.75, "warning": 0.45}.get(severity, 0.1), REFUTED_SCORE if elsewhere else 1.0),
         subject="per-tensor:" + ";".join(w.tensor for w in crushed[:5]), stage="precision", tags=("root_cause",),
@@ -144,16 +144,10 @@ def _table(crushed: list[CrushedWeight]) -> Table:
                  f"channels at most {CRUSHED_LEVELS} levels", "channels at 0", "channels"), rows, note=note)
 
 
-# A new user's DeepFilterNet (quantize_static's defaults, per-tensor weights) on an AVX2 CPU without VNNI: the printed
-# per-channel fix took its enhanced audio from 17 dB to 2.9 dB of FP32's and its mask's suppression flips from 2.5% to
-# 18%; unfused (no integer kernels) the same model was fine, and with reduce_range=True it was back at 6.8% stage flips.
+# analysis/saturation.per_channel_saturates_here, in words (a new user's DeepFilterNet: the per-channel fix printed
+# without reduce_range took its suppression flips from 2.5% to 18%; with it, back at the default's level).
 SATURATION_WORDS = ("on this CPU (x86 without VNNI, as the bundle records) ONNX Runtime's fused integer kernels can "
                     "saturate on per-channel INT8 weights")
-
-
-def _saturates_here(ctx: Context) -> bool:
-    """Whether a per-channel quantize_static model measured on the collecting CPU risks its kernels' saturation."""
-    return made_by_ort(ctx) and lacks_vnni(ctx)
 
 
 def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedWeight]) -> tuple[Fix, ...]:
@@ -165,7 +159,7 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
     # (whose biases were the crushed constants) float, 30.2% with its Adds and Muls float, 10.6% with its Adds, Muls
     # and BatchNormalizations float (this fix, run as printed; tests/data/bundles/ppocrv5_ort_default), measured.
     kinds = constant_op_types(ctx.precision) if elementwise else ()
-    reduce = _saturates_here(ctx) and ctx.target == ONNXRUNTIME
+    reduce = per_channel_saturates_here(ctx) and ctx.target == ONNXRUNTIME
     if matrix and kinds:
         fixes.append(Fix(f"Re-quantize with per-channel weights and the ops that read constants ({', '.join(kinds)}) "
                          "float, both at once: their constants have no per-channel form, and either change alone "
@@ -193,7 +187,7 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
                          + (f"; {SATURATION_WORDS}, so the command keeps them to 7 bits (reduce_range=True)"
                             if reduce else ""),
                          requantize_command(ctx, Change(per_channel_weights=True), reduce_range=reduce)))
-        if _saturates_here(ctx) and ctx.target != ONNXRUNTIME:
+        if per_channel_saturates_here(ctx) and ctx.target != ONNXRUNTIME:
             fixes.append(Fix(f"To measure that model on this CPU first: {SATURATION_WORDS}, so add reduce_range=True "
                              "(7-bit weights) to the ONNX Runtime model you measure; the engine TensorRT builds needs "
                              "no such change", requantize_command(ctx, Change(per_channel_weights=True),
