@@ -83,6 +83,11 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     warning there ranked first as a false alarm. Per-tensor weights that cost accuracy without crushing any channel
     (waifu2x: 2.7 dB of PSNR, every channel keeping 8 levels or more) are not found by this rule.
 
+    Where the per-layer pass ran and none of the nodes reading the crushed weights is among those that add error
+    themselves (analysis/layers.error_births), the finding is scored under the error birth (0.2), quoting it: a new
+    user's DeepFilterNet, its decoder's weights crushed, its error born in the encoder (per-channel weights changed
+    6.8% of its frames' stages, per-tensor 6.9%).
+
     Fix: Conv/Gemm/MatMul weights: re-quantize with one scale per output channel (quantize_static per_channel=True;
     ModelOpt does so by default, and leaves per tensor only weights it does not read as initializers: under ModelOpt the
     fix moves the FP32 model's Constant nodes into initializers first, as paddle2onnx exports need). Elementwise
@@ -91,7 +96,11 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     onnxruntime.quantization.shape_inference.quant_pre_process, folds it). Where both kinds are crushed, the first fix
     does both at once: per-channel weights with every op type that reads a quantized constant (Add, Mul,
     BatchNormalization) kept float, since either change alone leaves the other's damage (a new user's PP-OCRv5
-    recognizer on ONNX Runtime's defaults: CER 99.7%; per-channel alone 88.5%; both 10.6%; FP32 0.22%). """
+    recognizer on ONNX Runtime's defaults: CER 99.7%; per-channel alone 88.5%; both 10.6%; FP32 0.22%). On a CPU the
+    bundle records without VNNI, ONNX Runtime's fused kernels can saturate on per-channel INT8 weights
+    (analysis/saturation.per_channel_saturates_here): judged for ONNX Runtime the command keeps 7-bit weights
+    (reduce_range=True); judged for TensorRT it does not, and a second command with it measures the model on this CPU.
+    """
     crushed = crushed_weights(ctx.precision)
     if not crushed:
         return

@@ -95,7 +95,9 @@ def stage_divergence(ctx: Context) -> Iterator[Finding]:
     (analysis/layers.passed_on: local cosine 0.99 or more) and no per-layer pass ran, excluding the
     output nodes is not expected to help: the first step is the same collect with --per-layer. Where a
     producer was not measured (a DBNet's DB step after its measured Sigmoids), the first step excludes
-    the producers.
+    the producers. Where no producer is quantized, the fix is to work through the ranked causes, and, when no
+    per-layer pass ran and the calibration data shows nothing unlike the evaluation data, the per-layer collect as a
+    second step (the thirty-seventh part's terrain generator: its healthy recipe collapses and no rule names a cause).
     """
     diverging = [(c, [s for s in judged_summaries(ctx, c.id) if diverges(s)]) for c in ordered_comparisons(ctx)]
     diverging = [(c, outs) for c, outs in diverging if outs or ctx.task_level(c) != AGREE]
