@@ -799,16 +799,16 @@ def _note_words(resolved: Resolved) -> str:
                "same tensor (it quantizes inputs only, and shares the pair)")
         parts.append(f"{resolved.quantizer}'s {resolved.option} cannot keep {types} nodes out of INT8: {how}. The "
                      "command excludes those nodes instead: " + _redirects_words(redirects))
-    # Not "your own op_types_to_quantize likely listed ...": a new user's DeepFilterNet, quantized with quantize_static's
-    # defaults, read that of its Einsums.
+    # Not "your own op_types_to_quantize likely listed ...": a new user's DeepFilterNet, quantized with
+    # quantize_static's defaults, read that of its Einsums.
     if resolved.unlisted:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.unlisted)
         types = " or ".join(sorted({t for _, t in resolved.unlisted}))
         parts.append(f"{listed}: no op type of the command's op_types_to_quantize (read from the graph's quantized "
                      f"weights) puts their INT8 input there, so the command keeps them float; the recorded graph "
-                     f"has an INT8 pair on their input, put there by the recipe that made it (your op_types_to_quantize, "
-                     f"or quantize_static's default list) through {types} or the node that writes their input: if you "
-                     "list op types, leave that one out")
+                     f"has an INT8 pair on their input, put there by the recipe that made it (your "
+                     f"op_types_to_quantize, or quantize_static's default list) through {types} or the node that writes "
+                     "their input: if you list op types, leave that one out")
     if resolved.already:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.already)
         parts.append(f"Already float in the recorded graph: {listed}: excluding {'it' if len(resolved.already) == 1 else 'them'} "

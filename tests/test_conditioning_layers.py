@@ -25,7 +25,8 @@ def _terrain_model() -> onnx.ModelProto:
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("adaptive-terrain-diffusion is not installed (pip install --no-deps adaptive-terrain-diffusion"
                     "==0.4.2; .ci/run does it)")
-    return onnx.load(Path(spec.submodule_search_locations[0]) / "weights" / "terrain_consistency_unet_difficulty100.onnx")
+    weights = Path(spec.submodule_search_locations[0]) / "weights"
+    return onnx.load(weights / "terrain_consistency_unet_difficulty100.onnx")
 
 
 def _conditioning(model: onnx.ModelProto) -> list[dict]:

@@ -376,7 +376,7 @@ def _conditioning_nodes(index: GraphIndex) -> list[onnx.NodeProto]:
             if out:
                 sources[out] = read
     return [node for node in index.nodes
-            if node.op_type in HEAVY_OPS and node.output and sources.get(node.output[0]) and sources[node.output[0]] <= side]
+            if node.op_type in HEAVY_OPS and node.output and frozenset() < sources.get(node.output[0], frozenset()) <= side]
 
 
 def _side_and_content_inputs(index: GraphIndex) -> tuple[frozenset[str], frozenset[str]]:

@@ -115,8 +115,8 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
               "channels",
         severity=severity, confidence=0.8 if severity != "info" else 0.5,
         # Measured elsewhere by the per-layer pass: a hypothesis under the node it names (a new user's DeepFilterNet:
-        # the error was born at its encoder's df_conv1, the crushed decoder Convs added none, and per-channel weights with
-        # reduce_range changed 6.8% of its frames' stages against 6.9%).
+        # the error was born at its encoder's df_conv1, the crushed decoder Convs added none, and per-channel weights
+        # with reduce_range changed 6.8% of its frames' stages against 6.9%).
         score=min({"error": 0.75, "warning": 0.45}.get(severity, 0.1), REFUTED_SCORE if elsewhere else 1.0),
         subject="per-tensor:" + ";".join(w.tensor for w in crushed[:5]), stage="precision", tags=("root_cause",),
         summary=(f"{plural(len(crushed), 'weight')} quantized with one scale per tensor leave {lost:,} output "

@@ -150,8 +150,8 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     FP32 model's values of what it reads, quantized as in the QDQ model (collect/sensitive_local.py: per-layer's local
     error, for these nodes). When every flagged node with a bad output (tensor cosine below 0.98) adds little itself
     (local cosine 0.99 or more), the error arrives at them: at most a warning, scored at most 0.2, quoting the worst
-    node's output and local cosine, and its first fix is collect --per-layer, the exclusion second (a new user's U2-Net-p
-    without --per-layer: QR002 led with an error, "14 sensitive nodes"). Comparing a node's output SQNR with its
+    node's output and local cosine, and its first fix is collect --per-layer, the exclusion second (a new user's
+    U2-Net-p without --per-layer: QR002 led with an error, "14 sensitive nodes"). Comparing a node's output SQNR with its
     input's would not do: U2-Net-p's fusing 1x1 Conv adds nothing itself yet falls from 11.9 to 5.3 dB, its weights
     of both signs cancelling the signal and not the errors.
     A flagged node whose own Q/DQ pair sits on a graph output hands the application an 8-bit grid
