@@ -380,9 +380,11 @@ def capped_by_task(judgement: Judgement, task: str | None, guessed: bool = False
     decode = "agrees" if task == AGREE else "degrades"
     level = task  # the decode's own level: what the outputs decide is measured, the numbers only describe them
     kind = "a collapse" if judgement.level == COLLAPSE else "a degradation"
+    why = ("your decode's decisions outrank the report's guess of them (--output-kind declares a kind)"
+           if judgement.measure not in NUMBERS_ONLY else "measured decisions outrank the numbers")
     return dataclasses.replace(judgement, level=level, headline=f"{judgement.headline}, where the decode {decode}",
                                detail=f"{judgement.detail or judgement.headline} (not {kind}: the decode of these "
-                                      f"outputs {decode}, and measured decisions outrank the numbers)")
+                                      f"outputs {decode}, and {why})")
 
 
 def diverges(summary: Any) -> bool:
