@@ -478,8 +478,8 @@ def _outside_calibration(ctx: Context, collapsed: list[int], total: int) -> tupl
 
 
 # The set size the coverage fix quotes: TensorRT's recommendation for CNN and ViT models, as ModelOpt's ONNX PTQ
-# README cites it. Not "for CNNs" alone: beside a
-# terrain generator's difficulty label or a lemmatiser's words the words read as a CNN rule of thumb misapplied.
+# README cites it. Not "for CNNs" alone: beside a terrain generator's difficulty label the words read as a CNN rule of
+# thumb misapplied.
 CALIBRATION_SAMPLES = 500
 
 
