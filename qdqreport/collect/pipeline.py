@@ -15,6 +15,7 @@ import numpy as np
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.analysis.comparison_tables import write_compared, write_comparison
 from qdqreport.analysis.stream_compare import StageComparer
+from qdqreport.analysis.saturation import MAX_SAMPLES as SATURATION_SAMPLES
 from qdqreport.analysis.target import check_target
 from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_stage
 from qdqreport.bundle.writer import BundleWriter
@@ -691,6 +692,27 @@ def _saturation_kernels(options: CollectOptions,
     return (cpu, nodes) if any(nodes) else None
 
 
+def _decode_differs(loaded: _Loaded, stages: dict[str, OrtStage]) -> str | None:
+    """Why the control runs where every raw output agrees but the user's decode (--postprocess) of the control's
+    samples decides otherwise on the QDQ model than on FP32; None otherwise. Raw outputs within their tolerance can
+    still move a thresholded decision: the control then measures whether the kernels moved it (the open item of
+    session 40: the check was skipped when only the decode degraded)."""
+    fp32, qdq = stages.get("ort_fp32"), stages.get("ort_qdq")
+    if loaded.decoder is None or fp32 is None or qdq is None or fp32.error or qdq.error:
+        return None
+    from qdqreport.analysis.agreement import AGREE, task_level
+    from qdqreport.analysis.task import run_task
+
+    count = min(SATURATION_SAMPLES, len(fp32.outputs), len(qdq.outputs))
+    samples = loaded.eval.samples[:count]
+    run = run_task(loaded.decoder, {"ort_fp32": fp32.outputs[:count], "ort_qdq": qdq.outputs[:count]}, None, samples)
+    pair = next((p for p in run.pairs if p.reference == "ort_fp32" and p.candidate == "ort_qdq"), None)
+    if pair is None or task_level(pair.agreement) == AGREE:
+        return None
+    return (f"ran: every raw output agrees, but the decode ({loaded.decoder.where}) of {pair.disagreeing} of "
+            f"{count} samples differs")
+
+
 def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: CollectOptions, loaded: _Loaded,
                       kernels: tuple[dict[str, Any], tuple[list[str], list[str]]], stages: dict[str, OrtStage],
                       progress: Progress) -> OrtStage | None:
@@ -701,7 +723,7 @@ def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: C
     fp32 = stages["ort_fp32"]
     stored = {entry["artifacts"]["outputs"]: stages[entry["id"]].outputs[:stages[entry["id"]].outputs.stored]
               for entry in manifest["stages"] if entry["id"] in stages and "outputs" in entry["artifacts"]}
-    why = decision(diverging_outputs(writer, manifest, stored))
+    why = decision(diverging_outputs(writer, manifest, stored)) or _decode_differs(loaded, stages)
     if why is None:
         progress.say("saturation check: the fused QDQ outputs agree with FP32; the unfused control is not run")
         manifest["stages"].append(skipped_entry(nodes, cpu, len(loaded.eval.samples)))

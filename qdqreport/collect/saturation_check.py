@@ -20,7 +20,9 @@ The stage details record the CPU's VNNI flags (Linux /proc/cpuinfo) and the U8S8
 When it runs: only where the fused QDQ outputs do not agree with FP32. The decision is taken once
 the quantization comparison is written, by the report's own judgement (analysis/context.py's Context
 on the bundle being written, collect/staged.py; agreement.diverges: any output not judged "agree",
-recurrent state aside, which never diverges). Where every output agrees, the stage is recorded as
+recurrent state aside, which never diverges), or, where every raw output agrees, by the user's decode
+(--postprocess) of the control's first samples deciding otherwise on the QDQ model than on FP32 (pipeline's
+_decode_differs: a thresholded decision moves within the raw outputs' tolerance). Otherwise the stage is recorded as
 `skipped` with the reason (details `decision`): QR012 and the layer findings it refutes read the
 control only on outputs that diverge (analysis/saturation.saturation_evidence), so there it could
 change no finding, and its fixed cost (+16% on Silero VAD, +23% on the PP-OCRv4 recogniser at
