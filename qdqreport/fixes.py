@@ -316,7 +316,8 @@ def quantize_static_command(ctx: Context, options: dict[str, Any], calibration: 
     rows = (calibration_reader(calibration, first_input_name(ctx, "input"), input_layout(ctx), input_sizes(ctx))
             if calibration
             else calibration_feeds(ctx))
-    types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8"}
+    types = {"int8": "QuantType.QInt8", "uint8": "QuantType.QUInt8", "int16": "QuantType.QInt16",
+             "uint16": "QuantType.QUInt16"}
     kwargs = [f"per_channel={bool(options['per_channel'])}", f"weight_type={types[options['weight_type']]}",
               f"activation_type={types[options['activation_type']]}"]
     if options.get("op_types_to_quantize") and set(options["op_types_to_quantize"]) != ORT_DEFAULT_OPS:

@@ -279,14 +279,20 @@ def sensitive_in_int8(precision: Mapping[str, Any] | None) -> list[dict[str, Any
         s["pattern"] in HEAD_PATTERNS or s["node"] not in nodes or node_quantized(nodes[s["node"]]))]
 
 
+# The types quantize_static writes for activations and weights (QuantType.QInt8 ... QUInt16). 16-bit activations were
+# read as "uint8", the default: a new user's copy-detection model quantized with QInt16 activations (cosine 0.98 to
+# FP32) was told to re-quantize with QUInt8 asymmetric ones in every printed fix, which took it to 0.64.
+ORT_TYPES = ("int8", "uint8", "int16", "uint16")
+
+
 def _dtype(groups: list[dict[str, Any]], default: str) -> str:
-    counts = Counter(str(g.get("dtype")) for g in groups if g.get("dtype") in ("int8", "uint8"))
+    counts = Counter(str(g.get("dtype")) for g in groups if g.get("dtype") in ORT_TYPES)
     return counts.most_common(1)[0][0] if counts else default
 
 
 def _symmetric(groups: list[dict[str, Any]], dtype: str) -> bool:
     # ORT's symmetric mode for signed types puts every zero point at 0; unsigned stays asymmetric here.
-    return dtype == "int8" and not any(g.get("zero_point_nonzero") for g in groups)
+    return dtype in ("int8", "int16") and not any(g.get("zero_point_nonzero") for g in groups)
 
 
 # Per-tensor weights (collect/precision.py `channel_levels`): an output channel whose weights reach at most

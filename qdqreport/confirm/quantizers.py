@@ -79,7 +79,8 @@ def run_ort(fp32: Path, output: Path, calib: Sequence[Mapping[str, np.ndarray]],
         def get_next(self):
             return next(self.rows, None)
 
-    types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}
+    types = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8, "int16": QuantType.QInt16,
+             "uint16": QuantType.QUInt16}
     model = _opset13(fp32) if options["per_channel"] else None
     with _quiet_root_logger():  # its "consider pre-processing" advice is logged on every call
         quantize_static(model if model is not None else str(fp32), str(output), Reader(), quant_format=QuantFormat.QDQ,

