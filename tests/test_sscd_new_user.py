@@ -25,3 +25,15 @@ def test_a_16_bit_activation_recipe_is_read_back_as_one_and_every_fix_keeps_it()
                 if "quantize_static(" in (fix.command or "")]
     assert commands and all("activation_type=QuantType.QInt16" in c for c in commands)
     assert not any("QUInt8" in c for c in commands)
+
+
+def test_an_output_producer_quantize_static_frees_through_a_measured_node_is_not_excluded_first():
+    # quantize_static's defaults (sscd_ort_default): the embedding's last node, a Div (the L2 normalisation), reads
+    # the INT8 output of the projection Gemm. QR001's first step excluded the Div, which the command does by excluding
+    # that Gemm, measured by the default collect to add little itself (local cosine 0.9993): the user measured 0.213 ->
+    # 0.204, as QR002 beside it predicted.
+    ctx = Context(Bundle(BUNDLE.parent / "sscd_ort_default"))
+    (symptom,) = [f for f in run_rules(ctx).findings if f.rule_id == "QR001"]
+    (fix,) = symptom.fixes
+    assert "error is born" in fix.action and "--per-layer" in fix.command
+    assert "/embeddings/project/Gemm" not in fix.command

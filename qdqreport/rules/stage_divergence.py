@@ -15,7 +15,7 @@ from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import (Change, exclusion, exclusion_fix, per_layer_command, quantizer_name, recollect_command,
-                             requantize_command, requantized_file, trtexec_fixes)
+                             requantize_command, requantized_file, resolve_exclusions, trtexec_fixes)
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, detector_run,
                                        near_threshold_task)
@@ -268,7 +268,12 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
         # had its Sigmoids measured (local cosine 0.9993) and the DB step after them, 1 / (1 + exp(...)) in INT8,
         # unmeasured; keeping that head float removed every Inf (map IoU 0.37 -> 0.79) where this said it would not.
         measured = {r.node for r in passing or ()}
-        if producers and passing is not None and not ctx.layers_summary and set(producers) <= measured:
+        # As the command would act: a producer quantize_static cannot exclude (a Div after an INT8 Gemm) is freed by
+        # excluding the node whose output it reads (a new user's copy-detection model: the exclusion named the
+        # measured Gemm, local cosine 0.9993, and changed nothing, as QR002 beside it said).
+        acted_on = set(resolve_exclusions(ctx, Change(exclude_nodes=tuple(producers))).change.exclude_nodes)
+        if (producers and passing is not None and not ctx.layers_summary
+                and (set(producers) <= measured or acted_on and acted_on <= measured)):
             # Measured: the sensitive nodes before the outputs only pass the error on (a new user's U2-Net-p: the
             # first step excluded output Sigmoids and Convs that add nothing themselves, local cosine 0.9999).
             return [Fix(f"Find where the error is born first: the {plural(len(passing), 'sensitive node')} measured "
