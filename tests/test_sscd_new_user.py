@@ -37,3 +37,16 @@ def test_an_output_producer_quantize_static_frees_through_a_measured_node_is_not
     (fix,) = symptom.fixes
     assert "error is born" in fix.action and "--per-layer" in fix.command
     assert "/embeddings/project/Gemm" not in fix.command
+
+
+def test_a_default_recipe_whose_relus_were_folded_is_read_back_as_the_default():
+    # quantize_static's defaults quantize the Relus and remove them (29 of them here); every Q/DQ pair is explained by
+    # the Convs and the Gemm, so the recipe was read back as ['Conv', 'Gemm'], which keeps each Relu with a Q/DQ pair
+    # of its own: the printed per-channel fix measured cosine 0.61 against the real recipe's 0.71.
+    ctx = Context(Bundle(BUNDLE.parent / "sscd_ort_default"))
+    assert ctx.precision["fp32_op_counts"]["Relu"] == 29
+    options = ort_options(ctx.precision)
+    assert "Relu" in options["op_types_to_quantize"] and "Add" in options["op_types_to_quantize"]
+    commands = [fix.command for f in run_rules(ctx).findings for fix in f.fixes
+                if "quantize_static(" in (fix.command or "")]
+    assert commands and not any("op_types_to_quantize=['Conv', 'Gemm']" in c for c in commands)

@@ -222,6 +222,9 @@ ARTIFACT_SPECS: dict[str, Spec] = {
         "float_dtype": Str(nullable=True), "counts": Obj(values=Count(True), nullable=True),
         "by_op_type": Obj(values=Obj(values=Count()), nullable=True), "nodes": ListOf(_NODE, nullable=True),
         "qdq": ListOf(_QDQ, nullable=True),
+        # optional, 1.2-compatible (session 41): the FP32 model's node count by op type (its Relus and Clips that
+        # quantize_static removed say what it was asked to quantize)
+        "fp32_op_counts": Obj(values=Count(), nullable=True),
         "sensitive": ListOf(Obj({"node": Str(nullable=True), "op_type": Str(nullable=True), "pattern": Str(nullable=True),
                                  "quantized": Bool(True), "tensor": Str(nullable=True),
                                  # optional, 1.2-compatible (session 35): the float activation the node reads

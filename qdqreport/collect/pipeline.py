@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -364,7 +365,9 @@ def _precision_summary(loaded: _Loaded, progress: Progress) -> dict[str, Any] | 
 
     progress.say("reading the precision of every node of the QDQ graph")
     # The indexes the later passes read too; the FP32 one tells dead weight channels apart.
-    return precision_summary(loaded.qdq.proto, loaded.graphs.qdq, lambda: loaded.graphs.fp32)
+    summary = precision_summary(loaded.qdq.proto, loaded.graphs.qdq, lambda: loaded.graphs.fp32)
+    summary["fp32_op_counts"] = dict(sorted(Counter(n.op_type for n in loaded.fp32.proto.graph.node).items()))
+    return summary
 
 
 def _marked_tensors(precision: dict[str, Any] | None, loaded: _Loaded) -> list[dict[str, Any]]:
