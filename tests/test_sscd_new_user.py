@@ -50,3 +50,14 @@ def test_a_default_recipe_whose_relus_were_folded_is_read_back_as_the_default():
     commands = [fix.command for f in run_rules(ctx).findings for fix in f.fixes
                 if "quantize_static(" in (fix.command or "")]
     assert commands and not any("op_types_to_quantize=['Conv', 'Gemm']" in c for c in commands)
+
+
+def test_the_advice_to_change_the_recipe_names_only_what_it_has_not_done():
+    # The TensorRT-style recipe (per-channel weights, quantize_static's default op types) measured by --per-layer: no
+    # exclusion restores it (QR203), and the advice listed per-channel weights it already had. 16-bit activations are
+    # what restored it (cosine 0.98).
+    (spread,) = [f for f in run_rules(Context(Bundle(BUNDLE.parent / "sscd_trt_per_layer"))).findings
+                 if f.rule_id == "QR203"]
+    (fix,) = spread.fixes
+    assert "per-channel weights" not in fix.action and "16-bit activations" in fix.action
+    assert "not Add, Clip, Relu" in fix.action

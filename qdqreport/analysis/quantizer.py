@@ -299,6 +299,41 @@ def sensitive_in_int8(precision: Mapping[str, Any] | None) -> list[dict[str, Any
         s["pattern"] in HEAD_PATTERNS or s["node"] not in nodes or node_quantized(nodes[s["node"]]))]
 
 
+@dataclass(frozen=True)
+class RecipeShape:
+    """What a QDQ graph shows of its recipe, for advice on changing it as a whole: the op types computing on quantized
+    inputs beyond the matrix ops, whether some matrix weight has one scale per tensor, the activations' widest type."""
+
+    other_op_types: tuple[str, ...]
+    per_tensor_weights: bool
+    activation_bits: int
+
+
+def recipe_shape(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any] | None = None) -> RecipeShape:
+    """The recipe as the precision summary shows it (RecipeShape); 8-bit activations when none are recorded. The op
+    types are quantize_static's list as read back (ort_options): a node of another type can read an INT8 input its
+    neighbour's pair puts there without having been listed (the terrain generator's Adds under ['Conv']); for another
+    quantizer, the op types of the nodes on quantized inputs."""
+    precision = precision or {}
+    detected = made_by(precision, modelopt_log)
+    nodes = [n for n in precision.get("nodes") or [] if isinstance(n, dict)]
+    if detected is not None and detected.quantizer == "onnxruntime":  # of the op types the graph has
+        listed = set(ort_options(precision)["op_types_to_quantize"]) & {str(n.get("op_type")) for n in nodes}
+    else:
+        listed = {str(n.get("op_type")) for n in nodes if node_quantized(n)}
+    groups = [g for g in precision.get("qdq") or [] if isinstance(g, dict)]
+    weights = _matrix_weights([g for g in groups if g.get("kind") == "weight"], precision)
+    acts = [g for g in groups if g.get("kind") == "activation"]
+    bits = 16 if _dtype(acts, "int8") in ("int16", "uint16") else 8
+    # One scale for a weight of one output channel is per channel too: quantize_static's per_channel writes it without
+    # an axis (the terrain generator's output Conv), so beside weights with an axis, one without counts as per tensor
+    # only where its channels are known to be more than one.
+    by_channel = any(g.get("axis") is not None for g in weights)
+    per_tensor = any(g.get("axis") is None and (g.get("channel_levels") or {}).get("channels", 1 if by_channel else 2) > 1
+                     for g in weights)
+    return RecipeShape(tuple(sorted(listed - MATRIX_OPS)), per_tensor, bits)
+
+
 # The types quantize_static writes for activations and weights (QuantType.QInt8 ... QUInt16). 16-bit activations were
 # read as "uint8", the default: a new user's copy-detection model quantized with QInt16 activations (cosine 0.98 to
 # FP32) was told to re-quantize with QUInt8 asymmetric ones in every printed fix, which took it to 0.64.

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.quantizer import recipe_shape
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence, deciding_output,
                                          judged, judged_words, recovered, remedy_score, target_words, whatif,
@@ -167,9 +168,24 @@ def _spread_fix(ctx: Context) -> Fix:
         return Fix(f"Fix the calibration data first ({upstream}: the calibration findings above); exclusions cannot "
                    "recover damage spread over the whole graph")
     return Fix("The damage is spread over the graph and the calibration data shows nothing unlike the evaluation data: "
-               "change the recipe as a whole rather than excluding nodes (fewer op types quantized, e.g. "
-               "Conv/MatMul/Gemm only; per-channel weights; the other calibration method; or 16-bit activations "
-               "where the runtime supports them), and measure each")
+               f"change the recipe as a whole rather than excluding nodes ({'; '.join(_recipe_changes(ctx))}), and "
+               "measure each")
+
+
+def _recipe_changes(ctx: Context) -> list[str]:
+    """The changes of the recipe as a whole this graph has not made already (a new user's copy-detection model, its
+    weights per channel, was told to try per-channel weights)."""
+    shape = recipe_shape(ctx.precision, ctx.modelopt_log)
+    changes = []
+    if shape.other_op_types:
+        listed = ", ".join(shape.other_op_types[:6]) + (" …" if len(shape.other_op_types) > 6 else "")
+        changes.append(f"fewer op types quantized, e.g. Conv/MatMul/Gemm only, not {listed}")
+    if shape.per_tensor_weights:
+        changes.append("per-channel weights")
+    changes.append("the other calibration method")
+    if shape.activation_bits < 16:
+        changes.append("or 16-bit activations where the runtime supports them")
+    return changes
 
 
 def _one_node(ctx: Context, alone: WhatIfEvidence, evidence: list) -> Finding:
