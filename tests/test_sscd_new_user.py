@@ -61,3 +61,15 @@ def test_the_advice_to_change_the_recipe_names_only_what_it_has_not_done():
     (fix,) = spread.fixes
     assert "per-channel weights" not in fix.action and "16-bit activations" in fix.action
     assert "not Add, Clip, Relu" in fix.action
+
+
+def test_the_headline_names_the_measured_spread_not_a_refuted_layer():
+    # The what-if refuted the layers it excluded (14% of the loss won back); the headline read "no cause established;
+    # weak suspect: Error is born at ..." where the measured spread, and its advice, is the finding.
+    from qdqreport.report.model import build_report
+
+    bundle = Bundle(BUNDLE.parent / "sscd_trt_per_layer")
+    ctx = Context(bundle)
+    verdict = build_report(bundle, run_rules(ctx), ctx).verdict.text
+    assert "No exclusion of the top suspects restores the outputs (measured" in verdict
+    assert "weak suspect" not in verdict

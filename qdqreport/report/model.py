@@ -284,6 +284,12 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
     if cause.severity != "error" and cause.score <= REFUTED_SCORE:
         # Every cause was measured down (a refuted exclusion, kernels that explain a side output only, nodes the error
         # only passes through) or is weak by itself: naming it "most likely" would claim what the findings deny.
+        spread = next((f for f in findings if {"measured", "root_cause"} <= set(f.tags)), None)
+        if spread is not None:
+            # The what-if measured that no exclusion restores the outputs: that, and its advice on the recipe as a
+            # whole, is the finding, not a layer it refuted (a new user's copy-detection model: "weak suspect: Error
+            # is born at ..." where 16-bit activations, which that advice names, restored it).
+            return text + f"; no cause established: {spread.title.rstrip('.')} (measured; see its fix)"
         return text + f"; no cause established; weak suspect: {cause.title.rstrip('.')} (see the findings)"
     untested = f" (untested: {GUESSES[cause.rule_id]})" if _untested(cause) else ""
     return text + f"; most likely cause{untested}: {cause.title.rstrip('.')}"
