@@ -73,3 +73,11 @@ def test_the_headline_names_the_measured_spread_not_a_refuted_layer():
     verdict = build_report(bundle, run_rules(ctx), ctx).verdict.text
     assert "No exclusion of the top suspects restores the outputs (measured" in verdict
     assert "weak suspect" not in verdict
+
+
+def test_an_error_birth_the_what_if_refuted_prints_no_exclusion_to_run():
+    # Its two Convs excluded as printed made the model worse (cosine 0.690 -> 0.674, 11 -> 14 decisions changed).
+    (birth,) = [f for f in run_rules(Context(Bundle(BUNDLE.parent / "sscd_trt_per_layer"))).findings
+                if f.rule_id == "QR201"]
+    (fix,) = birth.fixes
+    assert fix.action.startswith("Not expected to help") and not fix.command

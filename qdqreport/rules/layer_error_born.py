@@ -56,7 +56,9 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     others unmeasured), another set, or nothing ("unmeasured until QR203 confirms it"); when the what-if's time budget
     ran out before any exclusion was tried, the fix says "NOT measured", with the trial's cost and a budget that would
     fit (analysis/evidence.whatif_cut_short: a new user's U2-Net-p ran only its 76 s baseline in 120 s, and the
-    printed exclusion, run by hand, made the model worse).
+    printed exclusion, run by hand, made the model worse). Where the what-if refuted a set holding every node here, the
+    fix prints no command: it says the exclusion is not expected to help and points at QR203's advice on the recipe
+    (a new user's copy-detection model: its two refuted Convs, excluded as printed, made it worse).
     """
     tables = layer_tables(ctx)
     if tables is None or not tables.has_local:
@@ -110,4 +112,10 @@ def _fix(ctx: Context, nodes: list[str]) -> Fix:
         else:
             said = (f"the what-if measured excluding {named} only (QR203); the other {plural(others, 'node')} here "
                     f"{verb(others, 'is')} unmeasured")
+    if found is not None and found.verdict == evidence.REFUTES and set(nodes) <= set(chosen):
+        # Measured not to help, inside the set the what-if excluded: no command to run (a new user's copy-detection
+        # model, its two refuted Convs excluded as printed: cosine 0.690 -> 0.674, 11 -> 14 decisions changed).
+        return Fix(f"Not expected to help: the what-if excluded {subject} within a set of {len(chosen)}, which won "
+                   f"back {found.closed:.0%} of the loss; the finding on the recipe as a whole (QR203) says what to "
+                   "change instead", "")
     return exclusion_fix(ctx, f"Keep {subject} out of INT8 ({said})", exclusion(nodes))
