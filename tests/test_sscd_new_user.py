@@ -81,3 +81,9 @@ def test_an_error_birth_the_what_if_refuted_prints_no_exclusion_to_run():
                 if f.rule_id == "QR201"]
     (fix,) = birth.fixes
     assert fix.action.startswith("Not expected to help") and not fix.command
+
+
+def test_a_sensitive_node_on_16_bit_inputs_is_not_called_int8():
+    (node,) = [f for f in run_rules(Context(Bundle(BUNDLE), target="onnxruntime")).findings if f.rule_id == "QR002"]
+    assert node.title.endswith("quantized to INT16") and "INT16-quantized inputs" in node.summary
+    assert "INT8" not in node.title + node.summary

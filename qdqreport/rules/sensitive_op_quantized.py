@@ -12,7 +12,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import (ARRIVED_SHARE, LOCAL_BAD_COSINE, TENSOR_COSINE_BAD, BornUpstream,
                                       born_upstream, heads_pass_on, layer_tables, passed_on)
 from qdqreport.analysis.broken_scales import destroys_tensor, sentinel_scale
-from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, sensitive_in_int8
+from qdqreport.analysis.quantizer import HEAD_PATTERNS, crushed_weights, node_op_types, recipe_shape, sensitive_in_int8
 from qdqreport.analysis.output_grid import ZEROED_SHARE, GriddedOutput
 from qdqreport.analysis.output_grid import words as grid_words
 from qdqreport.analysis.upstream import calibration_upstream
@@ -218,8 +218,10 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
     # when the error arrives at the flagged nodes from upstream, the grid only rounds an output already lost (a new
     # user's PP-OCRv5 recognizer, every op type quantized: its CTC Softmax on a grid, CER 99.7% with it and without).
     grids = _output_grids(ctx, flagged)
+    # The activations' width as the graph records it: a new user's QInt16 model read "quantized to INT8".
+    integer = f"INT{recipe_shape(ctx.precision, ctx.modelopt_log).activation_bits}"
     yield _under(cause, rerank(ctx, _on_grid(grids, upstream, sensitive_op_quantized.finding(
-        title=f"{plural(len(flagged), 'sensitive node')} quantized to INT8", subject=names,
+        title=f"{plural(len(flagged), 'sensitive node')} quantized to {integer}", subject=names,
         # Severity from impact: an error only when the outputs' decisions collapse; a node whose damage the
         # measured outputs absorb (they agree) is harmless here, so it is shown as info. When the calibration inputs
         # differ (upstream), the collapse is the calibration finding's error; this node is a suspect behind it.
@@ -239,17 +241,17 @@ def sensitive_op_quantized(ctx: Context) -> Iterator[Finding]:
             REFUTED_SCORE if upstream else 1.0),
         # "Take INT8-quantized inputs", not "run in INT8": ONNX Runtime computes a Softmax or a Log that reads a
         # DequantizeLinear in float, on the quantized values (a new user read the old words as the op itself in INT8).
-        summary=f"{names} {verb(len(flagged), 'takes')} INT8-quantized inputs" + (
+        summary=f"{names} {verb(len(flagged), 'takes')} {integer}-quantized inputs" + (
             f"; {_their(flagged)} outputs reach cosine {worst:.3f} against FP32" if finite
             else f"; the QDQ model computes NaN in {_their(flagged)} outputs" if worst is not None
                                           else "") + ("; the quantized model diverges" if diverged else ""),
         evidence=(*([Metric("worst sensitive tensor cosine", rounded(worst), threshold=f"< {TENSOR_COSINE_BAD}")]
                     if worst is not None else []),
-                  Table("Sensitive nodes in INT8", ("node", "op type", "pattern", "tensor cosine", "SQNR dB",
+                  Table(f"Sensitive nodes in {integer}", ("node", "op type", "pattern", "tensor cosine", "SQNR dB",
                                                     "max |Δ|"), rows,
                         note=_table_note(flagged, bool(measured))),
                   *([Text(_nan_words(nan_inputs))] if nan_inputs else []),
-                  *([Text(f"{others} other nodes are INT8 too, so part of this tensor error may be inherited from "
+                  *([Text(f"{others} other nodes are {integer} too, so part of this tensor error may be inherited from "
                           "upstream. Separating evidence: re-quantize with these nodes excluded (the fix below) and "
                           "collect again; if the outputs still diverge, the damage is born upstream (per-layer "
                           "localisation shows where).")] if inherited and (bad_tensor or diverged) and not nan_inputs
