@@ -341,8 +341,8 @@ class Part:
 PARTS = (
     Part(THIRTY_EIGHTH_PART, "thirty-eighth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at 69602fe: first-ranked 5/6, within three 5/6, healthy controls with an error 0/2, harmless "
-         "faults with an error 0/2; after session 41's rule changes, at a5357cf, 1f0e158 and 093d28f: the same; still "
-         "held out",
+         "faults with an error 0/2; after session 41's rule changes, at a5357cf, 1f0e158, 093d28f and b0c270a: the same; "
+         "still held out",
          held_out=True),
     Part(THIRTY_SEVENTH_PART, "thirty-seventh", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f013e64: first-ranked 1/5, within three 4/5, healthy controls with an error 2/2, harmless "
