@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from qdqreport.analysis.input_range import range_misses
 from qdqreport.analysis.preprocessing import mismatched_inputs
 from qdqreport.analysis.quantizer import (MODELOPT_DEFAULT_METHOD, ORT_DEFAULT_OPS, ORT_METHODS, TO_MODELOPT, TO_ORT,
-                                          ModelOptRecipe, made_by, modelopt_recipe, node_quantized, nodes_by_output,
-                                          ort_options)
+                                          ModelOptRecipe, made_by_onnxruntime, modelopt_recipe, node_quantized,
+                                          nodes_by_output, ort_options)
 from qdqreport.analysis.trt_build_info import major_version
 from qdqreport.analysis.upstream import calibrated_on_noise
 from qdqreport.findings import Fix
@@ -211,9 +211,8 @@ def quantizer_name(ctx: Context) -> str:
 
 
 def made_by_ort(ctx: Context) -> bool:
-    """Whether onnxruntime's quantize_static made the QDQ model (analysis/quantizer.made_by)."""
-    detected = made_by(ctx.precision, ctx.modelopt_log)
-    return detected is not None and detected.quantizer == "onnxruntime"
+    """Whether onnxruntime's quantize_static made the QDQ model (analysis/quantizer.made_by_onnxruntime)."""
+    return made_by_onnxruntime(ctx.precision, ctx.modelopt_log)
 
 
 def current_calibration_method(ctx: Context) -> str:

@@ -48,6 +48,12 @@ def made_by(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any]
     return None
 
 
+def made_by_onnxruntime(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str, Any] | None) -> bool:
+    """Whether quantize_static made the QDQ model (made_by)."""
+    detected = made_by(precision, modelopt_log)
+    return detected is not None and detected.quantizer == "onnxruntime"
+
+
 @dataclass(frozen=True)
 class ModelOptRecipe:
     """The ModelOpt options a bundle shows its QDQ model was made with (modelopt_recipe). Every ModelOpt command
@@ -315,9 +321,8 @@ def recipe_shape(precision: Mapping[str, Any] | None, modelopt_log: Mapping[str,
     neighbour's pair puts there without having been listed (the terrain generator's Adds under ['Conv']); for another
     quantizer, the op types of the nodes on quantized inputs."""
     precision = precision or {}
-    detected = made_by(precision, modelopt_log)
     nodes = [n for n in precision.get("nodes") or [] if isinstance(n, dict)]
-    if detected is not None and detected.quantizer == "onnxruntime":  # of the op types the graph has
+    if made_by_onnxruntime(precision, modelopt_log):  # of the op types the graph has
         listed = set(ort_options(precision)["op_types_to_quantize"]) & {str(n.get("op_type")) for n in nodes}
     else:
         listed = {str(n.get("op_type")) for n in nodes if node_quantized(n)}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from qdqreport.analysis.agreement import COLLAPSE, DECISION_LEVELS, LEVEL_RANK, Judgement, cosine_of, diverges
-from qdqreport.analysis.quantizer import made_by
+from qdqreport.analysis.quantizer import made_by_onnxruntime
 
 if TYPE_CHECKING:
     from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
@@ -156,8 +156,7 @@ def per_channel_saturates_here(ctx: "Context") -> bool:
     """Whether a quantize_static model with per-channel INT8 weights, measured on the collecting CPU, risks the fused
     kernels' saturation there (lacks_vnni): a new user's DeepFilterNet, per-tensor weights made per-channel as a fix
     printed it, took its enhanced audio from 17 dB to 2.9 dB of FP32's on an AVX2 CPU; reduce_range=True avoided it."""
-    detected = made_by(ctx.precision, ctx.modelopt_log)
-    return detected is not None and detected.quantizer == "onnxruntime" and lacks_vnni(ctx)
+    return made_by_onnxruntime(ctx.precision, ctx.modelopt_log) and lacks_vnni(ctx)
 
 
 def saturation_evidence(ctx: "Context") -> SaturationEvidence | None:
