@@ -268,12 +268,7 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
         # had its Sigmoids measured (local cosine 0.9993) and the DB step after them, 1 / (1 + exp(...)) in INT8,
         # unmeasured; keeping that head float removed every Inf (map IoU 0.37 -> 0.79) where this said it would not.
         measured = {r.node for r in passing or ()}
-        # As the command would act: a producer quantize_static cannot exclude (a Div after an INT8 Gemm) is freed by
-        # excluding the node whose output it reads (a new user's copy-detection model: the exclusion named the
-        # measured Gemm, local cosine 0.9993, and changed nothing, as QR002 beside it said).
-        acted_on = set(resolve_exclusions(ctx, Change(exclude_nodes=tuple(producers))).change.exclude_nodes)
-        if (producers and passing is not None and not ctx.layers_summary
-                and (set(producers) <= measured or acted_on and acted_on <= measured)):
+        if producers and passing is not None and not ctx.layers_summary and _only_measured(ctx, producers, measured):
             # Measured: the sensitive nodes before the outputs only pass the error on (a new user's U2-Net-p: the
             # first step excluded output Sigmoids and Convs that add nothing themselves, local cosine 0.9999).
             return [Fix(f"Find where the error is born first: the {plural(len(passing), 'sensitive node')} measured "
@@ -301,6 +296,17 @@ def _fixes(ctx: Context, comparison: ComparisonInfo, outputs: list[OutputSummary
         return [Fix("FP16 overflows or underflows somewhere: build an FP32 engine to confirm, and quantize with "
                     "the float part kept in FP32", requantize_command(ctx, Change(float_part_fp32=True)))]
     return list(trtexec_fixes(ctx))
+
+
+def _only_measured(ctx: Context, producers: list[str], measured: set[str]) -> bool:
+    """Whether the producers, or the nodes their exclusion acts on, are all among the *measured* sensitive nodes. As
+    the command would act: a producer quantize_static cannot exclude (a Div after an INT8 Gemm) is freed by excluding
+    the node whose output it reads (a new user's copy-detection model: the exclusion named the measured Gemm, local
+    cosine 0.9993, and changed nothing, as QR002 beside it said)."""
+    if set(producers) <= measured:
+        return True
+    acted_on = set(resolve_exclusions(ctx, Change(exclude_nodes=tuple(producers))).change.exclude_nodes)
+    return bool(acted_on) and acted_on <= measured
 
 
 def _passed_on(ctx: Context, comparison: ComparisonInfo) -> list[Any] | None:
