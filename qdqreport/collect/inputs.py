@@ -45,6 +45,11 @@ DEFAULT_LOADER = "load_data"  # Polygraphy's default data-loader function name
 IN_MEMORY_BYTES = 16 << 20  # .npy/.npz inputs read whole when their per-sample arrays hold at most this much
 
 
+class InputShapeError(InputError):
+    """An input array whose shape does not fit the model along the samples' axis used: collect adds
+    inferred_axes_hint to it where that axis was inferred, not given."""
+
+
 @dataclass
 class InputSet:
     source: str
@@ -149,7 +154,7 @@ def load_reference(source: str, output_names: Sequence[str], sample_count: int, 
         stacked_on = 0 if axis is None else axis  # an output with no batch axis stacks samples on a new axis 0
         rows = array.shape[stacked_on] if array.ndim > stacked_on else 0
         if rows != sample_count * (1 if axis is None else chunk):
-            raise InputError(f"{path}: {name!r} has shape {list(array.shape)}: {rows} rows along axis {stacked_on} but "
+            raise InputShapeError(f"{path}: {name!r} has shape {list(array.shape)}: {rows} rows along axis {stacked_on} but "
                              f"the inputs give {sample_count} samples of batch {chunk}; save one reference row per input "
                              "row, stacked along the output's batch axis")
         _refuse_nonfinite(array, f"{path}: reference {name!r}")
@@ -181,11 +186,11 @@ def _check_array(array: np.ndarray, spec: TensorSpec, where: str, values: bool =
             _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
         return
     if array.ndim != len(spec.shape):
-        raise InputError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
+        raise InputShapeError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
                          f"{spec.describe()} (rank {len(spec.shape)})")
     for axis, (got, want) in enumerate(zip(array.shape, spec.shape)):
         if isinstance(want, int) and want > 0 and got != want:
-            raise InputError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
+            raise InputShapeError(f"{where}: input {spec.name!r} has shape {list(array.shape)} but the model expects "
                              f"{spec.describe()} (dim {axis} must be {want})")
     if values:
         _refuse_nonfinite(array, f"{where}: input {spec.name!r}")
@@ -288,18 +293,18 @@ def _sample_count(array: np.ndarray, spec: TensorSpec, axis: int | None, path: P
     if rank < 0:  # no batch axis and any rank: the one value is every sample's
         return None
     if axis is not None and array.ndim <= axis:
-        raise InputError(f"{path}: {spec.name!r} has shape {list(array.shape)}, no axis {axis} to hold the samples; "
+        raise InputShapeError(f"{path}: {spec.name!r} has shape {list(array.shape)}, no axis {axis} to hold the samples; "
                          f"set its batch axis with --batch-axis {spec.name}=AXIS")
     if axis is None:
         if array.ndim == rank:
             return None
         if array.ndim == rank + 1:
             return array.shape[0]
-        raise InputError(f"{path}: {spec.name!r} has shape {list(array.shape)}; {spec.describe()} has no batch axis, "
+        raise InputShapeError(f"{path}: {spec.name!r} has shape {list(array.shape)}; {spec.describe()} has no batch axis, "
                          f"so save one value of rank {rank} for all samples, or one per sample stacked along a new "
                          f"axis 0 (rank {rank + 1})")
     if array.ndim != rank:
-        raise InputError(f"{path}: {spec.name!r} has shape {list(array.shape)} but the model expects {spec.describe()} "
+        raise InputShapeError(f"{path}: {spec.name!r} has shape {list(array.shape)} but the model expects {spec.describe()} "
                          f"(rank {rank}) with samples stacked along axis {axis}, its batch axis (set another with "
                          f"--batch-axis {spec.name}=AXIS)")
     batch = _fixed_batch(spec, axis)

@@ -23,8 +23,8 @@ from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect import stats
 from qdqreport.collect.align import GraphPair
 from qdqreport.collect.batch_axis import batch_axes, check_overrides
-from qdqreport.collect.inputs import (InputSet, check_feed, inferred_axes_hint, layouts, load_inputs, load_reference,
-                                     sample_batch)
+from qdqreport.collect.inputs import (InputSet, InputShapeError, check_feed, inferred_axes_hint, layouts, load_inputs,
+                                     load_reference, sample_batch)
 from qdqreport.collect.models import (LoadedModel, check_model_pair, class_score_outputs, load_model, node_output_names,
                                       session_source, shorten, without_weights)
 from qdqreport.collect.ort_stage import (ORT_WARNINGS, OrtStage, beside_stages, check_provider, intra_op_threads,
@@ -252,9 +252,7 @@ def _load_everything(options: CollectOptions, progress: Progress) -> _Loaded:
     axes = batch_axes(fp32.inputs, options.batch_axes, "an input of --fp32")
     try:
         eval_set = load_inputs(options.inputs, fp32.inputs, "--inputs", limit=options.max_samples, axes=axes)
-    except InputError as exc:
-        if "has shape" not in str(exc):  # a layout error only: a missing file has no axis to blame
-            raise
+    except InputShapeError as exc:  # a layout error only: a missing file has no axis to blame
         raise InputError(f"{exc}{inferred_axes_hint(options.inputs, axes, options.batch_axes)}") from None
     for index, feed in layouts(eval_set.samples):  # values: load_inputs found every one finite
         check_feed(feed, qdq.inputs, f"{options.inputs} sample {index} (for --qdq {qdq.path})", values=False)
