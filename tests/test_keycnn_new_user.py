@@ -36,7 +36,7 @@ def test_one_near_tie_won_back_is_no_measurement_of_the_kernels() -> None:
     # "share won back 1" and ranked QR012 first (its fix, measured, tripled the changes). Read through the logits'
     # softmax that flip is a near tie now; one sample's decision alone is no measurement either way.
     from qdqreport.analysis.agreement import Judgement
-    from qdqreport.analysis.saturation import UnfusedGain, _explains
+    from qdqreport.analysis.saturation import UnfusedGain, control_explains
 
     ctx, result, _ = _run("keycnn_percentile")
     assert explaining_gain(saturation_evidence(ctx)) is None
@@ -44,11 +44,11 @@ def test_one_near_tie_won_back_is_no_measurement_of_the_kernels() -> None:
     fused = Judgement("degrade", "top-1 agreement", 31 / 32, "1 of 32", sample_agreement=(1.0,) * 31 + (0.0,))
     unfused = Judgement("agree", "top-1 agreement", 1.0, "0 of 32", sample_agreement=(1.0,) * 32)
     one = UnfusedGain("keys", fused, unfused, "top-1 agreement", 31 / 32, 1.0, 32)
-    assert one.recovered == 1.0 and not _explains(one)
+    assert one.recovered == 1.0 and not control_explains(one)
     two = UnfusedGain("keys", Judgement("degrade", "top-1 agreement", 30 / 32, "2 of 32",
                                         sample_agreement=(1.0,) * 30 + (0.0, 0.0)), unfused, "top-1 agreement",
                       30 / 32, 1.0, 32)
-    assert _explains(two)
+    assert control_explains(two)
 
 
 def test_fix_commands_take_the_unbatched_input_sample_by_sample() -> None:

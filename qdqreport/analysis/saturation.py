@@ -65,25 +65,27 @@ class SaturationEvidence:
 
     @property
     def worst(self) -> UnfusedGain | None:
-        """The output that decides the finding: of the outputs the unfused run explains (_explains), the one the fused
-        model damages most (a collapse before a degradation: the finding's severity follows it), then one judged by its
-        decisions (a map's IoU before a tensor's numbers), then one the control agrees on, then the larger share won
-        back; when it explains none, the output it wins back most of."""
-        explained = [g for g in self.gains if _explains(g)]
+        """The output that decides the finding: of the outputs the unfused run explains (control_explains), the one
+        the fused model damages most (a collapse before a degradation: the finding's severity follows it), then one
+        judged by its decisions (a map's IoU before a tensor's numbers), then one the control agrees on, then the
+        larger share won back; when it explains none, the output it wins back most of."""
+        explained = [g for g in self.gains if control_explains(g)]
         if explained:
             return max(explained, key=lambda g: (LEVEL_RANK[g.qdq.level], g.qdq.measure in DECISION_LEVELS,
                                                  g.control_agrees, g.recovered, g.output))
         return max(self.gains, key=lambda g: (g.control_agrees, g.recovered, g.output), default=None)
 
     def unexplained(self) -> list[UnfusedGain]:
-        """The outputs the unfused run does not explain (_explains) that the fused model damages at least as badly as
-        the explained worst: the integer kernels are then not the whole cause. A new user's U2-Net-p quantized S8S8 on
-        an AVX2 CPU: the control wins back a side output (map IoU 0.969 -> 0.992) while the fused map every user reads
-        stays collapsed unfused (0.780 -> 0.782); "most likely cause: the integer kernels" was then wrong."""
+        """The outputs the unfused run does not explain (control_explains) that the fused model damages at least as
+        badly as the explained worst: the integer kernels are then not the whole cause. A new user's U2-Net-p
+        quantized S8S8 on an AVX2 CPU: the control wins back a side output (map IoU 0.969 -> 0.992) while the fused
+        map every user reads stays collapsed unfused (0.780 -> 0.782); "most likely cause: the integer kernels" was
+        then wrong."""
         worst = self.worst
-        if worst is None or not _explains(worst):
+        if worst is None or not control_explains(worst):
             return []
-        return [g for g in self.gains if not _explains(g) and LEVEL_RANK[g.qdq.level] >= LEVEL_RANK[worst.qdq.level]]
+        return [g for g in self.gains
+                if not control_explains(g) and LEVEL_RANK[g.qdq.level] >= LEVEL_RANK[worst.qdq.level]]
 
 
 # Both runs under the collapse line on a decision measure, the unfused one winning back two thirds of the fused model's
@@ -93,18 +95,18 @@ class SaturationEvidence:
 RECOVERED_WITHIN_COLLAPSE = 2 / 3
 
 
-def _explains(gain: UnfusedGain) -> bool:
-    """The unfused run is judged better than the fused model (collapse to degrade or agree, degrade to agree) and wins
-    back at least RECOVERED_MIN of the fused model's loss on the same samples, a loss of decisions on at least
-    MIN_LOST_SAMPLES of them; or, on a decision measure both runs collapse on, it wins back
-    RECOVERED_WITHIN_COLLAPSE of it."""
+def control_explains(gain: UnfusedGain) -> bool:
+    """The control (the unfused run, or another of control_gains) is judged better than the fused model (collapse
+    to degrade or agree, degrade to agree) and wins back at least RECOVERED_MIN of the fused model's loss on the same
+    samples, a loss of decisions on at least MIN_LOST_SAMPLES of them; or, on a decision measure both runs collapse
+    on, it wins back RECOVERED_WITHIN_COLLAPSE of it."""
     better = LEVEL_RANK[gain.control.level] < LEVEL_RANK[gain.qdq.level]
     within = (gain.measure in DECISION_LEVELS and gain.control.level == gain.qdq.level == COLLAPSE
               and gain.recovered >= RECOVERED_WITHIN_COLLAPSE)
-    return (better and gain.recovered >= RECOVERED_MIN or within) and not _one_off(gain)
+    return (better and gain.recovered >= RECOVERED_MIN or within) and not one_off(gain)
 
 
-def _one_off(gain: UnfusedGain) -> bool:
+def one_off(gain: UnfusedGain) -> bool:
     """Whether the fused model's decisions change on fewer than MIN_LOST_SAMPLES of the control's samples: a share won
     back of one sample's decision is no measurement (a new user's key CNN, percentile calibration: one near tie in the
     control's 32 samples read "share won back 1" and ranked the kernels first; on all 256, fused and unfused both
@@ -129,7 +131,7 @@ def explaining_gain(evidence: SaturationEvidence | None) -> UnfusedGain | None:
     if evidence is None or evidence.status != "ok" or evidence.worst is None:
         return None
     worst = evidence.worst
-    return worst if _explains(worst) and not evidence.unexplained() else None
+    return worst if control_explains(worst) and not evidence.unexplained() else None
 
 
 def partly_explaining_gain(evidence: SaturationEvidence | None) -> UnfusedGain | None:
@@ -165,19 +167,28 @@ def saturation_evidence(ctx: "Context") -> SaturationEvidence | None:
     if stage is None:
         return None
     evidence = SaturationEvidence(dict(stage.details), stage.status, stage.error)
+    evidence.gains.extend(control_gains(ctx, UNFUSED_STAGE))
+    return evidence
+
+
+def control_gains(ctx: "Context", control_stage: str) -> list[UnfusedGain]:
+    """Each diverging output of the quantization comparison against a control of the QDQ model (*control_stage*,
+    compared with ort_fp32 on its first samples): the two judgements and their values on the control's samples. The
+    saturation check's unfused run and the calibration check's evaluation ranges (analysis/calibration_check.py) are
+    read alike."""
     quantization = ctx.comparison("quantization")
-    control = next((c for c in ctx.comparisons if is_unfused_control(c)), None)
+    control = next((c for c in ctx.comparisons if c.candidate == control_stage), None)
     if quantization is None or control is None:
-        return evidence
+        return []
     controls = {s.output: s for s in ctx.output_summaries(control.id)}
+    gains = []
     for q in ctx.output_summaries(quantization.id):
         c = controls.get(q.output)
         if c is None or not diverges(q) or q.judgement is None or c.judgement is None:
             continue
         measure, qdq_value, control_value = _same_samples(ctx, quantization.id, control.id, q, c)
-        evidence.gains.append(UnfusedGain(q.output, q.judgement, c.judgement, measure, qdq_value, control_value,
-                                          c.samples))
-    return evidence
+        gains.append(UnfusedGain(q.output, q.judgement, c.judgement, measure, qdq_value, control_value, c.samples))
+    return gains
 
 
 def _same_samples(ctx: "Context", qdq_id: str, control_id: str, q: "OutputSummary",
