@@ -184,6 +184,11 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                               "and an output of the QDQ model does not agree with FP32: the QDQ model run again with "
                               "ONNX Runtime's Q/DQ fusion disabled, on the first 32 samples (where every output agrees "
                               "the bundle records it as skipped, with the reason)")
+    collect.add_argument("--no-calibration-check", action="store_true",
+                         help="skip the calibration check that runs when an output of the QDQ model does not agree "
+                              "with FP32: the QDQ model run again on the first 32 samples with every activation range "
+                              "taken from the evaluation inputs themselves (MinMax over the --range-samples samples), "
+                              "which tells whether any calibration set could restore the outputs")
     collect.add_argument("--range-samples", type=int, metavar="K",
                          help="measure how the evaluation data (and the --calib data) fills every activation Q node's "
                               "calibrated range (clipping, range used) on K samples spread over each set (default 8; "
@@ -278,6 +283,7 @@ def _collect(args: argparse.Namespace, argv: list[str]) -> int:
                              target_cosine=args.target_cosine, target_top1=args.target_top1,
                              fp16_check=not args.no_fp16_check,
                              saturation_check=not args.no_saturation_check,
+                             calibration_check=not args.no_calibration_check,
                              postprocess=args.postprocess, task_results=args.task_results,
                              task_results_stage=args.task_results_stage, argv=["qdqreport", *argv],
                              batch_axes=parse_batch_axes(args.batch_axis), allow_unquantized=args.allow_unquantized)

@@ -40,9 +40,9 @@ subject, so two runs on the same bundle rank the same way. *Score* is how much o
 damage the cause explains (a symptom such as QR001, which locates the damage without explaining it,
 scores 0.3); *confidence* is how sure the rule is that the cause is present (read from the graph:
 high; inferred from statistics: lower). Measured evidence outranks heuristics: where the bundle holds
-an experiment (the what-if exclusion of `--per-layer`, the FP16 check's control stage, per-sample
-patterns), the rules it confirms keep their rank and the rules it refutes drop below the ones it
-supports, with the measurement quoted in their evidence.
+an experiment (the what-if exclusion of `--per-layer`, the FP16 check's control stage, the calibration check's
+evaluation ranges, per-sample patterns), the rules it confirms keep their rank and the rules it refutes drop below
+the ones it supports, with the measurement quoted in their evidence.
 
 Findings tagged `root_cause` explain a measured divergence; `symptom` locates it (QR001: the first
 stage pair whose outputs do not agree), and so does `localisation` (QR200: the first tensor along the

@@ -11,6 +11,7 @@ STAGE_NAMES = {
     "ort_qdq": "ONNX Runtime QDQ",
     "ort_qdq_fp32": "ONNX Runtime QDQ (float part FP32)",
     "ort_qdq_unfused": "ONNX Runtime QDQ (unfused, no integer kernels)",
+    "ort_qdq_eval_ranges": "ONNX Runtime QDQ (ranges from the evaluation inputs)",
     "trt_fp16": "TensorRT FP16",
     "trt_int8": "TensorRT INT8",
 }

@@ -27,11 +27,13 @@ def _collect(demo: Path, out: Path, *extra: str, qdq: str = "cls_int8_x255.onnx"
 @pytest.mark.slow
 def test_broken_bundle_records_the_collapse_and_its_evidence(broken_bundle: Path) -> None:
     ctx = Context(Bundle(broken_bundle))
-    # ort_qdq_fp32: the FP16 check's control, because ModelOpt left the demo model's float part in FP16; and on a CPU
-    # without VNNI ort_qdq_unfused, the saturation check's control, because the demo model is S8S8.
+    # ort_qdq_fp32: the FP16 check's control, because ModelOpt left the demo model's float part in FP16;
+    # ort_qdq_eval_ranges, the calibration check's control, because the outputs collapse; and on a CPU without VNNI
+    # ort_qdq_unfused, the saturation check's control, because the demo model is S8S8.
     from qdqreport.collect.saturation_check import cpu_vnni
 
-    expected = {"ort_fp32": "ok", "ort_qdq": "ok", "trt_fp16": "skipped", "trt_int8": "skipped", "ort_qdq_fp32": "ok"}
+    expected = {"ort_fp32": "ok", "ort_qdq": "ok", "trt_fp16": "skipped", "trt_int8": "skipped", "ort_qdq_fp32": "ok",
+                "ort_qdq_eval_ranges": "ok"}
     if cpu_vnni()["vnni"] is False:
         expected["ort_qdq_unfused"] = "ok"
     assert {s.id: s.status for s in ctx.stages} == expected
@@ -98,8 +100,9 @@ def test_data_loader_script_loads_like_the_postprocess_script(tmp_path: Path, de
 
 @pytest.mark.slow
 def test_zip_bundle_reads_like_the_folder(tmp_path: Path, demo: Path) -> None:
-    # no control stage (no FP16 check, no saturation check): the four pipeline stages
-    assert _collect(demo, tmp_path / "b.zip", "--no-fp16-check", "--no-saturation-check") == 0
+    # no control stage (no FP16 check, no saturation check, no calibration check): the four pipeline stages
+    assert _collect(demo, tmp_path / "b.zip", "--no-fp16-check", "--no-saturation-check",
+                    "--no-calibration-check") == 0
     bundle = Bundle(tmp_path / "b.zip")
     assert [s["id"] for s in bundle.manifest["stages"]] == ["ort_fp32", "ort_qdq", "trt_fp16", "trt_int8"]
     assert len(load_stage_outputs(bundle, "ort_qdq")) == 6

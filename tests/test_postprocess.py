@@ -139,7 +139,9 @@ def test_decode_failing_on_the_quantized_stage_is_recorded(tmp_path: Path, demo:
     task = Context(Bundle(tmp_path / "b")).task
     failed = {s["stage"]: s for s in task["stages"]}["ort_qdq"]
     assert failed["status"] == "failed" and "ValueError: non-finite probabilities" in failed["error"]
-    assert task["comparisons"] == []
+    # No pair with the stage that failed to decode (the calibration check's control, its scales reset from the
+    # evaluation's ranges, decodes and is compared).
+    assert not [c for c in task["comparisons"] if "ort_qdq" in (c["reference"], c["candidate"])]
 
 
 @pytest.mark.slow

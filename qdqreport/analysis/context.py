@@ -23,7 +23,7 @@ from qdqreport.analysis.output_grid import GriddedOutput, erasing_outputs
 from qdqreport.analysis.output_kinds import OutputKind, infer_kind, producer_ops, score_gate
 from qdqreport.analysis.records import (LayerRow, QNodeRow, SampleRow, SliceRow, TaskRow, TensorRow, WhatIfRow,
                                        table_records)
-from qdqreport.analysis.upstream import calibration_upstream, describe_calibration_upstream
+from qdqreport.analysis.upstream import describe_calibration_upstream
 from qdqreport.bundle.artifacts import check_array_key, check_artifact, check_manifest, check_rows
 from qdqreport.bundle.layout import load_stage_outputs
 from qdqreport.bundle.reader import Bundle
@@ -168,8 +168,9 @@ class Context:
         task = self.task_of_pair(info.reference, info.candidate) if info is not None else None
         if task is None:
             return None
+        # The data's words only: calibration_upstream also reads the calibration check, which reads these summaries.
         ordinary = (bool(summaries) and not any(agreement.diverges(s) for s in summaries)
-                    and not calibration_upstream(self))
+                    and not self.calibration_upstream_words)
         level = agreement.decode_level(float(task["agreement"]), self.task_rows(task["id"]), ordinary)
         self._task_levels[info.id] = level
         return level

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from qdqreport.analysis.agreement import COLLAPSE, COLLAPSED, DEGRADE, LEVEL_RANK
+from qdqreport.analysis.calibration_check import EVAL_RANGES_STAGE
 from qdqreport.analysis.saturation import UNFUSED_STAGE
 
 if TYPE_CHECKING:
@@ -120,14 +121,20 @@ def control_comparison(ctx: "Context") -> "ComparisonInfo | None":
 
 
 def is_control(comparison: "ComparisonInfo") -> bool:
-    """The FP32-float control (FP16 check) and the unfused control (saturation check, analysis/saturation.py) are
-    measurements, not pipeline stages."""
-    return comparison.candidate in (CONTROL_STAGE, UNFUSED_STAGE)
+    """The FP32-float control (FP16 check), the unfused control (saturation check, analysis/saturation.py) and the
+    evaluation-ranges control (calibration check, analysis/calibration_check.py) are measurements, not pipeline
+    stages."""
+    return comparison.candidate in CONTROL_PURPOSES
+
+
+# What each control comparison is for, as the report names it (by its candidate stage).
+CONTROL_PURPOSES = {CONTROL_STAGE: "FP16 check control", UNFUSED_STAGE: "saturation check control",
+                    EVAL_RANGES_STAGE: "calibration check control"}
 
 
 def control_purpose(comparison: "ComparisonInfo") -> str:
     """What a control comparison is for, as the report names it."""
-    return "saturation check control" if comparison.candidate == UNFUSED_STAGE else "FP16 check control"
+    return CONTROL_PURPOSES.get(comparison.candidate, "FP16 check control")
 
 
 def agreement(summary: "OutputSummary") -> float:

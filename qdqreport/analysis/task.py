@@ -19,14 +19,16 @@ from qdqreport.bundle.layout import output_key
 from qdqreport.bundle.vocabulary import COMPARISON_PLAN
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.analysis.decode_step import DecodeFailed, Decoder, TaskResult
+from qdqreport.analysis.calibration_check import EVAL_RANGES_STAGE
 from qdqreport.analysis.saturation import UNFUSED_STAGE
 from qdqreport.errors import InputError
 from qdqreport.wording import percent
 
 # The checks' controls decoded like the stages they control, on their own (first) samples: the saturation check's unfused
-# QDQ model (analysis/saturation.py) judged by the user's decode, not its raw outputs only (a decode can read a change
-# no raw judgement calls a collapse, or shrug off one that does).
-CONTROL_PLAN = (("ort_fp32", UNFUSED_STAGE, "other"),)
+# QDQ model (analysis/saturation.py) and the calibration check's (analysis/calibration_check.py) judged by the user's
+# decode, not their raw outputs only (a decode can read a change no raw judgement calls a collapse, or shrug off one
+# that does).
+CONTROL_PLAN = (("ort_fp32", UNFUSED_STAGE, "other"), ("ort_fp32", EVAL_RANGES_STAGE, "other"))
 APP_STAGE = "task_results"  # the pseudo-stage holding what the user's application decoded (--task-results)
 APP_PURPOSE = "postprocess"
 # The FP32 model's own outputs: a decode that fails on them is the script's fault. Not "reference":

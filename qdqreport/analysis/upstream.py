@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from qdqreport.analysis.calibration_check import calibration_check
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.coverage import coverage_gaps
 from qdqreport.analysis.input_range import describe, gross_range_misses
@@ -34,14 +35,22 @@ def calibrated_on_noise(ctx: "Context") -> bool:
 
 
 def calibration_upstream(ctx: "Context") -> str:
-    """What makes the calibration inputs unlike the evaluation inputs, in a few words ("" when nothing does): read
-    once a bundle (Context.calibration_upstream_words) by every rule that asks (QR002, QR006, QR012, the layer
-    findings' re-ranking, the task level)."""
-    return ctx.calibration_upstream_words
+    """What makes the calibration inputs unlike the evaluation inputs, in a few words ("" when nothing does, or when
+    the calibration check measured that even the evaluation's own ranges leave the outputs as damaged,
+    analysis/calibration_check.py: the calibration, however unlike the evaluation data, is then upstream of nothing
+    the findings explain): read once a bundle (Context.calibration_upstream_words) by every rule that asks (QR002,
+    QR006, QR012, the layer findings' re-ranking). The task level reads the data's words alone (Context._task_level:
+    the check itself reads the judged outputs)."""
+    words = ctx.calibration_upstream_words
+    if words:
+        verdict = calibration_check(ctx)
+        if verdict is not None and not verdict.restores:
+            return ""
+    return words
 
 
 def describe_calibration_upstream(ctx: "Context") -> str:
-    """calibration_upstream's reading of the bundle, uncached."""
+    """calibration_upstream's reading of the calibration and evaluation data, uncached."""
     if calibrated_on_noise(ctx):
         return "calibrated on random noise"
     named = mismatched_inputs(ctx.calib_stats, ctx.eval_stats)

@@ -9,7 +9,7 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -92,6 +92,7 @@ class CollectOptions:
     target_top1: float | None = None
     fp16_check: bool = True  # the FP16 check when the QDQ float part is FP16: collect/fp16_check.py
     saturation_check: bool = True  # the U8S8 unfused control: collect/saturation_check.py
+    calibration_check: bool = True  # the evaluation-ranges control: collect/range_check.py
     range_samples: int = RANGE_SAMPLES  # --range-samples: samples of the activation range pass (collect/activation_ranges.py)
     postprocess: str | None = None  # FILE.py[:func]: the user's decode step (collect/postprocess.py)
     task_results: str | None = None  # what the user's application decoded (collect/task_results.py)
@@ -195,11 +196,17 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
 
         write_fp16_check(writer, manifest, fp16, [] if fp32.error else fp32.outputs,
                          _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
-    control = _saturation_check(writer, manifest, options, loaded, saturation, stages, progress) if saturation else None
+    # Both controls run only where the QDQ model's outputs (or the user's decode of them) do not agree: decided once.
+    calibration = options.calibration_check and ranges is not None
+    why = _control_decision(writer, manifest, loaded, stages) if saturation or calibration else None
+    controls = [_saturation_check(writer, manifest, options, loaded, saturation, stages, progress, why)
+                if saturation else None,
+                _calibration_check(writer, manifest, loaded, ranges, stages, options.ort_provider, progress, why)
+                if calibration else None]
     if loaded.decoder:
         from qdqreport.analysis.task import write_task
 
-        write_task(writer, manifest, _task(loaded, stages, trt_results, progress, control))
+        write_task(writer, manifest, _task(loaded, stages, trt_results, progress, controls))
     if options.save_inputs:
         from qdqreport.collect.save_inputs import write_saved_inputs
 
@@ -658,16 +665,16 @@ def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[st
 
 
 def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress,
-          control: OrtStage | None = None) -> TaskRun:
-    """The user's decode of every stage that ran, and of the saturation check's unfused control (*control*, its first
-    samples) when it ran: its task comparison judges the control as the QDQ model's judges that."""
+          controls: Sequence[OrtStage | None] = ()) -> TaskRun:
+    """The user's decode of every stage that ran, and of the checks' controls that ran (*controls*: the saturation
+    check's unfused run, the calibration check's evaluation ranges; their first samples): a control's task comparison
+    judges it as the QDQ model's judges that."""
     from qdqreport.analysis.task import run_task
 
     progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
-    if control is not None and not control.error:
-        outputs[control.stage_id] = control.outputs
+    outputs.update({c.stage_id: c.outputs for c in controls if c is not None and not c.error})
     outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
     return run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples)
 
@@ -714,17 +721,23 @@ def _decode_differs(loaded: _Loaded, stages: dict[str, OrtStage]) -> str | None:
             f"{count} samples differs")
 
 
-def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: CollectOptions, loaded: _Loaded,
-                      kernels: tuple[dict[str, Any], tuple[list[str], list[str]]], stages: dict[str, OrtStage],
-                      progress: Progress) -> OrtStage | None:
-    """The unfused control (returned when it ran), only where the fused QDQ outputs do not agree with FP32: judged by
-    the report's own judgement on the stages and comparisons already in *manifest* (saturation_check.diverging_outputs);
-    where every output agrees the stage is recorded as skipped, with the reason."""
-    cpu, nodes = kernels
-    fp32 = stages["ort_fp32"]
+def _control_decision(writer: BundleWriter, manifest: dict[str, Any], loaded: _Loaded,
+                      stages: dict[str, OrtStage]) -> str | None:
+    """Why the checks' controls run ("ran: ..."), or None where every fused QDQ output agrees with FP32: judged by the
+    report's own judgement on the stages and comparisons already in *manifest* (saturation_check.diverging_outputs), or
+    by the user's decode (_decode_differs)."""
     stored = {entry["artifacts"]["outputs"]: stages[entry["id"]].outputs[:stages[entry["id"]].outputs.stored]
               for entry in manifest["stages"] if entry["id"] in stages and "outputs" in entry["artifacts"]}
-    why = decision(diverging_outputs(writer, manifest, stored)) or _decode_differs(loaded, stages)
+    return decision(diverging_outputs(writer, manifest, stored)) or _decode_differs(loaded, stages)
+
+
+def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: CollectOptions, loaded: _Loaded,
+                      kernels: tuple[dict[str, Any], tuple[list[str], list[str]]], stages: dict[str, OrtStage],
+                      progress: Progress, why: str | None) -> OrtStage | None:
+    """The unfused control (returned when it ran), only where the fused QDQ outputs do not agree with FP32 (*why*:
+    _control_decision); where every output agrees the stage is recorded as skipped, with the reason."""
+    cpu, nodes = kernels
+    fp32 = stages["ort_fp32"]
     if why is None:
         progress.say("saturation check: the fused QDQ outputs agree with FP32; the unfused control is not run")
         manifest["stages"].append(skipped_entry(nodes, cpu, len(loaded.eval.samples)))
@@ -734,6 +747,28 @@ def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: C
     write_saturation_check(writer, manifest, check, [] if fp32.error else fp32.outputs,
                            _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
     return check.control
+
+
+def _calibration_check(writer: BundleWriter, manifest: dict[str, Any], loaded: _Loaded, ranges: dict[str, Any],
+                       stages: dict[str, OrtStage], provider: str, progress: Progress,
+                       why: str | None) -> OrtStage | None:
+    """The evaluation-ranges control (collect/range_check.py; returned when it ran), only where the fused QDQ outputs
+    do not agree with FP32 (*why*: _control_decision); otherwise recorded as skipped, with the reason."""
+    from qdqreport.collect.range_check import (SKIPPED_AGREE, SKIPPED_UNSET, run_calibration_check, skipped_entry,
+                                               write_calibration_check)
+
+    fp32 = stages["ort_fp32"]
+    control = None
+    if why is not None and not fp32.error:
+        control = run_calibration_check(loaded.qdq.proto, loaded.qdq.outputs, loaded.eval.samples,
+                                        ranges.get("quantizers") or [], provider, progress, why)
+    if control is None:
+        manifest["stages"].append(skipped_entry(SKIPPED_AGREE if why is None else SKIPPED_UNSET,
+                                                len(loaded.eval.samples)))
+        return None
+    write_calibration_check(writer, manifest, control, fp32.outputs,
+                            _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
+    return control
 
 
 # --- writing ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from qdqreport import __version__
+from qdqreport.analysis.calibration_check import calibration_check
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import control_purpose, is_control
 from qdqreport.analysis.task import task_words
@@ -182,7 +183,8 @@ def build_report(bundle: Bundle, result: EngineResult, ctx: Context | None = Non
     stages = _stage_rows(ctx)
     task = build_task(ctx)
     return ReportModel(
-        verdict=build_verdict(result.findings, comparisons, stages, task is not None and task.scored),
+        verdict=build_verdict(result.findings, comparisons, stages, task is not None and task.scored,
+                              _calibration_refuted(ctx)),
         stages=stages,
         comparisons=comparisons,
         findings=tuple(_finding_view(f) for f in result.findings),
@@ -214,16 +216,18 @@ FIX_TAG = "fix"  # a measured remedy (QR203), not a cause: the verdict calls it 
 
 
 def build_verdict(findings: list[Finding], comparisons: tuple[ComparisonView, ...],
-                  stages: tuple[StageRow, ...] = (), task_scored: bool = False) -> Verdict:
+                  stages: tuple[StageRow, ...] = (), task_scored: bool = False, not_calibration: str = "") -> Verdict:
     """Lead with the output symptom (the first finding tagged SYMPTOM_TAG: QR001's measured divergence), the user's
     own task agreement of that stage pair when --postprocess measured it (*task_scored*: the script's compare() gave
     the scores), and its most likely root cause; otherwise say what agrees. Chosen by tags, never by rule id, so a
-    plug-in symptom leads too."""
+    plug-in symptom leads too. *not_calibration*: the calibration check's measurement when it refutes every
+    calibration cause (_calibration_refuted), said where no cause is established."""
     counts = {name: sum(f.severity == name for f in findings) for name in SEVERITIES}
     severity = min((f.severity for f in findings), key=SEVERITY_RANK.__getitem__, default="ok")
     symptom = next((f for f in findings if SYMPTOM_TAG in f.tags), None)
     if symptom is not None:
-        text = _symptom_sentence(symptom, findings, comparisons, task_scored) + _deployment_only_error(findings)
+        text = _symptom_sentence(symptom, findings, comparisons, task_scored, not_calibration) \
+            + _deployment_only_error(findings)
     else:
         text = _agreement_sentence(comparisons, stages)
         # Raw outputs can agree while a cause shows elsewhere (e.g. decoded task results, QR010): name it.
@@ -253,7 +257,7 @@ def _deployment_only_error(findings: list[Finding]) -> str:
 
 
 def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tuple[ComparisonView, ...],
-                      task_scored: bool = False) -> str:
+                      task_scored: bool = False, not_calibration: str = "") -> str:
     text = symptom.title.rstrip(".")
     comparison = _comparison_for(symptom.stage, comparisons)
     worst = _worst_output(comparison)
@@ -290,9 +294,23 @@ def _symptom_sentence(symptom: Finding, findings: list[Finding], comparisons: tu
             # whole, is the finding, not a layer it refuted (a new user's copy-detection model: "weak suspect: Error
             # is born at ..." where 16-bit activations, which that advice names, restored it).
             return text + f"; no cause established: {spread.title.rstrip('.')} (measured; see its fix)"
+        if not_calibration:
+            # A refuted calibration finding named "weak suspect" would send the user re-calibrating for nothing (a new
+            # user's copy-detection model calibrated on noise, re-calibrated on real photos: cosine 0.79 -> 0.69).
+            return text + f"; no cause established; measured: {not_calibration} (see the findings)"
         return text + f"; no cause established; weak suspect: {cause.title.rstrip('.')} (see the findings)"
     untested = f" (untested: {GUESSES[cause.rule_id]})" if _untested(cause) else ""
     return text + f"; most likely cause{untested}: {cause.title.rstrip('.')}"
+
+
+def _calibration_refuted(ctx: Context) -> str:
+    """The calibration check's measurement in a clause when even the evaluation's own ranges leave the outputs as
+    damaged (analysis/calibration_check.py), else ""."""
+    verdict = calibration_check(ctx)
+    if verdict is None or verdict.restores:
+        return ""
+    return (f"ranges from the evaluation inputs themselves leave output {verdict.gain.output} at "
+            f"{verdict.gain.control.headline}, so no calibration set restores it: the loss is the INT8 grid's own")
 
 
 # The guesses read from the graph and tensor errors, and what tests each. The verdict says when no run has tested one:

@@ -22,7 +22,7 @@ PURPOSE_ORDER = ("export", "quantization", "fp16", "deployment")
 
 STAGE_LABELS = {"reference": "framework", "ort_fp32": "ORT FP32", "ort_qdq": "ORT QDQ",
                 "trt_fp16": "TRT FP16", "trt_int8": "TRT INT8", "ort_qdq_fp32": "ORT QDQ (float part FP32)",
-                "ort_qdq_unfused": "ORT QDQ (unfused)"}
+                "ort_qdq_unfused": "ORT QDQ (unfused)", "ort_qdq_eval_ranges": "ORT QDQ (evaluation ranges)"}
 
 
 def stage_label(stage_id: str) -> str:

@@ -20,6 +20,7 @@ from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.fixes import calibration_rewrite, requantize_command
 from qdqreport.rules._common import outputs_collapse, outputs_diverge, rounded
+from qdqreport.rules._measured import calibration_measured
 from qdqreport.testing.recipes import CLS_INPUT, audio_chunks, input_stats, text_images
 
 # A factor this large leaves the first quantizer with a handful of INT8 levels, or clips almost all.
@@ -334,6 +335,10 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     Severity follows the measured impact: an error when the outputs collapse (analysis/agreement.py),
     a warning when they only degrade or agree; unmeasured (no quantization comparison), a gross
     factor (10× or more) is an error.
+    Measured by the calibration check where the bundle has one (collect/range_check.py: the QDQ model with every
+    activation range taken from the evaluation inputs themselves): when even those ranges do not restore the
+    outputs, the finding is capped under the other causes with that measurement (fixing the calibration alone will
+    not restore them); when they do, it says so (rules/_measured.calibration_measured).
 
     Why it matters: every activation range is calibrated from these tensors. Calibrate on
     0–255 pixels and evaluate on [0,1], and the input quantizer keeps one or two INT8 levels;
@@ -356,6 +361,12 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     saw as one value: the finding says so (a new user's streaming VAD, its caches calibrated at zeros, read "91.6x
     wider" and sent the user looking for a scaling step).
     """
+    for finding in _mismatches(ctx):
+        yield calibration_measured(ctx, finding)
+
+
+def _mismatches(ctx: Context) -> Iterator[Finding]:
+    """Every QR003 finding the bundle supports, before the calibration check re-ranks them."""
     if log_says_random(ctx.modelopt_log):
         return  # ModelOpt calibrated on its own random tensors: QR009's cause, and no rescale fixes it
     # The user's own decode (collect --postprocess) judges the task beside the raw outputs, as for QR002: caustic-nmr's

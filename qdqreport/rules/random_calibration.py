@@ -16,6 +16,7 @@ from qdqreport.fixes import (RANDOM_CALIBRATION_FIX, calibration_reader, input_l
                              python_command, quantize_static_command, quantizer_name, recorded_ort_options,
                              requantize_command, requantized_file, tensorrt_ort_options)
 from qdqreport.rules._common import diverging_outputs, outputs_collapse, rounded
+from qdqreport.rules._measured import calibration_measured
 from qdqreport.testing.recipes import CLS_INPUT, input_stats, text_images
 
 LOG_LINES_SHOWN = 5  # the warnings that mention the random data, not the whole log
@@ -106,6 +107,10 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
     Severity follows the measured impact, as for every calibration cause: an error when an output
     collapses (or no comparison measured the quantized model), a warning when the outputs only
     degrade or agree.
+    Measured by the calibration check where the bundle has one (collect/range_check.py: the QDQ model with every
+    activation range taken from the evaluation inputs themselves): when even those ranges do not restore the
+    outputs, the finding is capped under the other causes with that measurement (fixing the calibration alone will
+    not restore them); when they do, it says so (rules/_measured.calibration_measured).
 
     Why it matters: random tensors calibrate every activation range to noise. The model
     quantizes without an error and then loses accuracy everywhere; nothing else in the graph
@@ -118,9 +123,9 @@ def random_calibration(ctx: Context) -> Iterator[Finding]:
     log = ctx.modelopt_log
     noise = noise_inputs(ctx.calib_stats, ctx.eval_stats)
     if log_says_random(log):
-        yield _from_log(ctx, log, noise)
+        yield calibration_measured(ctx, _from_log(ctx, log, noise))
     elif noise:
-        yield _from_stats(ctx, noise)
+        yield calibration_measured(ctx, _from_stats(ctx, noise))
 
 
 def _severity(ctx: Context) -> str:

@@ -14,6 +14,7 @@ import numpy as np
 
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.decode_step import Decoder, normalise_result
+from qdqreport.analysis.calibration_check import CONTROL_KIND as EVAL_RANGES_KIND, EVAL_RANGES_STAGE
 from qdqreport.analysis.saturation import CONTROL_KIND, UNFUSED_STAGE
 from qdqreport.analysis.task import AppResults, run_task, write_task
 from qdqreport.analysis.comparison_tables import write_comparison
@@ -146,8 +147,10 @@ class BundleBuilder:
                 entries.append(write_comparison(writer, reference, candidate, purpose, self._outputs[reference],
                                                 self._outputs[candidate], self._class_outputs,
                                                 self._tensor_rows.get(purpose)))
-        if "ort_fp32" in self._outputs and UNFUSED_STAGE in self._outputs:  # the saturation check's control
-            entry = write_comparison(writer, "ort_fp32", UNFUSED_STAGE, "other", self._outputs["ort_fp32"],
-                                     self._outputs[UNFUSED_STAGE], self._class_outputs)
-            entries.append({**entry, "control": CONTROL_KIND})
+        # The checks' controls: the saturation check's unfused run, the calibration check's evaluation ranges.
+        for control, kind in ((UNFUSED_STAGE, CONTROL_KIND), (EVAL_RANGES_STAGE, EVAL_RANGES_KIND)):
+            if "ort_fp32" in self._outputs and control in self._outputs:
+                entry = write_comparison(writer, "ort_fp32", control, "other", self._outputs["ort_fp32"],
+                                         self._outputs[control], self._class_outputs)
+                entries.append({**entry, "control": kind})
         return entries

@@ -1,0 +1,171 @@
+"""The calibration check: would ranges taken from the evaluation inputs themselves restore the outputs?
+
+A calibration finding (QR003, QR006, QR009) reads the calibration data or the calibrated ranges and says they are
+unlike the evaluation's; what it cannot say by itself is whether better ranges would restore the outputs. A new
+user's copy-detection model calibrated on noise was told "most likely cause: the calibration data is random noise";
+re-calibrated on 56 real photos it lost as much as before (embedding cosine 0.79 -> 0.69): INT8 activations were what
+lost it, and only 16-bit activations restored it. Calibrating on the evaluation data itself is how engineers test it
+by hand (an upper bound: no calibration set can match the evaluation data better); this check is that test, bounded.
+
+Control: the same QDQ model, with each per-tensor activation QuantizeLinear (and the DequantizeLinear nodes reading
+it) given the scale and zero point of MinMax calibration on the evaluation's own observed range (the activation range
+pass's rows, collect/activation_ranges.py: the FP32 model's values over up to --range-samples samples spread over the
+set), in the model's own scheme: symmetric stays symmetric (zero point at the middle of the type), asymmetric stays
+asymmetric (the range widened to hold zero, as calibrators do), the integer type unchanged. Weights, per-channel
+activation scales and quantizers the pass did not measure keep their values. It runs in a session like the QDQ
+stage's (fused kernels: only the ranges differ) on the first MAX_SAMPLES samples, as stage `ort_qdq_eval_ranges`,
+compared with `ort_fp32` (purpose `other`, `control: eval_ranges`). analysis/calibration_check.py reads it.
+
+When it runs: where the saturation check would (an output diverges, or the user's decode differs) and the range
+pass ran (--range-samples above 0) and measured a quantizer it can set; otherwise it is recorded as skipped with the
+reason. Cost: one more session of the QDQ model and MAX_SAMPLES runs of it, only where the outputs diverge.
+`collect --no-calibration-check` skips it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from qdqreport.analysis.calibration_check import CONTROL_KIND, EVAL_RANGES_STAGE, MAX_SAMPLES
+from qdqreport.bundle.layout import write_stage
+from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.align import QRANGE
+from qdqreport.collect.ort_stage import OrtStage, open_stage
+from qdqreport.collect.qdq_graph import scale_and_zero
+from qdqreport.progress import Progress
+
+Feed = dict[str, np.ndarray]
+ZERO_POINT_TYPES = {onnx.TensorProto.INT8: "int8", onnx.TensorProto.UINT8: "uint8", onnx.TensorProto.INT16: "int16",
+                    onnx.TensorProto.UINT16: "uint16"}
+SKIPPED_AGREE = ("skipped: every output of the QDQ model agrees with FP32 as the report judges it (recurrent state "
+                 "aside), so no calibration could win anything back; it runs only where an output does not agree")
+SKIPPED_UNSET = ("skipped: the activation range pass measured no per-tensor activation quantizer whose scale and "
+                 "zero point are initializers of an 8- or 16-bit integer type, so no range could be set")
+
+
+def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) -> tuple[onnx.ModelProto, int]:
+    """(a copy of *proto* whose measured per-tensor activation quantizers take their scale and zero point from the
+    evaluation's observed range, how many were set). *rows*: activation_ranges' quantizer rows."""
+    model = onnx.ModelProto()
+    model.CopyFrom(proto)
+    graph = model.graph
+    constants = {t.name: t for t in graph.initializer}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        if node.op_type == "DequantizeLinear" and node.input:
+            readers.setdefault(node.input[0], []).append(node)
+    observed = {r["q_node"]: r for r in rows if not r.get("per_channel")
+                and r.get("observed_min") is not None and r.get("observed_max") is not None}
+    changed, replaced = 0, set()
+    for node in graph.node:
+        row = observed.get(node.name) if node.op_type == "QuantizeLinear" else None
+        params = _eval_params(node, row, constants) if row is not None else None
+        if params is None:
+            continue
+        scale, zero = params
+        graph.initializer.extend([scale, zero])
+        for user in [node, *readers.get(node.output[0], [])]:
+            replaced.update(user.input[1:3])
+            _set_params(user, scale.name, zero.name)
+        changed += 1
+    _drop_unused(graph, replaced)
+    return model, changed
+
+
+def _drop_unused(graph: onnx.GraphProto, names: set[str]) -> None:
+    """Remove the initializers among *names* no node reads any more (ONNX Runtime warns of each one it finds)."""
+    read = {name for node in graph.node for name in node.input}
+    kept = [t for t in graph.initializer if t.name not in names or t.name in read]
+    if len(kept) < len(graph.initializer):
+        del graph.initializer[:]
+        graph.initializer.extend(kept)
+
+
+def _eval_params(node: onnx.NodeProto, row: dict[str, Any],
+                 constants: dict[str, onnx.TensorProto]) -> tuple[onnx.TensorProto, onnx.TensorProto] | None:
+    """The scale and zero point initializers MinMax calibration on the observed range gives, in the node's own type
+    and scheme; None where the node's scale or zero point is not a per-tensor initializer of a known integer type."""
+    scale_name, zero_name = scale_and_zero(node)
+    scale_tensor = constants.get(scale_name or "")
+    zero_tensor = constants.get(zero_name or "")
+    if scale_tensor is None or zero_tensor is None or zero_tensor.data_type not in ZERO_POINT_TYPES:
+        return None
+    old_scale, old_zero = numpy_helper.to_array(scale_tensor), numpy_helper.to_array(zero_tensor)
+    if old_scale.size != 1 or old_zero.size != 1:
+        return None
+    qmin, qmax = QRANGE[ZERO_POINT_TYPES[zero_tensor.data_type]]
+    middle = (qmin + qmax + 1) // 2  # 0 for the signed types, 128 / 32768 for the unsigned ones
+    low, high = min(float(row["observed_min"]), 0.0), max(float(row["observed_max"]), 0.0)
+    if int(old_zero.ravel()[0]) == middle:  # symmetric: the larger magnitude on the positive half
+        scale = max(-low, high) / (qmax - middle)
+        zero = middle
+    else:
+        scale = (high - low) / (qmax - qmin)
+        zero = int(np.clip(round(qmin - low / scale), qmin, qmax)) if scale > 0 else middle
+    if not np.isfinite(scale) or scale <= 0:
+        return None
+    new_scale = numpy_helper.from_array(np.full(old_scale.shape, scale, dtype=old_scale.dtype),
+                                        f"{node.name}_eval_ranges_scale")
+    new_zero = numpy_helper.from_array(np.full(old_zero.shape, zero, dtype=old_zero.dtype),
+                                       f"{node.name}_eval_ranges_zero_point")
+    return new_scale, new_zero
+
+
+def _set_params(node: onnx.NodeProto, scale: str, zero: str) -> None:
+    node.input[1] = scale
+    node.input[2] = zero
+
+
+def run_calibration_check(qdq: onnx.ModelProto, graph_outputs: Sequence[str], samples: Sequence[Feed],
+                          rows: Sequence[dict[str, Any]], provider: str, progress: Progress,
+                          why: str) -> OrtStage | None:
+    """The control stage run on the first MAX_SAMPLES of *samples*; None when no quantizer could be set."""
+    from qdqreport.collect.models import session_source
+
+    model, changed = eval_ranges_model(qdq, rows)
+    if not changed:
+        return None
+    count = min(len(samples), MAX_SAMPLES)
+    progress.say(f"calibration check: {changed} activation quantizers set to the evaluation inputs' own ranges; "
+                 f"running that model on the first {count} of {len(samples)} samples")
+    control = open_stage(EVAL_RANGES_STAGE, session_source(model, owned=True), tuple(graph_outputs), provider)
+    control.details.update({"control_of": "ort_qdq", "quantizers_set": changed, "quantizers": len(rows),
+                            "samples": count, "of_samples": len(samples), "decision": why,
+                            "ranges": "MinMax of the FP32 model's values on the range pass's evaluation samples, in "
+                                      "each quantizer's own type and scheme"})
+    for index in range(count):
+        control.infer(samples[index], index)
+        progress.count("calibration check samples (ort_qdq_eval_ranges)", index + 1, count)
+    control.close()
+    return control
+
+
+def skipped_entry(reason: str, of: int) -> dict[str, Any]:
+    """The manifest entry of a check not run: status skipped, the reason as its error and details.decision."""
+    return {"id": EVAL_RANGES_STAGE, "runtime": "onnxruntime", "precision": "qdq-eval-ranges", "status": "skipped",
+            "error": reason, "seconds": None, "artifacts": {},
+            "details": {"control_of": "ort_qdq", "samples": 0, "of_samples": of, "decision": reason}}
+
+
+def write_calibration_check(writer: BundleWriter, manifest: dict[str, Any], control: OrtStage,
+                            fp32_outputs: Sequence[Feed], class_outputs: set[str], compare: Any) -> None:
+    """The control stage and its comparison with ort_fp32 on the same first samples (*compare*: write_comparison)."""
+    status = "failed" if control.error else "ok"
+    fp32_entry = next((e for e in manifest["stages"] if e["id"] == "ort_fp32"), {})
+    samples = int(control.details.get("samples", 0))
+    stored = min(samples, int(fp32_entry.get("details", {}).get("outputs_stored", samples) or 0))
+    entry = write_stage(writer, EVAL_RANGES_STAGE, status, control.outputs[:stored] if status == "ok" else None,
+                        control.error, log="\n".join(control.log) + "\n", seconds=control.seconds,
+                        details=control.details)
+    entry["runtime"], entry["precision"] = "onnxruntime", "qdq-eval-ranges"
+    entry["details"]["outputs_stored"] = stored if status == "ok" else 0
+    manifest["stages"].append(entry)
+    if status == "ok" and fp32_outputs:
+        first = [fp32_outputs[i] for i in range(min(samples, len(fp32_outputs)))]
+        comparison = compare(writer, "ort_fp32", EVAL_RANGES_STAGE, "other", first, control.outputs, class_outputs)
+        comparison["control"] = CONTROL_KIND
+        manifest["comparisons"].append(comparison)
