@@ -349,13 +349,14 @@ class Part:
 PARTS = (
     Part(THIRTY_NINTH_PART, "thirty-ninth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f3387a1: first-ranked 4/4, within three 4/4, healthy controls with an error 0/2, harmless "
-         "faults with an error 0/4; still held out",
+         "faults with an error 0/4; after session 42's first rule change (the calibration check), at be6fc24: the "
+         "same; still held out",
          held_out=True),
     Part(THIRTY_EIGHTH_PART, "thirty-eighth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at 69602fe: first-ranked 5/6, within three 5/6, healthy controls with an error 0/2, harmless "
          "faults with an error 0/2; after session 41's rule changes, at a5357cf, 1f0e158, 093d28f and b0c270a: the same; "
-         "still held out",
-         held_out=True),
+         "at f3387a1 (the thirty-ninth part's \"before\") and be6fc24: the same; then read (2026-11-28, session 42): "
+         "no longer held out"),
     Part(THIRTY_SEVENTH_PART, "thirty-seventh", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f013e64: first-ranked 1/5, within three 4/5, healthy controls with an error 2/2, harmless "
          "faults with an error 0/0; after session 40's rule changes, at 461387d, 2811eb8, 04c79eb, ff51797 and "
