@@ -122,6 +122,37 @@ def test_failed_stage_is_recorded_and_the_bundle_still_written(tmp_path: Path, d
     assert ctx.stage("ort_fp32").status == "ok" and ctx.comparison("quantization") is None
 
 
+def _fails_at_run_time(source: Path, target: Path) -> None:
+    """*source* with a Reshape of its input to [5, -1] and back in front: sessions build, and every run of a
+    [1, 3, 48, 192] sample fails inside ONNX Runtime (27,648 values do not split in 5), as a model whose samples are
+    groups of rows does when each row is fed alone."""
+    model = onnx.load(str(source))
+    name = model.graph.input[0].name
+    for node in model.graph.node:
+        node.input[:] = [f"{name}_back" if i == name else i for i in node.input]
+    model.graph.initializer.extend([numpy_helper.from_array(np.array([5, -1], np.int64), "rows_of_5"),
+                                    numpy_helper.from_array(np.array([-1, 3, 48, 192], np.int64), "back")])
+    model.graph.node.insert(0, onnx.helper.make_node("Reshape", [name, "rows_of_5"], [f"{name}_rows"]))
+    model.graph.node.insert(1, onnx.helper.make_node("Reshape", [f"{name}_rows", "back"], [f"{name}_back"]))
+    onnx.save(model, str(target))
+
+
+@pytest.mark.slow
+def test_a_model_failing_on_every_sample_is_recorded_not_a_crash(tmp_path: Path, demo: Path) -> None:
+    """Both stages fail on every sample: the activation-range pass, which runs the same FP32 model on those samples,
+    is left out (it ended the collect with exit 3, "internal error", for a new user's EEG classifier fed one row of
+    its 4-row samples at a time) and the bundle says why the stages failed."""
+    _fails_at_run_time(demo / "cls_fp32.onnx", tmp_path / "fp32.onnx")
+    _fails_at_run_time(demo / "cls_int8_x255.onnx", tmp_path / "qdq.onnx")
+    assert main(["collect", "--fp32", str(tmp_path / "fp32.onnx"), "--qdq", str(tmp_path / "qdq.onnx"), "--inputs",
+                 str(demo / "eval.npz"), "--calib", str(demo / "calib_x255.npz"), "--max-samples", "4",
+                 "-o", str(tmp_path / "b"), "--quiet", "--no-fp16-check"]) == 0
+    ctx = Context(Bundle(tmp_path / "b"))
+    assert ctx.stage("ort_fp32").status == "failed" and "Reshape" in ctx.stage("ort_fp32").error
+    assert ctx.activation_ranges is None and ctx.comparison("quantization") is None
+    assert main(["report", str(tmp_path / "b"), "-o", str(tmp_path / "r")]) == 0
+
+
 @pytest.mark.slow
 def test_nonfinite_scale_gives_nan_outputs_counted_per_sample(tmp_path: Path, demo: Path) -> None:
     model = onnx.load(str(demo / "cls_int8.onnx"))

@@ -175,7 +175,7 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     if options.confirm is not None and layers is not None and layers.whatif_summary is not None:
         _confirm_whatif(options, loaded, precision, layers, stages["ort_fp32"], progress)
     fp16 = _fp16_check(options, loaded, progress)
-    ranges = _activation_ranges(options, loaded, progress, run.early)
+    ranges = _measured_ranges(options, loaded, progress, run.early, stages["ort_fp32"].error)
     saturation = _saturation_kernels(options, precision)  # the control itself runs once the comparisons are written
     trt_results = run_trt_stages(_trt_request(options, loaded), progress.say)
     progress.say("writing the bundle")
@@ -629,6 +629,21 @@ def _activation_ranges(options: CollectOptions, loaded: _Loaded, progress: Progr
         return early.ranges
     return activation_ranges(loaded.graphs, loaded.eval.samples, options.ort_provider, options.range_samples,
                              loaded.calib.samples if loaded.calib is not None else None, sizes)
+
+
+def _measured_ranges(options: CollectOptions, loaded: _Loaded, progress: Progress, early: _Early | None,
+                     fp32_failed: str | None) -> dict[str, Any] | None:
+    """_activation_ranges, or None when the FP32 model itself failed on the evaluation samples (*fp32_failed*: its
+    stage's error, which the bundle records and QR008 reports): the pass runs that model on those samples and fails
+    the same way (a new user's samples of 4 rows on a dynamic batch axis fed one row at a time ended the collect with
+    exit 3 there). Any other failure of the pass is raised."""
+    try:
+        return _activation_ranges(options, loaded, progress, early)
+    except Exception:
+        if not fp32_failed:
+            raise
+        progress.say("activation ranges: not measured, the FP32 model fails on the evaluation samples (stage ort_fp32)")
+        return None
 
 
 def _per_layer(options: CollectOptions, loaded: _Loaded, precision: dict[str, Any] | None, progress: Progress,
