@@ -804,11 +804,10 @@ def _note_words(resolved: Resolved) -> str:
     if resolved.unlisted:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.unlisted)
         types = " or ".join(sorted({t for _, t in resolved.unlisted}))
-        parts.append(f"{listed}: no op type of the command's op_types_to_quantize (read from the graph's quantized "
-                     f"weights) puts their INT8 input there, so the command keeps them float; the recorded graph "
-                     f"has an INT8 pair on their input, put there by the recipe that made it (your "
-                     f"op_types_to_quantize, or quantize_static's default list) through {types} or the node that writes "
-                     "their input: if you list op types, leave that one out")
+        parts.append(f"{listed}: the recorded graph has an INT8 pair on their input that no op type of the recipe as "
+                     f"read from the graph (its quantized weights, or quantize_static's default list) puts there, so "
+                     f"no node quantize_static can exclude by name frees it; the recipe that made the model put it there through "
+                     f"{types} or the node that writes their input: if you list op types, leave that one out")
     if resolved.already:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.already)
         parts.append(f"Already float in the recorded graph: {listed}: excluding {'it' if len(resolved.already) == 1 else 'them'} "
@@ -842,9 +841,12 @@ def exclusion_fix(ctx: Context, action: str, change: Change, calibration: str | 
     on other nodes than the ones named."""
     resolved = resolve_exclusions(ctx, change)
     note = _note_words(resolved)
-    if resolved.already and not (resolved.change.exclude_nodes or resolved.change.exclude_op_types):
-        # Every named node is float already: a command would re-make the same model (the loop a new user hit).
-        return Fix(note)
+    if not (resolved.change.exclude_nodes or resolved.change.exclude_op_types):
+        # Nothing left to exclude (every named node float already, or none the quantizer can exclude frees it): a
+        # command would re-make the same model (the loop a new user hit; a new user's EEG classifier ran the printed
+        # "keep /ReduceMean float" command and got the same model back, 14 of 185 labels changed before and after).
+        return Fix(note if resolved.already and not resolved.unlisted else
+                   f"{action}: no command, for none would differ from the recipe that made the model. {note}")
     return Fix(f"{action}. {note}" if note else action, requantize_command(ctx, change, calibration))
 
 
