@@ -26,3 +26,23 @@ def test_a_first_step_that_would_rebuild_the_same_model_prints_no_command() -> N
     assert fix.command == ""
     assert "no command, for none would differ from the recipe that made the model" in fix.action
     assert "/ReduceMean (ReduceMean)" in fix.action and "keeps them float" not in fix.action
+
+
+def test_an_exclusion_measured_on_saturating_kernels_ranks_under_them_for_tensorrt() -> None:
+    """With --per-layer the what-if found that excluding one LeakyRelu restores the labels, and QR203 led the report
+    ("measured: excluding 1 node restores the outputs"), with QR002's guess second: its trials ran on ONNX Runtime's
+    S8S8 kernels, which saturate on this CPU, and the unfused model already agrees. For TensorRT both rank under
+    QR012, which leads as this runtime's loss; for ONNX Runtime QR012 leads and the exclusion stays a measured fix."""
+    from qdqreport.report.model import build_report
+
+    for target, first, headline in (("tensorrt", "QR012", "measured cause, on this runtime only: ONNX Runtime's S8S8"),
+                                    ("onnxruntime", "QR012", "most likely cause: ONNX Runtime's S8S8")):
+        ctx = Context(Bundle(BUNDLE.with_name("iclabel_trt_style_per_layer")), target=target)
+        result = run_rules(ctx, discover())
+        causes = [f for f in result.findings if "deployment" not in f.tags and f.rule_id != "QR001"]
+        assert causes[0].rule_id == first, target
+        exclusion = next(f for f in causes if f.rule_id == "QR203")
+        on_kernels = any(getattr(e, "text", "").startswith("Measured on ONNX Runtime's integer kernels")
+                         for e in exclusion.evidence)
+        assert on_kernels == (target == "tensorrt")
+        assert headline in build_report(ctx.bundle, result, ctx).verdict.text

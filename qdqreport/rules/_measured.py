@@ -18,6 +18,7 @@ from qdqreport.analysis.calibration_check import calibration_check
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import wide_ranges_behind
 from qdqreport.analysis.saturation import kernels_explain
+from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import REFUTED_SCORE, Finding, Text
 from qdqreport.rules._common import diverging_outputs, outputs_collapse
@@ -87,7 +88,9 @@ def _after_whatif(ctx: Context, found: evidence.WhatIfEvidence | None, severity:
     """(severity, score, evidence lines) of a layer finding about *nodes* after the what-if's verdict *found*."""
     confirmed = found is not None and found.verdict == evidence.CONFIRMS
     kernels = kernels_explain(ctx)
-    if kernels is not None and not (confirmed or controls_share):
+    # A what-if that confirmed another exclusion does not shield these nodes from the control: its trials ran on the
+    # same saturating kernels (a new user's EEG classifier: QR002 ranked first for TensorRT on that confirmation).
+    if kernels is not None and not ((confirmed and set(nodes) & set(found.nodes)) or controls_share):
         won = "agrees with FP32" if kernels.control_agrees else f"wins back {kernels.recovered:.0%} of the loss"
         return _refuted(severity, score, f"the same QDQ model with Q/DQ fusion disabled {won} on output "
                         f"{kernels.output}, with this node quantized just the same. The damage is ONNX Runtime's "
@@ -154,6 +157,23 @@ def calibration_measured(ctx: Context, finding: Finding) -> Finding:
     summary = (f"{finding.summary}; measured: even ranges from the evaluation inputs themselves leave output "
                f"{verdict.gain.output} {verdict.gain.control.headline}, so this is not what loses the accuracy")
     return replace(finding, severity=severity, score=score, summary=summary, evidence=(*finding.evidence, *lines))
+
+
+def under_kernels(ctx: Context, finding: Finding) -> Finding:
+    """*finding*, an exclusion the what-if measured (QR203), capped under the integer kernels when the saturation
+    check's unfused run agrees with FP32 and the target is not ONNX Runtime: the what-if's trials ran on the kernels
+    that saturate on this CPU, so what the exclusion wins back is theirs, which TensorRT does not share (a new user's
+    EEG classifier: "excluding 1 node restores the outputs" led its --per-layer report for TensorRT, where the unfused
+    model already changed 7 of 185 labels, the exclusion 6; reduce_range 7). Unchanged otherwise."""
+    kernels = kernels_explain(ctx)
+    if kernels is None or not kernels.control_agrees or ctx.target == ONNXRUNTIME:
+        return finding
+    severity, score = capped(finding.severity, finding.score)
+    return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, Text(
+        f"Measured on ONNX Runtime's integer kernels, which saturate on this CPU: the same QDQ model with Q/DQ fusion "
+        f"disabled agrees with FP32 on output {kernels.output} ({kernels.control.headline}; QR012). The exclusion wins "
+        f"back what the kernels lose here; {TARGET_NAMES[ctx.target]} does not saturate, so it does not need it (on "
+        "this CPU, QR012's reduce_range=True keeps every node in INT8).")))
 
 
 def capped(severity: str, score: float) -> tuple[str, float]:

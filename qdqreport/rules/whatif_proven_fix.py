@@ -16,7 +16,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import exclusion, exclusion_fix, trials_note
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01, rounded
-from qdqreport.rules._measured import under_calibration
+from qdqreport.rules._measured import under_calibration, under_kernels
 from qdqreport.testing.layer_examples import layer_chain, quantization_run, whatif_trials
 from qdqreport.wording import plural
 
@@ -84,7 +84,9 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     When the bundle proves the calibration data unlike the evaluation data (analysis/upstream.py: a preprocessing
     step, noise, a coverage gap), a set that reaches the target is a workaround: at most a warning, scored 0.2, under
     the calibration finding (a new user's open_nsfw calibrated torchvision-style: excluding the first Conv restored
-    the 128 decisions measured, yet kept 5x the healthy error and lost 2 of 6 positives).
+    the 128 decisions measured, yet kept 5x the healthy error and lost 2 of 6 positives). Where the saturation check's
+    unfused run agrees with FP32 and the target is TensorRT, the trials measured ONNX Runtime's integer kernels on this
+    CPU (QR012): a set that reaches the target is capped the same way, with that measurement.
 
     Why it matters: a hand search removes Q/DQ one node at a time; this one is measured and sized.
 
@@ -114,11 +116,11 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                                          f"trials in {summary.get('seconds')} s on {summary.get('samples')} samples. "
                                          f"Target met means: {target_words(summary)}.")]
     if not chosen.get("reached") and recovered(base, chosen) >= REFUTED_BELOW:
-        yield _partial(ctx, summary, evidence)
+        yield under_kernels(ctx, _partial(ctx, summary, evidence))
         return
     alone = whatif(ctx) if not chosen.get("reached") else None
     if alone is not None and alone.verdict == PARTIAL and alone.excluded == 1:
-        yield _one_node(ctx, alone, evidence)
+        yield under_kernels(ctx, _one_node(ctx, alone, evidence))
         return
     if not chosen.get("reached"):
         yield whatif_proven_fix.finding(
@@ -146,7 +148,7 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     # every range: the exclusion restores these samples by keeping the worst-calibrated nodes float, a workaround
     # ranked under the calibration finding (a new user's open_nsfw calibrated torchvision-style: excluding its first
     # Conv restored the 128 decisions measured, yet kept 5x the healthy error and lost 2 of 6 positives).
-    yield under_calibration(ctx, whatif_proven_fix.finding(
+    yield under_kernels(ctx, under_calibration(ctx, whatif_proven_fix.finding(
         title=f"Measured: excluding {plural(len(chosen['nodes']), 'node')} restores the outputs",
         severity="error" if collapsed else "warning", confidence=0.95, score=clamp01(recovered(base, chosen)),
         subject=";".join(chosen["nodes"][:8]), tags=("measured", "fix"), evidence=tuple(evidence), fixes=tuple(fixes),
@@ -156,7 +158,7 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
                     f"raises output cosine from {base['cosine']:.4f} to {chosen['cosine']:.4f}{_gain_text(base, chosen)}")
                  + f" ({chosen['cost_nodes']} node(s) leave INT8).")),
         "every range was calibrated on it, so this exclusion works around the nodes it damaged most. Fix the "
-        "calibration first (its finding ranks above) and collect again; exclude only what still diverges then.")
+        "calibration first (its finding ranks above) and collect again; exclude only what still diverges then."))
 
 
 def _spread_fix(ctx: Context) -> Fix:
