@@ -7,6 +7,8 @@ from typing import Iterator
 import numpy as np
 
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
+from qdqreport.analysis.output_grid import ZEROED_SHARE, grid_writer
+from qdqreport.analysis.output_grid import words as grid_words
 from qdqreport.analysis.quantizer import HEAD_PATTERNS
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
@@ -103,8 +105,13 @@ def hidden_slice_collapse(ctx: Context) -> Iterator[Finding]:
     only at them passes while every score, and with it every detection, is wrong. Usually the
     head quantizes both fields with one INT8 scale, sized for the large one.
 
+    Where the output itself is quantized (a Q/DQ pair on it: its stored values sit on one 8-bit grid that reads a
+    tenth or more of FP32's non-zero values as exactly 0, analysis/output_grid.py), that pair is the shared scale: the
+    finding names the node that writes it (a detector's output Concat) and the fix keeps that node out of INT8.
+
     Fix: keep the head nodes feeding that output in FP16 (ModelOpt --nodes_to_exclude), so
-    the fields are not quantized with a shared scale.
+    the fields are not quantized with a shared scale; where the output is itself quantized, the node whose output
+    the pair quantizes.
     """
     for comparison in ordered_comparisons(ctx):
         for summary in judged_summaries(ctx, comparison.id):
@@ -133,19 +140,36 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
     slices.sort(key=lambda s: (cosine_of(s), s.index))
     collapsed = [s for s in slices if cosine_of(s) < SLICE_COLLAPSED]
     heads = _heads_feeding(ctx, summary.output)
-    fixes = [exclusion_fix(ctx, f"Keep the head nodes feeding {summary.output} in {excluded_precision(ctx)} so its fields "
-                           "get their own precision", exclusion(heads or ["<head node regex>"]))]
+    grid = next((g for g in ctx.erasing_grids if g.output == summary.output), None)
+    writer = grid_writer(ctx.precision, summary.output) if grid is not None else None
+    if writer is not None:
+        # The output itself is on one 8-bit grid: the pair on it, not the heads, rounds the small fields to 0 (a new
+        # user's YOLO11-seg slider detector: boxes in pixels and scores in [0, 1] concatenated, step 2.65, every score
+        # 0; excluding the 4 head Convs named here kept 7 of 60 decisions, excluding the Concat restored 102/102 boxes).
+        heads = [writer["name"]]
+        fixes = [exclusion_fix(ctx, f"Keep {writer['name']} ({writer['op_type']}) out of INT8: the Q/DQ pair on its "
+                               f"output quantizes all of {summary.output} with one scale, sized for its largest field",
+                               exclusion(heads))]
+    else:
+        fixes = [exclusion_fix(ctx, f"Keep the head nodes feeding {summary.output} in {excluded_precision(ctx)} so its "
+                               "fields get their own precision", exclusion(heads or ["<head node regex>"]))]
     if comparison.purpose == "deployment":
         fixes += trtexec_fixes(ctx)
     return hidden_slice_collapse.finding(
         title=f"{plural(len(collapsed), 'slice')} of {summary.output} {verb(len(collapsed), 'collapses')} behind a whole-tensor cosine "
-                               f"of {summary.cosine_median:.4f}", severity="error" if collapses(summary) else "warning", confidence=0.9, score=0.8,
+                               f"of {summary.cosine_median:.4f}" + (f": the output is quantized whole, one INT8 scale "
+                                                                    f"for all its fields ({writer['name']})"
+                                                                    if writer is not None else ""), severity="error" if collapses(summary) else "warning", confidence=0.9, score=0.8,
         subject=f"{comparison.id}:{summary.output}", stage=comparison.id, tags=("root_cause",),
         summary=f"{comparison_label(comparison)}: output {summary.output} has a whole-tensor cosine of "
                 f"{summary.cosine_median:.4f} but {len(collapsed)} of {len(slices)} slices along axis "
                 f"{summary.slice_axis} collapse, worst slice {summary.worst_slice} at cosine "
-                f"{summary.worst_slice_cosine:.2f}" + (f"; head nodes: {', '.join(heads)}" if heads else ""),
-        evidence=(Metric("whole-tensor cosine", rounded(summary.cosine_median), threshold=f">= {WHOLE_LOOKS_FINE}"),
+                f"{summary.worst_slice_cosine:.2f}"
+                + (f"; {grid_words(grid)}: the pair on {writer['name']}'s output rounds the small fields away"
+                   if writer is not None else f"; head nodes: {', '.join(heads)}" if heads else ""),
+        evidence=(*([Metric(f"FP32's non-zero values of {summary.output} read as exactly 0", rounded(100 * grid.zeroed, 1),
+                            unit="%", threshold=f">= {ZEROED_SHARE:.0%}")] if writer is not None else []),
+                  Metric("whole-tensor cosine", rounded(summary.cosine_median), threshold=f">= {WHOLE_LOOKS_FINE}"),
                   Metric("worst slice cosine", rounded(summary.worst_slice_cosine), threshold=f"< {SLICE_COLLAPSED}"),
                   Table(f"Worst slices of {summary.output} (axis {summary.slice_axis})",
                         ("slice", "reference RMS", "cosine", "SQNR dB", "max |Δ|"),
