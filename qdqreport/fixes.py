@@ -806,8 +806,9 @@ def _note_words(resolved: Resolved) -> str:
         types = " or ".join(sorted({t for _, t in resolved.unlisted}))
         parts.append(f"{listed}: the recorded graph has an INT8 pair on their input that no op type of the recipe as "
                      f"read from the graph (its quantized weights, or quantize_static's default list) puts there, so "
-                     f"no node quantize_static can exclude by name frees it; the recipe that made the model put it there through "
-                     f"{types} or the node that writes their input: if you list op types, leave that one out")
+                     f"no node quantize_static can exclude by name frees it; the recipe that made the model put it "
+                     f"there through {types} or the node that writes their input: if you list op types, leave that one "
+                     "out")
     if resolved.already:
         listed = ", ".join(f"{n} ({t})" for n, t in resolved.already)
         parts.append(f"Already float in the recorded graph: {listed}: excluding {'it' if len(resolved.already) == 1 else 'them'} "

@@ -46,3 +46,14 @@ def test_an_exclusion_measured_on_saturating_kernels_ranks_under_them_for_tensor
                          for e in exclusion.evidence)
         assert on_kernels == (target == "tensorrt")
         assert headline in build_report(ctx.bundle, result, ctx).verdict.text
+
+
+def test_a_coverage_gap_the_input_quantizer_covers_does_not_claim_the_input_clips() -> None:
+    """Calibrated on uniform noise in [0, 1], the autocorrelation input reaches [-0.52, 1.02] in evaluation: a coverage
+    gap (QR006). The model's symmetric input quantizer spans [-1.01, 1.00] and clips 0.16% of those values; the finding
+    said "the ranges of the missing part clip" as if the input did. It now says what the input quantizer measured."""
+    findings = run_rules(Context(Bundle(BUNDLE.with_name("iclabel_random_calib"))), discover()).findings
+    gap = next(f for f in findings if f.rule_id == "QR006" and f.subject == "coverage autocorr")
+    assert "the model's own input quantizer covers the evaluation values (its range [-1.01, 1] clips 0.16% of them)" \
+        in gap.summary
+    assert "so the ranges of the missing part clip" not in gap.summary

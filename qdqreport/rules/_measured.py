@@ -139,21 +139,22 @@ def under_calibration(ctx: Context, finding: Finding, consequence: str) -> Findi
 
 
 def calibration_measured(ctx: Context, finding: Finding) -> Finding:
-    """*finding*, a calibration cause (QR003, QR006, QR009), after the calibration check (analysis/calibration_check.py):
-    when the evaluation inputs' own ranges do not restore the outputs, capped (a warning at most, scored at most
-    REFUTED_SCORE) with that measurement: what the finding reads in the data stays true and its fix still stands, but
-    it is not what loses the accuracy; when they restore them, with the confirming measurement; unchanged otherwise
-    (no check in the bundle, or it measured neither way)."""
+    """*finding*, a calibration cause (QR003, QR006, QR009), after the calibration check
+    (analysis/calibration_check.py): when the evaluation inputs' own ranges do not restore the outputs, capped (a
+    warning at most, scored at most REFUTED_SCORE) with that measurement: what the finding reads in the data stays
+    true and its fix still stands, but it is not what loses the accuracy; when they restore them, with the confirming
+    measurement; unchanged otherwise (no check in the bundle, or it measured neither way)."""
     verdict = calibration_check(ctx)
     if verdict is None or "root_cause" not in finding.tags:
         return finding
     if verdict.restores:
         return replace(finding, evidence=(*finding.evidence, Text(
-            f"Confirmed by measurement: {verdict.line}: ranges set on data like the evaluation's restore the outputs.")))
-    severity, score, lines = _refuted(finding.severity, finding.score, f"{verdict.line}. No calibration set is "
-                                      "expected to restore the outputs: fixing the calibration alone will not. The loss "
-                                      "is what the INT8 grid itself costs (see the other findings; collect --per-layer "
-                                      "measures where).")
+            f"Confirmed by measurement: {verdict.line}: ranges set on data like the evaluation's restore the "
+            "outputs.")))
+    severity, score, lines = _refuted(finding.severity, finding.score, (
+        f"{verdict.line}. No calibration set is expected to restore the outputs: fixing the calibration alone will "
+        "not. The loss is what the INT8 grid itself costs (see the other findings; collect --per-layer measures "
+        "where)."))
     summary = (f"{finding.summary}; measured: even ranges from the evaluation inputs themselves leave output "
                f"{verdict.gain.output} {verdict.gain.control.headline}, so this is not what loses the accuracy")
     return replace(finding, severity=severity, score=score, summary=summary, evidence=(*finding.evidence, *lines))

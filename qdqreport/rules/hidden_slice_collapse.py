@@ -156,10 +156,8 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
     if comparison.purpose == "deployment":
         fixes += trtexec_fixes(ctx)
     return hidden_slice_collapse.finding(
-        title=f"{plural(len(collapsed), 'slice')} of {summary.output} {verb(len(collapsed), 'collapses')} behind a whole-tensor cosine "
-                               f"of {summary.cosine_median:.4f}" + (f": the output is quantized whole, one INT8 scale "
-                                                                    f"for all its fields ({writer['name']})"
-                                                                    if writer is not None else ""), severity="error" if collapses(summary) else "warning", confidence=0.9, score=0.8,
+        title=_title(summary, len(collapsed), writer), severity="error" if collapses(summary) else "warning",
+        confidence=0.9, score=0.8,
         subject=f"{comparison.id}:{summary.output}", stage=comparison.id, tags=("root_cause",),
         summary=f"{comparison_label(comparison)}: output {summary.output} has a whole-tensor cosine of "
                 f"{summary.cosine_median:.4f} but {len(collapsed)} of {len(slices)} slices along axis "
@@ -167,8 +165,9 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
                 f"{summary.worst_slice_cosine:.2f}"
                 + (f"; {grid_words(grid)}: the pair on {writer['name']}'s output rounds the small fields away"
                    if writer is not None else f"; head nodes: {', '.join(heads)}" if heads else ""),
-        evidence=(*([Metric(f"FP32's non-zero values of {summary.output} read as exactly 0", rounded(100 * grid.zeroed, 1),
-                            unit="%", threshold=f">= {ZEROED_SHARE:.0%}")] if writer is not None else []),
+        evidence=(*([Metric(f"FP32's non-zero values of {summary.output} read as exactly 0",
+                            rounded(100 * grid.zeroed, 1), unit="%", threshold=f">= {ZEROED_SHARE:.0%}")]
+                    if writer is not None else []),
                   Metric("whole-tensor cosine", rounded(summary.cosine_median), threshold=f">= {WHOLE_LOOKS_FINE}"),
                   Metric("worst slice cosine", rounded(summary.worst_slice_cosine), threshold=f"< {SLICE_COLLAPSED}"),
                   Table(f"Worst slices of {summary.output} (axis {summary.slice_axis})",
@@ -181,6 +180,13 @@ def _finding(ctx: Context, comparison: ComparisonInfo, summary: OutputSummary) -
                          tuple(cosine_of(s) for s in sorted(slices, key=lambda s: s.index)), "cosine",
                          SLICE_COLLAPSED)),
         fixes=tuple(fixes))
+
+
+def _title(summary: OutputSummary, collapsed: int, writer: dict | None) -> str:
+    whole = (f": the output is quantized whole, one INT8 scale for all its fields ({writer['name']})"
+             if writer is not None else "")
+    return (f"{plural(collapsed, 'slice')} of {summary.output} {verb(collapsed, 'collapses')} behind a whole-tensor "
+            f"cosine of {summary.cosine_median:.4f}{whole}")
 
 
 def _heads_feeding(ctx: Context, output: str) -> list[str]:

@@ -623,8 +623,8 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                                              "alone") if c["min"] == c["max"] else
                      f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
                      f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
-                     "(e.g. only dark or only bright images, only quiet recordings), so the ranges of the missing part "
-                     "clip"),
+                     "(e.g. only dark or only bright images, only quiet recordings), "
+                     + _what_clips(ctx, name)),
             evidence=(Metric("evaluation samples beyond the calibration range", len(beyond),
                              threshold=f">= {OUT_OF_RANGE_SHARE:.0%} of {per_sample}"),
                       Table("Input ranges", ("set", "min", "max", "mean", "std"),
@@ -636,6 +636,26 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                            "difference may be the same reader's missing step rather than other content: fix the "
                            "reader first and collect again.")),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
+
+
+# Under this share of the evaluation values clipped, the model's input quantizer covers the evaluation data.
+INPUT_COVERED = 0.01
+
+
+def _what_clips(ctx: Context, name: str) -> str:
+    """What the coverage gap clips: the ranges of the missing part; where the model's own input quantizer was measured
+    (range_use) to clip under INPUT_COVERED of the evaluation values, not that one (a new user's EEG classifier: its
+    symmetric input quantizer spans [-1.01, 1.00] and clipped 0.16% of an input the calibration covered only on
+    [0, 1]; "the missing part clips" read as if it all did)."""
+    entry = next((u for u in ctx.range_use or [] if isinstance(u, dict) and u.get("input") == name), None)
+    share = entry.get("clipped_share") if entry else None
+    if not isinstance(share, (int, float)) or share >= INPUT_COVERED:
+        return "so the ranges of the missing part clip"
+    low, high = entry.get("representable_min"), entry.get("representable_max")
+    span = f"its range [{low:.3g}, {high:.3g}]" if isinstance(low, (int, float)) and isinstance(high, (int, float)) \
+        else "its range"
+    return (f"yet the model's own input quantizer covers the evaluation values ({span} clips {share:.2%} of them): the "
+            "gap reaches the ranges calibrated inside the model, set on that narrower data")
 
 
 def _blank(calib: dict[str, float], evaluation: dict[str, float]) -> bool:
