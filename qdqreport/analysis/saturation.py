@@ -142,6 +142,28 @@ def partly_explaining_gain(evidence: SaturationEvidence | None) -> UnfusedGain |
     return evidence.worst
 
 
+# Under RECOVERED_MIN but at least this share of the loss won back unfused, on a loss of decisions on at least
+# MIN_LOST_SAMPLES samples: the integer kernels are part of the loss, not its cause (a new user's copy-detection model,
+# TensorRT-style recipe on an AVX2 CPU: embedding cosine 0.69 fused, 0.77 unfused, 26% won back; reported nowhere).
+CONTRIBUTES_MIN = 0.2
+
+
+def contributing_gain(evidence: SaturationEvidence | None) -> UnfusedGain | None:
+    """The collapsed output whose loss the unfused run wins back most of, when that is at least CONTRIBUTES_MIN of it
+    but the kernels explain no output (explaining_gain and partly_explaining_gain give none); None otherwise. Outputs
+    that only degrade are left out: a share of a healthy recipe's small loss is no finding (part of the corpus's
+    healthy controls have one)."""
+    if evidence is None or evidence.status != "ok" or not evidence.gains:
+        return None
+    if explaining_gain(evidence) is not None or partly_explaining_gain(evidence) is not None:
+        return None
+    collapsed = [g for g in evidence.gains if g.qdq.level == COLLAPSE]
+    best = max(collapsed, key=lambda g: (g.recovered, g.output), default=None)
+    if best is None:
+        return None
+    return best if best.recovered >= CONTRIBUTES_MIN and not one_off(best) else None
+
+
 def is_unfused_control(comparison: "ComparisonInfo") -> bool:
     return comparison.candidate == UNFUSED_STAGE
 

@@ -12,8 +12,9 @@ from qdqreport.analysis.agreement import COLLAPSE
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.output_grid import GriddedOutput
 from qdqreport.analysis.output_grid import words as grid_words
-from qdqreport.analysis.saturation import (RECOVERED_MIN, UNFUSED_STAGE, SaturationEvidence, UnfusedGain, explaining_gain,
-                                          partly_explaining_gain, saturation_evidence)
+from qdqreport.analysis.saturation import (CONTRIBUTES_MIN, RECOVERED_MIN, UNFUSED_STAGE, SaturationEvidence, UnfusedGain,
+                                          contributing_gain, explaining_gain, partly_explaining_gain,
+                                          saturation_evidence)
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import RUNTIME_ONLY_TAG, Finding, Fix, Metric, Table, Text
@@ -150,6 +151,10 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     never as a weak suspect (the thirty-first part's VAD with in_linear1 in INT8: 15 of 768 top-1 decisions fused, 0
     unfused; 14 of 96 clips cut otherwise, 2 unfused and 2 re-quantized with reduce_range, as the healthy recipe).
 
+    Where the control wins back less than half but at least a fifth of a collapsed output's loss
+    (analysis/saturation.contributing_gain) and explains no output, an info note says the kernels cost that share,
+    with the same fixes: the rest of the loss is the quantization itself.
+
     Why it matters: the loss belongs to ONNX Runtime on this CPU, not to the model or its
     calibration. TensorRT and VNNI CPUs (AVX512-VNNI, AVX-VNNI) do not saturate: for target
     tensorrt the finding says the loss will not follow the model there.
@@ -180,6 +185,26 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
         yield replace(finding, severity=severity, score=score, summary=finding.summary.replace(
             "the quantization itself does not lose this", "the quantization itself does not lose this output's "
             "share") + "; " + (_grid_words(grids) if grids else _unexplained_words(evidence.unexplained())))
+    elif (part := contributing_gain(evidence)) is not None:
+        yield _contribution(ctx, evidence, part)
+
+
+def _contribution(ctx: Context, evidence: SaturationEvidence, gain: UnfusedGain) -> Finding:
+    """The kernels' share of a collapse they do not explain: an info note, scored 0.1, with the same fixes."""
+    finding = _finding(ctx, evidence, gain, whole=False)
+    samples = evidence.details.get("samples", gain.samples)
+    return replace(
+        finding, title=f"ONNX Runtime's {_kernels(evidence)} integer kernels cost part of the loss on this CPU",
+        severity="info", score=0.1, tags=("contributing",),
+        summary=(f"output {gain.output}: the same QDQ model with Q/DQ fusion disabled (no integer kernels) wins back "
+                 f"{gain.recovered:.0%} of the loss on the first {samples} samples ({gain.measure} "
+                 f"{gain.qdq_value:.3g} fused, {gain.control_value:.3g} unfused; {gain.control.headline}): the "
+                 f"{_kernels(evidence)} kernels saturate on this CPU ({_cpu_text(evidence.details.get('cpu') or {})})"
+                 " and cost that share; the rest is the quantization itself (see the other findings)"
+                 + ("" if ctx.target == ONNXRUNTIME else f"; {TARGET_NAMES[ctx.target]} does not saturate")),
+        evidence=(Metric("share of the loss the unfused run wins back", rounded(gain.recovered),
+                         threshold=f">= {CONTRIBUTES_MIN}: a part of the loss; >= {RECOVERED_MIN}: its cause"),
+                  *finding.evidence[1:]))
 
 
 def _unexplained_words(unexplained: list[UnfusedGain]) -> str:
