@@ -769,8 +769,8 @@ def _calibration_check(writer: BundleWriter, manifest: dict[str, Any], loaded: _
                        why: str | None) -> OrtStage | None:
     """The evaluation-ranges control (collect/range_check.py; returned when it ran), only where the fused QDQ outputs
     do not agree with FP32 (*why*: _control_decision); otherwise recorded as skipped, with the reason."""
-    from qdqreport.collect.range_check import (SKIPPED_AGREE, SKIPPED_UNSET, run_calibration_check, skipped_entry,
-                                               write_calibration_check)
+    from qdqreport.collect.range_check import (SKIPPED_AGREE, SKIPPED_FP32, SKIPPED_UNSET, run_calibration_check,
+                                               skipped_entry, write_calibration_check)
 
     fp32 = stages["ort_fp32"]
     control = None
@@ -778,8 +778,8 @@ def _calibration_check(writer: BundleWriter, manifest: dict[str, Any], loaded: _
         control = run_calibration_check(loaded.qdq.proto, loaded.qdq.outputs, loaded.eval.samples,
                                         ranges.get("quantizers") or [], provider, progress, why)
     if control is None:
-        manifest["stages"].append(skipped_entry(SKIPPED_AGREE if why is None else SKIPPED_UNSET,
-                                                len(loaded.eval.samples)))
+        reason = SKIPPED_AGREE if why is None else SKIPPED_FP32 if fp32.error else SKIPPED_UNSET
+        manifest["stages"].append(skipped_entry(reason, len(loaded.eval.samples)))
         return None
     write_calibration_check(writer, manifest, control, fp32.outputs,
                             _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)

@@ -43,6 +43,7 @@ ZERO_POINT_TYPES = {onnx.TensorProto.INT8: "int8", onnx.TensorProto.UINT8: "uint
                     onnx.TensorProto.UINT16: "uint16"}
 SKIPPED_AGREE = ("skipped: every output of the QDQ model agrees with FP32 as the report judges it (recurrent state "
                  "aside), so no calibration could win anything back; it runs only where an output does not agree")
+SKIPPED_FP32 = "skipped: the FP32 stage failed, so there is nothing to compare the control with"
 SKIPPED_UNSET = ("skipped: the activation range pass measured no per-tensor activation quantizer whose scale and "
                  "zero point are initializers of an 8- or 16-bit integer type, so no range could be set")
 
