@@ -338,9 +338,11 @@ def _fixes(ctx: Context, signed: bool, no_vnni: bool = False) -> tuple[Fix, ...]
         k: v for k, v in options["extra_options"].items() if k != "ActivationSymmetric"}}
     reduce = quantize_static_command(ctx, unsigned_options, reduce_range=True)
     if signed:  # signed activations saturate here too: only 7-bit weights (or a VNNI CPU) keep pairs within 16 bits
+        # The recipe as recorded, 7-bit weights only: its activation scheme kept (a new user's EEG classifier,
+        # asymmetric INT8 activations, was given ActivationSymmetric=True beside reduce_range without a word).
         return (Fix("Re-quantize with 7-bit weights (reduce_range=True: a pair of 8-bit activation x 7-bit weight "
                     "products fits 16 bits; measured on OriNet S8S8: 52/60 decisions fused, 60/60 with it)",
-                    quantize_static_command(ctx, signed_options, reduce_range=True)),
+                    quantize_static_command(ctx, options, reduce_range=True)),
                 Fix("Or run on a CPU with VNNI (AVX512-VNNI or AVX-VNNI), where the same model does not saturate"))
     if no_vnni:  # S8S8 runs in integer kernels that saturate on this CPU too: 7-bit weights are the fix here
         return (Fix("Re-quantize keeping UINT8 activations with 7-bit weights (reduce_range: a pair of u8*s7 products fits "
