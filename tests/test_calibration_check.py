@@ -142,3 +142,18 @@ def test_noise_calibration_that_is_not_what_lost_the_accuracy_is_not_named_the_c
     headline = build_report(ctx.bundle, result, ctx).verdict.text
     assert "most likely cause" not in headline and "weak suspect: Calibration" not in headline
     assert "ranges from the evaluation inputs themselves leave output embedding at cosine 0.67" in headline
+
+
+def test_a_handful_of_changed_decisions_refutes_nothing() -> None:
+    """A new user's pitch estimator (pesto-pitch 2.0.1's network exported to ONNX: a 384-bin pitch distribution per
+    CQT frame), calibrated on frames 4.3x too wide; tests/data/bundles/pesto_calib_unscaled keeps the first 32
+    samples' outputs. On those 32 the QDQ model changes 6 top-1 bins and the evaluation's ranges 5: "wins back 17%"
+    refuted the calibration finding, and QR002 ranked first. Re-calibrated as QR003 prints, the user measured 71 ->
+    46 changed frames of 1,701 (the healthy recipe's 45). Under 8 changed samples the check says nothing either way."""
+    ctx = Context(Bundle(BUNDLES / "pesto_calib_unscaled"))
+    assert calibration_check(ctx) is None
+    findings = run_rules(ctx, discover()).findings
+    first_cause = next(f for f in findings if "root_cause" in f.tags)
+    assert first_cause.rule_id == "QR003"
+    assert not any(getattr(e, "text", "").startswith("Refuted by measurement: the same QDQ model with its")
+                   for f in findings for e in f.evidence)
