@@ -36,3 +36,15 @@ def test_a_classifier_or_an_attention_over_atoms_is_not_ordered() -> None:
     bump = np.exp(-0.5 * ((np.arange(64) - 30) / 2.0) ** 2)
     assert ordered_bins([bump[None, :]] * 10)
     assert not ordered_bins([bump[None, :], np.exp(-0.5 * ((np.arange(40) - 20) / 2.0) ** 2)[None, :]])
+
+
+def test_class_scores_carry_no_slice_note() -> None:
+    """Every comparison of the softmax said "compared per slice along axis 1: scales differ 4.06×10³⁸×": bins far
+    from the pitch hold ~0. Class scores are judged by their decision, never by slices, so no note is shown."""
+    from qdqreport.engine import run_rules
+    from qdqreport.report.model import build_report
+
+    ctx = Context(Bundle(BUNDLE))
+    model = build_report(ctx.bundle, run_rules(ctx), ctx)
+    rows = [row for comparison in model.comparisons for row in comparison.outputs]
+    assert rows and all(row.slice_note == "" for row in rows)

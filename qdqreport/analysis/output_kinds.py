@@ -56,6 +56,11 @@ KINDS = ("class_scores", "probabilities", "map", "image", "detections", "embeddi
          "fields", "tensor")
 # Fewer values than this per sample: cosine says nothing (one value always has cosine 1).
 SMALL = 8
+# Kinds whose slices are no fields of different units: integer ids have no scale, and class scores are one score a
+# class, judged by their decision (a rarely seen class has small scores, not another unit). QR007 never judges their
+# slices and the report shows no slice note for them (a new user's 384-bin pitch softmax read "scales differ
+# 4.06x10^38x").
+NOT_MIXED_SCALE = ("index", "class_scores")
 # A detector head concatenates 4 box coordinates with at least one score along one axis.
 BOX_FIELDS = 4
 MAX_DETECTION_FIELDS = 1024

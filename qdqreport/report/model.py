@@ -14,6 +14,7 @@ from qdqreport import __version__
 from qdqreport.analysis.calibration_check import calibration_check
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.fp16 import control_purpose, is_control
+from qdqreport.analysis.output_kinds import NOT_MIXED_SCALE
 from qdqreport.analysis.task import task_words
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import EngineResult
@@ -446,8 +447,8 @@ def _kind_note(summary: OutputSummary) -> str:
 
 
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
-    if not sliced or (summary.kind is not None and summary.kind.kind == "index") or spatial_slices(summary):
-        return ""  # labels have no scale: slices of ids compared by cosine say nothing
+    if not sliced or (summary.kind is not None and summary.kind.kind in NOT_MIXED_SCALE) or spatial_slices(summary):
+        return ""  # labels and class scores are no fields of other units: their slices' scales say nothing
     note = f"compared per slice along axis {sliced.get('axis')}: scales differ {ratio(float(sliced.get('spread', 0)))}"
     if summary.kind is not None and summary.kind.kind == "fields":
         # The fields' own measures judged it (analysis/decisions._field_grid): a slice's cosine would contradict them.

