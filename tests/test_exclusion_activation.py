@@ -38,3 +38,24 @@ def test_an_excluded_node_reads_the_relu_the_qdq_graph_folded(eval_x):
     (raw,) = _run(qdq, ["relu_0.tmp_0"], feed)
     assert raw.min() < 0  # the folded tensor: the BatchNormalization's output, negative values and all
     assert read.min() >= 0 and np.array_equal(read, np.maximum(raw, 0))
+
+
+def test_an_excluded_node_that_writes_a_graph_output_hands_it_over_in_float(eval_x):
+    """quantize_static quantized the classifier's output Softmax: its probabilities reach the graph output through a
+    Q/DQ pair, on a grid of at most 256 values. Re-quantized with the Softmax excluded, the output has no pair; the
+    what-if's variant used to keep it (its exclusion fed float inputs only), so it could not measure that fix (a new
+    user's YOLO11-seg: its output Concat's pair rounded every score to 0). The variant now hands the output over in
+    float: the Softmax's own result, off the pair's grid (steps of 1/255 here)."""
+    model = onnx.load(str(MODELS / "cls_ort_int8.onnx"))
+    index = GraphIndex(model)
+    output = model.graph.output[0].name
+    softmax = next(index.name_of(n) for n in index.nodes if n.op_type == "Softmax")
+    feed = {model.graph.input[0].name: eval_x[:8]}
+    (quantized,) = _run(model, [output], feed)
+    variant = exclusion_variant(index, [softmax])
+    softmax_out = next(n.output[0] for n in variant.graph.node if n.op_type == "Softmax")
+    float_output, own = _run(variant, [output, softmax_out], feed)
+    step = 1 / 255
+    assert np.allclose(quantized / step, np.round(quantized / step), atol=1e-3)
+    assert not np.allclose(float_output / step, np.round(float_output / step), atol=1e-3)
+    assert np.array_equal(float_output, own)

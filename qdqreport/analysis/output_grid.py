@@ -88,16 +88,22 @@ def erasing_outputs(ctx: "Context", purpose: str = "quantization") -> list[Gridd
     return found
 
 
+def output_pair_writers(precision: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The nodes (precision-summary rows) that write a graph output through a Q/DQ pair: they feed a graph output
+    through an activation pair no node reads."""
+    precision = precision or {}
+    ends = {g.get("tensor") for g in precision.get("qdq") or []
+            if isinstance(g, dict) and g.get("kind") == "activation" and not g.get("consumers")}
+    return [n for n in precision.get("nodes") or [] if isinstance(n, dict) and n.get("feeds_graph_output")
+            and n.get("output_quantized") and set(n.get("outputs") or ()) & ends]
+
+
 def grid_writer(precision: dict[str, Any] | None, output: str) -> dict[str, Any] | None:
     """The node (a precision-summary row) whose output the Q/DQ pair on graph output *output* quantizes: a node that
     feeds a graph output through an activation pair no node reads. Several such nodes (one per gridded output) are
     told apart by the pair's tensor: the output's own name, or quantize_static's "<output>_QuantizeLinear_Input"; a
     lone one is the writer whatever its tensor's name. None when none is found."""
-    precision = precision or {}
-    ends = {g.get("tensor") for g in precision.get("qdq") or []
-            if isinstance(g, dict) and g.get("kind") == "activation" and not g.get("consumers")}
-    writers = [n for n in precision.get("nodes") or [] if isinstance(n, dict) and n.get("feeds_graph_output")
-               and n.get("output_quantized") and set(n.get("outputs") or ()) & ends]
+    writers = output_pair_writers(precision)
     named = [n for n in writers if any(t == output or str(t).startswith(f"{output}_QuantizeLinear")
                                        for t in n.get("outputs") or ())]
     chosen = named or (writers if len(writers) == 1 else [])

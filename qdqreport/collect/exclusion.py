@@ -19,7 +19,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from qdqreport.collect.align import along_axis, axis_of, qdq_params
-from qdqreport.collect.qdq_graph import PASS_THROUGH, GraphIndex
+from qdqreport.collect.qdq_graph import PASS_THROUGH, QDQ_OPS, GraphIndex
 
 SUFFIX = "__float"
 
@@ -30,7 +30,12 @@ def exclusion_variant(q_index: GraphIndex, nodes: Iterable[str], f_index: GraphI
     builder = _Builder(q_index, f_index)
     new_nodes = []
     for node in q_index.nodes:
-        if q_index.name_of(node) in excluded:
+        if _ends_output_of(q_index, node, excluded):
+            # quantize_static leaves a graph output its excluded writer computes in float: no pair on it
+            float_name = builder.float_path(q_index.producer[node.input[0]].input[0])
+            new_nodes.extend(builder.take_extra())
+            new_nodes.append(helper.make_node("Identity", [float_name], [node.output[0]], name=f"{node.name}{SUFFIX}"))
+        elif q_index.name_of(node) in excluded:
             copy = onnx.NodeProto()
             copy.CopyFrom(node)
             for position, name in enumerate(node.input):
@@ -46,6 +51,21 @@ def exclusion_variant(q_index: GraphIndex, nodes: Iterable[str], f_index: GraphI
     model.graph.node.extend(new_nodes)
     model.graph.initializer.extend(builder.initializers)
     return model
+
+
+def _ends_output_of(q_index: GraphIndex, node: onnx.NodeProto, excluded: set[str]) -> bool:
+    """Whether *node* is the DequantizeLinear of a pair that hands an excluded node's result to a graph output (through
+    pass-through nodes and the node's own pairs, as quantize_static writes a quantized Softmax's output): the pair a
+    re-quantization without that node leaves out (a YOLO11-seg's output Concat: one INT8 scale over box pixels and
+    scores, every score read 0, which the what-if's exclusion, feeding float inputs only, could not take away)."""
+    if node.op_type != "DequantizeLinear" or not node.input or not q_index.reaches_graph_output(node.output[0]):
+        return False
+    source = q_index.producer.get(node.input[0])
+    if source is None or source.op_type != "QuantizeLinear" or any(True for _ in q_index.consumers_through(
+            node.output[0])):
+        return False
+    _, writer = q_index.source_through(source.input[0], PASS_THROUGH | QDQ_OPS)
+    return writer is not None and q_index.name_of(writer) in excluded
 
 
 class _Builder:

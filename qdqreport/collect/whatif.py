@@ -17,7 +17,8 @@ trial's outputs are held until they are judged (as the FP32 outputs already are)
 
 Search, within a time budget:
   1. the unmodified QDQ model (the baseline), then the K top suspects excluded together
-     (quantized nodes ranked by their local SQNR, worst first: where the error is born);
+     (quantized nodes ranked by their local SQNR, worst first: where the error is born; before them the nodes that
+     write a graph output through a Q/DQ pair, whose one scale over a whole output no tensor error ranks);
   2. if that reaches the target, a bisection over the ranked prefix for the shortest prefix that
      still reaches it, then a pruning pass that drops members one at a time (least suspicious
      first) while the target is still met;
@@ -42,6 +43,7 @@ import numpy as np
 from qdqreport.analysis.agreement import (AGREE, COLLAPSE, LEVEL_RANK, TASK_OK, THRESHOLD_MEASURES, JudgingOptions,
                                          task_level)
 from qdqreport.analysis.context import OutputSummary, judge_outputs
+from qdqreport.analysis.output_grid import output_pair_writers
 from qdqreport.bundle.vocabulary import WHATIF_TASK_OUTPUT
 from qdqreport.collect.exclusion import exclusion_variant
 from qdqreport.collect.models import session_source
@@ -160,7 +162,7 @@ def run_whatif(q_index: GraphIndex, f_index: GraphIndex, samples: Sequence[Feed]
     """The what-if table rows and summary (see the module docstring for the search)."""
     quantized = {n["name"]: n["op_type"] for n in precision.get("nodes", [])
                  if n.get("activation_quantized") or n.get("weight_quantized")}
-    suspects = rank_suspects(layer_rows, quantized)[: options.candidates]
+    suspects = with_output_writers(rank_suspects(layer_rows, quantized), precision, quantized)[: options.candidates]
     from qdqreport.analysis.output_kinds import producer_ops
 
     chosen_samples = trial_samples(len(samples), options.seconds_per_sample, options.budget, options.worst_samples,
@@ -240,6 +242,14 @@ def rank_suspects(layer_rows: Sequence[dict[str, Any]], quantized: dict[str, str
             continue
         worst[row["node"]] = min(worst.get(row["node"], math.inf), float(value))
     return sorted(worst, key=lambda n: (worst[n], n))
+
+
+def with_output_writers(ranked: list[str], precision: dict[str, Any], quantized: dict[str, str]) -> list[str]:
+    """*ranked* with the nodes that write a graph output through a Q/DQ pair first: one INT8 scale over a whole
+    output is a damage no tensor error ranks (a new user's YOLO11-seg: its output Concat joins box pixels and scores
+    in [0, 1], every score read 0, and the what-if never tried it; excluding it restored 102/102 boxes)."""
+    writers = [n["name"] for n in output_pair_writers(precision) if n.get("name") in quantized]
+    return writers + [n for n in ranked if n not in writers]
 
 
 def _dominant_op_type(chosen: list[str], quantized: dict[str, str]) -> str | None:
