@@ -119,9 +119,15 @@ def _measured_tensors(graphs: GraphPair) -> list[tuple[QuantizerInfo, str]]:
     found = []
     for quantizer in alignment.quantizers:
         name = quantizer.tensor if quantizer.tensor in computed else fp32_name.get(quantizer.input)
+        if name not in computed and quantizer.input.endswith(OUTPUT_RENAMED):
+            # quantize_static renames a graph output it quantizes: "<output>_QuantizeLinear_Input" is the FP32 output
+            name = quantizer.input[:-len(OUTPUT_RENAMED)]
         if name in computed:  # a tensor only the QDQ graph has is not measured
             found.append((quantizer, name))
     return found
+
+
+OUTPUT_RENAMED = "_QuantizeLinear_Input"
 
 
 def _observe_all(session: Any, measured: list[tuple[QuantizerInfo, str]],

@@ -39,6 +39,7 @@ from qdqreport.collect.qdq_graph import scale_and_zero
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
+NODES_LISTED = 8  # quantizers the control could not set, named in its details
 ZERO_POINT_TYPES = {onnx.TensorProto.INT8: "int8", onnx.TensorProto.UINT8: "uint8", onnx.TensorProto.INT16: "int16",
                     onnx.TensorProto.UINT16: "uint16"}
 SKIPPED_AGREE = ("skipped: every output of the QDQ model agrees with FP32 as the report judges it (recurrent state "
@@ -48,9 +49,17 @@ SKIPPED_UNSET = ("skipped: the activation range pass measured no per-tensor acti
                  "zero point are initializers of an 8- or 16-bit integer type, so no range could be set")
 
 
-def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) -> tuple[onnx.ModelProto, int]:
+def activation_quantizers(proto: onnx.ModelProto) -> list[str]:
+    """The QuantizeLinear nodes of *proto* that quantize a computed tensor (not a constant weight)."""
+    constants = {t.name for t in proto.graph.initializer} | {o for n in proto.graph.node if n.op_type == "Constant"
+                                                            for o in n.output}
+    return [n.name for n in proto.graph.node if n.op_type == "QuantizeLinear" and n.input
+            and n.input[0] not in constants]
+
+
+def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) -> tuple[onnx.ModelProto, list[str]]:
     """(a copy of *proto* whose measured per-tensor activation quantizers take their scale and zero point from the
-    evaluation's observed range, how many were set). *rows*: activation_ranges' quantizer rows."""
+    evaluation's observed range, the quantizers set). *rows*: activation_ranges' quantizer rows."""
     model = onnx.ModelProto()
     model.CopyFrom(proto)
     graph = model.graph
@@ -61,7 +70,7 @@ def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) ->
             readers.setdefault(node.input[0], []).append(node)
     observed = {r["q_node"]: r for r in rows if not r.get("per_channel")
                 and r.get("observed_min") is not None and r.get("observed_max") is not None}
-    changed, replaced = 0, set()
+    changed, replaced = [], set()
     for node in graph.node:
         row = observed.get(node.name) if node.op_type == "QuantizeLinear" else None
         params = _eval_params(node, row, constants) if row is not None else None
@@ -72,7 +81,7 @@ def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) ->
         for user in [node, *readers.get(node.output[0], [])]:
             replaced.update(user.input[1:3])
             _set_params(user, scale.name, zero.name)
-        changed += 1
+        changed.append(node.name)
     _drop_unused(graph, replaced)
     return model, changed
 
@@ -130,11 +139,13 @@ def run_calibration_check(qdq: onnx.ModelProto, graph_outputs: Sequence[str], sa
     model, changed = eval_ranges_model(qdq, rows)
     if not changed:
         return None
+    left = [name for name in activation_quantizers(qdq) if name not in set(changed)]
     count = min(len(samples), MAX_SAMPLES)
-    progress.say(f"calibration check: {changed} activation quantizers set to the evaluation inputs' own ranges; "
+    progress.say(f"calibration check: {len(changed)} activation quantizers set to the evaluation inputs' own ranges; "
                  f"running that model on the first {count} of {len(samples)} samples")
     control = open_stage(EVAL_RANGES_STAGE, session_source(model, owned=True), tuple(graph_outputs), provider)
-    control.details.update({"control_of": "ort_qdq", "quantizers_set": changed, "quantizers": len(rows),
+    control.details.update({"control_of": "ort_qdq", "quantizers_set": len(changed), "quantizers": len(rows),
+                            "activation_quantizers": len(changed) + len(left), "quantizers_left": left[:NODES_LISTED],
                             "samples": count, "of_samples": len(samples), "decision": why,
                             "ranges": "MinMax of the FP32 model's values on the range pass's evaluation samples, in "
                                       "each quantizer's own type and scheme"})

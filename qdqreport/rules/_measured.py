@@ -14,7 +14,8 @@ from dataclasses import replace
 from typing import Sequence
 
 from qdqreport.analysis import evidence
-from qdqreport.analysis.calibration_check import calibration_check
+from qdqreport.analysis.agreement import COLLAPSE
+from qdqreport.analysis.calibration_check import RangeVerdict, calibration_check
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.layers import wide_ranges_behind
 from qdqreport.analysis.saturation import kernels_explain
@@ -95,6 +96,10 @@ def _after_whatif(ctx: Context, found: evidence.WhatIfEvidence | None, severity:
         return _refuted(severity, score, f"the same QDQ model with Q/DQ fusion disabled {won} on output "
                         f"{kernels.output}, with this node quantized just the same. The damage is ONNX Runtime's "
                         "integer kernels on this CPU (QR012), not this INT8 node.")
+    ranges = ranges_restore(ctx)
+    if ranges is not None and not (confirmed and set(nodes) & set(found.nodes)):
+        return _refuted(severity, score, f"{ranges.line}, with this node quantized just the same. The calibrated "
+                        "ranges lose the accuracy, not this INT8 node (see the calibration finding).")
     control = evidence.float_part(ctx)
     if control is not None and control.verdict == evidence.IMPLICATES and not (confirmed or controls_share):
         return _refuted(severity, score, f"{control.line}. The damage is in the FP16 float part, not in this INT8 "
@@ -148,9 +153,15 @@ def calibration_measured(ctx: Context, finding: Finding) -> Finding:
     if verdict is None or "root_cause" not in finding.tags:
         return finding
     if verdict.restores:
-        return replace(finding, evidence=(*finding.evidence, Text(
-            f"Confirmed by measurement: {verdict.line}: ranges set on data like the evaluation's restore the "
-            "outputs.")))
+        # Measured evidence outranks guesses: the share the ranges win back is this cause's score, and a collapse
+        # they win back is an error (a new user's text detector calibrated on noise ranked "15 per-tensor weights"
+        # first, untested, over the calibration finding the check confirmed: map IoU 0 -> 0.83).
+        collapsed = verdict.gain.qdq.level == COLLAPSE
+        return replace(finding, severity="error" if collapsed else finding.severity,
+                       score=max(finding.score, round(min(verdict.gain.recovered, CONFIRMED_SCORE), 4)),
+                       evidence=(*finding.evidence, Text(
+                           f"Confirmed by measurement: {verdict.line}: ranges set on data like the evaluation's "
+                           "restore the outputs.")))
     severity, score, lines = _refuted(finding.severity, finding.score, (
         f"{verdict.line}. No calibration set is expected to restore the outputs: fixing the calibration alone will "
         "not. The loss is what the INT8 grid itself costs (see the other findings; collect --per-layer measures "
@@ -175,6 +186,28 @@ def under_kernels(ctx: Context, finding: Finding) -> Finding:
         f"disabled agrees with FP32 on output {kernels.output} ({kernels.control.headline}; QR012). The exclusion wins "
         f"back what the kernels lose here; {TARGET_NAMES[ctx.target]} does not saturate, so it does not need it (on "
         "this CPU, QR012's reduce_range=True keeps every node in INT8).")))
+
+
+CONFIRMED_SCORE = 0.95  # a cause the calibration check confirmed scores the share it wins back, up to this
+
+
+def ranges_restore(ctx: Context) -> RangeVerdict | None:
+    """The calibration check's verdict when the evaluation's own ranges restore the outputs, else None: every node
+    and weight is quantized in its control just as in the QDQ model, so a guess about them is refuted by it."""
+    verdict = calibration_check(ctx)
+    return verdict if verdict is not None and verdict.restores else None
+
+
+def under_ranges(ctx: Context, finding: Finding, kept: str) -> Finding:
+    """*finding*, a guess about something the calibration check's control keeps as it is (*kept*: "these weights"),
+    capped with the check's measurement when the evaluation's own ranges restore the outputs; unchanged otherwise."""
+    ranges = ranges_restore(ctx)
+    if ranges is None or finding.severity == "info":
+        return finding
+    severity, score, lines = _refuted(finding.severity, finding.score, f"{ranges.line}, with {kept} quantized just "
+                                      "the same. The calibrated ranges lose the accuracy (see the calibration "
+                                      "finding).")
+    return replace(finding, severity=severity, score=score, evidence=(*finding.evidence, *lines))
 
 
 def capped(severity: str, score: float) -> tuple[str, float]:

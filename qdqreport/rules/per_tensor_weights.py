@@ -13,7 +13,7 @@ from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.fixes import Change, initializer_weights_command, requantize_command
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import outputs_diverge, weights_severity
-from qdqreport.rules._measured import REFUTED_SCORE
+from qdqreport.rules._measured import REFUTED_SCORE, under_ranges
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, qdq_entry)
 from qdqreport.wording import plural
 
@@ -100,6 +100,8 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     bundle records without VNNI, ONNX Runtime's fused kernels can saturate on per-channel INT8 weights
     (analysis/saturation.per_channel_saturates_here): judged for ONNX Runtime the command keeps 7-bit weights
     (reduce_range=True); judged for TensorRT it does not, and a second command with it measures the model on this CPU.
+    Where the calibration check's evaluation ranges restore the outputs with these weights unchanged
+    (analysis/calibration_check.py), the finding is capped under the calibration finding with that measurement.
     """
     crushed = crushed_weights(ctx.precision)
     if not crushed:
@@ -110,7 +112,7 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     diverged = outputs_diverge(ctx)
     worst = crushed[0]
     lost = sum(w.crushed for w in crushed)
-    yield per_tensor_weights.finding(
+    yield under_ranges(ctx, per_tensor_weights.finding(
         title=f"{plural(len(crushed), 'per-tensor weight')} crush{'es' if len(crushed) == 1 else ''} small output "
               "channels",
         severity=severity, confidence=0.8 if severity != "info" else 0.5,
@@ -132,7 +134,7 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
                           f"added at {elsewhere.get('node')} ({elsewhere.get('op_type')}, local cosine "
                           f"{float(elsewhere['local_cosine']):.4f}): see the error-birth finding first.")]
                     if elsewhere else [])),
-        fixes=_fixes(ctx, matrix, [w for w in crushed if not w.matrix]))
+        fixes=_fixes(ctx, matrix, [w for w in crushed if not w.matrix])), "these weights")
 
 
 def _born_elsewhere(ctx: Context, crushed: list[CrushedWeight]) -> dict[str, Any] | None:
