@@ -207,6 +207,7 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
         nodes = tuple(dict.fromkeys(w.consumer for w in elementwise if w.consumer))
         fixes.append(Fix(f"Keep {', '.join(nodes[:5])}{' …' if len(nodes) > 5 else ''} float (elementwise constants "
                          "have no per-channel form here), or fold the BatchNorm into the convolution before "
-                         "quantizing (onnxruntime's quant_pre_process)",
+                         "quantizing (onnxruntime's quant_pre_process; where it stops with 'Incomplete symbolic shape "
+                         "inference', pass skip_symbolic_shape=True, as a new user's text detector needed)",
                          requantize_command(ctx, Change(exclude_nodes=nodes))))
     return tuple(fixes)
