@@ -58,8 +58,8 @@ KINDS = ("class_scores", "probabilities", "map", "image", "detections", "embeddi
 SMALL = 8
 # Kinds whose slices are no fields of different units: integer ids have no scale, and class scores are one score a
 # class, judged by their decision (a rarely seen class has small scores, not another unit). QR007 never judges their
-# slices and the report shows no slice note for them (a new user's 384-bin pitch softmax read "scales differ
-# 4.06x10^38x").
+# slices, and the report shows no slice note for class scores judged whole (a new user's 384-bin pitch softmax read
+# "scales differ 4.06x10^38x"); where a worst slice was judged (a tagger's positions), the note names it.
 NOT_MIXED_SCALE = ("index", "class_scores")
 # A detector head concatenates 4 box coordinates with at least one score along one axis.
 BOX_FIELDS = 4

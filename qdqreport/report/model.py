@@ -447,8 +447,13 @@ def _kind_note(summary: OutputSummary) -> str:
 
 
 def _slice_note(summary: OutputSummary, sliced: dict[str, Any] | None) -> str:
-    if not sliced or (summary.kind is not None and summary.kind.kind in NOT_MIXED_SCALE) or spatial_slices(summary):
-        return ""  # labels and class scores are no fields of other units: their slices' scales say nothing
+    kind = summary.kind.kind if summary.kind is not None else None
+    if not sliced or kind == "index" or spatial_slices(summary):
+        return ""  # labels have no scale: slices of ids compared by cosine say nothing
+    if kind in NOT_MIXED_SCALE and summary.worst_slice is None:
+        # Class scores judged whole, by their decisions: their slices are no fields of other units, and the scales of
+        # classes far from the decision say nothing (a new user's 384-bin pitch softmax: "scales differ 4.06x10^38x").
+        return ""
     note = f"compared per slice along axis {sliced.get('axis')}: scales differ {ratio(float(sliced.get('spread', 0)))}"
     if summary.kind is not None and summary.kind.kind == "fields":
         # The fields' own measures judged it (analysis/decisions._field_grid): a slice's cosine would contradict them.
