@@ -16,6 +16,7 @@ from qdqreport.analysis.calibration_check import EVAL_RANGES_STAGE, calibration_
 from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
+from qdqreport.collect.qdq_graph import GraphIndex
 from qdqreport.collect.range_check import SKIPPED_AGREE, eval_ranges_model
 from qdqreport.engine import run_rules
 from qdqreport.findings import REFUTED_SCORE
@@ -62,7 +63,7 @@ def test_the_control_keeps_each_quantizers_type_and_scheme(demo_x255: Path) -> N
     evaluation's range in the scale's own type (FP16 in this ModelOpt model); weights keep their values."""
     rows = json.loads((demo_x255 / "quant" / "activation_ranges.json").read_text(encoding="utf-8"))["quantizers"]
     source = onnx.load(str(DEMO / "cls_int8_x255.onnx"))
-    model, changed = eval_ranges_model(source, rows)
+    model, changed = eval_ranges_model(GraphIndex(source), rows)
     assert len(changed) == sum(not r["per_channel"] and r["observed_min"] is not None for r in rows)
     constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     by_name = {n.name: n for n in model.graph.node}
@@ -94,7 +95,7 @@ def test_an_asymmetric_quantizer_stays_asymmetric_and_holds_zero() -> None:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
         [numpy_helper.from_array(np.array(0.1, np.float32), "s"), numpy_helper.from_array(np.array(3, np.uint8), "z")])
-    model, changed = eval_ranges_model(helper.make_model(graph), [
+    model, changed = eval_ranges_model(GraphIndex(helper.make_model(graph)), [
         {"q_node": "q", "per_channel": False, "observed_min": 0.5, "observed_max": 5.6}])
     assert changed == ["q"]
     constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}

@@ -775,7 +775,7 @@ def _calibration_check(writer: BundleWriter, manifest: dict[str, Any], loaded: _
     fp32 = stages["ort_fp32"]
     control = None
     if why is not None and not fp32.error:
-        control = run_calibration_check(loaded.qdq.proto, loaded.qdq.outputs, loaded.eval.samples,
+        control = run_calibration_check(loaded.graphs.qdq, loaded.qdq.outputs, loaded.eval.samples,
                                         ranges.get("quantizers") or [], provider, progress, why)
     if control is None:
         reason = SKIPPED_AGREE if why is None else SKIPPED_FP32 if fp32.error else SKIPPED_UNSET

@@ -31,11 +31,11 @@ import onnx
 from onnx import numpy_helper
 
 from qdqreport.analysis.calibration_check import CONTROL_KIND, EVAL_RANGES_STAGE, MAX_SAMPLES
-from qdqreport.bundle.layout import write_stage
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.align import QRANGE
+from qdqreport.collect.control_stage import run_first, write_control
 from qdqreport.collect.ort_stage import OrtStage, open_stage
-from qdqreport.collect.qdq_graph import scale_and_zero
+from qdqreport.collect.qdq_graph import GraphIndex, scale_and_zero
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
@@ -49,20 +49,21 @@ SKIPPED_UNSET = ("skipped: the activation range pass measured no per-tensor acti
                  "zero point are initializers of an 8- or 16-bit integer type, so no range could be set")
 
 
-def activation_quantizers(proto: onnx.ModelProto) -> list[str]:
-    """The QuantizeLinear nodes of *proto* that quantize a computed tensor (not a constant weight)."""
-    constants = {t.name for t in proto.graph.initializer} | {o for n in proto.graph.node if n.op_type == "Constant"
-                                                            for o in n.output}
-    return [n.name for n in proto.graph.node if n.op_type == "QuantizeLinear" and n.input
-            and n.input[0] not in constants]
+def activation_quantizers(q_index: GraphIndex) -> list[str]:
+    """The QuantizeLinear nodes of the QDQ model that quantize a computed tensor (not a constant weight), named as the
+    range pass names them (GraphIndex.name_of)."""
+    return [q_index.name_of(n) for n in q_index.nodes if n.op_type == "QuantizeLinear" and n.input
+            and not q_index.is_constant(n.input[0])]
 
 
-def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) -> tuple[onnx.ModelProto, list[str]]:
-    """(a copy of *proto* whose measured per-tensor activation quantizers take their scale and zero point from the
-    evaluation's observed range, the quantizers set). *rows*: activation_ranges' quantizer rows."""
+def eval_ranges_model(q_index: GraphIndex, rows: Sequence[dict[str, Any]]) -> tuple[onnx.ModelProto, list[str]]:
+    """(a copy of the QDQ model *q_index* indexes whose measured per-tensor activation quantizers take their scale and
+    zero point from the evaluation's observed range, the quantizers set). *rows*: activation_ranges' quantizer rows,
+    whose q_node is GraphIndex.name_of (unnamed nodes included)."""
     model = onnx.ModelProto()
-    model.CopyFrom(proto)
+    model.CopyFrom(q_index.model)
     graph = model.graph
+    names = [q_index.name_of(node) for node in q_index.model.graph.node]  # the copy keeps the nodes' order
     constants = {t.name: t for t in graph.initializer}
     readers: dict[str, list[onnx.NodeProto]] = {}
     for node in graph.node:
@@ -71,8 +72,8 @@ def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) ->
     observed = {r["q_node"]: r for r in rows if not r.get("per_channel")
                 and r.get("observed_min") is not None and r.get("observed_max") is not None}
     changed, replaced = [], set()
-    for node in graph.node:
-        row = observed.get(node.name) if node.op_type == "QuantizeLinear" else None
+    for name, node in zip(names, graph.node):
+        row = observed.get(name) if node.op_type == "QuantizeLinear" else None
         params = _eval_params(node, row, constants) if row is not None else None
         if params is None:
             continue
@@ -81,7 +82,7 @@ def eval_ranges_model(proto: onnx.ModelProto, rows: Sequence[dict[str, Any]]) ->
         for user in [node, *readers.get(node.output[0], [])]:
             replaced.update(user.input[1:3])
             _set_params(user, scale.name, zero.name)
-        changed.append(node.name)
+        changed.append(name)
     _drop_unused(graph, replaced)
     return model, changed
 
@@ -130,16 +131,18 @@ def _set_params(node: onnx.NodeProto, scale: str, zero: str) -> None:
     node.input[2] = zero
 
 
-def run_calibration_check(qdq: onnx.ModelProto, graph_outputs: Sequence[str], samples: Sequence[Feed],
+def run_calibration_check(q_index: GraphIndex, graph_outputs: Sequence[str], samples: Sequence[Feed],
                           rows: Sequence[dict[str, Any]], provider: str, progress: Progress,
                           why: str) -> OrtStage | None:
-    """The control stage run on the first MAX_SAMPLES of *samples*; None when no quantizer could be set."""
+    """The control stage run on the first MAX_SAMPLES of *samples*; None when no quantizer could be set. *q_index*:
+    the QDQ model's index (collect/align.GraphPair.qdq)."""
     from qdqreport.collect.models import session_source
 
-    model, changed = eval_ranges_model(qdq, rows)
+    model, changed = eval_ranges_model(q_index, rows)
     if not changed:
         return None
-    left = [name for name in activation_quantizers(qdq) if name not in set(changed)]
+    done = set(changed)
+    left = [name for name in activation_quantizers(q_index) if name not in done]
     count = min(len(samples), MAX_SAMPLES)
     progress.say(f"calibration check: {len(changed)} activation quantizers set to the evaluation inputs' own ranges; "
                  f"running that model on the first {count} of {len(samples)} samples")
@@ -149,10 +152,7 @@ def run_calibration_check(qdq: onnx.ModelProto, graph_outputs: Sequence[str], sa
                             "samples": count, "of_samples": len(samples), "decision": why,
                             "ranges": "MinMax of the FP32 model's values on the range pass's evaluation samples, in "
                                       "each quantizer's own type and scheme"})
-    for index in range(count):
-        control.infer(samples[index], index)
-        progress.count("calibration check samples (ort_qdq_eval_ranges)", index + 1, count)
-    control.close()
+    run_first(control, samples, count, progress, "calibration check")
     return control
 
 
@@ -166,18 +166,5 @@ def skipped_entry(reason: str, of: int) -> dict[str, Any]:
 def write_calibration_check(writer: BundleWriter, manifest: dict[str, Any], control: OrtStage,
                             fp32_outputs: Sequence[Feed], class_outputs: set[str], compare: Any) -> None:
     """The control stage and its comparison with ort_fp32 on the same first samples (*compare*: write_comparison)."""
-    status = "failed" if control.error else "ok"
-    fp32_entry = next((e for e in manifest["stages"] if e["id"] == "ort_fp32"), {})
-    samples = int(control.details.get("samples", 0))
-    stored = min(samples, int(fp32_entry.get("details", {}).get("outputs_stored", samples) or 0))
-    entry = write_stage(writer, EVAL_RANGES_STAGE, status, control.outputs[:stored] if status == "ok" else None,
-                        control.error, log="\n".join(control.log) + "\n", seconds=control.seconds,
-                        details=control.details)
-    entry["runtime"], entry["precision"] = "onnxruntime", "qdq-eval-ranges"
-    entry["details"]["outputs_stored"] = stored if status == "ok" else 0
-    manifest["stages"].append(entry)
-    if status == "ok" and fp32_outputs:
-        first = [fp32_outputs[i] for i in range(min(samples, len(fp32_outputs)))]
-        comparison = compare(writer, "ort_fp32", EVAL_RANGES_STAGE, "other", first, control.outputs, class_outputs)
-        comparison["control"] = CONTROL_KIND
-        manifest["comparisons"].append(comparison)
+    write_control(writer, manifest, control, "qdq-eval-ranges", CONTROL_KIND, int(control.details.get("samples", 0)),
+                  fp32_outputs, class_outputs, compare)

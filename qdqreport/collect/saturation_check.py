@@ -45,8 +45,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from qdqreport.analysis.saturation import CONTROL_KIND, MAX_SAMPLES, UNFUSED_STAGE
-from qdqreport.bundle.layout import write_stage
 from qdqreport.bundle.writer import BundleWriter
+from qdqreport.collect.control_stage import run_first, write_control
 from qdqreport.collect.ort_stage import OrtStage, open_stage
 from qdqreport.progress import Progress
 
@@ -153,30 +153,13 @@ def run_saturation_check(qdq_model: bytes | str, graph_outputs: Sequence[str], s
                  f"{len(samples)} samples ({why})")
     control = open_stage(UNFUSED_STAGE, qdq_model, tuple(graph_outputs), provider, UNFUSED_CONFIG)
     control.details.update(_details(nodes, cpu, count, len(samples), why))
-    for index in range(count):
-        control.infer(samples[index], index)
-        progress.count("saturation check samples (ort_qdq_unfused)", index + 1, count)
-    control.close()
+    run_first(control, samples, count, progress, "saturation check")
     return SaturationCheck(control, count, len(samples))
 
 
 def write_saturation_check(writer: BundleWriter, manifest: dict[str, Any], check: SaturationCheck | None,
                            fp32_outputs: Sequence[Feed], class_outputs: set[str], compare: Callable[..., dict]) -> None:
     """The control stage and its comparison with ort_fp32 on the same first samples (*compare*: write_comparison)."""
-    if check is None:
-        return
-    control = check.control
-    status = "failed" if control.error else "ok"
-    # Stored like the stages it controls (--store-outputs): no more samples than ort_fp32 kept in the bundle.
-    fp32_entry = next((e for e in manifest["stages"] if e["id"] == "ort_fp32"), {})
-    stored = min(check.samples, int(fp32_entry.get("details", {}).get("outputs_stored", check.samples) or 0))
-    entry = write_stage(writer, UNFUSED_STAGE, status, control.outputs[:stored] if status == "ok" else None, control.error,
-                        log="\n".join(control.log) + "\n", seconds=control.seconds, details=control.details)
-    entry["runtime"], entry["precision"] = "onnxruntime", "qdq-unfused"
-    entry["details"]["outputs_stored"] = stored if status == "ok" else 0
-    manifest["stages"].append(entry)
-    if status == "ok" and fp32_outputs:
-        first = [fp32_outputs[i] for i in range(min(check.samples, len(fp32_outputs)))]
-        comparison = compare(writer, "ort_fp32", UNFUSED_STAGE, "other", first, control.outputs, class_outputs)
-        comparison["control"] = CONTROL_KIND
-        manifest["comparisons"].append(comparison)
+    if check is not None:
+        write_control(writer, manifest, check.control, "qdq-unfused", CONTROL_KIND, check.samples, fp32_outputs,
+                      class_outputs, compare)
