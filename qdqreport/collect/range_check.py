@@ -31,17 +31,16 @@ import onnx
 from onnx import numpy_helper
 
 from qdqreport.analysis.calibration_check import CONTROL_KIND, EVAL_RANGES_STAGE, MAX_SAMPLES
+from qdqreport.analysis.quantizer import ORT_TYPES
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.align import QRANGE
 from qdqreport.collect.control_stage import run_first, write_control
 from qdqreport.collect.ort_stage import OrtStage, open_stage
-from qdqreport.collect.qdq_graph import GraphIndex, scale_and_zero
+from qdqreport.collect.qdq_graph import GraphIndex, dtype_name, scale_and_zero
 from qdqreport.progress import Progress
 
 Feed = dict[str, np.ndarray]
 NODES_LISTED = 8  # quantizers the control could not set, named in its details
-ZERO_POINT_TYPES = {onnx.TensorProto.INT8: "int8", onnx.TensorProto.UINT8: "uint8", onnx.TensorProto.INT16: "int16",
-                    onnx.TensorProto.UINT16: "uint16"}
 SKIPPED_AGREE = ("skipped: every output of the QDQ model agrees with FP32 as the report judges it (recurrent state "
                  "aside), so no calibration could win anything back; it runs only where an output does not agree")
 SKIPPED_FP32 = "skipped: the FP32 stage failed, so there is nothing to compare the control with"
@@ -103,12 +102,13 @@ def _eval_params(node: onnx.NodeProto, row: dict[str, Any],
     scale_name, zero_name = scale_and_zero(node)
     scale_tensor = constants.get(scale_name or "")
     zero_tensor = constants.get(zero_name or "")
-    if scale_tensor is None or zero_tensor is None or zero_tensor.data_type not in ZERO_POINT_TYPES:
+    dtype = dtype_name(zero_tensor.data_type) if zero_tensor is not None else None
+    if scale_tensor is None or dtype not in ORT_TYPES:  # the 8- and 16-bit integer types
         return None
     old_scale, old_zero = numpy_helper.to_array(scale_tensor), numpy_helper.to_array(zero_tensor)
     if old_scale.size != 1 or old_zero.size != 1:
         return None
-    qmin, qmax = QRANGE[ZERO_POINT_TYPES[zero_tensor.data_type]]
+    qmin, qmax = QRANGE[dtype]
     middle = (qmin + qmax + 1) // 2  # 0 for the signed types, 128 / 32768 for the unsigned ones
     low, high = min(float(row["observed_min"]), 0.0), max(float(row["observed_max"]), 0.0)
     if int(old_zero.ravel()[0]) == middle:  # symmetric: the larger magnitude on the positive half
