@@ -350,8 +350,8 @@ PARTS = (
     Part(THIRTY_NINTH_PART, "thirty-ninth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f3387a1: first-ranked 4/4, within three 4/4, healthy controls with an error 0/2, harmless "
          "faults with an error 0/4; after session 42's rule changes, at be6fc24 (the calibration check), 6eefe79 and "
-         "a0d3ad3 and 3ed2239: the same; still held out",
-         held_out=True),
+         "a0d3ad3 and 3ed2239: the same; at 5c5bca9 (the fortieth part's \"before\"): the same; then read (2026-11-28, "
+         "session 43): no longer held out"),
     Part(THIRTY_EIGHTH_PART, "thirty-eighth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at 69602fe: first-ranked 5/6, within three 5/6, healthy controls with an error 0/2, harmless "
          "faults with an error 0/2; after session 41's rule changes, at a5357cf, 1f0e158, 093d28f and b0c270a: the same; "
