@@ -48,3 +48,37 @@ def test_class_scores_carry_no_slice_note() -> None:
     model = build_report(ctx.bundle, run_rules(ctx), ctx)
     rows = [row for comparison in model.comparisons for row in comparison.outputs]
     assert rows and all(row.slice_note == "" for row in rows)
+
+
+FEW = Path(__file__).resolve().parent / "data" / "bundles" / "pesto_calib_few"
+
+
+def test_a_few_frames_of_one_clip_are_not_called_a_normalisation_step() -> None:
+    """Calibrated on 16 frames from the start of one clip (the user measured 88 of 1,148 voiced frames' pitch moved
+    over 50 cents; 512 real frames: 12). Their spread is 0.616x the evaluation's, so QR003 ranked first with "a
+    normalisation step differs" and printed a rescale that, run, changed nothing (91 of 1,148). The evaluation frames
+    at the calibration's mean spread as the 16 do: a slice of the same data. QR006 now ranks first and says why."""
+    from qdqreport.engine import run_rules
+
+    findings = run_rules(Context(Bundle(FEW))).findings
+    causes = [f for f in findings if "deployment" not in f.tags and f.rule_id != "QR001"]
+    assert "QR003" not in {f.rule_id for f in findings}
+    assert causes[0].rule_id == "QR006"
+    coverage = next(f for f in findings if f.subject == "coverage cqt")
+    assert "spreads 0.94× as much as the evaluation samples at its level" in " ".join(
+        getattr(e, "text", "") for e in coverage.evidence)
+
+
+def test_a_step_rescales_the_samples_at_the_calibrations_level_too() -> None:
+    """The same network calibrated on frames left without the package's rescaling (a step: 4.15x the evaluation's
+    spread) stays 2.8x apart from the evaluation frames at its level, and QR003 keeps naming it."""
+    from qdqreport.analysis.preprocessing import preprocessing_difference, spread_at_level
+
+    bundle = Bundle(BUNDLE.parent / "pesto_calib_unscaled")
+    calib, evaluation = (bundle.json(f"inputs/{kind}_stats.json")["inputs"]["cqt"] for kind in ("calib", "eval"))
+    assert spread_at_level(calib["overall"], evaluation) is None
+    assert preprocessing_difference(calib, evaluation, "cqt").kind == "spread"
+    few = Bundle(FEW)
+    calib, evaluation = (few.json(f"inputs/{kind}_stats.json")["inputs"]["cqt"] for kind in ("calib", "eval"))
+    assert round(spread_at_level(calib["overall"], evaluation), 2) == 0.94
+    assert preprocessing_difference(calib, evaluation, "cqt") is None

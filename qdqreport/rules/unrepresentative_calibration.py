@@ -19,7 +19,7 @@ from qdqreport.analysis.coverage import (OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, cov
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
                                              mismatched_inputs, preprocessing_mismatch, same_centre, shares_level,
-                                             unseen_ids)
+                                             spread_at_level, unseen_ids)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import plural, verb
@@ -570,7 +570,7 @@ def _too_few_samples(ctx: Context) -> Iterator[Finding]:
         fixes=_fixes(ctx, [], _input_name(ctx)))
 
 
-def _separating_evidence(calib: dict[str, float], evaluation: dict[str, float]) -> str:
+def _separating_evidence(calib: dict[str, float], evaluation: dict[str, float], eval_input: dict[str, Any]) -> str:
     if calib["min"] == calib["max"] and not _blank(calib, evaluation):
         at = (calib["min"] - evaluation["min"]) / max(evaluation["max"] - evaluation["min"], 1e-12)
         return (f"Separating evidence: the one calibration value lies inside the evaluation range ({at:.0%} of the "
@@ -581,10 +581,14 @@ def _separating_evidence(calib: dict[str, float], evaluation: dict[str, float]) 
                 "forgotten ×255 or normalisation would move it, QR003); the content differs.")
     if not same_centre(calib, evaluation):  # coverage_gaps admitted it for lying inside the evaluation range
         end = "low" if calib["max"] - evaluation["min"] < evaluation["max"] - calib["min"] else "high"
+        at_level = spread_at_level(calib, eval_input)
+        why = ("an affine map fitted to their means and spreads misses their extremes" if at_level is None else
+               f"the calibration spreads {at_level:.2f}× as much as the evaluation samples at its level, where a step "
+               "would rescale every sample")
         return (f"Separating evidence: {inside_share(calib, evaluation):.0%} of the calibration range lies inside the "
-                f"evaluation range, at its {end} end, and no preprocessing step maps one set onto the other (an affine "
-                "map fitted to their means and spreads misses their extremes): the calibration holds only part of the "
-                "evaluation content (e.g. only silence or background, only dark scenes), not other preprocessing.")
+                f"evaluation range, at its {end} end, and no preprocessing step maps one set onto the other ({why}): "
+                "the calibration holds only part of the evaluation content (e.g. only silence or background, only "
+                "dark scenes), not other preprocessing.")
     factor = evaluation["std"] / calib["std"]
     return (f"Separating evidence: both sets swing about zero and differ in level by {factor:.3g}× "
             f"({20 * np.log10(factor):+.0f} dB), less than any units step (int16 PCM is 32768×): "
@@ -630,7 +634,7 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                       Table("Input ranges", ("set", "min", "max", "mean", "std"),
                             tuple((label, *(rounded(s[k]) for k in ("min", "max", "mean", "std")))
                                   for label, s in (("calibration", c), ("evaluation", e)))),
-                      Text(_separating_evidence(c, e) if sibling is None else
+                      Text(_separating_evidence(c, e, evaluation[name]) if sibling is None else
                            f"Separating evidence: input {sibling} of the same calibration file was read unlike the "
                            "evaluation inputs (a preprocessing step differs: see that finding), so this input's "
                            "difference may be the same reader's missing step rather than other content: fix the "
