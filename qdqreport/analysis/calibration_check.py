@@ -53,9 +53,12 @@ class RangeVerdict:
         g = self.gain
         won = "agrees with FP32" if g.control.level == "agree" else f"wins back {g.recovered:.0%} of the loss"
         value = f"{g.measure} {g.qdq_value:.3g} as calibrated, {g.control_value:.3g} with those ranges"
+        # The headline adds what the values do not say (decisions changed), not the control's value once more.
+        said = g.control.headline == f"{g.measure} {g.control_value:.3g}"
         return (f"the same QDQ model with its {self.quantizers} activation ranges taken from the evaluation inputs "
                 f"themselves (MinMax, the best any calibration set could match them) {won} on output {g.output} "
-                f"({value}, on the first {g.samples} of {self.of_samples} samples; {g.control.headline})")
+                f"({value}, on the first {g.samples} of {self.of_samples} samples"
+                + ("" if said else f"; {g.control.headline}") + ")")
 
 
 def calibration_check(ctx: "Context") -> RangeVerdict | None:

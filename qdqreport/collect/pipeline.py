@@ -776,7 +776,8 @@ def _calibration_check(writer: BundleWriter, manifest: dict[str, Any], loaded: _
     control = None
     if why is not None and not fp32.error:
         control = run_calibration_check(loaded.graphs.qdq, loaded.qdq.outputs, loaded.eval.samples,
-                                        ranges.get("quantizers") or [], provider, progress, why)
+                                        ranges.get("quantizers") or [], provider, progress, why,
+                                        loaded.graphs.fp32)
     if control is None:
         reason = SKIPPED_AGREE if why is None else SKIPPED_FP32 if fp32.error else SKIPPED_UNSET
         manifest["stages"].append(skipped_entry(reason, len(loaded.eval.samples)))

@@ -55,10 +55,12 @@ def activation_quantizers(q_index: GraphIndex) -> list[str]:
             and not q_index.is_constant(n.input[0])]
 
 
-def eval_ranges_model(q_index: GraphIndex, rows: Sequence[dict[str, Any]]) -> tuple[onnx.ModelProto, list[str]]:
+def eval_ranges_model(q_index: GraphIndex, rows: Sequence[dict[str, Any]],
+                      fp32_index: GraphIndex | None = None) -> tuple[onnx.ModelProto, list[str]]:
     """(a copy of the QDQ model *q_index* indexes whose measured per-tensor activation quantizers take their scale and
     zero point from the evaluation's observed range, the quantizers set). *rows*: activation_ranges' quantizer rows,
-    whose q_node is GraphIndex.name_of (unnamed nodes included)."""
+    whose q_node is GraphIndex.name_of (unnamed nodes included). The int32 biases of the nodes those quantizers feed
+    are quantized again on the new scales (_requantize_biases), from the FP32 model's (*fp32_index*) where it has them."""
     model = onnx.ModelProto()
     model.CopyFrom(q_index.model)
     graph = model.graph
@@ -71,19 +73,80 @@ def eval_ranges_model(q_index: GraphIndex, rows: Sequence[dict[str, Any]]) -> tu
     observed = {r["q_node"]: r for r in rows if not r.get("per_channel")
                 and r.get("observed_min") is not None and r.get("observed_max") is not None}
     changed, replaced = [], set()
+    rescaled: dict[str, tuple[float, float]] = {}  # a DequantizeLinear output -> (old scale, new scale)
     for name, node in zip(names, graph.node):
         row = observed.get(name) if node.op_type == "QuantizeLinear" else None
         params = _eval_params(node, row, constants) if row is not None else None
         if params is None:
             continue
         scale, zero = params
+        old = float(numpy_helper.to_array(constants[node.input[1]]).ravel()[0])
         graph.initializer.extend([scale, zero])
         for user in [node, *readers.get(node.output[0], [])]:
             replaced.update(user.input[1:3])
             _set_params(user, scale.name, zero.name)
+            if user is not node:
+                rescaled[user.output[0]] = (old, float(numpy_helper.to_array(scale).ravel()[0]))
         changed.append(name)
+    replaced.update(_requantize_biases(graph, constants, rescaled, fp32_index))
     _drop_unused(graph, replaced)
     return model, changed
+
+
+def _requantize_biases(graph: onnx.GraphProto, constants: dict[str, onnx.TensorProto],
+                       rescaled: dict[str, tuple[float, float]], fp32_index: GraphIndex | None) -> set[str]:
+    """Quantize again each int32 bias (a DequantizeLinear of an int32 constant, input 2 of a Conv, Gemm or the like)
+    whose node reads a rescaled activation: scale = activation scale x weight scale, as quantize_static makes it.
+    Left as calibrated, a bias rounded on the old scale stays wrong under ranges that are right: a new user's face
+    detector calibrated on raw 0-255 pixels had a head bias scale of 124 where its values are about 1 (all of it
+    rounded to 0), and the control with only the activations reset stayed at 49 of 60 images changed where the
+    re-calibrated model changes 26. The values come from the FP32 model's node of the same name where it has one of
+    the same shape (a bias rounded to 0 keeps nothing to rescale), else from the bias as quantized. The names replaced."""
+    producer = {out: node for node in graph.node for out in node.output}
+    fp32_nodes = {n.name: n for n in fp32_index.nodes if n.name} if fp32_index is not None else {}
+    replaced: set[str] = set()
+    for node in graph.node:
+        if len(node.input) < 3 or node.input[0] not in rescaled:
+            continue
+        bias_dq, weight_dq = producer.get(node.input[2]), producer.get(node.input[1])
+        if not (_int32_constant_dq(bias_dq, constants) and weight_dq is not None
+                and weight_dq.op_type == "DequantizeLinear"):
+            continue
+        old_act, new_act = rescaled[node.input[0]]
+        old_q = numpy_helper.to_array(constants[bias_dq.input[0]]).astype(np.float64)
+        old_scale = numpy_helper.to_array(constants[bias_dq.input[1]]).astype(np.float64)
+        values = _fp32_bias(fp32_nodes.get(node.name) if node.name else None, node, fp32_index, old_q.shape)
+        values = old_q * old_scale if values is None else values
+        # The bias scale quantize_static wrote is the activation's times the weight's: rescale it as the activation.
+        scale = old_scale * (new_act / old_act)
+        if not np.all(np.isfinite(scale)) or np.any(scale <= 0) or values.ndim > 1:
+            continue
+        info = np.iinfo(np.int32)
+        quantized = np.clip(np.round(values / scale), info.min, info.max).astype(np.int32)
+        base = bias_dq.input[0]
+        new_q = numpy_helper.from_array(quantized, f"{base}_eval_ranges")
+        new_scale = numpy_helper.from_array(
+            scale.astype(numpy_helper.to_array(constants[bias_dq.input[1]]).dtype), f"{base}_eval_ranges_scale")
+        graph.initializer.extend([new_q, new_scale])
+        replaced.update(bias_dq.input[0:2])
+        bias_dq.input[0], bias_dq.input[1] = new_q.name, new_scale.name
+    return replaced
+
+
+def _int32_constant_dq(node: onnx.NodeProto | None, constants: dict[str, onnx.TensorProto]) -> bool:
+    return (node is not None and node.op_type == "DequantizeLinear" and len(node.input) >= 2
+            and node.input[0] in constants and node.input[1] in constants
+            and constants[node.input[0]].data_type == onnx.TensorProto.INT32)
+
+
+def _fp32_bias(fp32_node: onnx.NodeProto | None, node: onnx.NodeProto, fp32_index: GraphIndex | None,
+               shape: tuple[int, ...]) -> np.ndarray | None:
+    """The float bias of *node*'s counterpart in the FP32 model (same name and op type), where it is a constant of
+    *shape*."""
+    if fp32_node is None or fp32_index is None or fp32_node.op_type != node.op_type or len(fp32_node.input) < 3:
+        return None
+    value = fp32_index.constant_value(fp32_node.input[2])
+    return None if value is None or value.shape != shape else value.astype(np.float64)
 
 
 def _drop_unused(graph: onnx.GraphProto, names: set[str]) -> None:
@@ -133,12 +196,12 @@ def _set_params(node: onnx.NodeProto, scale: str, zero: str) -> None:
 
 def run_calibration_check(q_index: GraphIndex, graph_outputs: Sequence[str], samples: Sequence[Feed],
                           rows: Sequence[dict[str, Any]], provider: str, progress: Progress,
-                          why: str) -> OrtStage | None:
-    """The control stage run on the first MAX_SAMPLES of *samples*; None when no quantizer could be set. *q_index*:
-    the QDQ model's index (collect/align.GraphPair.qdq)."""
+                          why: str, fp32_index: GraphIndex | None = None) -> OrtStage | None:
+    """The control stage run on the first MAX_SAMPLES of *samples*; None when no quantizer could be set. *q_index*,
+    *fp32_index*: the QDQ and FP32 models' indices (collect/align.GraphPair)."""
     from qdqreport.collect.models import session_source
 
-    model, changed = eval_ranges_model(q_index, rows)
+    model, changed = eval_ranges_model(q_index, rows, fp32_index)
     if not changed:
         return None
     done = set(changed)
