@@ -87,6 +87,7 @@ def run_ort(fp32: Path, output: Path, calib: Sequence[Mapping[str, np.ndarray]],
                         op_types_to_quantize=_op_types(options["op_types_to_quantize"]), per_channel=options["per_channel"],
                         activation_type=types[options["activation_type"]], weight_type=types[options["weight_type"]],
                         nodes_to_exclude=list(options["nodes_to_exclude"]),
+                        reduce_range=bool(options.get("reduce_range", False)),
                         calibrate_method=getattr(CalibrationMethod, ORT_METHODS[options["calibrate_method"]]),
                         extra_options=dict(options["extra_options"]))
 
