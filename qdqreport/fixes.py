@@ -44,6 +44,10 @@ def model_arg(ctx: Context, kind: str) -> str:
     return shell_quote(model_file(ctx, kind))
 
 
+# The input types a command may cast a calibration array to (a bundle's recorded dtype is untrusted text).
+NUMPY_INPUT_TYPES = frozenset({"float32", "float16", "float64", "int64", "int32", "int16", "int8", "uint8", "uint16"})
+
+
 def calibration_file(ctx: Context) -> str:
     """The calibration tensor file (.npy/.npz) at the path the manifest recorded, else <calib.npy>."""
     calib = (ctx.manifest.get("inputs") or {}).get("calib")
@@ -61,13 +65,22 @@ def calibration_rewrite(ctx: Context, input_name: str, expr: str) -> tuple[str, 
     if _calibrates_by_script(ctx):
         return "", None
     source = _calibration_source(ctx)
-    calib, name = repr(source), repr(input_name)
+    calib, name, dtype = repr(source), repr(input_name), _input_dtype(ctx, input_name)
     if _npz(source):  # one array per model input
         code = (f"import numpy as np; d = dict(np.load({calib})); x = d[{name}]; "
-                f"d[{name}] = ({expr}).astype(np.float32); np.savez('calib_fixed.npz', **d)")
+                f"d[{name}] = ({expr}).astype(np.{dtype}); np.savez('calib_fixed.npz', **d)")
         return python_command(code), "calib_fixed.npz"
-    code = f"import numpy as np; x = np.load({calib}); np.save('calib_fixed.npy', ({expr}).astype(np.float32))"
+    code = f"import numpy as np; x = np.load({calib}); np.save('calib_fixed.npy', ({expr}).astype(np.{dtype}))"
     return python_command(code), "calib_fixed.npy"
+
+
+def _input_dtype(ctx: Context, input_name: str) -> str:
+    """The numpy type the model input takes, as collect recorded it (float32 where unrecorded): token ids stay
+    integers (a float32 cast made a new user's tagger's fixed calibration file one quantize_static refused: "Actual:
+    (tensor(float)), expected: (tensor(int64))")."""
+    stats = ((ctx.eval_stats or {}).get("inputs") or {}).get(input_name) or {}
+    dtype = stats.get("dtype") if isinstance(stats, dict) else None
+    return dtype if dtype in NUMPY_INPUT_TYPES else "float32"
 
 
 def _calibration_source(ctx: Context) -> str:

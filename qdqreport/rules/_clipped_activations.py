@@ -10,10 +10,10 @@ from typing import Any, Callable, Iterator
 
 from qdqreport.analysis import evidence
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import (OWN_CLIPPED, UNCOVERED_FAR_SHARE, UNDER_USE, excess_clipping,
-                                      far_uncovered_quantizers, inner_measured, overwide_quantizers, quantizer_ranges,
-                                      ranges_from_other_data, relu_read_tensors, uncovered_line, uncovered_quantizers,
-                                      wide_ranges_behind)
+from qdqreport.analysis.layers import (MISSED_SHARE, OWN_CLIPPED, UNCOVERED_FAR_SHARE, UNDER_USE, excess_clipping,
+                                      far_uncovered_quantizers, inner_measured, missed_ranges, overwide_quantizers,
+                                      quantizer_ranges, ranges_from_other_data, relu_read_tensors, uncovered_line,
+                                      uncovered_quantizers, wide_ranges_behind)
 from qdqreport.analysis.collation import samples_held
 from qdqreport.analysis.coverage import extreme_inputs
 from qdqreport.analysis.preprocessing import mismatched_inputs
@@ -31,7 +31,10 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
     """One finding when inner activation Q nodes clip uncovered_line more of the evaluation's values than of the
     calibration data's own, and no preprocessing step (QR003) explains the calibration inputs."""
     ranges = quantizer_ranges(ctx)
-    if ranges is None or ranges.calib_samples is None or mismatched_inputs(ctx.calib_stats, ctx.eval_stats):
+    if ranges is not None and ranges.calib_samples is None:
+        yield from _missed_without_calibration(ctx, ranges, finding, fixes)
+        return
+    if ranges is None or mismatched_inputs(ctx.calib_stats, ctx.eval_stats):
         return
     skip, relu_read = frozenset(ctx.input_names), relu_read_tensors(ctx.precision)
     many = uncovered_quantizers(ranges, skip, relu_read)  # a large share of some Q node's values
@@ -73,6 +76,43 @@ def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tu
                        "the calibration lacked (a class, scene or sound it never held, a recurrent state it never "
                        "fed) drives these activations past their ranges. If the outputs stay faithful, it is a risk "
                        "for inputs like these rather than today's cause.")),
+        fixes=fixes)
+
+
+def _missed_without_calibration(ctx: Context, ranges: Any, finding: Callable[..., Finding],
+                                fixes: tuple[Fix, ...]) -> Iterator[Finding]:
+    """Without the calibration file: inner activations whose ranges most of the evaluation's values pass
+    (analysis/layers.missed_ranges). A new user's tagger calibrated on all-padding input read only "4 of 14 activations
+    use less than 10% of their ranges" (too wide), where every value of its LayerNorm variances clipped."""
+    skip = frozenset(ctx.input_names)
+    missed = missed_ranges(ranges, skip, relu_read_tensors(ctx.precision))
+    if not missed:
+        return
+    worst, inner = missed[0], len(inner_measured(ranges, skip))
+    yield finding(
+        title=f"{len(missed)} of {inner} activations clip most of their evaluation values: the calibration data never "
+              "reached values like these",
+        **_measured_warning(ctx), subject="clipped activations",
+        summary=f"Measured in the FP32 model on {ranges.samples} of {ranges.of_samples} evaluation samples: "
+                f"{worst.get('tensor') or worst['q_node']} clips {float(worst['clipped_share']):.1%} of its values at "
+                f"the range calibration gave it ([{_g(worst.get('representable_min'))}, "
+                f"{_g(worst.get('representable_max'))}], evaluation values [{_g(worst.get('observed_min'))}, "
+                f"{_g(worst.get('observed_max'))}]). No calibration method clips that much of its own data: the data "
+                "these ranges were set on held nothing like the evaluation's here (blank or padding inputs, another "
+                "domain, a missing preprocessing step)",
+        evidence=(Metric("worst clipped share of the evaluation values", rounded(float(worst["clipped_share"]), 4),
+                         threshold=f">= {MISSED_SHARE}"),
+                  Table("Activations whose ranges most evaluation values pass",
+                        ("Q node", "tensor", "evaluation clipped", "calibrated min", "calibrated max",
+                         "evaluation min", "evaluation max"),
+                        tuple((q["q_node"], q.get("tensor"), rounded(float(q["clipped_share"]), 4),
+                               *(rounded(q.get(k)) for k in ("representable_min", "representable_max",
+                                                             "observed_min", "observed_max")))
+                              for q in missed[:SHOWN])),
+                  Text("Separating evidence: MinMax calibration keeps every value of its data, percentile clips about "
+                       "0.001% and entropy a fifth at most; the Q nodes reading the model inputs are left out. The "
+                       "calibration file was not given (collect --calib), so what it held cannot be shown: collect "
+                       "again with it to see its statistics beside the evaluation's.")),
         fixes=fixes)
 
 

@@ -22,7 +22,7 @@ from qdqreport.analysis.saturation import kernels_explain
 from qdqreport.analysis.target import ONNXRUNTIME, TARGET_NAMES
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.findings import REFUTED_SCORE, Finding, Text
-from qdqreport.rules._common import diverging_outputs, outputs_collapse
+from qdqreport.rules._common import diverging_outputs, outputs_collapse, task_judgement
 
 
 def impact_allows_error(ctx: Context) -> bool:
@@ -156,7 +156,10 @@ def calibration_measured(ctx: Context, finding: Finding) -> Finding:
         # Measured evidence outranks guesses: the share the ranges win back is this cause's score, and a collapse
         # they win back is an error (a new user's text detector calibrated on noise ranked "15 per-tensor weights"
         # first, untested, over the calibration finding the check confirmed: map IoU 0 -> 0.83).
-        collapsed = verdict.gain.qdq.level == COLLAPSE
+        # ... as is one where the ranges bring the output back to agreement while the user's decode of it collapses
+        # (a new user's tagger on all-padding calibration: logits cosine 0.92 -> 1, 130 of 250 sentences changed).
+        collapsed = verdict.gain.qdq.level == COLLAPSE or (verdict.gain.control.level == "agree"
+                                                            and task_judgement(ctx, "quantization") == COLLAPSE)
         return replace(finding, severity="error" if collapsed else finding.severity,
                        score=max(finding.score, round(min(verdict.gain.recovered, CONFIRMED_SCORE), 4)),
                        evidence=(*finding.evidence, Text(
