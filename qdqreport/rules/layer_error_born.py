@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import LOCAL_BAD_COSINE, error_births, layer_tables
+from qdqreport.analysis.layers import (LOCAL_BAD_COSINE, LOST_SQNR_DB, collapsed_tensor, error_births,
+                                      layer_tables)
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.analysis import evidence
 from qdqreport.fixes import exclusion, exclusion_fix
@@ -34,7 +34,8 @@ def _born_at_bn_refuted(b):
                 Quiet("local error not measured", accumulated_only)])
 def layer_error_born(ctx: Context) -> Iterator[Finding]:
     """Nodes whose LOCAL error is high: run as quantized in the QDQ graph (input Q/DQ, weight Q/DQ,
-    FP16 precision) on the FP32 model's own input values, their output still has cosine below 0.99.
+    FP16 precision) on the FP32 model's own input values, their output still has cosine below 0.99 or SQNR
+    below 3 dB (cosine reads direction only: a LayerNorm variance clipped to its range's end read 0.997 at 0.0 dB).
 
     Why it matters: accumulated error mixes what a node inherits with what it adds. A node with
     high local error is where the error is born: its input scale, weight quantization or precision
@@ -68,7 +69,7 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
         return
     worst = births[0]
     nodes = list(dict.fromkeys(r.node for r in births))
-    severity = layer_severity(ctx, (worst.local_cosine or 0.0) < COLLAPSED)
+    severity = layer_severity(ctx, collapsed_tensor(worst.local_cosine, worst.local_sqnr_db))
     severe = severity == "error"
     rows = tuple((r.node, r.op_type, r.tensor, rounded(r.local_cosine), rounded(r.local_sqnr_db, 1),
                   rounded(r.cosine), rounded(r.sqnr_db, 1)) for r in births)
@@ -78,10 +79,13 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
         severity=severity, confidence=0.85, score=score,
         subject=";".join(nodes[:5]), stage=tables.comparison_id, tags=("root_cause",),
         summary=(f"Fed the FP32 model's inputs, {worst.node} still produces cosine {worst.local_cosine:.4f} "
-                 f"(local SQNR {worst.local_sqnr_db:.1f} dB); {plural(len(births), 'node')} {verb(len(births), 'adds')} error below cosine "
-                 f"{LOCAL_BAD_COSINE} on their own."),
+                 f"(local SQNR {worst.local_sqnr_db:.1f} dB); {plural(len(births), 'node')} "
+                 f"{verb(len(births), 'adds')} "
+                 f"error below cosine {LOCAL_BAD_COSINE} or SQNR {LOST_SQNR_DB:g} dB on their own"
+                 + (" (a cosine this high with so low an SQNR: the values are rescaled or pushed to a range's end, "
+                    "which cosine does not see)" if (worst.local_cosine or 0.0) >= LOCAL_BAD_COSINE else "") + "."),
         evidence=(Metric("local cosine", rounded(worst.local_cosine), threshold=f"< {LOCAL_BAD_COSINE}"),
-                  Metric("local SQNR", rounded(worst.local_sqnr_db, 1), "dB"),
+                  Metric("local SQNR", rounded(worst.local_sqnr_db, 1), "dB", threshold=f"< {LOST_SQNR_DB:g}"),
                   Table("Nodes that add error (local = fed FP32 inputs; accumulated = inside the QDQ model)",
                         ("node", "op type", "tensor", "local cosine", "local SQNR dB", "accumulated cosine",
                          "accumulated SQNR dB"), rows), *measured),

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from qdqreport.analysis.agreement import COLLAPSED
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.layers import DIVERGED_COSINE, first_divergence, layer_tables
+from qdqreport.analysis.layers import DIVERGED_COSINE, LOST_SQNR_DB, collapsed_tensor, first_divergence, layer_tables
 from qdqreport.findings import Finding, Fix, Metric, Series, Table
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
@@ -22,7 +21,8 @@ TABLE_ROWS = 12
                 Quiet("every tensor within INT8 noise", healthy_chain)])
 def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     """The first tensor, in topological order of the QDQ graph, whose accumulated cosine (QDQ model
-    vs FP32 model, over all samples) falls below 0.99.
+    vs FP32 model, over all samples) falls below 0.99, or its SQNR below 3 dB (a tensor rescaled or pushed
+    to a range's end keeps its cosine).
 
     Why it matters: the output only says that quantization hurts. Errors accumulate along the
     graph, so Polygraphy's mark-all comparison shows every tensor after the first bad one failing;
@@ -46,16 +46,17 @@ def layer_first_divergence(ctx: Context) -> Iterator[Finding]:
     if first is None:
         return
     position = tables.activations.index(first)
-    severity, score, measured = reranked(ctx, layer_severity(ctx, (first.cosine or 0.0) < COLLAPSED), 0.4, (first.node,))
+    severity, score, measured = reranked(ctx, layer_severity(ctx, collapsed_tensor(first.cosine, first.sqnr_db)), 0.4,
+                                         (first.node,))
     yield layer_first_divergence.finding(
         title=f"QDQ first diverges from FP32 at {first.node} ({first.op_type})",
         severity=severity, confidence=0.9, score=score, subject=first.tensor,
         stage=tables.comparison_id, tags=("localisation",),
         summary=(f"Tensor {first.tensor} (node {first.node}, {position + 1} of {len(tables.activations)} along "
-                 f"the graph) is the first with accumulated cosine below {DIVERGED_COSINE}: cosine "
-                 f"{first.cosine:.4f}, SQNR {first.sqnr_db:.1f} dB."),
+                 f"the graph) is the first with accumulated cosine below {DIVERGED_COSINE} or SQNR below "
+                 f"{LOST_SQNR_DB:g} dB: cosine {first.cosine:.4f}, SQNR {first.sqnr_db:.1f} dB."),
         evidence=(Metric("accumulated cosine", rounded(first.cosine), threshold=f"< {DIVERGED_COSINE}"),
-                  Metric("accumulated SQNR", rounded(first.sqnr_db, 1), "dB"),
+                  Metric("accumulated SQNR", rounded(first.sqnr_db, 1), "dB", threshold=f"< {LOST_SQNR_DB:g}"),
                   Metric("position along the graph", position + 1, f"of {len(tables.activations)}"),
                   _sqnr_series(tables), _around(tables, position), *measured),
         fixes=(Fix("Find the node that adds the error (QR201) and confirm its exclusion by measurement (QR203)"),))
