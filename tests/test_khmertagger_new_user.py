@@ -56,3 +56,13 @@ def test_a_tensor_pushed_to_its_ranges_end_is_where_the_error_is_born() -> None:
     assert by_rule["QR201"].title == "Error is born at /embed_norm/Add (Add)"
     assert "which cosine does not see" in by_rule["QR201"].summary
     assert by_rule["QR200"].title == "QDQ first diverges from FP32 at /embed_norm/Add (Add)"
+
+
+def test_a_model_without_convolutions_is_not_told_to_fold_a_batchnorm() -> None:
+    """QR013's fix for the tagger's crushed LayerNorm and embedding constants said "or fold the BatchNorm into the
+    convolution before quantizing (..., as a new user's text detector needed)": no BatchNorm, no convolution here."""
+    findings = run_rules(Context(Bundle(BUNDLE)), discover()).findings
+    (crushed,) = [f for f in findings if f.rule_id == "QR013"]
+    actions = " ".join(fix.action for fix in crushed.fixes)
+    assert "float (elementwise constants have no per-channel form here)" in actions
+    assert "BatchNorm" not in actions and "new user" not in actions

@@ -205,9 +205,16 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
                                                                   reduce_range=True)))
     if elementwise:
         nodes = tuple(dict.fromkeys(w.consumer for w in elementwise if w.consumer))
+        fold = (", or fold the BatchNorm into the convolution before quantizing (onnxruntime's quant_pre_process; "
+                "where it stops with 'Incomplete symbolic shape inference', pass skip_symbolic_shape=True)"
+                if _convolutional(ctx) else "")
         fixes.append(Fix(f"Keep {', '.join(nodes[:5])}{' …' if len(nodes) > 5 else ''} float (elementwise constants "
-                         "have no per-channel form here), or fold the BatchNorm into the convolution before "
-                         "quantizing (onnxruntime's quant_pre_process; where it stops with 'Incomplete symbolic shape "
-                         "inference', pass skip_symbolic_shape=True, as a new user's text detector needed)",
-                         requantize_command(ctx, Change(exclude_nodes=nodes))))
+                         f"have no per-channel form here){fold}", requantize_command(ctx, Change(exclude_nodes=nodes))))
     return tuple(fixes)
+
+
+def _convolutional(ctx: Context) -> bool:
+    """Whether the FP32 model has a convolution or a BatchNormalization to fold: a tagger's LayerNorm and embedding
+    constants were told to "fold the BatchNorm into the convolution" in a model holding neither."""
+    counts = (ctx.precision or {}).get("fp32_op_counts") or {}
+    return any(counts.get(op) for op in ("Conv", "ConvTranspose", "BatchNormalization"))

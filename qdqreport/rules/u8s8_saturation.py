@@ -346,7 +346,7 @@ def _fixes(ctx: Context, signed: bool, no_vnni: bool = False) -> tuple[Fix, ...]
                 Fix("Or run on a CPU with VNNI (AVX512-VNNI or AVX-VNNI), where the same model does not saturate"))
     if no_vnni:  # S8S8 runs in integer kernels that saturate on this CPU too: 7-bit weights are the fix here
         return (Fix("Re-quantize keeping UINT8 activations with 7-bit weights (reduce_range: a pair of u8*s7 products fits "
-                    "16 bits; a new user's PP-OCRv6 recognizer on an AVX2 CPU: 191/200 lines fused, 194/200 with it)",
+                    "16 bits; measured on a PP-OCRv6 text recognizer, AVX2 CPU: 191/200 lines fused, 194/200 with it)",
                     reduce),
                 Fix("Or symmetric signed INT8 activations (S8S8, what TensorRT wants), but on this CPU they run in "
                     "saturating kernels too (without VNNI): measure before keeping it (the same recognizer lost "
