@@ -66,3 +66,19 @@ def test_a_model_without_convolutions_is_not_told_to_fold_a_batchnorm() -> None:
     actions = " ".join(fix.action for fix in crushed.fixes)
     assert "float (elementwise constants have no per-channel form here)" in actions
     assert "BatchNorm" not in actions and "new user" not in actions
+
+
+def test_the_task_table_scores_the_quantized_model_on_the_controls_samples_too() -> None:
+    """The checks' controls run on the first 32 of 250 sentences: beside the quantized model's 250-sample row their
+    rows read as better or worse than it by sample choice alone (a face detector's unfused control looked worse than
+    the fused model; on the same 32 both changed 19 images). The table now says what the quantized model scores on
+    those 32, from its own per-sample rows."""
+    from qdqreport.report.task import build_task
+
+    ctx = Context(Bundle(BUNDLE))
+    view = build_task(ctx)
+    (same,) = view.same_samples
+    rows = [r for r in ctx.task_rows("ort_qdq__vs__ort_fp32") if r.sample < 32]
+    assert same["samples"] == 32 and same["of"] == 250 and same["candidate"] == "ort_qdq"
+    assert same["disagreeing"] == sum(r.agreement < 1 for r in rows)
+    assert abs(same["agreement"] - sum(r.agreement for r in rows) / 32) < 1e-9
