@@ -22,7 +22,7 @@ from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN
                                              spread_at_level, unseen_ids)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.wording import plural, verb
+from qdqreport.wording import percent, plural, verb
 from qdqreport.fixes import (HISTOGRAM_METHODS, SHAPES_DIFFER_NOTE, Change, calibration_extend,
                              calibration_rewrite, current_calibration_method, first_input_name, histogram_methods_fail, method_name,
                              requantize_command, robust_method)
@@ -809,11 +809,13 @@ def _other_vocabulary(ctx: Context) -> Iterator[Finding]:
             continue
         c, e = calib[name]["ids"], evaluation[name]["ids"]
         yield unrepresentative_calibration.finding(
-            title=f"{share:.0%} of the evaluation's ids never occur in calibration (input {name}): another vocabulary",
+            title=f"{percent(share)} of the evaluation's ids never occur in calibration (input {name}): another "
+                  "vocabulary",
             severity="warning", confidence=0.6 if diverging else 0.45, score=0.55 if diverging else 0.3,
             subject=f"vocabulary {name}", stage="calibration", tags=("root_cause",),
-            summary=f"{share:.0%} of the evaluation's id values of input {name} (its most frequent id, the padding, "
-                    f"set aside) are ids no calibration sample holds: the calibration has {c['distinct']} distinct "
+            summary=f"{percent(share)} of the evaluation's id values of input {name} (its most frequent id set "
+                    f"aside, as it may be padding) are ids no calibration sample holds: the calibration has "
+                    f"{c['distinct']} distinct "
                     f"ids, the evaluation {e['distinct']}. The calibration texts were of another vocabulary (another "
                     "language or alphabet, or a tokeniser that maps them to one unknown id), so the activations of "
                     "the evaluation's own ids were never calibrated",
