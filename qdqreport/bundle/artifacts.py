@@ -185,7 +185,7 @@ _IDS = Obj({"values": Count(), "distinct": Count(),
             "top": ListOf(Obj({"id": Num(-2 ** 63, 2 ** 63, integer=True), "count": Count()}, required=("id", "count")))},
            required=("values", "distinct", "top"))
 _INPUT_STATS = Obj({
-    "input": Str(), "source": Str(TEXT_MAX), "samples": Count(True),
+    "input": Str(), "source": Str(TEXT_MAX), "samples": Count(True), "content_sha256": Str(nullable=True),
     "inputs": Obj(values=Obj({"dtype": Str(), "shape": ListOf(Num(-1, COUNT_MAX, integer=True, nullable=True)),
                               "channel_axis": Num(-64, 64, integer=True, nullable=True), "overall": _STATS,
                               "channels": ListOf(_STATS), "per_sample": ListOf(_STATS), "structure": _STRUCTURE,

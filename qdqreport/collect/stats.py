@@ -8,6 +8,8 @@ the INT8 range. That is visible from the graph and the evaluation inputs alone.
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -44,14 +46,25 @@ def input_stats(samples: Sequence[Feed], source: str, per_sample: bool,
     names = [name for name, value in samples[0].items()
              if np.issubdtype(np.asarray(value).dtype, np.number) or np.asarray(value).dtype == np.bool_]
     folds = {name: _InputFold((batch_axes or {}).get(name, 0), per_sample) for name in names}
+    content = hashlib.sha256()
     for sample in samples:  # each sample read once for all its inputs (a sample read is a file read)
         for name, fold in folds.items():
             fold.add(sample[name])
+            _digest(content, name, sample[name])
     for fold in folds.values():
         fold.flush()
     entries = {name: fold.entry() for name, fold in folds.items()}
-    return {"format": 1, "source": source, "samples": len(samples),
+    return {"format": 1, "source": source, "samples": len(samples), "content_sha256": content.hexdigest(),
             "inputs": {name: entry for name, entry in entries.items() if entry is not None}}
+
+
+def _digest(content: Any, name: str, value: Any) -> None:
+    """Fold one input of one sample into the set's content digest: name, type, shape and bytes, in sample order. The
+    same samples give the same digest whichever file or loader script held them (confirm replays a bundle's saved
+    inputs through its own loader, and the diff read that as other data)."""
+    array = np.ascontiguousarray(value)
+    content.update(f"{name}|{array.dtype.str}|{array.shape}|".encode())
+    content.update(array.tobytes())
 
 
 TABLE_COLUMNS = 64  # the most columns a [N, F] input gets per-column statistics for

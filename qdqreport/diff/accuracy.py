@@ -100,9 +100,13 @@ def accuracy_diff(before: Context, after: Context) -> AccuracyDiff:
 
 
 def _same_eval_data(before: Context, after: Context) -> bool:
+    """The same evaluation file (its sha256), or the same samples whatever held them (eval_stats' content_sha256:
+    confirm replays a bundle's saved inputs through its own loader script)."""
     hashes = [(ctx.manifest.get("inputs") or {}).get("eval", {}) for ctx in (before, after)]
     digests = [h.get("sha256") if isinstance(h, dict) else None for h in hashes]
-    return digests[0] is not None and digests[0] == digests[1]
+    contents = [(ctx.eval_stats or {}).get("content_sha256") for ctx in (before, after)]
+    return ((digests[0] is not None and digests[0] == digests[1])
+            or (isinstance(contents[0], str) and contents[0] == contents[1]))
 
 
 def _sample_count(ctx: Context) -> int:

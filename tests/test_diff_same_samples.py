@@ -1,0 +1,45 @@
+"""The diff pairs two bundles' samples when they hold the same samples, whatever file or loader held them: confirm
+replays a bundle's saved inputs (collect --save-inputs) through its own loader script, and its diff said "the bundles
+were evaluated on different data (250 and 250 samples) ... samples are not paired" on a new user's tagger. Real runs:
+the demo classifier collected from eval.npz, then from the first bundle's saved inputs and their loader."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+from qdqreport.diff.accuracy import accuracy_diff
+
+DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
+
+
+def _collect(source: list[str], out: Path) -> Context:
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8.onnx"), *source,
+                 "--max-samples", "12", "--save-inputs", "-o", str(out)]) == 0
+    return Context(Bundle(out))
+
+
+def test_samples_replayed_through_the_saved_loader_are_paired(tmp_path: Path) -> None:
+    before = _collect(["--inputs", str(DEMO / "eval.npz")], tmp_path / "before")
+    replay = tmp_path / "replay"
+    replay.mkdir()
+    shutil.copy(tmp_path / "before" / "inputs" / "eval_inputs.npz", replay / "eval_inputs.npz")
+    shutil.copy(tmp_path / "before" / "inputs" / "qdqreport_inputs.py", replay / "qdqreport_inputs.py")
+    after = _collect(["--data-loader-script", str(replay / "qdqreport_inputs.py")], tmp_path / "after")
+    assert before.manifest["inputs"]["eval"]["sha256"] != after.manifest["inputs"]["eval"]["sha256"]
+    diff = accuracy_diff(before, after)
+    assert diff.paired and diff.note == "same evaluation data, 12 samples paired by index"
+
+
+def test_other_samples_are_not_paired(tmp_path: Path) -> None:
+    before = _collect(["--inputs", str(DEMO / "eval.npz")], tmp_path / "before")
+    with np.load(DEMO / "eval.npz") as data:
+        shifted = {k: data[k][1:13] for k in data.files}
+    np.savez(tmp_path / "other.npz", **shifted)
+    after = _collect(["--inputs", str(tmp_path / "other.npz")], tmp_path / "after")
+    assert not accuracy_diff(before, after).paired
