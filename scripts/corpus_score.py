@@ -330,6 +330,15 @@ THIRTY_EIGHTH_PART = "sealed part 38 (2026-11-28)"
 # batch is sealed (no draw): it was scored once "before" the next round of rule changes, on the rules of commit
 # f3387a1 (totals only), and is to be scored "after" them, reported apart, its rows withheld (STILL_SEALED).
 THIRTY_NINTH_PART = "sealed part 39 (2026-11-28)"
+# The fortieth sealed part: a batch made on 2026-11-28 (a new family and task kind: grapheme-to-phoneme conversion,
+# hama's G2P encoder (a jamo embedding, a depthwise-separable Conv frontend, two bidirectional GRUs and the attention's
+# key and initial-state projections; shipped as float16 and made float32), run by the package's shipped GRU attention
+# decoder, the decision the package's own IPA of 1000 Korean words of Debian's gettext catalogs) by an engineer who
+# never ran the rules or a report on it, with the "harmless" marks of HARMLESS_POLICY decided from its measurements
+# alone. Every case of the batch is sealed (no draw): it was scored once "before" the next round of rule changes, on
+# the rules of commit 5c5bca9 (totals only), and is to be scored "after" them, reported apart, its rows withheld
+# (STILL_SEALED).
+FORTIETH_PART = "sealed part 40 (2026-11-28)"
 # A development part: a batch made on 2026-11-24 (session 21; a new family, DNSMOS) to play the new user on and tune on.
 # Never sealed: its cases are in the tuned part (read), and kept out of the first part's draw like the later parts.
 DEV_PART = "development part (2026-11-24, session 21): read"
@@ -347,6 +356,10 @@ class Part:
 # Newest first, the page's order. A part is read (held_out=False) once it has been spent: scored before and after a
 # round of rule changes, then opened to tune the next round on, with a fresh part sealed for that round's "before".
 PARTS = (
+    Part(FORTIETH_PART, "fortieth", ", made 2026-11-28; scored while sealed before the next round of rule changes, "
+         "at 5c5bca9: first-ranked 2/5, within three 4/5, healthy controls with an error 0/2, harmless faults with an "
+         "error 0/3; after session 43's rule changes, at c387e59: the same; still held out",
+         held_out=True),
     Part(THIRTY_NINTH_PART, "thirty-ninth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f3387a1: first-ranked 4/4, within three 4/4, healthy controls with an error 0/2, harmless "
          "faults with an error 0/4; after session 42's rule changes, at be6fc24 (the calibration check), 6eefe79 and "
