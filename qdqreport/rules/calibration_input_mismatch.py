@@ -18,7 +18,7 @@ from qdqreport.analysis.output_kinds import IMAGE_CHANNELS
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.wording import percent, percent_value, ratio
 from qdqreport.rules import Fires, Quiet, rule
-from qdqreport.fixes import calibration_rewrite, requantize_command
+from qdqreport.fixes import calibration_file, calibration_rewrite, requantize_command
 from qdqreport.rules._common import outputs_collapse, outputs_diverge, rounded
 from qdqreport.rules._measured import calibration_measured
 from qdqreport.testing.recipes import CLS_INPUT, audio_chunks, input_stats, text_images
@@ -380,7 +380,9 @@ def _mismatches(ctx: Context) -> Iterator[Finding]:
         if name in calib and name not in noise:
             diagnosis = _compare(calib[name], evaluation, name)
             wide = None if diagnosis else _wide_first_range(ctx, name)
-            if wide:
+            if wide and _file_as_narrow(ctx, name, calib[name]):
+                yield _other_file(ctx, name, diverged, measured, wide, calib[name])
+            elif wide:
                 *head, advice = wide
                 yield _finding(ctx, name, diverged, measured, *head, advice=advice)
             elif diagnosis:
@@ -395,6 +397,34 @@ def _mismatches(ctx: Context) -> Iterator[Finding]:
             if diagnosis:
                 *head, advice = diagnosis
                 yield _finding(ctx, entry["input"], diverged, measured, *head, advice=advice)
+
+
+def _file_as_narrow(ctx: Context, name: str, calib: dict[str, Any]) -> bool:
+    """Whether the calibration file collect was given fills the input quantizer's range as little as the evaluation
+    inputs do (under RANGE_USED_MIN of it): that file did not set the range. A new user passed the normalised
+    calibration file of a face detector the model had been calibrated for on raw pixels: QR003 told them to rescale
+    that file by x / 127.5 - 1, which would have broken the one file that was right."""
+    entry = next((e for e in ctx.range_use or [] if e.get("input") == name), None)
+    low, high = (entry or {}).get("representable_min"), (entry or {}).get("representable_max")
+    overall = calib.get("overall") or {}
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)) or high <= low:
+        return False
+    return (overall.get("max", high) - overall.get("min", low)) / (high - low) < RANGE_USED_MIN
+
+
+def _other_file(ctx: Context, name: str, diverged: bool, measured: bool, wide: tuple,
+                calib: dict[str, Any]) -> Finding:
+    """QR003 where the model's input range was set on other data than the calibration file collect was given, whose
+    statistics match the evaluation's: the model was calibrated on another file or through another reader."""
+    label, _, factor, confidence, evidence, _ = wide
+    source = calibration_file(ctx)
+    overall = calib.get("overall") or {}
+    return _finding(ctx, name, diverged, measured,
+                    f"{label}; the calibration file given ({_interval(overall.get('min'), overall.get('max'))}) is "
+                    "not: the model was calibrated on other data",
+                    "x", factor, confidence, evidence, as_is=(
+                        f"Re-quantize on {source} as it is (it matches the evaluation inputs), or collect again with "
+                        "--calib naming the file the model was calibrated on, to see what that one holds"))
 
 
 def _compare(calib: dict[str, Any], evaluation: dict[str, Any], name: str) -> tuple | None:
@@ -586,9 +616,18 @@ def _ids_table(calib: dict[str, Any], evaluation: dict[str, Any]) -> Table:
 
 
 def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str, expr: str, factor: float,
-             confidence: float, evidence: tuple, escalate: bool = True, advice: str = "") -> Finding:
+             confidence: float, evidence: tuple, escalate: bool = True, advice: str = "", as_is: str = "") -> Finding:
+    """*as_is*: the model was calibrated on other data than the file given, which is right as it is: the fix
+    re-quantizes on that file unchanged (this advice) instead of rewriting it."""
     gross = factor <= 0 or max(factor, 1 / factor) >= GROSS_FACTOR  # 0: calibration frozen at one value
     rewrite, fixed = calibration_rewrite(ctx, name, expr)
+    fixes = ((Fix(as_is, requantize_command(ctx, calibration=calibration_file(ctx))),) if as_is else
+             (Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}"
+                  + fitted_note(label, expr), rewrite) if expr != "x"
+              else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
+              # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
+              Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" or fixed is None else
+                  f" (saved as {fixed}, the file this command reads)"), requantize_command(ctx, calibration=fixed))))
     return calibration_input_mismatch.finding(
         title=f"Calibration input {name}: {label}", subject=f"input {name}",
         # Without a quantization comparison the damage is unmeasured; with a healthy one it is small.
@@ -603,10 +642,4 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                 + ("every calibrated range inherits the mismatch" if diverged or not measured else
                    "every calibrated range is computed from these tensors (the outputs compared here agree; your "
                    "task's own decisions, collect --postprocess, tell whether it cost anything)"),
-        evidence=evidence,
-        fixes=(Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}"
-                   + fitted_note(label, expr), rewrite) if expr != "x"
-               else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
-               # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
-               Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" or fixed is None else
-                   f" (saved as {fixed}, the file this command reads)"), requantize_command(ctx, calibration=fixed))))
+        evidence=evidence, fixes=fixes)
