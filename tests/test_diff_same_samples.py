@@ -43,3 +43,31 @@ def test_other_samples_are_not_paired(tmp_path: Path) -> None:
     np.savez(tmp_path / "other.npz", **shifted)
     after = _collect(["--inputs", str(tmp_path / "other.npz")], tmp_path / "after")
     assert not accuracy_diff(before, after).paired
+
+
+
+def test_findings_on_decoded_results_are_not_resolved_by_leaving_the_decode_out(tmp_path: Path) -> None:
+    """BEFORE decoded its outputs (--postprocess), AFTER did not: the findings only the decode raised are "not judged
+    in AFTER", never "resolved" (confirm without --postprocess read "3 resolved" on a face-mesh model whose decisions
+    had not changed). BEFORE: a new user's tagger bundle with its decode's results; AFTER: the same bundle with the
+    decode's results taken out, as a collect without --postprocess writes it."""
+    import json
+
+    from qdqreport.diff import build_diff
+    from qdqreport.diff.render import render_markdown
+
+    before = Path(__file__).resolve().parent / "data" / "bundles" / "khmertagger_zeros_calib"
+    after = tmp_path / "after"
+    shutil.copytree(before, after)
+    manifest = json.loads((after / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["task"]
+    manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("task/")}
+    (after / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    shutil.rmtree(after / "task")
+    diff = build_diff(before, after)
+    findings = diff.findings
+    assert not findings.resolved and "without the --postprocess decode" in findings.unjudged_reason
+    # The decode judged QR001 an error ("collapses": 130 of 250 sentences); AFTER judges the raw logits only.
+    (symptom,) = [f for f in findings.persisting if f.rule_id == "QR001"]
+    assert symptom.before[0] == "error" and symptom.severity == "warning"
+    assert "Not judged: AFTER was collected without the --postprocess decode" in render_markdown(diff)

@@ -49,6 +49,12 @@ class FindingsDiff:
     resolved: tuple[FindingRef, ...]
     new: tuple[FindingRef, ...]
     persisting: tuple[FindingRef, ...]
+    # BEFORE's findings absent from AFTER where only BEFORE decoded its outputs (collect --postprocess): AFTER could not
+    # raise them, which is not the same as resolving them (confirm without --postprocess read "3 resolved" for a
+    # model whose decisions had not changed). The reason is given whenever the decode is lost: a persisting finding's
+    # severity may move for that alone.
+    unjudged: tuple[FindingRef, ...] = ()
+    unjudged_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ def build_diff(before_path: Path | str, after_path: Path | str, force: bool = Fa
     settings = tuple({s.stage_id: s.settings for s in view.stages} if view else {} for view in views)
     accuracy = accuracy_diff(before, after)
     precision = precision_diff(before.precision, after.precision)
-    findings = _findings(run_rules(before), run_rules(after))
+    findings = _findings(run_rules(before), run_rules(after), _decode_lost(before, after))
     engines = _engines(before, after, views)
     return DiffModel(
         before=_ref(before), after=_ref(after),
@@ -116,15 +122,26 @@ def _missing(before: Context, accuracy: AccuracyDiff) -> tuple[str, ...]:
 
 
 # --- findings, engines, curves ---------------------------------------------------------------
-def _findings(before: EngineResult, after: EngineResult) -> FindingsDiff:
-    """Findings matched by rule id and fingerprint (the rule and its subject, stable across runs)."""
+def _decode_lost(before: Context, after: Context) -> str:
+    """Why AFTER cannot judge what BEFORE's decode judged, or ""."""
+    if before.task is not None and after.task is None:
+        return ("AFTER was collected without the --postprocess decode BEFORE has, so findings on decoded results "
+                "could not be raised there: collect AFTER with the same --postprocess to compare them")
+    return ""
+
+
+def _findings(before: EngineResult, after: EngineResult, decode_lost: str = "") -> FindingsDiff:
+    """Findings matched by rule id and fingerprint (the rule and its subject, stable across runs). *decode_lost*: why
+    BEFORE's findings absent from AFTER are not judged resolved (_decode_lost)."""
     by_key = {(f.rule_id, f.fingerprint): f for f in before.findings}
     keys_after = {(f.rule_id, f.fingerprint) for f in after.findings}
+    gone = tuple(_finding_ref(f) for f in before.findings if (f.rule_id, f.fingerprint) not in keys_after)
     return FindingsDiff(
-        resolved=tuple(_finding_ref(f) for f in before.findings if (f.rule_id, f.fingerprint) not in keys_after),
+        resolved=() if decode_lost else gone,
         new=tuple(_finding_ref(f) for f in after.findings if (f.rule_id, f.fingerprint) not in by_key),
         persisting=tuple(_finding_ref(f, by_key[(f.rule_id, f.fingerprint)]) for f in after.findings
                          if (f.rule_id, f.fingerprint) in by_key),
+        unjudged=gone if decode_lost else (), unjudged_reason=decode_lost,
     )
 
 

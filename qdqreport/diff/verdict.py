@@ -220,6 +220,8 @@ def _engine_tail(engine: EngineDiff) -> str:
 
 
 def _findings_tail(findings: FindingsDiff) -> str:
-    if not findings.resolved and not findings.new:
+    if not findings.resolved and not findings.new and not findings.unjudged:
         return ""
-    return f"; findings: {len(findings.resolved)} resolved, {len(findings.new)} new, {len(findings.persisting)} persisting"
+    unjudged = f", {len(findings.unjudged)} not judged in AFTER" if findings.unjudged else ""
+    return (f"; findings: {len(findings.resolved)} resolved, {len(findings.new)} new, {len(findings.persisting)} "
+            f"persisting{unjudged}")
