@@ -386,7 +386,15 @@ def _ort_changed(ctx: Context, change: Change) -> dict[str, Any]:
     options = recorded_ort_options(ctx)
     options["nodes_to_exclude"] = list(dict.fromkeys([*options["nodes_to_exclude"], *sorted(set(change.exclude_nodes))]))
     excluded = set(change.exclude_op_types)
-    options["op_types_to_quantize"] = [op for op in options["op_types_to_quantize"] if op not in excluded]
+    kept = [op for op in options["op_types_to_quantize"] if op not in excluded]
+    if kept or not excluded:
+        options["op_types_to_quantize"] = kept
+    else:
+        # Every op type it quantizes excluded: an empty list is quantize_static's default, every op type (a new user's
+        # speaker encoder, its one Gemm "kept in FP32", came out with the Gemm quantized again). Exclude those nodes
+        # by name instead.
+        named = [n["name"] for n in (ctx.precision or {}).get("nodes", []) if n.get("op_type") in excluded]
+        options["nodes_to_exclude"] = list(dict.fromkeys([*options["nodes_to_exclude"], *named]))
     if change.calibration_method:
         options["calibrate_method"] = TO_ORT.get(change.calibration_method, change.calibration_method)
     if change.per_channel_weights and not options["per_channel"]:

@@ -24,3 +24,16 @@ def test_a_linear_layers_output_named_embedding_is_judged_as_an_embedding() -> N
     assert summary.kind.kind == "embedding"
     assert summary.judgement.level == "collapse"
     assert "decisions hold" not in summary.judgement.headline
+
+
+def test_excluding_the_only_quantized_op_type_excludes_its_nodes_by_name() -> None:
+    """The same encoder under quantize_static's defaults: only its Gemm is quantized. QR002's "Re-quantize keeping
+    these nodes in FP32" removed Gemm from op_types_to_quantize, leaving an empty list, which the command dropped:
+    quantize_static's default quantized every op type again, the Gemm with them. The command now keeps the op type
+    and excludes the node by name."""
+    from qdqreport.fixes import Change, requantize_command
+
+    ctx = Context(Bundle(BUNDLE.with_name("voicefilter_embedder_default")))
+    command = requantize_command(ctx, Change(exclude_op_types=("Gemm",)))
+    assert "op_types_to_quantize=['Gemm']" in command
+    assert "nodes_to_exclude=['node_linear_MatMul/MatMulAddFusion']" in command
