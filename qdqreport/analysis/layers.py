@@ -21,9 +21,9 @@ from qdqreport.analysis.upstream import FAR_TOO_WIDE_NODES, far_too_wide, far_to
 DIVERGED_COSINE = COSINE_OK  # a tensor "diverges" below this accumulated cosine (tensors have no decisions)
 LOCAL_BAD_COSINE = 0.99  # a node "adds" error when fed FP32 inputs it still falls below this
 # ... or its SQNR below this (error power half the values'): cosine reads direction only, and a tensor rescaled or
-# pushed to its range's end keeps it. A new user's tagger calibrated on padding: its LayerNorm's variance plus epsilon, every
-# value clipped to the range, cosine 0.997 at SQNR 0.0 dB, was passed over for a node 4.7 dB further on whose
-# exclusion changed nothing (127 of 250 sentences against 130).
+# pushed to its range's end keeps it. A new user's tagger calibrated on padding: its LayerNorm's variance plus
+# epsilon, every value clipped to the range, cosine 0.997 at SQNR 0.0 dB, was passed over for a node 4.7 dB further
+# on whose exclusion changed nothing (127 of 250 sentences against 130).
 LOST_SQNR_DB = 3.0
 # A sensitive node's own output with tensor cosine below 0.98 has lost its small values: for a softmax or a head that
 # is where decisions flip. Above it, the quantization is tolerable (QR002; QR001 reads it too, through passed_on).

@@ -113,6 +113,8 @@ def _requantize_biases(graph: onnx.GraphProto, constants: dict[str, onnx.TensorP
                 and weight_dq.op_type == "DequantizeLinear"):
             continue
         old_act, new_act = rescaled[node.input[0]]
+        if not old_act > 0:  # no scale to rescale from (a zero or NaN scale is the model's own defect)
+            continue
         old_q = numpy_helper.to_array(constants[bias_dq.input[0]]).astype(np.float64)
         old_scale = numpy_helper.to_array(constants[bias_dq.input[1]]).astype(np.float64)
         values = _fp32_bias(fp32_nodes.get(node.name) if node.name else None, node, fp32_index, old_q.shape)

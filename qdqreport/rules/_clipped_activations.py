@@ -29,7 +29,9 @@ SHOWN = 10
 
 def clipped_activations(ctx: Context, finding: Callable[..., Finding], fixes: tuple[Fix, ...]) -> Iterator[Finding]:
     """One finding when inner activation Q nodes clip uncovered_line more of the evaluation's values than of the
-    calibration data's own, and no preprocessing step (QR003) explains the calibration inputs."""
+    calibration data's own, and no preprocessing step (QR003) explains the calibration inputs; collected without the
+    calibration file, when most of some inner activation's evaluation values pass its range
+    (_missed_without_calibration)."""
     ranges = quantizer_ranges(ctx)
     if ranges is not None and ranges.calib_samples is None:
         yield from _missed_without_calibration(ctx, ranges, finding, fixes)
