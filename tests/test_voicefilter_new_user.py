@@ -37,3 +37,15 @@ def test_excluding_the_only_quantized_op_type_excludes_its_nodes_by_name() -> No
     command = requantize_command(ctx, Change(exclude_op_types=("Gemm",)))
     assert "op_types_to_quantize=['Gemm']" in command
     assert "nodes_to_exclude=['node_linear_MatMul/MatMulAddFusion']" in command
+
+
+def test_a_coverage_gap_at_an_input_no_quantizer_reads_claims_no_clipping_there() -> None:
+    """quantize_static's defaults on random calibration windows: only the Gemm is quantized, the mel input is not, and
+    no verification changes (0 of 144). QR006's coverage gap said "so the ranges of the missing part clip": nothing
+    reads the input through a quantizer; what the gap reaches are the ranges inside."""
+    from qdqreport.engine import run_rules
+    from qdqreport.rules import discover
+
+    findings = run_rules(Context(Bundle(BUNDLE.with_name("voicefilter_embedder_noise_default"))), discover()).findings
+    (gap,) = [f for f in findings if f.subject == "coverage mel_window"]
+    assert "no quantizer reads this input itself" in gap.summary and "missing part clip" not in gap.summary

@@ -652,6 +652,11 @@ def _what_clips(ctx: Context, name: str) -> str:
     symmetric input quantizer spans [-1.01, 1.00] and clipped 0.16% of an input the calibration covered only on
     [0, 1]; "the missing part clips" read as if it all did)."""
     entry = next((u for u in ctx.range_use or [] if isinstance(u, dict) and u.get("input") == name), None)
+    if entry is None and isinstance(ctx.range_use, list):
+        # No quantizer reads the input itself (a new user's speaker encoder: its mel input float, the LSTMs after it
+        # too, and no decision changed): nothing at the input clips; what the gap reaches are the ranges inside.
+        return ("and though no quantizer reads this input itself, the ranges calibrated inside the model were set on "
+                "that narrower data")
     share = entry.get("clipped_share") if entry else None
     if not isinstance(share, (int, float)) or share >= INPUT_COVERED:
         return "so the ranges of the missing part clip"
