@@ -18,6 +18,7 @@ import pytest
 
 from qdqreport.analysis.agreement import AGREE, COLLAPSE, DEGRADE, LEVEL_RANK, LEVEL_RANK as LEVELS, JudgingOptions, task_level
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.fp16 import CONTROL_PURPOSES
 from qdqreport.bundle.reader import Bundle
 from qdqreport.engine import run_rules
 from qdqreport.pipeline import render_report
@@ -49,13 +50,14 @@ def test_stage_table_verdict_and_rules_agree_on_every_committed_bundle(path):
             elif summary.worst_slice is not None:
                 assert f"worst slice {summary.worst_slice}:" in row.slice_note
             assert row.level == summary.level
-    # Controls (the FP16 check's, the saturation check's) are measurements, not pipeline stages (analysis/fp16.is_control).
-    pipeline = [row for view in model.comparisons if view.purpose not in ("FP16 check control", "saturation check control")
+    # Controls (the FP16, saturation and calibration checks') are measurements, not pipeline stages (analysis/fp16.is_control).
+    controls = set(CONTROL_PURPOSES.values())  # the calibration check's too: its control collapsed on part 40's models
+    pipeline = [row for view in model.comparisons if view.purpose not in controls
                 for row in view.outputs if not row.internal]
     moved = [row for row in pipeline if row.level != AGREE]
     # The user's own decode (collect --postprocess) judges a pipeline stage pair beside its raw outputs.
     tasks = [task_level(view.task[0]) for view in model.comparisons if view.task is not None
-             and view.purpose not in ("FP16 check control", "saturation check control")]
+             and view.purpose not in controls]
     says_agree = model.verdict.text.startswith("Outputs agree")
     assert says_agree == (not moved and AGREE == max(tasks, key=LEVEL_RANK.get, default=AGREE) and bool(pipeline)), (
         model.verdict.text, [(r.output, r.level) for r in moved], tasks)
