@@ -50,8 +50,9 @@ def test_stage_table_verdict_and_rules_agree_on_every_committed_bundle(path):
             elif summary.worst_slice is not None:
                 assert f"worst slice {summary.worst_slice}:" in row.slice_note
             assert row.level == summary.level
-    # Controls (the FP16, saturation and calibration checks') are measurements, not pipeline stages (analysis/fp16.is_control).
-    controls = set(CONTROL_PURPOSES.values())  # the calibration check's too: its control collapsed on part 40's models
+    # Controls (the FP16, saturation and calibration checks') are measurements, not pipeline stages
+    # (analysis/fp16.is_control); the calibration check's control collapsed on part 40's models.
+    controls = set(CONTROL_PURPOSES.values())
     pipeline = [row for view in model.comparisons if view.purpose not in controls
                 for row in view.outputs if not row.internal]
     moved = [row for row in pipeline if row.level != AGREE]
