@@ -33,7 +33,8 @@ def add_confirm(commands: argparse._SubParsersAction) -> None:
                         help="ModelOpt only: the float part's precision (ModelOpt's default fp16; fp32 is the fix "
                              "when the FP16 float part damages the outputs, QR011)")
     parser.add_argument("--fp32", help="the FP32 model (default: the path the bundle records; its sha256 must match)")
-    parser.add_argument("--inputs", help="evaluation inputs (default: those the bundle saved with collect --save-inputs)")
+    parser.add_argument("--inputs", help="evaluation inputs (default: those the bundle saved with collect --save-inputs, else the "
+                             "evaluation file it records, while that file's sha256 is unchanged)")
     parser.add_argument("--postprocess", metavar="FILE.py[:FUNC]",
                         help="the decode step to run on the re-quantized model's outputs, as collect --postprocess "
                              "(imported and run as code: pass only a script you would run; confirm never runs the one "

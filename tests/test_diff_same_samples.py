@@ -71,3 +71,21 @@ def test_findings_on_decoded_results_are_not_resolved_by_leaving_the_decode_out(
     (symptom,) = [f for f in findings.persisting if f.rule_id == "QR001"]
     assert symptom.before[0] == "error" and symptom.severity == "warning"
     assert "Not judged: AFTER was collected without the --postprocess decode" in render_markdown(diff)
+
+
+def test_confirm_replays_the_evaluation_file_the_bundle_records(tmp_path: Path) -> None:
+    """Collected from eval.npz without --save-inputs, confirm refused ("holds no evaluation inputs") though the bundle
+    names the file and its sha256 (a new user's face mesh). It now takes that file while its content is unchanged, and
+    refuses as before once it differs."""
+    from qdqreport.confirm.run import ConfirmOptions, _with_recorded_inputs
+
+    data = tmp_path / "eval.npz"
+    shutil.copy(DEMO / "eval.npz", data)
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8.onnx"), "--inputs",
+                 str(data), "--max-samples", "8", "-o", str(tmp_path / "bundle")]) == 0
+    ctx = Context(Bundle(tmp_path / "bundle"))
+    options = ConfirmOptions(bundle=str(tmp_path / "bundle"), output=str(tmp_path / "out"))
+    assert _with_recorded_inputs(options, ctx).inputs == str(data)
+    with np.load(DEMO / "eval.npz") as original:
+        np.savez(data, **{k: original[k][::-1] for k in original.files})
+    assert _with_recorded_inputs(options, ctx).inputs is None

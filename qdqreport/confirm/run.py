@@ -13,6 +13,7 @@ OUT is built in place and removed again when any step fails (an existing confirm
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -75,6 +76,7 @@ def confirm(options: ConfirmOptions, progress: Progress | None = None) -> Confir
     progress = progress or Progress(quiet=True)
     bundle = Bundle(options.bundle)
     ctx = Context(bundle)
+    options = _with_recorded_inputs(options, ctx)
     plan = _plan(options, ctx)
     out = Path(options.output)
     model_path = out / f"{plan.fp32.stem}.confirm.onnx"
@@ -164,11 +166,28 @@ def _fp32(options: ConfirmOptions, ctx: Context) -> Path:
     return path
 
 
+def _with_recorded_inputs(options: ConfirmOptions, ctx: Context) -> ConfirmOptions:
+    """*options* with --inputs set to the evaluation file the bundle records, where none was given, the bundle saved no
+    inputs, and that file still exists here with the recorded content (a new user's face mesh bundle named eval.npz and
+    its sha256, and confirm refused: "holds no evaluation inputs")."""
+    from qdqreport.collect.save_inputs import INPUTS_ARTIFACT
+
+    if options.inputs or ctx.bundle.has((ctx.manifest.get("artifacts") or {}).get(INPUTS_ARTIFACT)):
+        return options
+    recorded = _original_file(ctx, "eval")
+    return options if recorded is None else dataclasses.replace(options, inputs=recorded)
+
+
 def _original_calibration(ctx: Context) -> str | None:
     """The bundle's calibration file when it still exists here with the recorded content."""
-    entry = (ctx.manifest.get("inputs") or {}).get("calib") or {}
+    return _original_file(ctx, "calib")
+
+
+def _original_file(ctx: Context, role: str) -> str | None:
+    """The bundle's *role* ("eval", "calib") input file when it still exists here with the recorded content."""
+    entry = (ctx.manifest.get("inputs") or {}).get(role) or {}
     source = entry.get("source")
-    if not source or entry.get("kind") == "script" or not Path(source).is_file():
+    if not isinstance(source, str) or not source or entry.get("kind") == "script" or not Path(source).is_file():
         return None
     if entry.get("sha256") and sha256_file(Path(source)) != entry["sha256"]:
         return None
