@@ -87,7 +87,8 @@ def test_long_task_tables_are_folded(rows):
               rows=[NS(sample=i, agreement=0.0, differing="class", reference="0", candidate="1", raw_rel_l2=0.1,
                        flip_rel_l2=0.2)
                     for i in range(rows)])
-    model = NS(task=NS(decode="argmax", compare="equal", scored=False, app=None, stages=[], pairs=[pair], same_samples=()))
+    model = NS(task=NS(decode="argmax", compare="equal", scored=False, app=None, stages=[], pairs=[pair],
+                       same_samples=()))
     text = markdown_env().get_template("md/task.md.j2").render(model=model, limit=50)
     folded = "<details><summary>ONNX Runtime QDQ vs ONNX Runtime FP32: 20 samples decoded differently</summary>"
     assert (folded in text) == (rows > 10) and text.count("<details>") == text.count("</details>")
