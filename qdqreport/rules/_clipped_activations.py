@@ -104,13 +104,8 @@ def _missed_without_calibration(ctx: Context, ranges: Any, finding: Callable[...
                 "domain, a missing preprocessing step)",
         evidence=(Metric("worst clipped share of the evaluation values", rounded(float(worst["clipped_share"]), 4),
                          threshold=f">= {MISSED_SHARE}"),
-                  Table("Activations whose ranges most evaluation values pass",
-                        ("Q node", "tensor", "evaluation clipped", "calibrated min", "calibrated max",
-                         "evaluation min", "evaluation max"),
-                        tuple((q["q_node"], q.get("tensor"), rounded(float(q["clipped_share"]), 4),
-                               *(rounded(q.get(k)) for k in ("representable_min", "representable_max",
-                                                             "observed_min", "observed_max")))
-                              for q in missed[:SHOWN])),
+                  _ranges_table("Activations whose ranges most evaluation values pass", "evaluation clipped",
+                                "clipped_share", missed),
                   Text("Separating evidence: MinMax calibration keeps every value of its data, percentile clips about "
                        "0.001% and entropy a fifth at most; the Q nodes reading the model inputs are left out. The "
                        "calibration file was not given (collect --calib), so what it held cannot be shown: collect "
@@ -192,13 +187,8 @@ def overwide_ranges(ctx: Context, finding: Callable[..., Finding], fixes: tuple[
                 "evaluation's scale but hold other content",
         evidence=(Metric("activations using under " + f"{UNDER_USE:.0%} of their range", len(wide),
                          threshold=f"of {inner}"),
-                  Table("Activations whose calibrated range is far wider than the evaluation values",
-                        ("Q node", "tensor", "range used", "calibrated min", "calibrated max", "evaluation min",
-                         "evaluation max"),
-                        tuple((q["q_node"], q.get("tensor"), rounded(float(q["range_used"]), 4),
-                               *(rounded(q.get(k)) for k in ("representable_min", "representable_max",
-                                                             "observed_min", "observed_max")))
-                              for q in wide[:SHOWN])),
+                  _ranges_table("Activations whose calibrated range is far wider than the evaluation values",
+                                "range used", "range_used", wide),
                   Text("Separating evidence: the Q nodes reading the model inputs use their ranges and the calibration "
                        "inputs show no preprocessing step (QR003), yet inside the network the calibration data made "
                        "activations ten times larger than the evaluation data does, across many layers: content of "
@@ -266,6 +256,17 @@ def _measured_warning(ctx: Context) -> dict[str, Any]:
     # calibrating a layout model got both, and the input-level one names the content.
     return {"severity": "warning", "confidence": 0.7 if diverging else 0.45, "score": 0.45 if diverging else 0.25,
             "stage": "calibration", "tags": ("root_cause",)}
+
+
+def _ranges_table(title: str, measure: str, key: str, rows: list[dict[str, Any]]) -> Table:
+    """The first SHOWN activation quantizers of *rows*: their *key* share (as *measure*), calibrated and evaluation
+    ranges."""
+    return Table(title, ("Q node", "tensor", measure, "calibrated min", "calibrated max", "evaluation min",
+                         "evaluation max"),
+                 tuple((q["q_node"], q.get("tensor"), rounded(float(q[key]), 4),
+                        *(rounded(q.get(k)) for k in ("representable_min", "representable_max", "observed_min",
+                                                      "observed_max")))
+                       for q in rows[:SHOWN]))
 
 
 def _g(value: Any) -> str:
