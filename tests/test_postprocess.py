@@ -481,7 +481,8 @@ def test_verdict_names_the_task_agreement_of_the_diverging_pair(graded: bool, tm
     below, samples = comparison["disagreeing"], comparison["samples"]
     assert 0 < below <= samples
     words = (f"mean compare() score {comparison['agreement']:.3g} ({below} of {samples} samples scored below 1)" if graded
-             else f"task agreement {percent(comparison['agreement'])} ({below} of {samples} samples decoded differently)")
+             else f"task agreement {percent(comparison['agreement'])} of decoded values ({below} of {samples} samples "
+                  "decoded differently)")
     headline = (tmp_path / "r" / "report.md").read_text().splitlines()[0]
     assert headline.replace("\\_", "_").startswith(f"## 🔴 Quantization collapses the outputs: {words}; raw outputs: ")
     assert "); most likely cause: " in headline
