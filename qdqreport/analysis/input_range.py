@@ -43,6 +43,11 @@ class RangeMiss:
     clipped: float  # share of the evaluation values outside the representable range
 
 
+def input_entry(range_use: Iterable[dict[str, Any]] | None, name: str) -> dict[str, Any] | None:
+    """The range_use entry of model input *name* (the quantizer reading it), or None where none reads it."""
+    return next((e for e in range_use or [] if isinstance(e, dict) and e.get("input") == name), None)
+
+
 def range_miss(entry: dict[str, Any]) -> RangeMiss | None:
     """The miss of one range_use entry, or None when the evaluation inputs fill the range."""
     used, clipped = entry["range_used"], entry["clipped_share"]

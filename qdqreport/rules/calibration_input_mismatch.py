@@ -9,7 +9,7 @@ import numpy as np
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.context import Context
 from qdqreport.analysis.input_range import (CLIPPED_MAX, IMAGENET_MEAN, IMAGENET_STD, RANGE_USED_MIN,
-                                            imagenet_normalised, over_every_sample, range_miss)
+                                            imagenet_normalised, input_entry, over_every_sample, range_miss)
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
                                              Difference, fitted_note, id_shares, preprocessing_difference)
 from qdqreport.analysis.calibration_data import IDS_KEPT
@@ -404,7 +404,7 @@ def _file_as_narrow(ctx: Context, name: str, calib: dict[str, Any]) -> bool:
     inputs do (under RANGE_USED_MIN of it): that file did not set the range. A new user passed the normalised
     calibration file of a face detector the model had been calibrated for on raw pixels: QR003 told them to rescale
     that file by x / 127.5 - 1, which would have broken the one file that was right."""
-    entry = next((e for e in ctx.range_use or [] if e.get("input") == name), None)
+    entry = input_entry(ctx.range_use, name)
     low, high = (entry or {}).get("representable_min"), (entry or {}).get("representable_max")
     overall = calib.get("overall") or {}
     if not isinstance(low, (int, float)) or not isinstance(high, (int, float)) or high <= low:
@@ -536,7 +536,7 @@ def _wide_first_range(ctx: Context, name: str) -> tuple | None:
     use less than RANGE_USED_MIN of (analysis/input_range.range_miss: a calibration range 20x or more wider) is the
     step's measure: other content on the same scale does not widen it so. A range too narrow is left to QR006 there
     (content calibrated on other text clips 8% of the evaluation values at the input)."""
-    entry = next((e for e in ctx.range_use or [] if e.get("input") == name), None)
+    entry = input_entry(ctx.range_use, name)
     miss = range_miss(entry) if entry is not None else None
     return (_from_range_use(entry, over_every_sample(ctx.manifest), _image_like(ctx, name))
             if miss is not None and miss.wide else None)
@@ -620,14 +620,8 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
     """*as_is*: the model was calibrated on other data than the file given, which is right as it is: the fix
     re-quantizes on that file unchanged (this advice) instead of rewriting it."""
     gross = factor <= 0 or max(factor, 1 / factor) >= GROSS_FACTOR  # 0: calibration frozen at one value
-    rewrite, fixed = calibration_rewrite(ctx, name, expr)
     fixes = ((Fix(as_is, requantize_command(ctx, calibration=calibration_file(ctx))),) if as_is else
-             (Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}"
-                  + fitted_note(label, expr), rewrite) if expr != "x"
-              else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value range)"),
-              # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
-              Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" or fixed is None else
-                  f" (saved as {fixed}, the file this command reads)"), requantize_command(ctx, calibration=fixed))))
+             _rewrite_fixes(ctx, name, label, expr, advice))
     return calibration_input_mismatch.finding(
         title=f"Calibration input {name}: {label}", subject=f"input {name}",
         # Without a quantization comparison the damage is unmeasured; with a healthy one it is small.
@@ -643,3 +637,16 @@ def _finding(ctx: Context, name: str, diverged: bool, measured: bool, label: str
                    "every calibrated range is computed from these tensors (the outputs compared here agree; your "
                    "task's own decisions, collect --postprocess, tell whether it cost anything)"),
         evidence=evidence, fixes=fixes)
+
+
+def _rewrite_fixes(ctx: Context, name: str, label: str, expr: str, advice: str) -> tuple[Fix, ...]:
+    """Rewrite the calibration tensors of input *name* by *expr* (or, with no transform, say what to make), then
+    re-quantize on the corrected file."""
+    rewrite, fixed = calibration_rewrite(ctx, name, expr)
+    return (Fix(f"Apply the evaluation preprocessing to the calibration tensors: x → {expr}"
+                + fitted_note(label, expr), rewrite) if expr != "x"
+            else Fix(advice or "Calibrate on inputs covering the evaluation range (same preprocessing and value "
+                     "range)"),
+            # With no rewrite to print, the corrected file is the user's to make: say which name the command reads.
+            Fix("Re-quantize with the corrected calibration data" + ("" if expr != "x" or fixed is None else
+                f" (saved as {fixed}, the file this command reads)"), requantize_command(ctx, calibration=fixed)))

@@ -12,8 +12,7 @@ from qdqreport.analysis.context import ComparisonInfo, Context
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.analysis.agreement import COLLAPSE, COSINE_OK, TASK_OK, TOP1_OK, diverges, task_level
-from qdqreport.analysis.quantizer import ort_options
-from qdqreport.fixes import Change, exclusion, exclusion_fix, made_by_ort, requantize_command
+from qdqreport.fixes import Change, exclusion, exclusion_fix, made_by_ort, recorded_ort_options, requantize_command
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.rules._common import comparison_label, judged_summaries, ordered_comparisons, rounded, stage_label
 from qdqreport.rules._measured import REFUTED_SCORE
@@ -256,7 +255,7 @@ def _noise_fix(ctx: Context) -> tuple[Fix, ...]:
     """Less INT8 noise everywhere, where the model's weights are per tensor: a decision at a fixed threshold (a face
     mesh's presence logit at MediaPipe's 0.5) has no tolerance to set, and its head kept float changed nothing (7 of
     88 samples); per-channel weights took it to 3, 16-bit activations to 1."""
-    if not made_by_ort(ctx) or ort_options(ctx.precision or {})["per_channel"]:
+    if not made_by_ort(ctx) or recorded_ort_options(ctx)["per_channel"]:
         return ()
     return (Fix("To flip fewer of these samples, lower the INT8 noise the thin margins meet: one scale per output "
                 "channel of each weight (or, measured the same way, 16-bit activations); then count the samples "

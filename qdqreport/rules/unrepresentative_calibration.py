@@ -16,6 +16,7 @@ from qdqreport.analysis.calibration_data import STRUCTURE_GAP, structure_differs
 from qdqreport.analysis.collation import samples_held
 from qdqreport.analysis.coverage import (OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, coverage_gaps, frozen_channels,
                                          inside_share, uncovered)
+from qdqreport.analysis.input_range import input_entry
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
                                              mismatched_inputs, preprocessing_mismatch, same_centre, shares_level,
@@ -651,7 +652,7 @@ def _what_clips(ctx: Context, name: str) -> str:
     (range_use) to clip under INPUT_COVERED of the evaluation values, not that one (a new user's EEG classifier: its
     symmetric input quantizer spans [-1.01, 1.00] and clipped 0.16% of an input the calibration covered only on
     [0, 1]; "the missing part clips" read as if it all did)."""
-    entry = next((u for u in ctx.range_use or [] if isinstance(u, dict) and u.get("input") == name), None)
+    entry = input_entry(ctx.range_use, name)
     if entry is None and isinstance(ctx.range_use, list):
         # No quantizer reads the input itself (a new user's speaker encoder: its mel input float, the LSTMs after it
         # too, and no decision changed): nothing at the input clips; what the gap reaches are the ranges inside.
@@ -820,10 +821,9 @@ def _other_vocabulary(ctx: Context) -> Iterator[Finding]:
             subject=f"vocabulary {name}", stage="calibration", tags=("root_cause",),
             summary=f"{percent(share)} of the evaluation's id values of input {name} (its most frequent id set "
                     f"aside, as it may be padding) are ids no calibration sample holds: the calibration has "
-                    f"{c['distinct']} distinct "
-                    f"ids, the evaluation {e['distinct']}. The calibration texts were of another vocabulary (another "
-                    "language or alphabet, or a tokeniser that maps them to one unknown id), so the activations of "
-                    "the evaluation's own ids were never calibrated",
+                    f"{c['distinct']} distinct ids, the evaluation {e['distinct']}. The calibration texts were of "
+                    "another vocabulary (another language or alphabet, or a tokeniser that maps them to one unknown "
+                    "id), so the activations of the evaluation's own ids were never calibrated",
             evidence=(Metric(f"evaluation id values unseen in calibration ({name})", rounded(100 * share, 1), unit="%",
                              threshold=f">= {UNSEEN_IDS:.0%}"),
                       Table("Ids", ("set", "values", "distinct ids"),
