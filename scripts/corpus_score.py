@@ -358,8 +358,8 @@ class Part:
 PARTS = (
     Part(FORTIETH_PART, "fortieth", ", made 2026-11-28; scored while sealed before the next round of rule changes, "
          "at 5c5bca9: first-ranked 2/5, within three 4/5, healthy controls with an error 0/2, harmless faults with an "
-         "error 0/3; after session 43's rule changes, at c387e59, 452ba9b and eace3c9: the same; still held out",
-         held_out=True),
+         "error 0/3; after session 43's rule changes, at c387e59, 452ba9b and eace3c9: the same; at 698a5ae (the "
+         "forty-first part's \"before\"): the same; then read (2026-11-28, session 44): no longer held out"),
     Part(THIRTY_NINTH_PART, "thirty-ninth", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at f3387a1: first-ranked 4/4, within three 4/4, healthy controls with an error 0/2, harmless "
          "faults with an error 0/4; after session 42's rule changes, at be6fc24 (the calibration check), 6eefe79 and "

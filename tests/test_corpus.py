@@ -221,6 +221,8 @@ def test_fourth_sealed_part_is_one_whole_batch_with_a_new_family():
                                            'then read (2026-11-28, session 42)']),
     (THIRTY_NINTH_PART, "thirty-ninth", ['at f3387a1: first-ranked 4/4, within three 4/4', '5c5bca9',
                                          'then read (2026-11-28, session 43)']),
+    (FORTIETH_PART, "fortieth", ['at 5c5bca9: first-ranked 2/5, within three 4/5', '698a5ae',
+                                 'then read (2026-11-28, session 44)']),
 ])
 def test_docs_show_a_read_sealed_part_as_the_scorer_computes_it(scores, part, ordinal, history):
     """docs/CORPUS.md's totals and rows of each part read after its sealed scores are what the committed bundles
@@ -284,11 +286,11 @@ def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, head
 
 
 @pytest.mark.slow
-# Every part held out now: the fortieth (the thirty-first was read in session 36, the thirty-second and the
-# thirty-fourth in session 37, the thirty-third in session 38, the thirty-fifth in session 39, the thirty-sixth in
-# session 40, the thirty-seventh in session 41, the thirty-eighth in session 42, the thirty-ninth in session 43).
-@pytest.mark.parametrize(("part", "ordinal", "heading", "size"),
-                         [(FORTIETH_PART, "fortieth", "Fortieth", 10)])
+# Every part held out now: none until the forty-first is merged (the thirty-first was read in session 36, the
+# thirty-second and the thirty-fourth in session 37, the thirty-third in session 38, the thirty-fifth in session 39,
+# the thirty-sixth in session 40, the thirty-seventh in session 41, the thirty-eighth in session 42, the thirty-ninth
+# in session 43, the fortieth in session 44).
+@pytest.mark.parametrize(("part", "ordinal", "heading", "size"), [])
 def test_docs_show_a_held_out_sealed_part_as_held_out(scores, part, ordinal, heading, size):
     """A held-out part (sealed for the next round of rule changes): neither totals nor rows are on the generated page
     (a page regenerated after each rule change would otherwise show its totals moving); its "before" is in the kept
