@@ -596,7 +596,7 @@ def _categorical_difference(calib: dict[str, Any], evaluation: dict[str, Any]) -
         return None
     frozen_c, frozen_e = c["min"] == c["max"], e["min"] == e["max"]
     if frozen_c == frozen_e:
-        return _inverted_flag(calib, evaluation) or _missing_ids(calib, evaluation)
+        return _inverted_flag(calib, evaluation) or _one_token(calib, evaluation) or _missing_ids(calib, evaluation)
     label = (f"calibration holds only {c['min']:g}, evaluation {e['min']:g}..{e['max']:g} (mean {e['mean']:.3g})"
              if frozen_c else f"evaluation holds only {e['min']:g}, calibration {c['min']:g}..{c['max']:g}")
     return Difference("categorical", label, "x", 1.0, 0.7)
@@ -621,6 +621,55 @@ def _inverted_flag(calib: dict[str, Any], evaluation: dict[str, Any]) -> Differe
                       1.0, 0.75, gap / error if error else None,
                       advice="Build the calibration mask with the evaluation pipeline's convention (True where the "
                              "evaluation's is True), then re-quantize")
+
+
+def _one_token(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
+    """Every calibration token one id (the evaluation's padding aside) where the evaluation's sequences hold many: the
+    calibration's tokeniser found none of its tokens and wrote its unknown-token id for each (hama's G2P calibrated on
+    whole Hangul syllables, every one <unk>, where the package splits them into jamo). A set of two values or fewer
+    keeps no `ids` summary (a mask's): its overall min and max are then its values."""
+    e = evaluation.get("ids")
+    padding = _padding(e)
+    if not e or e["distinct"] - len(padding) < ONE_TOKEN_EVALUATION_IDS or not _sequence(evaluation):
+        return None
+    held = _held_ids(calib)
+    if held is None or len(held - padding) != 1:
+        return None
+    (token,) = held - padding
+    return Difference("ids", f"every calibration token is id {token} (the padding {_padding_text(padding)} aside), "
+                      f"where the evaluation holds {e['distinct'] - len(padding)} distinct ids: the calibration's "
+                      "tokeniser mapped every token to one id (an unknown-token id)", "x", 1.0, 0.75,
+                      advice="Build the calibration ids with the evaluation pipeline's own tokeniser, every step of it "
+                             "(the calibration reader's tokens are not in the model's vocabulary); then re-quantize")
+
+
+# Distinct ids (the padding aside) an evaluation must hold for a calibration of one id to be a broken tokeniser, not
+# a model with few tokens.
+ONE_TOKEN_EVALUATION_IDS = 8
+
+
+def _held_ids(stats: dict[str, Any]) -> set[int] | None:
+    """Every id a set holds: its `ids` summary's when that lists them all, else its overall min and max (a collector
+    that summarises ids keeps no summary of two values or fewer: callers know it does from the other set's summary);
+    None when neither says."""
+    ids = stats.get("ids")
+    if ids:
+        return {int(row["id"]) for row in ids["top"]} if len(ids["top"]) >= ids["distinct"] else None
+    overall = stats.get("overall") or {}
+    low, high = overall.get("min"), overall.get("max")
+    if low is None or high is None or low != int(low) or high != int(high):
+        return None
+    return {int(low), int(high)}
+
+
+def _sequence(stats: dict[str, Any]) -> bool:
+    """Whether an input holds a sequence of ids a sample (UNSEEN_IDS_MIN_LENGTH or more), not one number."""
+    shape = stats.get("shape") or []
+    return bool(shape) and math.prod(int(d) for d in shape[1:] or shape) >= UNSEEN_IDS_MIN_LENGTH
+
+
+def _padding_text(padding: set[int]) -> str:
+    return ", ".join(str(v) for v in sorted(padding)) or "none"
 
 
 def _missing_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> Difference | None:
@@ -691,6 +740,19 @@ def _share_text(value: int, shares: dict[int, float]) -> str:
     """*value*'s share in words: "none", its share, or "at most" the least listed share when it is not listed."""
     share = _share_of(value, shares)
     return "none" if share == 0 else f"{share:.2%}" if value in shares else f"at most {share:.2%}"
+
+
+def input_id_shares(stats: dict[str, Any], other: dict[str, Any]) -> dict[int, float]:
+    """Each listed id's share of an input's values: from its `ids` summary, else, where the *other* set's summary shows
+    the collector keeps them (none for two values or fewer), from its overall min, max and mean."""
+    if stats.get("ids") or not other.get("ids"):
+        return id_shares(stats.get("ids"))
+    held, mean = _held_ids(stats), (stats.get("overall") or {}).get("mean")
+    if held is None or mean is None:
+        return {}
+    low, high = min(held), max(held)
+    upper = min(max((float(mean) - low) / (high - low), 0.0), 1.0) if high > low else 0.0
+    return {value: share for value, share in ((low, 1.0 - upper), (high, upper)) if share > 0}
 
 
 def id_shares(ids: dict[str, Any] | None) -> dict[int, float]:

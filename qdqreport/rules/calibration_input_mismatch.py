@@ -11,7 +11,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.input_range import (CLIPPED_MAX, IMAGENET_MEAN, IMAGENET_STD, RANGE_USED_MIN,
                                             imagenet_normalised, input_entry, over_every_sample, range_miss)
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
-                                             Difference, fitted_note, id_shares, preprocessing_difference)
+                                             Difference, fitted_note, input_id_shares, preprocessing_difference)
 from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.spectrum import SHIFT_BAND
 from qdqreport.analysis.output_kinds import IMAGE_CHANNELS
@@ -198,6 +198,8 @@ def _tokens(kind: str):
         calib_ids, calib_mask = batch(48, 4, 8, 52) if kind == "short" else batch(48, 12, 33, 52)
         if kind == "mask1":
             calib_mask = np.ones_like(calib_mask)
+        if kind == "unk":  # a tokeniser that finds none of the calibration's tokens: each one [UNK] (100)
+            calib_ids = np.where(calib_ids > 0, 100, 0)
         if kind in ("unmasked", "masked"):  # the calibration reader left the masking step out, or kept it
             ids, calib_ids = masked(ids, 53), masked(calib_ids, 54) if kind == "masked" else calib_ids
         for role, (i, m) in (("eval_stats", (ids, mask)), ("calib_stats", (calib_ids, calib_mask))):
@@ -253,6 +255,7 @@ def _random_log(b):
                 Quiet("token inputs: shorter calibration texts are not a preprocessing step", _tokens("short")),
                 Fires("a masked LM's [MASK] id, 2.9% of the evaluation tokens, not in calibration", _tokens("unmasked")),
                 Quiet("a masked LM's [MASK] id in both sets", _tokens("masked")),
+                Fires("every calibration token the [UNK] id: a tokeniser that found none of them", _tokens("unk")),
                 Fires("feature channels 0, 2, 3 in percent, evaluation in fractions", _feature_raster(100.0)),
                 Quiet("feature channels in fractions in both sets", _feature_raster(1.0)),
                 Quiet("calibration is np.random.rand noise (QR009, not a rescale)", _noise),
@@ -326,7 +329,10 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     ids' distributions alike (total variation under 0.25 once those are set aside): a tokeniser
     step the calibration reader skipped, such as a masked LM's [mask] never inserted (g2p-id's
     BERT: 4.2% of the evaluation ids, none in calibration). Where many ids differ the content
-    differs (another language, other files), which no preprocessing step explains.
+    differs (another language, other files), which no preprocessing step explains, except where every calibration
+    token is one id (the evaluation's padding aside) while the evaluation holds at least 8 distinct ids: the
+    calibration's tokeniser found none of its tokens in the vocabulary and wrote its unknown-token id for each (hama's
+    G2P calibrated on whole Hangul syllables where the package splits them into jamo: every token <unk>).
     Known steps named by their factor: x255 and /255 pixels, [0,1] against [-1,1], int16 PCM (x32768), raw 16-bit
     intensities against /65535 (read from the means and maxima of two unsigned sets, within 5% and 10%: the spreads
     of other content say little; the thirty-fourth part's microscopy tiles, 65,572x and 67,716x),
@@ -607,7 +613,7 @@ def _from_range_use(entry: dict[str, Any], over: str, image: bool = True) -> tup
 
 def _ids_table(calib: dict[str, Any], evaluation: dict[str, Any]) -> Table:
     """Each set's most frequent ids with their shares in both sets (input statistics' `ids`)."""
-    shares = [id_shares(stats.get("ids")) for stats in (evaluation, calib)]
+    shares = [input_id_shares(evaluation, calib), input_id_shares(calib, evaluation)]
     shown = list(dict.fromkeys([*list(shares[0])[:IDS_SHOWN], *list(shares[1])[:IDS_SHOWN]]))
     return Table(f"Most frequent ids (share of each set's values; the statistics keep each set's {IDS_KEPT} most "
                  "frequent)",
