@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import difflib
 import importlib.util
+import json
+import math
 import re
 import shlex
 import subprocess
@@ -43,11 +45,28 @@ def test_demo_report_matches_its_gold_file(gold_run, name):
         pytest.skip("the gold files were made on x86-64 CPUs (with and without VNNI); this CPU's support is unknown")
     _, files = gold_run
     expected = (folder / name).read_bytes()
-    if files[name] != expected:
+    if files[name] != expected and not (name.endswith(".json") and _close(json.loads(expected), json.loads(files[name]))):
         where = folder.relative_to(ROOT) / name
         diff = "".join(difflib.unified_diff(expected.decode().splitlines(True), files[name].decode().splitlines(True),
                                             str(where), "this run", n=1))
         pytest.fail(f"the demo's {name} changed; if intended run `python scripts/update_gold.py` and commit:\n{diff[:6000]}")
+
+
+# findings.json keeps 7 significant digits: ONNX Runtime's integer kernels differ in the last of them between CPUs of
+# the same class (an AVX512-VNNI EPYC against the AVX-VNNI machine the gold was made on: cosine 0.9788111 against
+# 0.9788109). The rendered pages round to 4 digits and stay byte for byte.
+GOLD_REL_TOL = 1e-5
+
+
+def _close(expected, actual) -> bool:
+    """JSON values equal but for floats within GOLD_REL_TOL of each other."""
+    if isinstance(expected, float) and isinstance(actual, (int, float)) and not isinstance(actual, bool):
+        return math.isclose(expected, actual, rel_tol=GOLD_REL_TOL, abs_tol=1e-12)
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(_close(expected[k], actual[k]) for k in expected)
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(_close(e, a) for e, a in zip(expected, actual))
+    return expected == actual
 
 
 def commands_of(markdown: str) -> list[list[str]]:
