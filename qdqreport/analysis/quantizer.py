@@ -301,8 +301,23 @@ def sensitive_in_int8(precision: Mapping[str, Any] | None) -> list[dict[str, Any
     its output feeding a QuantizeLinear means its consumer is quantized (a transformer's LayerNorm -> Q -> MatMul is the
     usual recipe), not that it computes on INT8 values."""
     nodes = {n["name"]: n for n in (precision or {}).get("nodes", [])}
-    return [s for s in (precision or {}).get("sensitive", []) if s.get("quantized") and (
+    listed = [s for s in (precision or {}).get("sensitive", []) if s.get("quantized") and (
         s["pattern"] in HEAD_PATTERNS or s["node"] not in nodes or node_quantized(nodes[s["node"]]))]
+    return listed + _embeddings_in_int8(precision, {s["node"] for s in listed})
+
+
+def _embeddings_in_int8(precision: Mapping[str, Any] | None, listed: set[str]) -> list[dict[str, Any]]:
+    """Gathers whose lookup table is an INT8 weight ("embedding"): every token's vector comes off one scale set by the
+    table's largest value (quantize_static has no per-row form for it), where ModelOpt and quantize_static's usual
+    recipes keep it float. hama's G2P encoder with its 19,750 x 80 jamo embedding in INT8 changed 6 of 1000 words'
+    pronunciation, its healthy recipe 1 (the fortieth corpus part)."""
+    tables = {c for e in (precision or {}).get("qdq", []) if e.get("kind") == "weight"
+              for c in e.get("consumers") or []}
+    return [{"node": n["name"], "op_type": "Gather", "pattern": "embedding", "quantized": True,
+             "tensor": (n.get("outputs") or [""])[0], "input": None}
+            for n in (precision or {}).get("nodes", [])
+            if n.get("op_type") == "Gather" and n.get("weight_quantized") and n["name"] in tables
+            and n["name"] not in listed]
 
 
 @dataclass(frozen=True)
@@ -389,8 +404,19 @@ class CrushedWeight:
     @property
     def matrix(self) -> bool:
         """A Conv/Gemm/MatMul weight: one scale per output channel (per_channel=True) is the fix; for an elementwise
-        constant (a BatchNorm written as Mul) it is keeping the node float."""
+        constant (a BatchNorm written as Mul) or a lookup table it is keeping the node float."""
         return self.op_type in MATRIX_OPS
+
+    @property
+    def table(self) -> bool:
+        """A Gather's lookup table (an embedding): quantize_static gives it one scale, per_channel or not."""
+        return self.op_type == "Gather"
+
+    @property
+    def unit(self) -> str:
+        """What a counted channel is, plural: a lookup table's rows, else output channels (an elementwise constant's
+        values are its channels)."""
+        return "rows" if self.table else "output channels"
 
 
 def crushed_weights(precision: Mapping[str, Any] | None) -> list[CrushedWeight]:
@@ -399,12 +425,14 @@ def crushed_weights(precision: Mapping[str, Any] | None) -> list[CrushedWeight]:
     found = []
     for entry in (precision or {}).get("qdq", []):
         levels = entry.get("channel_levels") or {}
+        consumer = (entry.get("consumers") or [""])[0]
+        if op_types.get(consumer) == "Gather" and levels.get("axis") is None:
+            continue  # a lookup table counted value by value (collected before 2026-11-28): its rows are unknown
         histogram, channels = levels.get("histogram") or [], levels.get("channels") or 0
         live = channels - (levels.get("dead") or 0)  # channels dead before quantization lose nothing: not counted
         crushed = sum(histogram[:LEVEL_EDGES.index(CRUSHED_LEVELS) + 1])
         if live <= 0 or crushed < max(MIN_CRUSHED, CRUSHED_SHARE * live):
             continue
-        consumer = (entry.get("consumers") or [""])[0]
         found.append(CrushedWeight(entry["tensor"], consumer, op_types.get(consumer, ""), crushed,
                                    histogram[0] if histogram else 0, channels))
     return sorted(found, key=lambda w: (-w.crushed / w.channels, w.tensor))

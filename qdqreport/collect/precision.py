@@ -145,8 +145,9 @@ def _channel_levels(index: GraphIndex, reference: onnx.NodeProto, consumers: lis
     """For an 8-bit weight quantized with one scale (per tensor): how many integer levels each output channel reaches,
     as a histogram (`channel_levels`; absent otherwise). One scale set by the largest channel leaves a channel of
     weights 40x smaller a handful of levels: a new user's U2-Net-p quantized with per_channel=False kept IoU 0.003.
-    Channels: a Conv's output channels (axis 0; a ConvTranspose's axis 1), a Gemm's or MatMul's output columns; every
-    element of the constant of an elementwise node (a BatchNorm written as Mul and Add)."""
+    Channels: a Conv's output channels (axis 0; a ConvTranspose's axis 1), a Gemm's or MatMul's output columns, a Gather
+    table's rows (its axis); every element of the constant of an elementwise node (a BatchNorm written as Mul and
+    Add)."""
     scale_name, zero_name = scale_and_zero(reference)
     scale = float_values(index.constant_value(scale_name)) if scale_name else None
     source = reference.input[0]
@@ -214,6 +215,11 @@ def _output_axis(consumer: onnx.NodeProto, levels: np.ndarray) -> int | None:
         return 0 if trans_b else levels.ndim - 1
     if consumer.op_type == "MatMul":
         return levels.ndim - 1
+    if consumer.op_type == "Gather":
+        # A lookup table's rows (an embedding's token vectors) are what one scale shares: a rare token's small vector
+        # keeps a few levels, not every element of the table apart.
+        axis = next((a.i for a in consumer.attribute if a.name == "axis"), 0)
+        return axis % levels.ndim
     return None
 
 

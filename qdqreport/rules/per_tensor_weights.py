@@ -15,7 +15,7 @@ from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import outputs_diverge, weights_severity
 from qdqreport.rules._measured import REFUTED_SCORE, under_ranges
 from qdqreport.testing.recipes import (CLS_OUTPUT, class_logits, classifier_graph, classifier_run, qdq_entry)
-from qdqreport.wording import plural
+from qdqreport.wording import plural, verb
 
 LIST_LIMIT = 12
 
@@ -68,7 +68,9 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     another's MRZ segmenter had a BatchNorm written as a Mul whose per-tensor constant rounded 49 of 64 channels to 0.
 
     Channels dead before quantization (their largest weight 1e-7 of the tensor's or less, read from the FP32 model)
-    lose nothing by rounding to 0 and are not counted.
+    lose nothing by rounding to 0 and are not counted. A Gather's lookup table (an embedding) is counted by its rows,
+    the tokens' vectors (bundles collected before 2026-11-28 counted it value by value, which says nothing of its
+    rows: not read); its fix keeps the Gather float, as quantize_static gives a table one scale, per_channel or not.
 
     Severity from impact (analysis/agreement.py, rules/_common.weights_severity): an error when the outputs collapse and
     Conv, Gemm or MatMul weights are crushed together with elementwise constants (PP-OCRv5 below), or the per-layer pass
@@ -113,28 +115,36 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
     worst = crushed[0]
     lost = sum(w.crushed for w in crushed)
     yield under_ranges(ctx, per_tensor_weights.finding(
-        title=f"{plural(len(crushed), 'per-tensor weight')} crush{'es' if len(crushed) == 1 else ''} small output "
-              "channels",
+        title=f"{plural(len(crushed), 'per-tensor weight')} crush{'es' if len(crushed) == 1 else ''} small "
+              f"{_unit(crushed)}",
         severity=severity, confidence=0.8 if severity != "info" else 0.5,
         # Measured elsewhere by the per-layer pass: a hypothesis under the node it names (a new user's DeepFilterNet:
         # the error was born at its encoder's df_conv1, the crushed decoder Convs added none, and per-channel weights
         # with reduce_range changed 6.8% of its frames' stages against 6.9%).
         score=min({"error": 0.75, "warning": 0.45}.get(severity, 0.1), REFUTED_SCORE if elsewhere else 1.0),
         subject="per-tensor:" + ";".join(w.tensor for w in crushed[:5]), stage="precision", tags=("root_cause",),
-        summary=(f"{plural(len(crushed), 'weight')} quantized with one scale per tensor leave {lost:,} output "
-                 f"channels at most {CRUSHED_LEVELS} integer levels from zero ({sum(w.zeroed for w in crushed):,} "
-                 f"rounded to 0 entirely): the scale is set by each tensor's largest channel. The worst, "
-                 f"{worst.tensor} of {worst.consumer or '?'} ({worst.op_type or '?'}), keeps {worst.crushed} of "
-                 f"{worst.channels} channels so."
-                 + ("" if diverged else " The outputs agree here: the channels lost did not carry the decisions.")),
-        evidence=(Metric("output channels crushed", lost, threshold=f"at most {CRUSHED_LEVELS} levels"),
+        summary=(f"{plural(len(crushed), 'weight')} quantized with one scale per tensor "
+                 f"{verb(len(crushed), 'leaves')} {lost:,} {_unit(crushed)} at most {CRUSHED_LEVELS} integer "
+                 f"levels from zero ({sum(w.zeroed for w in crushed):,} rounded to 0 entirely): the one scale is set "
+                 f"by each tensor's largest value. The worst, {worst.tensor} of {worst.consumer or '?'} "
+                 f"({worst.op_type or '?'}), keeps {worst.crushed:,} of {worst.channels:,} {worst.unit} so."
+                 + ("" if diverged else f" The outputs agree here: the {_unit(crushed)} lost did not carry the "
+                                        "decisions.")),
+        evidence=(Metric(f"{_unit(crushed)} crushed", lost, threshold=f"at most {CRUSHED_LEVELS} levels"),
                   _table(crushed),
                   *([Text(f"Per-layer localisation: none of the nodes reading these weights is among those that add "
                           f"error themselves (local cosine under {LOCAL_BAD_COSINE}, fed FP32 inputs); the most is "
                           f"added at {elsewhere.get('node')} ({elsewhere.get('op_type')}, local cosine "
                           f"{float(elsewhere['local_cosine']):.4f}): see the error-birth finding first.")]
                     if elsewhere else [])),
-        fixes=_fixes(ctx, matrix, [w for w in crushed if not w.matrix])), "these weights")
+        fixes=_fixes(ctx, matrix, [w for w in crushed if not w.matrix and not w.table],
+                     [w for w in crushed if w.table])), "these weights")
+
+
+def _unit(crushed: list[CrushedWeight]) -> str:
+    """The crushed weights' counted unit where they share one (output channels, rows, values), else "channels"."""
+    units = {w.unit for w in crushed}
+    return units.pop() if len(units) == 1 else "channels"
 
 
 def _born_elsewhere(ctx: Context, crushed: list[CrushedWeight]) -> dict[str, Any] | None:
@@ -151,8 +161,9 @@ def _born_elsewhere(ctx: Context, crushed: list[CrushedWeight]) -> dict[str, Any
 def _table(crushed: list[CrushedWeight]) -> Table:
     rows = tuple((w.tensor, w.consumer, w.op_type, w.crushed, w.zeroed, w.channels) for w in crushed[:LIST_LIMIT])
     note = f"{len(crushed) - LIST_LIMIT} more not shown" if len(crushed) > LIST_LIMIT else ""
-    return Table("Per-tensor weights and their crushed output channels", ("weight", "read by", "op type",
-                 f"channels at most {CRUSHED_LEVELS} levels", "channels at 0", "channels"), rows, note=note)
+    unit = _unit(crushed)
+    return Table(f"Per-tensor weights and their crushed {unit}", ("weight", "read by", "op type",
+                 f"{unit} at most {CRUSHED_LEVELS} levels", f"{unit} at 0", unit), rows, note=note)
 
 
 # analysis/saturation.per_channel_saturates_here, in words (a new user's DeepFilterNet: the per-channel fix printed
@@ -161,7 +172,8 @@ SATURATION_WORDS = ("on this CPU (x86 without VNNI, as the bundle records) ONNX 
                     "saturate on per-channel INT8 weights")
 
 
-def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedWeight]) -> tuple[Fix, ...]:
+def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedWeight],
+           tables: list[CrushedWeight]) -> tuple[Fix, ...]:
     fixes = []
     # Every op type reading a quantized constant, not only those whose constants are crushed: per-channel weights do
     # not reach them (quantize_static warns "Axis 1 is out-of-range" on a rank-1 BatchNorm scale). Either change alone
@@ -210,6 +222,12 @@ def _fixes(ctx: Context, matrix: list[CrushedWeight], elementwise: list[CrushedW
                 if _convolutional(ctx) else "")
         fixes.append(Fix(f"Keep {', '.join(nodes[:5])}{' …' if len(nodes) > 5 else ''} float (elementwise constants "
                          f"have no per-channel form here){fold}", requantize_command(ctx, Change(exclude_nodes=nodes))))
+    if tables:
+        nodes = tuple(dict.fromkeys(w.consumer for w in tables if w.consumer))
+        fixes.append(Fix(f"Keep the lookup table{'s' if len(nodes) > 1 else ''} of {', '.join(nodes[:5])}"
+                         f"{' …' if len(nodes) > 5 else ''} float: quantize_static gives a Gather's table one scale, "
+                         "per_channel or not, and the rows it crushes are tokens whose vectors are small",
+                         requantize_command(ctx, Change(exclude_nodes=nodes))))
     return tuple(fixes)
 
 
