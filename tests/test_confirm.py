@@ -15,6 +15,7 @@ import onnxruntime
 import pytest
 
 from qdqreport.cli import main
+from qdqreport.render.filters import pct
 from qdqreport.confirm.quantizers import modelopt_version
 
 DEMO = Path(__file__).resolve().parents[1] / "qdqreport" / "demo"
@@ -243,7 +244,7 @@ def test_collect_confirm_puts_the_requantized_number_beside_the_estimate(x255_bu
     markdown = (_report(x255_bundle, tmp_path) / "report.md").read_text()
     line = next(l for l in markdown.splitlines() if "Confirmed by a real re-quantization" in l)
     # The demo classifier's two class scores are too few for a cosine to be evidence: its top-1 agreements stand.
-    assert f"bypass estimate top-1 {chosen['top1']:.0%}" in line and f"re-quantized top-1 {confirmed['top1']:.0%}" in line
+    assert f"bypass estimate top-1 {pct(chosen['top1'])}" in line and f"re-quantized top-1 {pct(confirmed['top1'])}" in line
     assert "cosine" not in line
     assert "Confirmed by a real re-quantization" in (tmp_path / "report" / "report.html").read_text()
 
