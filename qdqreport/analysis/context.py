@@ -178,8 +178,19 @@ class Context:
     def _judged(self, info: ComparisonInfo | None, summary: OutputSummary) -> OutputSummary:
         if info is None:
             return judged(summary, [], [], self.judging, self._producers, (), self.input_shapes)
-        return judged(summary, self.stored_outputs(info.reference), self.stored_outputs(info.candidate),
-                      self.judging, self._producers, info.class_outputs, self.input_shapes)
+        reference, candidate = self.compared_outputs(info)
+        return judged(summary, reference, candidate, self.judging, self._producers, info.class_outputs,
+                      self.input_shapes)
+
+    def compared_outputs(self, info: ComparisonInfo) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The stored outputs of a comparison's reference and candidate, sample for sample: a check's control ran on
+        chosen samples (its details' `sample_indices`, in its order), so the reference's are taken at those."""
+        reference, candidate = self.stored_outputs(info.reference), self.stored_outputs(info.candidate)
+        stage = self.stage(info.candidate)
+        indices = (stage.details.get("sample_indices") if stage is not None else None) or []
+        if indices and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i for i in indices):
+            reference = [reference[i] for i in indices[:len(candidate)] if i < len(reference)]
+        return reference, candidate
 
     def stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""

@@ -77,7 +77,7 @@ def erasing_outputs(ctx: "Context", purpose: str = "quantization") -> list[Gridd
     comparison = ctx.comparison(purpose)
     if comparison is None:
         return []
-    reference, candidate = ctx.stored_outputs(comparison.reference), ctx.stored_outputs(comparison.candidate)
+    reference, candidate = ctx.compared_outputs(comparison)
     found = []
     for summary in ctx.output_summaries(comparison.id):
         if summary.internal:

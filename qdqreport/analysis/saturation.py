@@ -2,8 +2,8 @@
 QDQ model run unfused (DequantizeLinear -> float operator).
 
 The collector (collect/saturation_check.py) writes stage `ort_qdq_unfused` (the QDQ model with
-ONNX Runtime's Q/DQ fusion disabled: session config "session.disable_quant_qdq" = "1", on the
-first samples only) and its comparison with `ort_fp32` (purpose `other`, `control:
+ONNX Runtime's Q/DQ fusion disabled: session config "session.disable_quant_qdq" = "1", on chosen
+samples only, details `sample_indices`: control_samples) and its comparison with `ort_fp32` (purpose `other`, `control:
 qdq_unfused`). This module turns them into per-output gains; it needs neither onnx nor
 onnxruntime. Agree/degrade/collapse come from analysis/agreement.py (the Judgements Context
 makes); the QDQ side is read on the control's samples only, so both sides count the same samples.
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 UNFUSED_STAGE = "ort_qdq_unfused"
 CONTROL_KIND = "qdq_unfused"  # the comparison entry's "control"
-MAX_SAMPLES = 32  # the control runs on the first samples only (collect/saturation_check.py)
+MAX_SAMPLES = 32  # the control runs on this many chosen samples only (collect/control_stage.choose_samples)
 # The unfused run must win back at least half of what the fused model loses on its own samples (and be judged better:
 # explaining_gain) for the integer kernels to be the cause (QR012), and for the layer findings to be refuted by it
 # (rules/_measured.py).
@@ -42,6 +42,19 @@ class UnfusedGain:
     qdq_value: float  # ort_qdq on the control's samples
     control_value: float
     samples: int
+    indices: tuple[int, ...] = ()  # the evaluation samples the control ran on, in its order (control_samples)
+
+    def qdq_agreements(self) -> list[float]:
+        """ort_qdq's per-sample agreements on the control's samples (empty where none are recorded)."""
+        agreement = self.qdq.sample_agreement or []
+        return [agreement[i] for i in (self.indices or range(self.samples)) if i < len(agreement)]
+
+    @property
+    def where(self) -> str:
+        """The control's samples in words: "the first 32" (bundles before 2026-11-28, or every sample), else "32"
+        (chosen: those whose decisions the QDQ model changes first)."""
+        return f"{self.samples}" if self.indices and list(self.indices) != list(range(len(self.indices))) \
+            else f"the first {self.samples}"
 
     @property
     def recovered(self) -> float:
@@ -111,8 +124,8 @@ def one_off(gain: UnfusedGain) -> bool:
     back of one sample's decision is no measurement (a new user's key CNN, percentile calibration: one near tie in the
     control's 32 samples read "share won back 1" and ranked the kernels first; on all 256, fused and unfused both
     changed 3 keys)."""
-    agreement = gain.qdq.sample_agreement if gain.measure in DECISION_LEVELS else None
-    return bool(agreement) and sum(a < 1 for a in agreement[:gain.samples]) < MIN_LOST_SAMPLES
+    agreement = gain.qdq_agreements() if gain.measure in DECISION_LEVELS else None
+    return bool(agreement) and sum(a < 1 for a in agreement) < MIN_LOST_SAMPLES
 
 
 def kernels_explain(ctx: "Context") -> UnfusedGain | None:
@@ -195,7 +208,7 @@ def saturation_evidence(ctx: "Context") -> SaturationEvidence | None:
 
 def control_gains(ctx: "Context", control_stage: str) -> list[UnfusedGain]:
     """Each diverging output of the quantization comparison against a control of the QDQ model (*control_stage*,
-    compared with ort_fp32 on its first samples): the two judgements and their values on the control's samples. The
+    compared with ort_fp32 on its own samples): the two judgements and their values on the control's samples. The
     saturation check's unfused run and the calibration check's evaluation ranges (analysis/calibration_check.py) are
     read alike."""
     quantization = ctx.comparison("quantization")
@@ -208,15 +221,27 @@ def control_gains(ctx: "Context", control_stage: str) -> list[UnfusedGain]:
         c = controls.get(q.output)
         if c is None or not diverges(q) or q.judgement is None or c.judgement is None:
             continue
-        measure, qdq_value, control_value = _same_samples(ctx, quantization.id, control.id, q, c)
-        gains.append(UnfusedGain(q.output, q.judgement, c.judgement, measure, qdq_value, control_value, c.samples))
+        indices = control_samples(ctx, control_stage, c.samples)
+        measure, qdq_value, control_value = _same_samples(ctx, quantization.id, q, c, indices)
+        gains.append(UnfusedGain(q.output, q.judgement, c.judgement, measure, qdq_value, control_value, c.samples,
+                                 indices))
     return gains
 
 
-def _same_samples(ctx: "Context", qdq_id: str, control_id: str, q: "OutputSummary",
-                  c: "OutputSummary") -> tuple[str, float, float]:
-    """(measure, QDQ value, control value) on the control's samples: the decision measure both were judged by,
-    from its per-sample agreement, else the median per-sample cosine."""
+def control_samples(ctx: "Context", control_stage: str, count: int) -> tuple[int, ...]:
+    """The evaluation samples a control ran on, in its order: its details' `sample_indices` (collect/control_stage.py
+    chooses them), else its first *count* (bundles collected before 2026-11-28)."""
+    stage = ctx.stage(control_stage)
+    listed = (stage.details.get("sample_indices") if stage is not None else None) or []
+    if len(listed) >= count and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in listed):
+        return tuple(listed[:count])
+    return tuple(range(count))
+
+
+def _same_samples(ctx: "Context", qdq_id: str, q: "OutputSummary", c: "OutputSummary",
+                  indices: tuple[int, ...]) -> tuple[str, float, float]:
+    """(measure, QDQ value, control value) on the control's samples (*indices*, in the control's order): the decision
+    measure both were judged by, from its per-sample agreement, else the median per-sample cosine."""
     count = c.samples
     qj, cj = q.judgement, c.judgement
     same_measure = qj.measure == cj.measure and qj.measure in DECISION_LEVELS
@@ -224,10 +249,11 @@ def _same_samples(ctx: "Context", qdq_id: str, control_id: str, q: "OutputSummar
         return qj.measure, qj.value, cj.value  # the control ran on every sample: the judged values themselves
     # A subset: the mean of the per-sample agreements, on the same samples for both (a sample with few decisions
     # weighs as much as one with many, on both sides alike).
-    if (same_measure and qj.sample_agreement and cj.sample_agreement
-            and len(qj.sample_agreement) >= min(count, len(cj.sample_agreement))):
-        n = min(count, len(cj.sample_agreement))
-        return qj.measure, statistics.fmean(qj.sample_agreement[:n]), statistics.fmean(cj.sample_agreement[:n])
-    rows = [r for r in ctx.sample_rows_of(qdq_id, q.output) if int(r["sample"]) < count]
+    n = min(count, len(cj.sample_agreement or []))
+    if same_measure and qj.sample_agreement and n and all(i < len(qj.sample_agreement) for i in indices[:n]):
+        return (qj.measure, statistics.fmean(qj.sample_agreement[i] for i in indices[:n]),
+                statistics.fmean(cj.sample_agreement[:n]))
+    chosen = set(indices)
+    rows = [r for r in ctx.sample_rows_of(qdq_id, q.output) if int(r["sample"]) in chosen]
     qdq_cos = statistics.median(cosine_of(r) for r in rows) if rows else q.cosine_median
     return "cosine", qdq_cos, c.cosine_median

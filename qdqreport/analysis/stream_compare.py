@@ -217,6 +217,14 @@ class StageComparer:
         state.rows.append(row)
         return not (stats.ref_nan or stats.ref_inf or stats.cand_nan or stats.cand_inf)
 
+    def changed_samples(self) -> list[int]:
+        """The compared samples where a class output's top-1 changes (any of its rows), ascending: where the checks'
+        controls have to show what they win back (collect/control_stage.choose_samples). Ties are not set apart: a
+        near tie that flips is a changed decision there too."""
+        self._flush()
+        return sorted({row["sample"] for state in self.outputs.values() for row in state.rows
+                       if isinstance(row.get("top1_agree"), float) and row["top1_agree"] < 1.0})
+
     def worst_samples(self) -> list[int]:
         """Every compared sample's index, the lowest cosine of any of its outputs first (NaN lowest), ties by index:
         where a what-if trial on a subset has to show its fix (collect/whatif_samples.py). An ordering, not a

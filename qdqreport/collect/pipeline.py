@@ -16,7 +16,6 @@ import numpy as np
 from qdqreport.analysis.compare import looks_like_probabilities
 from qdqreport.analysis.comparison_tables import write_compared, write_comparison
 from qdqreport.analysis.stream_compare import StageComparer
-from qdqreport.analysis.saturation import MAX_SAMPLES as SATURATION_SAMPLES
 from qdqreport.analysis.target import check_target
 from qdqreport.bundle.layout import ARTIFACT_PATHS, STAGE_KINDS, base_manifest, write_stage
 from qdqreport.bundle.writer import BundleWriter
@@ -40,7 +39,7 @@ from qdqreport.progress import Progress
 
 if TYPE_CHECKING:  # imported where used: a default collect runs none of them (start-up, issue 12)
     from qdqreport.analysis.decode_step import Decoder
-    from qdqreport.analysis.task import AppResults, TaskRun
+    from qdqreport.analysis.task import AppResults, TaskPair, TaskRun
     from qdqreport.collect.fp16_check import Fp16Check
     from qdqreport.collect.layers_stage import PerLayer
 
@@ -198,10 +197,13 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
                          _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
     # Both controls run only where the QDQ model's outputs (or the user's decode of them) do not agree: decided once.
     calibration = options.calibration_check and ranges is not None
-    why = _control_decision(writer, manifest, loaded, stages) if saturation or calibration else None
-    controls = [_saturation_check(writer, manifest, options, loaded, saturation, stages, progress, why)
+    decoded = _decoded_pair(loaded, stages) if saturation or calibration else None
+    why = _control_decision(writer, manifest, loaded, stages, decoded) if saturation or calibration else None
+    chosen = _control_samples(loaded, run, decoded) if why is not None else ()
+    controls = [_saturation_check(writer, manifest, options, loaded, saturation, stages, progress, why, chosen)
                 if saturation else None,
-                _calibration_check(writer, manifest, loaded, ranges, stages, options.ort_provider, progress, why)
+                _calibration_check(writer, manifest, loaded, ranges, stages, options.ort_provider, progress, why,
+                                   chosen)
                 if calibration else None]
     if loaded.decoder:
         from qdqreport.analysis.task import write_task
@@ -682,16 +684,54 @@ def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[st
 def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress,
           controls: Sequence[OrtStage | None] = ()) -> TaskRun:
     """The user's decode of every stage that ran, and of the checks' controls that ran (*controls*: the saturation
-    check's unfused run, the calibration check's evaluation ranges; their first samples): a control's task comparison
+    check's unfused run, the calibration check's evaluation ranges; their chosen samples): a control's task comparison
     judges it as the QDQ model's judges that."""
     from qdqreport.analysis.task import run_task
 
     progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
-    outputs.update({c.stage_id: c.outputs for c in controls if c is not None and not c.error})
     outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
-    return run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples)
+    run = run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples)
+    fp32 = stages.get("ort_fp32")
+    for control in (c for c in controls if c is not None and not c.error):
+        # Decoded against ort_fp32 on the control's own samples (details.sample_indices, in its order).
+        indices = control.details.get("sample_indices") or range(len(control.outputs))
+        same = run_task(loaded.decoder, {"ort_fp32": [fp32.outputs[i] for i in indices],
+                                         control.stage_id: control.outputs},
+                        None, [loaded.eval.samples[i] for i in indices])
+        run.results.update({k: v for k, v in same.results.items() if k == control.stage_id})
+        run.failures.update(same.failures)
+        run.pairs.extend(p for p in same.pairs if p.candidate == control.stage_id)
+    return run
+
+
+def _control_samples(loaded: _Loaded, run: "_OrtRun", decoded: "TaskPair | None") -> tuple[int, ...]:
+    """The samples the checks' controls run on (control_stage.choose_samples): those whose decisions the QDQ model
+    changes, by the user's decode where there is one (*decoded*: every sample), else by the compared outputs' top-1;
+    without any, the lowest cosine first."""
+    from qdqreport.analysis.calibration_check import MAX_SAMPLES
+    from qdqreport.collect.control_stage import choose_samples
+
+    changed = ([int(r["sample"]) for r in decoded.rows if float(r["agreement"]) < 1.0] if decoded is not None
+               else run.comparer.changed_samples())
+    return choose_samples(len(loaded.eval.samples), MAX_SAMPLES, changed,
+                          run.comparer.worst_samples() if not changed else ())
+
+
+def _decoded_pair(loaded: _Loaded, stages: dict[str, OrtStage]) -> "TaskPair | None":
+    """The user's decode (--postprocess) of every sample of ort_fp32 and ort_qdq, compared; None without a decode or
+    a stage. Every sample: the first 32 alone can hold none of the changed decisions (an evaluation file grouped by
+    class)."""
+    fp32, qdq = stages.get("ort_fp32"), stages.get("ort_qdq")
+    if loaded.decoder is None or fp32 is None or qdq is None or fp32.error or qdq.error:
+        return None
+    from qdqreport.analysis.task import run_task
+
+    count = min(len(fp32.outputs), len(qdq.outputs), len(loaded.eval.samples))
+    task = run_task(loaded.decoder, {"ort_fp32": fp32.outputs[:count], "ort_qdq": qdq.outputs[:count]}, None,
+                    loaded.eval.samples[:count])
+    return next((p for p in task.pairs if p.reference == "ort_fp32" and p.candidate == "ort_qdq"), None)
 
 
 def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) -> Fp16Check | None:
@@ -715,40 +755,32 @@ def _saturation_kernels(options: CollectOptions,
     return (cpu, nodes) if any(nodes) else None
 
 
-def _decode_differs(loaded: _Loaded, stages: dict[str, OrtStage]) -> str | None:
-    """Why the control runs where every raw output agrees but the user's decode (--postprocess) of the control's
-    samples decides otherwise on the QDQ model than on FP32; None otherwise. Raw outputs within their tolerance can
+def _decode_differs(loaded: _Loaded, decoded: "TaskPair | None") -> str | None:
+    """Why the control runs where every raw output agrees but the user's decode (--postprocess, *decoded*: every
+    sample) decides otherwise on the QDQ model than on FP32; None otherwise. Raw outputs within their tolerance can
     still move a thresholded decision: the control then measures whether the kernels moved it (the open item of
     session 40: the check was skipped when only the decode degraded)."""
-    fp32, qdq = stages.get("ort_fp32"), stages.get("ort_qdq")
-    if loaded.decoder is None or fp32 is None or qdq is None or fp32.error or qdq.error:
-        return None
     from qdqreport.analysis.agreement import AGREE, task_level
-    from qdqreport.analysis.task import run_task
 
-    count = min(SATURATION_SAMPLES, len(fp32.outputs), len(qdq.outputs))
-    samples = loaded.eval.samples[:count]
-    run = run_task(loaded.decoder, {"ort_fp32": fp32.outputs[:count], "ort_qdq": qdq.outputs[:count]}, None, samples)
-    pair = next((p for p in run.pairs if p.reference == "ort_fp32" and p.candidate == "ort_qdq"), None)
-    if pair is None or task_level(pair.agreement) == AGREE:
+    if decoded is None or task_level(decoded.agreement) == AGREE:
         return None
-    return (f"ran: every raw output agrees, but the decode ({loaded.decoder.where}) of {pair.disagreeing} of "
-            f"{count} samples differs")
+    return (f"ran: every raw output agrees, but the decode ({loaded.decoder.where}) of {decoded.disagreeing} of "
+            f"{len(decoded.rows)} samples differs")
 
 
 def _control_decision(writer: BundleWriter, manifest: dict[str, Any], loaded: _Loaded,
-                      stages: dict[str, OrtStage]) -> str | None:
+                      stages: dict[str, OrtStage], decoded: "TaskPair | None" = None) -> str | None:
     """Why the checks' controls run ("ran: ..."), or None where every fused QDQ output agrees with FP32: judged by the
     report's own judgement on the stages and comparisons already in *manifest* (saturation_check.diverging_outputs), or
     by the user's decode (_decode_differs)."""
     stored = {entry["artifacts"]["outputs"]: stages[entry["id"]].outputs[:stages[entry["id"]].outputs.stored]
               for entry in manifest["stages"] if entry["id"] in stages and "outputs" in entry["artifacts"]}
-    return decision(diverging_outputs(writer, manifest, stored)) or _decode_differs(loaded, stages)
+    return decision(diverging_outputs(writer, manifest, stored)) or _decode_differs(loaded, decoded)
 
 
 def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: CollectOptions, loaded: _Loaded,
                       kernels: tuple[dict[str, Any], tuple[list[str], list[str]]], stages: dict[str, OrtStage],
-                      progress: Progress, why: str | None) -> OrtStage | None:
+                      progress: Progress, why: str | None, chosen: Sequence[int] = ()) -> OrtStage | None:
     """The unfused control (returned when it ran), only where the fused QDQ outputs do not agree with FP32 (*why*:
     _control_decision); where every output agrees the stage is recorded as skipped, with the reason."""
     cpu, nodes = kernels
@@ -758,7 +790,7 @@ def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: C
         manifest["stages"].append(skipped_entry(nodes, cpu, len(loaded.eval.samples)))
         return None
     check = run_saturation_check(session_source(loaded.qdq.proto), loaded.qdq.outputs, loaded.eval.samples, nodes,
-                                 options.ort_provider, progress, cpu, why)
+                                 options.ort_provider, progress, cpu, why, chosen or None)
     write_saturation_check(writer, manifest, check, [] if fp32.error else fp32.outputs,
                            _class_outputs(loaded, fp32.outputs) if fp32.outputs else set(), write_comparison)
     return check.control
@@ -766,7 +798,7 @@ def _saturation_check(writer: BundleWriter, manifest: dict[str, Any], options: C
 
 def _calibration_check(writer: BundleWriter, manifest: dict[str, Any], loaded: _Loaded, ranges: dict[str, Any],
                        stages: dict[str, OrtStage], provider: str, progress: Progress,
-                       why: str | None) -> OrtStage | None:
+                       why: str | None, chosen: Sequence[int] = ()) -> OrtStage | None:
     """The evaluation-ranges control (collect/range_check.py; returned when it ran), only where the fused QDQ outputs
     do not agree with FP32 (*why*: _control_decision); otherwise recorded as skipped, with the reason."""
     from qdqreport.collect.range_check import (SKIPPED_AGREE, SKIPPED_FP32, SKIPPED_UNSET, run_calibration_check,
@@ -777,7 +809,7 @@ def _calibration_check(writer: BundleWriter, manifest: dict[str, Any], loaded: _
     if why is not None and not fp32.error:
         control = run_calibration_check(loaded.graphs.qdq, loaded.qdq.outputs, loaded.eval.samples,
                                         ranges.get("quantizers") or [], provider, progress, why,
-                                        loaded.graphs.fp32)
+                                        loaded.graphs.fp32, chosen or None)
     if control is None:
         reason = SKIPPED_AGREE if why is None else SKIPPED_FP32 if fp32.error else SKIPPED_UNSET
         manifest["stages"].append(skipped_entry(reason, len(loaded.eval.samples)))

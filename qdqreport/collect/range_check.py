@@ -13,7 +13,7 @@ pass's rows, collect/activation_ranges.py: the FP32 model's values over up to --
 set), in the model's own scheme: symmetric stays symmetric (zero point at the middle of the type), asymmetric stays
 asymmetric (the range widened to hold zero, as calibrators do), the integer type unchanged. Weights, per-channel
 activation scales and quantizers the pass did not measure keep their values. It runs in a session like the QDQ
-stage's (fused kernels: only the ranges differ) on the first MAX_SAMPLES samples, as stage `ort_qdq_eval_ranges`,
+stage's (fused kernels: only the ranges differ) on MAX_SAMPLES chosen samples (control_stage.choose_samples), as stage `ort_qdq_eval_ranges`,
 compared with `ort_fp32` (purpose `other`, `control: eval_ranges`). analysis/calibration_check.py reads it.
 
 When it runs: where the saturation check would (an output diverges, or the user's decode differs) and the range
@@ -34,7 +34,7 @@ from qdqreport.analysis.calibration_check import CONTROL_KIND, EVAL_RANGES_STAGE
 from qdqreport.analysis.quantizer import ORT_TYPES
 from qdqreport.bundle.writer import BundleWriter
 from qdqreport.collect.align import QRANGE
-from qdqreport.collect.control_stage import run_first, write_control
+from qdqreport.collect.control_stage import run_chosen, write_control
 from qdqreport.collect.ort_stage import OrtStage, open_stage
 from qdqreport.collect.qdq_graph import GraphIndex, dtype_name, scale_and_zero
 from qdqreport.progress import Progress
@@ -198,9 +198,11 @@ def _set_params(node: onnx.NodeProto, scale: str, zero: str) -> None:
 
 def run_calibration_check(q_index: GraphIndex, graph_outputs: Sequence[str], samples: Sequence[Feed],
                           rows: Sequence[dict[str, Any]], provider: str, progress: Progress,
-                          why: str, fp32_index: GraphIndex | None = None) -> OrtStage | None:
-    """The control stage run on the first MAX_SAMPLES of *samples*; None when no quantizer could be set. *q_index*,
-    *fp32_index*: the QDQ and FP32 models' indices (collect/align.GraphPair)."""
+                          why: str, fp32_index: GraphIndex | None = None,
+                          indices: Sequence[int] | None = None) -> OrtStage | None:
+    """The control stage run on *samples* at *indices* (control_stage.choose_samples; default the first
+    MAX_SAMPLES); None when no quantizer could be set. *q_index*, *fp32_index*: the QDQ and FP32 models' indices
+    (collect/align.GraphPair)."""
     from qdqreport.collect.models import session_source
 
     model, changed = eval_ranges_model(q_index, rows, fp32_index)
@@ -208,16 +210,17 @@ def run_calibration_check(q_index: GraphIndex, graph_outputs: Sequence[str], sam
         return None
     done = set(changed)
     left = [name for name in activation_quantizers(q_index) if name not in done]
-    count = min(len(samples), MAX_SAMPLES)
+    indices = tuple(range(min(len(samples), MAX_SAMPLES))) if indices is None else tuple(indices)
+    count = len(indices)
     progress.say(f"calibration check: {len(changed)} activation quantizers set to the evaluation inputs' own ranges; "
-                 f"running that model on the first {count} of {len(samples)} samples")
+                 f"running that model on {count} of {len(samples)} samples")
     control = open_stage(EVAL_RANGES_STAGE, session_source(model, owned=True), tuple(graph_outputs), provider)
     control.details.update({"control_of": "ort_qdq", "quantizers_set": len(changed), "quantizers": len(rows),
                             "activation_quantizers": len(changed) + len(left), "quantizers_left": left[:NODES_LISTED],
                             "samples": count, "of_samples": len(samples), "decision": why,
                             "ranges": "MinMax of the FP32 model's values on the range pass's evaluation samples, in "
                                       "each quantizer's own type and scheme"})
-    run_first(control, samples, count, progress, "calibration check")
+    run_chosen(control, samples, indices, progress, "calibration check")
     return control
 
 
@@ -230,6 +233,6 @@ def skipped_entry(reason: str, of: int) -> dict[str, Any]:
 
 def write_calibration_check(writer: BundleWriter, manifest: dict[str, Any], control: OrtStage,
                             fp32_outputs: Sequence[Feed], class_outputs: set[str], compare: Any) -> None:
-    """The control stage and its comparison with ort_fp32 on the same first samples (*compare*: write_comparison)."""
+    """The control stage and its comparison with ort_fp32 on the same samples (*compare*: write_comparison)."""
     write_control(writer, manifest, control, "qdq-eval-ranges", CONTROL_KIND, int(control.details.get("samples", 0)),
                   fp32_outputs, class_outputs, compare)

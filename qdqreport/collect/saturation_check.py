@@ -21,14 +21,14 @@ When it runs: only where the fused QDQ outputs do not agree with FP32. The decis
 the quantization comparison is written, by the report's own judgement (analysis/context.py's Context
 on the bundle being written, collect/staged.py; agreement.diverges: any output not judged "agree",
 recurrent state aside, which never diverges), or, where every raw output agrees, by the user's decode
-(--postprocess) of the control's first samples deciding otherwise on the QDQ model than on FP32 (pipeline's
+(--postprocess) of the samples deciding otherwise on the QDQ model than on FP32 (pipeline's
 _decode_differs: a thresholded decision moves within the raw outputs' tolerance). Otherwise the stage is recorded as
 `skipped` with the reason (details `decision`): QR012 and the layer findings it refutes read the
 control only on outputs that diverge (analysis/saturation.saturation_evidence), so there it could
 change no finding, and its fixed cost (+16% on Silero VAD, +23% on the PP-OCRv4 recogniser at
 N = 128 on an AVX2 CPU, docs/BENCHMARKS.md) bought nothing.
 
-Cost: one more QDQ inference pass on the first MAX_SAMPLES (32) samples only, run in float (a
+Cost: one more QDQ inference pass on MAX_SAMPLES (32) chosen samples only (control_stage.choose_samples), run in float (a
 little slower per sample than the fused model). `collect --no-saturation-check` skips it.
 Measured on the corpus (scripts/measure_u8s8_saturation.py, AVX2 without VNNI): the captcha CRNN
 keeps 14/24 strings fused and 24/24 unfused; the YOLOX detector keeps 33/47 detections fused, 44/47
@@ -46,7 +46,7 @@ import numpy as np
 
 from qdqreport.analysis.saturation import CONTROL_KIND, MAX_SAMPLES, UNFUSED_STAGE
 from qdqreport.bundle.writer import BundleWriter
-from qdqreport.collect.control_stage import run_first, write_control
+from qdqreport.collect.control_stage import run_chosen, write_control
 from qdqreport.collect.ort_stage import OrtStage, open_stage
 from qdqreport.progress import Progress
 
@@ -143,23 +143,24 @@ def skipped_entry(nodes: tuple[list[str], list[str]], cpu: dict[str, Any], of: i
 
 def run_saturation_check(qdq_model: bytes | str, graph_outputs: Sequence[str], samples: Sequence[Feed],
                          nodes: tuple[list[str], list[str]], provider: str, progress: Progress,
-                         cpu: dict[str, Any], why: str = "ran") -> SaturationCheck:
-    """Run the unfused control on the first MAX_SAMPLES of *samples* (*nodes*: kernel_nodes' U8S8 and S8S8; *why*:
-    decision's text, recorded as details.decision)."""
-    count = min(len(samples), MAX_SAMPLES)
+                         cpu: dict[str, Any], why: str = "ran", indices: Sequence[int] | None = None) -> SaturationCheck:
+    """Run the unfused control on *samples* at *indices* (control_stage.choose_samples; default the first
+    MAX_SAMPLES) (*nodes*: kernel_nodes' U8S8 and S8S8; *why*: decision's text, recorded as details.decision)."""
+    indices = tuple(range(min(len(samples), MAX_SAMPLES))) if indices is None else tuple(indices)
+    count = len(indices)
     u8s8, s8s8 = nodes
     progress.say(f"saturation check: {len(u8s8) + len(s8s8)} Conv/MatMul/Gemm run in integer kernels (U8S8 "
-                 f"{len(u8s8)}, S8S8 {len(s8s8)}); running the QDQ model unfused on the first {count} of "
+                 f"{len(u8s8)}, S8S8 {len(s8s8)}); running the QDQ model unfused on {count} of "
                  f"{len(samples)} samples ({why})")
     control = open_stage(UNFUSED_STAGE, qdq_model, tuple(graph_outputs), provider, UNFUSED_CONFIG)
     control.details.update(_details(nodes, cpu, count, len(samples), why))
-    run_first(control, samples, count, progress, "saturation check")
+    run_chosen(control, samples, indices, progress, "saturation check")
     return SaturationCheck(control, count, len(samples))
 
 
 def write_saturation_check(writer: BundleWriter, manifest: dict[str, Any], check: SaturationCheck | None,
                            fp32_outputs: Sequence[Feed], class_outputs: set[str], compare: Callable[..., dict]) -> None:
-    """The control stage and its comparison with ort_fp32 on the same first samples (*compare*: write_comparison)."""
+    """The control stage and its comparison with ort_fp32 on the same samples (*compare*: write_comparison)."""
     if check is not None:
         write_control(writer, manifest, check.control, "qdq-unfused", CONTROL_KIND, check.samples, fp32_outputs,
                       class_outputs, compare)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.saturation import control_samples
 
 ROWS_LIMIT = 20  # disagreeing samples listed per pair; the bundle's task table has them all
 
@@ -68,17 +69,24 @@ def _same_samples(ctx: Context, comparisons: list[dict[str, Any]]) -> tuple[dict
     main = next((c for c in comparisons if c.get("purpose") == "quantization"), None)
     if main is None:
         return ()
-    counts = sorted({int(c["samples"]) for c in comparisons if c is not main and c.get("reference") == main["reference"]
-                     and 0 < int(c["samples"]) < int(main["samples"])})
-    rows = ctx.task_rows(main["id"])
+    chosen = {control_samples(ctx, c["candidate"], int(c["samples"])): None for c in comparisons
+              if c is not main and c.get("reference") == main["reference"] and 0 < int(c["samples"]) < int(main["samples"])}
+    by_sample = {int(r["sample"]): float(r["agreement"]) for r in ctx.task_rows(main["id"])}
     found = []
-    for count in counts:
-        first = [float(r["agreement"]) for r in rows if int(r["sample"]) < count]
-        if len(first) == count:
-            found.append({"samples": count, "of": int(main["samples"]), "candidate": main["candidate"],
-                          "agreement": sum(first) / count,
-                          "disagreeing": sum(a < 1.0 for a in first)})
+    for indices in sorted(chosen, key=lambda i: (len(i), i)):
+        scores = [by_sample[i] for i in indices if i in by_sample]
+        if len(scores) == len(indices):
+            found.append({"samples": len(indices), "of": int(main["samples"]), "candidate": main["candidate"],
+                          "where": _where(indices), "agreement": sum(scores) / len(scores),
+                          "disagreeing": sum(a < 1.0 for a in scores)})
     return tuple(found)
+
+
+def _where(indices: tuple[int, ...]) -> str:
+    """The controls' samples in words: "the first 32", or "32 chosen (those the QDQ model decides otherwise first)"."""
+    if list(indices) == list(range(len(indices))):
+        return f"the first {len(indices):,}"
+    return f"{len(indices):,} chosen (the samples whose decisions the QDQ model changes first, then a spread)"
 
 
 def _pair(ctx: Context, comparison: dict[str, Any]) -> TaskPairView:

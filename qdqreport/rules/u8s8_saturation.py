@@ -110,7 +110,8 @@ def u8s8_saturation(ctx: Context) -> Iterator[Finding]:
     there is nothing to explain, and the stage is recorded as skipped with the reason): stage
     `ort_qdq_unfused` is the same QDQ model in a session with
     "session.disable_quant_qdq" = "1" (DequantizeLinear, then the float operator: the same
-    quantized weights and activation grid, no integer kernel), on the first 32 samples, compared
+    quantized weights and activation grid, no integer kernel), on 32 samples (those the QDQ model decides otherwise
+    first, then a spread; the first 32 in bundles before 2026-11-28), compared
     with ORT FP32. This rule fires when the QDQ outputs diverge and the unfused control wins back
     at least half of the loss on its own samples (all of it when it agrees; judged by the decisions
     analysis/agreement.py judges the output by, else median per-sample cosine) and is judged better
@@ -197,7 +198,7 @@ def _contribution(ctx: Context, evidence: SaturationEvidence, gain: UnfusedGain)
         finding, title=f"ONNX Runtime's {_kernels(evidence)} integer kernels cost part of the loss on this CPU",
         severity="info", score=0.1, tags=("contributing",),
         summary=(f"output {gain.output}: the same QDQ model with Q/DQ fusion disabled (no integer kernels) wins back "
-                 f"{gain.recovered:.0%} of the loss on the first {samples} samples ({gain.measure} "
+                 f"{gain.recovered:.0%} of the loss on {gain.where} samples ({gain.measure} "
                  f"{gain.qdq_value:.3g} fused, {gain.control_value:.3g} unfused; {gain.control.headline}): the "
                  f"{_kernels(evidence)} kernels saturate on this CPU ({_cpu_text(evidence.details.get('cpu') or {})})"
                  " and cost that share; the rest is the quantization itself (see the other findings)"
@@ -285,7 +286,7 @@ def _cpu_text(cpu: dict[str, Any]) -> str:
 
 def _summary(ctx: Context, evidence: SaturationEvidence, worst: UnfusedGain, upstream: str) -> str:
     samples, of = evidence.details.get("samples", worst.samples), evidence.details.get("of_samples")
-    where = f"all {samples} samples" if samples == of else f"first {samples} samples"
+    where = f"all {samples} samples" if samples == of else f"{worst.where.removeprefix('the ')} samples"
     control = "agrees with FP32" if worst.control_agrees else f"wins back {worst.recovered:.0%} of the loss"
     text = (f"output {worst.output}: ONNX Runtime's fused QDQ model {worst.qdq.headline}; the same model with Q/DQ "
             f"fusion disabled (no integer kernels) {control} ({worst.control.headline}, {where}); "
@@ -314,7 +315,7 @@ def _evidence(evidence: SaturationEvidence) -> tuple:
                    threshold=f">= {RECOVERED_MIN} of the loss on the same samples"),
             Table("Measured control: fused QDQ (integer kernels) vs the same model unfused (both vs ORT FP32)",
                   ("output", "fused QDQ", "unfused", "measure", "fused, same samples", "unfused", "share won back"),
-                  rows, note=f"on the first {evidence.details.get('samples', '?')} of "
+                  rows, note=f"on {evidence.worst.where} of "
                              f"{evidence.details.get('of_samples', '?')} samples; session config "
                              "session.disable_quant_qdq=1"),
             Text(f"CPU: {cpu.get('machine', '?')}, VNNI {cpu.get('vnni')} ({', '.join(cpu.get('vnni_flags') or []) or 'no VNNI flag'}), "

@@ -1,0 +1,86 @@
+"""The checks' controls (the calibration check's evaluation ranges, the saturation check's unfused run) run on chosen
+samples: those whose decisions the QDQ model changes first, then a spread (collect/control_stage.choose_samples), and
+every comparison and decode reads the reference at those samples (details.sample_indices).
+
+A new user's text-encoding classifier (whatenc 0.9.1), its evaluation file grouped by label, had all 22 changed
+labels beyond the first 32 samples: the calibration check ran on the first 32, read "agree, 0 of 32 decisions change"
+and so could not refute the calibration finding (QR006 on the length input, an error) that ranked first, though the
+evaluation's own ranges change the same 22 labels; the per-tensor final Gemm was the cause (3 with it kept float)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from qdqreport.analysis.calibration_check import EVAL_RANGES_STAGE, calibration_check
+from qdqreport.analysis.context import Context
+from qdqreport.bundle.reader import Bundle
+from qdqreport.cli import main
+from qdqreport.collect.control_stage import choose_samples
+from qdqreport.engine import run_rules
+from qdqreport.report.model import build_report
+from qdqreport.rules import discover
+
+DEMO = Path(__file__).resolve().parent.parent / "qdqreport" / "demo"
+WHATENC = Path(__file__).resolve().parent / "data" / "bundles" / "whatenc_plain_calib"
+
+
+def test_changed_samples_come_first_then_a_spread() -> None:
+    chosen = choose_samples(196, 32, changed=list(range(120, 142)))
+    assert len(chosen) == 32 and set(range(120, 142)) <= set(chosen) and list(chosen) == sorted(chosen)
+    assert min(chosen) < 32 and max(chosen) > 150  # the rest spread over the other samples
+    assert choose_samples(20, 32, changed=[3]) == tuple(range(20))  # fewer samples than the limit: all of them
+    many = choose_samples(500, 32, changed=list(range(0, 500, 5)))
+    assert len(many) == 32 and all(i % 5 == 0 for i in many) and many[-1] > 400  # a spread of the changed
+    assert choose_samples(100, 32, worst=[99, 98, 97]) [-3:] == (97, 98, 99)  # no decision changed: the worst first
+
+
+def test_a_check_on_the_first_samples_alone_no_longer_hides_the_changed_decisions() -> None:
+    ctx = Context(Bundle(WHATENC))
+    stage = ctx.stage(EVAL_RANGES_STAGE)
+    changed = [int(r["sample"]) for r in ctx.task_rows("ort_qdq__vs__ort_fp32") if float(r["agreement"]) < 1.0]
+    assert len(changed) == 22 and min(changed) >= 32
+    assert set(changed) <= set(stage.details["sample_indices"])
+    verdict = calibration_check(ctx)
+    assert verdict is not None and not verdict.restores  # the evaluation's own ranges change them as much
+    findings = [f for f in run_rules(ctx, discover()).findings if "root_cause" in f.tags]
+    assert findings[0].rule_id == "QR002" and "node_linear" in findings[0].subject
+    coverage = next(f for f in findings if f.subject == "coverage input_length")
+    assert coverage.severity == "warning" and "so this is not what loses the accuracy" in coverage.summary
+
+
+def test_the_control_is_judged_against_fp32_on_its_own_samples() -> None:
+    """The control's raw top-1 (21 of 32 plus a near tie) and its decode (22 of 32) describe the same samples; read
+    against FP32's first 32 they said 30 of 32."""
+    ctx = Context(Bundle(WHATENC))
+    control = next(s for s in ctx.output_summaries("ort_qdq_eval_ranges__vs__ort_fp32") if s.output == "logits")
+    assert control.judgement.headline == "21 of 32 top-1 decisions change, plus 1 near ties"
+    model = build_report(ctx.bundle, run_rules(ctx, discover()), ctx)
+    (same,) = model.task.same_samples
+    assert same["samples"] == 32 and same["disagreeing"] == 22 and same["where"].startswith("32 chosen")
+
+
+def test_collect_runs_the_control_on_the_changed_samples(tmp_path: Path) -> None:
+    """The demo's classifier calibrated on raw 0-255 pixels (25 of 50 decisions change), its evaluation reordered so
+    that the unchanged samples come first: the control's samples hold every changed one and the check confirms the
+    calibration finding on them."""
+    inputs = dict(np.load(DEMO / "eval.npz"))
+    (name, images), = inputs.items()
+    fp32 = ort.InferenceSession(str(DEMO / "cls_fp32.onnx"), providers=["CPUExecutionProvider"])
+    qdq = ort.InferenceSession(str(DEMO / "cls_int8_x255.onnx"), providers=["CPUExecutionProvider"])
+    top = [(fp32.run(None, {name: x[None]})[0].argmax(), qdq.run(None, {name: x[None]})[0].argmax()) for x in images]
+    order = sorted(range(len(images)), key=lambda i: top[i][0] != top[i][1])  # unchanged first, as a file may be
+    np.savez(tmp_path / "eval.npz", **{name: images[order]})
+    bundle = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8_x255.onnx"),
+                 "--inputs", str(tmp_path / "eval.npz"), "--calib", str(DEMO / "calib_x255.npz"), "-o", str(bundle),
+                 "--quiet"]) == 0
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    stage = next(s for s in manifest["stages"] if s["id"] == EVAL_RANGES_STAGE)
+    changed = [i for i, (a, b) in enumerate(top[j] for j in order) if a != b]
+    assert len(changed) > 20 and min(changed) > 20 and set(changed) <= set(stage["details"]["sample_indices"])
+    verdict = calibration_check(Context(Bundle(bundle)))
+    assert verdict is not None and verdict.restores and verdict.gain.qdq_value < 0.5
