@@ -20,6 +20,7 @@ from qdqreport.analysis.context import Context
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.collect.control_stage import choose_samples
+from qdqreport.diff import build_diff
 from qdqreport.engine import run_rules
 from qdqreport.report.model import build_report
 from qdqreport.rules import discover
@@ -84,3 +85,14 @@ def test_collect_runs_the_control_on_the_changed_samples(tmp_path: Path) -> None
     assert len(changed) > 20 and min(changed) > 20 and set(changed) <= set(stage["details"]["sample_indices"])
     verdict = calibration_check(Context(Bundle(bundle)))
     assert verdict is not None and verdict.restores and verdict.gain.qdq_value < 0.5
+
+
+def test_a_diff_says_when_only_a_nodes_weights_left_int8() -> None:
+    """QR002's fix kept the whatenc model's final Gemm out of quantize_static's op types: its weights, bias and output
+    pairs are gone, its input's pair stays (the Concat before it is quantized). The diff said "with the same precision
+    for every node" and "No compute node changed precision" though the fix took 22 changed labels to 3."""
+    model = build_diff(WHATENC, WHATENC.with_name("whatenc_gemm_float"))
+    assert model.verdict.text.endswith("with the weights of 1 node leaving INT8 (their inputs still quantized)")
+    (change,) = model.precision.changes
+    assert (change.before, change.precision_before, change.precision_after) == (
+        "node_linear", "int8 (weights int8)", "int8 (weights float)")

@@ -38,6 +38,8 @@ class PrecisionDiff:
     renamed: int  # pairs aligned by signature rather than name
     changes: tuple[NodeChange, ...]  # cut to NODE_LIST_LIMIT
     changes_total: int
+    weights_left_int8: int = 0  # nodes of the same precision (their input still quantized) whose weights went float
+    weights_entered_int8: int = 0
 
 
 def precision_diff(before: dict[str, Any] | None, after: dict[str, Any] | None) -> PrecisionDiff | None:
@@ -54,6 +56,8 @@ def precision_diff(before: dict[str, Any] | None, after: dict[str, Any] | None) 
         transitions=dict(sorted(transitions.items(), key=lambda item: (-item[1], item[0]))),
         left_int8=sum(_low(c.precision_before) and not _low(c.precision_after) for c in changes),
         entered_int8=sum(_low(c.precision_after) and not _low(c.precision_before) for c in changes),
+        weights_left_int8=sum(c.precision_after.endswith(f"{WEIGHTS}float)") for c in changes),
+        weights_entered_int8=sum(c.precision_before.endswith(f"{WEIGHTS}float)") for c in changes),
         renamed=sum(p.how == "signature" for p in pairs),
         changes=tuple(changes[:NODE_LIST_LIMIT]), changes_total=len(changes),
     )
@@ -90,9 +94,19 @@ def _signature(node: dict[str, Any]) -> tuple:
 
 def _pair(before: dict[str, Any] | None, after: dict[str, Any] | None, how: str) -> NodeChange:
     either = before or after or {}
+    precisions = [str(n.get("precision") or "") if n else "" for n in (before, after)]
+    weights = [str(n.get("weight_dtype") or "int8") if n.get("weight_quantized") else "float"
+               for n in (before or {}, after or {})]
+    if before and after and precisions[0] == precisions[1] and weights[0] != weights[1]:
+        # The same precision (its input still on the INT8 grid) with its weights quantized on one side only: a fix
+        # that kept a Gemm "float" leaves its input's pair, shared with the Concat before it (a new user's whatenc).
+        precisions = [f"{p}{WEIGHTS}{w})" for p, w in zip(precisions, weights)]
     return NodeChange(before=str(before["name"]) if before else "", after=str(after["name"]) if after else "",
-                      op_type=str(either.get("op_type")), precision_before=str(before.get("precision") or "") if before else "",
-                      precision_after=str(after.get("precision") or "") if after else "", how=how)
+                      op_type=str(either.get("op_type")), precision_before=precisions[0],
+                      precision_after=precisions[1], how=how)
+
+
+WEIGHTS = " (weights "  # a precision with its weights' type, where only the weights changed: "int8 (weights float)"
 
 
 def _low(precision: str) -> bool:

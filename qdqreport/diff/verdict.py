@@ -203,6 +203,12 @@ def _cost(precision: PrecisionDiff | None) -> str:
         return f", at the cost of {_nodes(left)} leaving INT8"
     if entered:
         return f", with {_nodes(entered)} entering INT8"
+    weights_left, weights_entered = precision.weights_left_int8, precision.weights_entered_int8
+    if weights_left or weights_entered:
+        moved = " and ".join(part for part in (f"{_nodes(weights_left)} leaving INT8" if weights_left else "",
+                                               f"{_nodes(weights_entered)} entering it" if weights_entered
+                                               else "") if part)
+        return f", with the weights of {moved} (their inputs still quantized)"
     if precision.changes_total:
         return f", {_nodes(precision.changes_total)} changing float precision"
     return ", with the same precision for every node"
