@@ -51,6 +51,8 @@ def test_a_check_on_the_first_samples_alone_no_longer_hides_the_changed_decision
     assert findings[0].rule_id == "QR002" and "node_linear" in findings[0].subject
     coverage = next(f for f in findings if f.subject == "coverage input_length")
     assert coverage.severity == "warning" and "so this is not what loses the accuracy" in coverage.summary
+    # A length feature (one value a sample) has no dark images, and a quantizer does read it, after an Unsqueeze.
+    assert "images" not in coverage.summary and "no quantizer reads this input as it comes" in coverage.summary
 
 
 def test_the_control_is_judged_against_fp32_on_its_own_samples() -> None:

@@ -627,9 +627,8 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                                              "condition), and every range it feeds was calibrated for that setting "
                                              "alone") if c["min"] == c["max"] else
                      f"The calibration inputs span [{c['min']:.3g}, {c['max']:.3g}] while the evaluation inputs span "
-                     f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution "
-                     "(e.g. only dark or only bright images, only quiet recordings), "
-                     + _what_clips(ctx, name)),
+                     f"[{e['min']:.3g}, {e['max']:.3g}]: the calibration set misses part of the evaluation distribution"
+                     f"{_examples(evaluation[name])}, " + _what_clips(ctx, name)),
             evidence=(Metric("evaluation samples beyond the calibration range", len(beyond),
                              threshold=f">= {OUT_OF_RANGE_SHARE:.0%} of {per_sample}"),
                       Table("Input ranges", ("set", "min", "max", "mean", "std"),
@@ -641,6 +640,14 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
                            "difference may be the same reader's missing step rather than other content: fix the "
                            "reader first and collect again.")),
             fixes=_fixes(ctx, beyond[:WORST_SHOWN], name))
+
+
+def _examples(stats: dict) -> str:
+    """Examples of a missed part, for an input of many values a sample (an image, a recording); none for a feature of
+    a few values (a new user's text classifier read "only dark or only bright images" of its length input)."""
+    shape = stats.get("shape")
+    few = isinstance(shape, list) and all(isinstance(d, int) and d > 0 for d in shape) and math.prod(shape) <= 8
+    return "" if few else " (e.g. only dark or only bright images, only quiet recordings)"
 
 
 # Under this share of the evaluation values clipped, the model's input quantizer covers the evaluation data.
@@ -656,8 +663,8 @@ def _what_clips(ctx: Context, name: str) -> str:
     if entry is None and isinstance(ctx.range_use, list):
         # No quantizer reads the input itself (a new user's speaker encoder: its mel input float, the LSTMs after it
         # too, and no decision changed): nothing at the input clips; what the gap reaches are the ranges inside.
-        return ("and though no quantizer reads this input itself, the ranges calibrated inside the model were set on "
-                "that narrower data")
+        return ("and though no quantizer reads this input as it comes (one may after a reshape), the ranges "
+                "calibrated inside the model were set on that narrower data")
     share = entry.get("clipped_share") if entry else None
     if not isinstance(share, (int, float)) or share >= INPUT_COVERED:
         return "so the ranges of the missing part clip"
