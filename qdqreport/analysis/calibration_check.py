@@ -58,6 +58,7 @@ class RangeVerdict:
         return (f"the same QDQ model with its {self.quantizers} activation ranges taken from the evaluation inputs "
                 f"themselves (MinMax, the best any calibration set could match them) {won} on output {g.output} "
                 f"({value}, on {g.where} of {self.of_samples} samples"
+                + (", those the QDQ model decides otherwise first" if g.chosen else "")
                 + ("" if said else f"; {g.control.headline}") + ")")
 
 

@@ -50,11 +50,14 @@ class UnfusedGain:
         return [agreement[i] for i in (self.indices or range(self.samples)) if i < len(agreement)]
 
     @property
+    def chosen(self) -> bool:
+        """Whether the control ran on chosen samples (those the QDQ model decides otherwise first), not the first."""
+        return bool(self.indices) and list(self.indices) != list(range(len(self.indices)))
+
+    @property
     def where(self) -> str:
-        """The control's samples in words: "the first 32" (bundles before 2026-11-28, or every sample), else "32"
-        (chosen: those whose decisions the QDQ model changes first)."""
-        return f"{self.samples}" if self.indices and list(self.indices) != list(range(len(self.indices))) \
-            else f"the first {self.samples}"
+        """The control's samples in words: "the first 32" (bundles before 2026-11-28, or every sample), else "32"."""
+        return f"{self.samples}" if self.chosen else f"the first {self.samples}"
 
     @property
     def recovered(self) -> float:
