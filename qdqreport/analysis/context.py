@@ -380,7 +380,8 @@ def judged(summary: OutputSummary, reference: Sequence[Mapping[str, Any]], candi
     top1 = summary.top1 if kind.kind == "class_scores" else None
     summary = dataclasses.replace(summary, kind=kind, elements=int(first.size) if first is not None else None,
                                   top1=top1)
-    if kind.kind in ("embedding", "index") or _one_value_a_slice(first, summary.slice_axis):
+    if (kind.kind in ("embedding", "index") or _one_value_a_slice(first, summary.slice_axis)
+            or _picture_rows(kind, first, summary.slice_axis)):
         # A slice of an embedding is one dimension across samples: an L2-normalised vector's dimension 1069 at
         # cosine -0.83 is noise (a new user's EfficientWord-Net), and the vector's own cosine judges it. A slice of
         # integer labels has no scale to compare (a tagger's "worst slice 88: cosine 0.45"): exact matches judge it.
@@ -390,6 +391,21 @@ def judged(summary: OutputSummary, reference: Sequence[Mapping[str, Any]], candi
         summary = dataclasses.replace(summary, worst_slice=None, worst_slice_cosine=None, worst_slice_sqnr=None)
     centred = centred_error(ref_values, cand_values) if kind.kind == "tensor" and decisions is None else None
     return dataclasses.replace(summary, judgement=agreement.judge(summary, kind, decisions, centred))
+
+
+def _picture_rows(kind: OutputKind, first: np.ndarray | None, axis: int | None) -> bool:
+    """Whether a dense map's or image's slices are its rows or columns (the axis among its two largest past the
+    batch): one picture's, whose scales differ with the content, not fields of other units. A new user's text
+    detector's probability map, sliced along its height, read "worst slice 2: cosine 0.09" for a row of background
+    (FP32 at most 0.0037, the decision threshold 0.2) beside a map IoU of 0.94. Its channels (a segmenter's classes)
+    stay slices."""
+    if kind.kind not in ("map", "image", "probabilities") or first is None or axis is None or first.ndim < 3:
+        return False
+    spatial = sorted(range(1, first.ndim), key=lambda i: (-first.shape[i], i))[:2]
+    return axis in spatial and first.shape[axis] >= PICTURE_ROWS_MIN
+
+
+PICTURE_ROWS_MIN = 8  # rows or columns a picture has at the least; fewer along an axis: fields or channels
 
 
 def _score_gate(output: str, kind: OutputKind, reference: Sequence[Mapping[str, Any]],
