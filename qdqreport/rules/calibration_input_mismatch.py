@@ -604,8 +604,9 @@ def _from_range_use(entry: dict[str, Any], over: str, image: bool = True) -> tup
              + (" (the calibration lacks the ImageNet mean/std normalisation the evaluation inputs carry: its range "
                 "is that of [0, 1] pixels)" if unit else ""))
     advice = ("Apply the evaluation's mean/std normalisation to the calibration tensors, per channel: "
-              f"(x - {list(IMAGENET_MEAN)}) / {list(IMAGENET_STD)} on [0, 1] RGB pixels (as your evaluation "
-              "pipeline does), then re-quantize" if unit else "")
+              f"(x - {list(IMAGENET_MEAN)}) / {list(IMAGENET_STD)} on [0, 1] pixels, as your evaluation pipeline "
+              "does (these lists are in RGB order: reversed for a BGR pipeline such as OpenCV's), then re-quantize"
+              if unit else "")
     return (label, "x * 255" if pixels else "x", narrow, 0.55,
             (Metric("evaluation values clipped", percent_value(clipped), "%", threshold=f"> {CLIPPED_MAX:.0%}"), table),
             advice)
