@@ -16,7 +16,7 @@ from corpus_score import (AFTER_SEALING, EIGHTEENTH_PART, EIGHTH_PART, ELEVENTH_
                           FOURTEENTH_PART, FOURTH_PART, LATER_PARTS, NEW_BATCH, NINETEENTH_PART, NINTH_PART,
                           SECOND_PART, SEVENTEENTH_PART, SEVENTH_PART, SIXTEENTH_PART, SIXTH_PART, TENTH_PART,
                           THIRD_PART, THIRTEENTH_PART, THIRTIETH_PART, THIRTY_EIGHTH_PART, THIRTY_FIFTH_PART,
-                          THIRTY_NINTH_PART, FORTIETH_PART,
+                          THIRTY_NINTH_PART, FORTIETH_PART, FORTY_FIRST_PART,
                           THIRTY_FIRST_PART, THIRTY_FOURTH_PART, THIRTY_SECOND_PART, THIRTY_SEVENTH_PART,
                           THIRTY_SIXTH_PART, THIRTY_THIRD_PART, TOP1_TARGET,
                           TWELFTH_PART, TWENTIETH_PART, TWENTY_FIFTH_PART, TWENTY_EIGHTH_PART, TWENTY_FIRST_PART,
@@ -39,7 +39,7 @@ MADE_IN_ORDER = (SECOND_PART, THIRD_PART, FOURTH_PART, FIFTH_PART, SIXTH_PART, S
                  TWENTY_FIFTH_PART, TWENTY_SIXTH_PART, TWENTY_SEVENTH_PART, TWENTY_EIGHTH_PART, TWENTY_NINTH_PART,
                  THIRTIETH_PART, THIRTY_FIRST_PART, THIRTY_SECOND_PART, THIRTY_THIRD_PART, THIRTY_FOURTH_PART,
                  THIRTY_FIFTH_PART, THIRTY_SIXTH_PART, THIRTY_SEVENTH_PART, THIRTY_EIGHTH_PART,
-                 THIRTY_NINTH_PART, FORTIETH_PART)
+                 THIRTY_NINTH_PART, FORTIETH_PART, FORTY_FIRST_PART)
 
 
 # Cases relabelled after their part was read, with the cause they were made as (the batch was made with every cause):
@@ -272,9 +272,10 @@ def test_docs_show_a_read_sealed_part_as_the_scorer_computes_it(scores, part, or
                                                          (THIRTY_SEVENTH_PART, 7, "Thirty-seventh", "f013e64"),
                                                          (THIRTY_EIGHTH_PART, 10, "Thirty-eighth", "69602fe"),
                                                          (THIRTY_NINTH_PART, 10, "Thirty-ninth", "f3387a1"),
-                                                         (FORTIETH_PART, 10, "Fortieth", "5c5bca9")])
+                                                         (FORTIETH_PART, 10, "Fortieth", "5c5bca9"),
+                                                         (FORTY_FIRST_PART, 10, "Forty-first", "698a5ae")])
 def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, heading, commit):
-    """The fifth to fortieth sealed parts are each every case labelled with the part: none carries the first
+    """The fifth to forty-first sealed parts are each every case labelled with the part: none carries the first
     part's seeded mark, each holds every cause 0-5 (the thirty-seventh all but 3: MADE_WITHOUT), a model family no
     earlier case has, two healthy controls (one per target) for each new family, every label says what was measured,
     and its "before" totals (on the rules of *commit*) are on record in docs/CORPUS.md."""
@@ -286,11 +287,12 @@ def test_later_sealed_part_is_one_whole_batch_with_a_new_family(part, size, head
 
 
 @pytest.mark.slow
-# Every part held out now: none until the forty-first is merged (the thirty-first was read in session 36, the
-# thirty-second and the thirty-fourth in session 37, the thirty-third in session 38, the thirty-fifth in session 39,
-# the thirty-sixth in session 40, the thirty-seventh in session 41, the thirty-eighth in session 42, the thirty-ninth
-# in session 43, the fortieth in session 44).
-@pytest.mark.parametrize(("part", "ordinal", "heading", "size"), [])
+# Every part held out now: the forty-first (the thirty-first was read in session 36, the thirty-second and the
+# thirty-fourth in session 37, the thirty-third in session 38, the thirty-fifth in session 39, the thirty-sixth in
+# session 40, the thirty-seventh in session 41, the thirty-eighth in session 42, the thirty-ninth in session 43, the
+# fortieth in session 44).
+@pytest.mark.parametrize(("part", "ordinal", "heading", "size"),
+                         [(FORTY_FIRST_PART, "forty-first", "Forty-first", 10)])
 def test_docs_show_a_held_out_sealed_part_as_held_out(scores, part, ordinal, heading, size):
     """A held-out part (sealed for the next round of rule changes): neither totals nor rows are on the generated page
     (a page regenerated after each rule change would otherwise show its totals moving); its "before" is in the kept
