@@ -182,11 +182,13 @@ def _add_collect(commands: argparse._SubParsersAction) -> None:
                          help="skip the saturation check that runs when Conv/MatMul/Gemm read UINT8 activations and "
                               "INT8 weights (U8S8), or INT8 activations and INT8 weights (S8S8) on a CPU without VNNI, "
                               "and an output of the QDQ model does not agree with FP32: the QDQ model run again with "
-                              "ONNX Runtime's Q/DQ fusion disabled, on 32 samples, those it decides otherwise first (where every output agrees "
+                              "ONNX Runtime's Q/DQ fusion disabled, on 32 samples, those it decides otherwise first "
+                              "(where every output agrees "
                               "the bundle records it as skipped, with the reason)")
     collect.add_argument("--no-calibration-check", action="store_true",
                          help="skip the calibration check that runs when an output of the QDQ model does not agree "
-                              "with FP32: the QDQ model run again on 32 samples, those it decides otherwise first, with every activation range "
+                              "with FP32: the QDQ model run again on 32 samples, those it decides otherwise first, "
+                              "with every activation range "
                               "taken from the evaluation inputs themselves (MinMax over the --range-samples samples), "
                               "which tells whether any calibration set could restore the outputs")
     collect.add_argument("--range-samples", type=int, metavar="K",

@@ -109,3 +109,12 @@ def test_a_diffs_samples_that_changed_most_hold_the_better_ones_too() -> None:
     assert (output.worse, output.improved) == (192, 2)
     directions = [(c.cosine.after or 0) > (c.cosine.before or 0) or (c.top1.delta or 0) > 0 for c in output.worst]
     assert len(output.worst) == 10 and directions[-2:] == [True, True] and not any(directions[:8])
+
+
+def test_a_spread_of_four_values_is_no_normalisation_step() -> None:
+    """Calibrated on 4 samples: the length input holds one value a sample, and its 4 values spread 0.344x the
+    evaluation's 196. QR003 called that "a normalisation step differs" (an error before the chosen control samples)
+    and its fix rescaled the lengths; the calibration's size is QR006's to name."""
+    findings = run_rules(Context(Bundle(WHATENC.with_name("whatenc_calib4"))), discover()).findings
+    assert not [f for f in findings if f.rule_id == "QR003"]
+    assert any(f.rule_id == "QR006" and f.title == "Calibrated on 4 sample(s)" for f in findings)

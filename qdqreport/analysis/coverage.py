@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from qdqreport.analysis.preprocessing import categorical, preprocessing_mismatch, same_centre, shares_level, state_name
+from qdqreport.analysis.preprocessing import (calibration_samples, categorical, preprocessing_mismatch, same_centre,
+                                             shares_level, state_name)
 
 # A coverage gap: a quarter or more of the evaluation samples reach beyond the calibration's
 # value range (by more than 1% of its span) while both sets keep the same black or white level.
@@ -68,7 +69,8 @@ def coverage_gaps(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any]
         if (per_sample and len(beyond) >= MIN_BEYOND and len(beyond) / len(per_sample) >= OUT_OF_RANGE_SHARE
                 and uncovered(c, e) >= UNCOVERED_SPAN
                 and (shares_level(c, e) or same_centre(c, e) or inside_share(c, e) >= INSIDE_SHARE)
-                and not preprocessing_mismatch(calib[name], evaluation[name], name)):
+                and not preprocessing_mismatch(calib[name], evaluation[name], name,
+                                               calibration_samples(calib_stats))):
             gaps.append(Gap(name, beyond, len(per_sample), uncovered(c, e)))
     return gaps
 

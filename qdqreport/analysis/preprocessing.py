@@ -146,8 +146,10 @@ def categorical(stats: dict[str, Any]) -> bool:
     return str(stats.get("dtype", "")).startswith(("int", "bool"))
 
 
-def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "") -> Difference | None:
-    """The preprocessing difference between input *name*'s calibration and evaluation statistics, or None."""
+def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "",
+                             calib_samples: int | None = None) -> Difference | None:
+    """The preprocessing difference between input *name*'s calibration and evaluation statistics, or None
+    (*calib_samples*: the calibration file's sample count, where known)."""
     if categorical(evaluation) or categorical(calib):
         return _categorical_difference(calib, evaluation)
     c, e = calib["overall"], evaluation["overall"]
@@ -177,6 +179,8 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
         shift = c["mean"] - e["mean"] * ratio
         label, expr = affine_transform(ratio, shift, c, e, colour=_three_channels(calib, evaluation))
         unexplained = fitted_map(label)  # no known preprocessing step gives this factor
+        if unexplained and _few_values(calib, calib_samples) and 1 / SPREAD_NOISE <= ratio <= SPREAD_NOISE:
+            return None  # a spread read off a handful of values is the sample's, not a step (QR006 names the size)
         if unexplained and colour is None and spread_at_level(c, evaluation) is not None:
             return None  # evaluation samples at the calibration's level spread alike: content, not a step (QR006's)
         if unexplained and colour is not None:
@@ -535,6 +539,19 @@ def _greyscale(calib: dict[str, Any], eval_correlation: float) -> Difference:
                              "cv2.IMREAD_COLOR, not IMREAD_GRAYSCALE; PIL: .convert('RGB') of the colour file)")
 
 
+def _few_values(stats: dict[str, Any], samples: int | None) -> bool:
+    """Whether a set holds fewer than SPREAD_MIN_VALUES values of an input in all (its sample count times the values
+    a sample): their spread says nothing of a preprocessing step. A new user's text classifier calibrated on 4
+    samples read "a normalisation step differs (spread 0.344x)" of its length input, one value a sample, and the fix
+    rescaled it; the true cause was a per-tensor Gemm (22 labels changed whatever the calibration). A factor beyond
+    SPREAD_NOISE is no sampling accident (part 37's terrain generator: its difficulty input unscaled, 98.9x)."""
+    return isinstance(samples, int) and samples * _values_a_sample(stats) < SPREAD_MIN_VALUES
+
+
+SPREAD_MIN_VALUES = 30
+SPREAD_NOISE = 4.0
+
+
 def _values_a_sample(stats: dict[str, Any]) -> float:
     """How many values one sample of the input holds (its recorded shape's product; unbounded when not recorded)."""
     shape = stats.get("shape")
@@ -569,11 +586,12 @@ def mirror_pivot(calib: dict[str, float], evaluation: dict[str, float]) -> float
     return round(float(np.median(sums)), 6) if max(sums) - min(sums) <= MIRROR_TOLERANCE * span else None
 
 
-def content_differs(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "") -> float | None:
+def content_differs(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "",
+                    calib_samples: int | None = None) -> float | None:
     """|Δmean| / evaluation std when the calibration inputs hold other content than the evaluation inputs: means
     apart by more than MEAN_SHIFT_STD evaluation stds, spreads alike and the same black or white level (no
     preprocessing step names the difference). None otherwise."""
-    if categorical(evaluation) or categorical(calib) or preprocessing_mismatch(calib, evaluation, name):
+    if categorical(evaluation) or categorical(calib) or preprocessing_mismatch(calib, evaluation, name, calib_samples):
         return None
     c, e = calib["overall"], evaluation["overall"]
     if e["std"] <= 0 or not shares_level(c, e):
@@ -780,9 +798,10 @@ def _rest_differs(c: dict[int, float], e: dict[int, float], missing: set[int]) -
     return not a or not b or 0.5 * sum(abs(a.get(v, 0.0) - b.get(v, 0.0)) for v in set(a) | set(b)) >= SAME_IDS_TV
 
 
-def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "") -> bool:
+def preprocessing_mismatch(calib: dict[str, Any], evaluation: dict[str, Any], name: str = "",
+                           calib_samples: int | None = None) -> bool:
     """True when QR003 names a preprocessing difference between input *name*'s two statistics."""
-    return preprocessing_difference(calib, evaluation, name) is not None
+    return preprocessing_difference(calib, evaluation, name, calib_samples) is not None
 
 
 def mismatched_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, Any] | None) -> list[str]:
@@ -790,7 +809,13 @@ def mismatched_inputs(calib_stats: dict[str, Any] | None, eval_stats: dict[str, 
     (inputs/calib_stats.json and inputs/eval_stats.json as read; missing statistics name none)."""
     calib, evaluation = (calib_stats or {}).get("inputs", {}), (eval_stats or {}).get("inputs", {})
     return [name for name in sorted(set(calib) & set(evaluation))
-            if preprocessing_mismatch(calib[name], evaluation[name], name)]
+            if preprocessing_mismatch(calib[name], evaluation[name], name, calibration_samples(calib_stats))]
+
+
+def calibration_samples(calib_stats: dict[str, Any] | None) -> int | None:
+    """The calibration file's sample count from its statistics (inputs/calib_stats.json), where recorded."""
+    samples = (calib_stats or {}).get("samples")
+    return samples if isinstance(samples, int) and not isinstance(samples, bool) else None
 
 
 def extremes_fit(calib: dict[str, float], evaluation: dict[str, float], ratio: float, shift: float) -> bool:

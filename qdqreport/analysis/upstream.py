@@ -22,7 +22,7 @@ from qdqreport.analysis.calibration_check import calibration_check
 from qdqreport.analysis.calibration_data import log_says_random, noise_inputs
 from qdqreport.analysis.coverage import coverage_gaps
 from qdqreport.analysis.input_range import describe, gross_range_misses
-from qdqreport.analysis.preprocessing import content_differs, mismatched_inputs
+from qdqreport.analysis.preprocessing import calibration_samples, content_differs, mismatched_inputs
 
 if TYPE_CHECKING:
     from qdqreport.analysis.context import Context
@@ -65,7 +65,7 @@ def describe_calibration_upstream(ctx: "Context") -> str:
         return describe(misses[0])
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     for name in sorted(set(calib) & set(evaluation)):
-        shift = content_differs(calib[name], evaluation[name], name)
+        shift = content_differs(calib[name], evaluation[name], name, calibration_samples(ctx.calib_stats))
         if shift is not None:
             return f"input {name}'s calibration mean lies {shift:.2g} evaluation stds from the evaluation mean"
     wide = far_too_wide(ctx.activation_ranges)

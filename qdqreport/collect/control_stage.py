@@ -1,6 +1,6 @@
-"""A check's control stage: a variant of the QDQ model run on chosen evaluation samples (choose_samples: those whose
-decisions the QDQ model changes first) and compared with ort_fp32 on the same samples. The saturation check (collect/saturation_check.py) and the calibration check
-(collect/range_check.py) run and write theirs alike."""
+"""A check's control stage: a variant of the QDQ model run on chosen evaluation samples (choose_samples: those
+whose decisions the QDQ model changes first) and compared with ort_fp32 on the same samples. The saturation check
+(collect/saturation_check.py) and the calibration check (collect/range_check.py) run and write theirs alike."""
 
 from __future__ import annotations
 

@@ -13,8 +13,9 @@ pass's rows, collect/activation_ranges.py: the FP32 model's values over up to --
 set), in the model's own scheme: symmetric stays symmetric (zero point at the middle of the type), asymmetric stays
 asymmetric (the range widened to hold zero, as calibrators do), the integer type unchanged. Weights, per-channel
 activation scales and quantizers the pass did not measure keep their values. It runs in a session like the QDQ
-stage's (fused kernels: only the ranges differ) on MAX_SAMPLES chosen samples (control_stage.choose_samples), as stage `ort_qdq_eval_ranges`,
-compared with `ort_fp32` (purpose `other`, `control: eval_ranges`). analysis/calibration_check.py reads it.
+stage's (fused kernels: only the ranges differ) on MAX_SAMPLES chosen samples (control_stage.choose_samples), as
+stage `ort_qdq_eval_ranges`, compared with `ort_fp32` (purpose `other`, `control: eval_ranges`).
+analysis/calibration_check.py reads it.
 
 When it runs: where the saturation check would (an output diverges, or the user's decode differs) and the range
 pass ran (--range-samples above 0) and measured a quantizer it can set; otherwise it is recorded as skipped with the

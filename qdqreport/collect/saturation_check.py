@@ -28,8 +28,8 @@ control only on outputs that diverge (analysis/saturation.saturation_evidence), 
 change no finding, and its fixed cost (+16% on Silero VAD, +23% on the PP-OCRv4 recogniser at
 N = 128 on an AVX2 CPU, docs/BENCHMARKS.md) bought nothing.
 
-Cost: one more QDQ inference pass on MAX_SAMPLES (32) chosen samples only (control_stage.choose_samples), run in float (a
-little slower per sample than the fused model). `collect --no-saturation-check` skips it.
+Cost: one more QDQ inference pass on MAX_SAMPLES (32) chosen samples only (control_stage.choose_samples), run in
+float (a little slower per sample than the fused model). `collect --no-saturation-check` skips it.
 Measured on the corpus (scripts/measure_u8s8_saturation.py, AVX2 without VNNI): the captcha CRNN
 keeps 14/24 strings fused and 24/24 unfused; the YOLOX detector keeps 33/47 detections fused, 44/47
 unfused.
@@ -143,7 +143,8 @@ def skipped_entry(nodes: tuple[list[str], list[str]], cpu: dict[str, Any], of: i
 
 def run_saturation_check(qdq_model: bytes | str, graph_outputs: Sequence[str], samples: Sequence[Feed],
                          nodes: tuple[list[str], list[str]], provider: str, progress: Progress,
-                         cpu: dict[str, Any], why: str = "ran", indices: Sequence[int] | None = None) -> SaturationCheck:
+                         cpu: dict[str, Any], why: str = "ran",
+                         indices: Sequence[int] | None = None) -> SaturationCheck:
     """Run the unfused control on *samples* at *indices* (control_stage.choose_samples; default the first
     MAX_SAMPLES) (*nodes*: kernel_nodes' U8S8 and S8S8; *why*: decision's text, recorded as details.decision)."""
     indices = tuple(range(min(len(samples), MAX_SAMPLES))) if indices is None else tuple(indices)

@@ -70,7 +70,8 @@ def _same_samples(ctx: Context, comparisons: list[dict[str, Any]]) -> tuple[dict
     if main is None:
         return ()
     chosen = {control_samples(ctx, c["candidate"], int(c["samples"])): None for c in comparisons
-              if c is not main and c.get("reference") == main["reference"] and 0 < int(c["samples"]) < int(main["samples"])}
+              if c is not main and c.get("reference") == main["reference"]
+              and 0 < int(c["samples"]) < int(main["samples"])}
     by_sample = {int(r["sample"]): float(r["agreement"]) for r in ctx.task_rows(main["id"])}
     found = []
     for indices in sorted(chosen, key=lambda i: (len(i), i)):

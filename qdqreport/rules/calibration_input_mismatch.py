@@ -11,7 +11,8 @@ from qdqreport.analysis.context import Context
 from qdqreport.analysis.input_range import (CLIPPED_MAX, IMAGENET_MEAN, IMAGENET_STD, RANGE_USED_MIN,
                                             imagenet_normalised, input_entry, over_every_sample, range_miss)
 from qdqreport.analysis.preprocessing import (GREY_CORRELATION, MEAN_SHIFT_STD, REVERSED_GAIN, SCALE_BAND, TWO_LEVEL,
-                                             Difference, fitted_note, input_id_shares, preprocessing_difference)
+                                             Difference, calibration_samples, fitted_note, input_id_shares,
+                                             preprocessing_difference)
 from qdqreport.analysis.calibration_data import IDS_KEPT
 from qdqreport.analysis.spectrum import SHIFT_BAND
 from qdqreport.analysis.output_kinds import IMAGE_CHANNELS
@@ -333,6 +334,8 @@ def calibration_input_mismatch(ctx: Context) -> Iterator[Finding]:
     token is one id (the evaluation's padding aside) while the evaluation holds at least 8 distinct ids: the
     calibration's tokeniser found none of its tokens in the vocabulary and wrote its unknown-token id for each (hama's
     G2P calibrated on whole Hangul syllables where the package splits them into jamo: every token <unk>).
+    A spread no known step explains, read off fewer than 30 calibration values in all (4 samples of a length input)
+    and within 4x of the evaluation's, is the sample's, not a step: QR006 names the calibration's size.
     Known steps named by their factor: x255 and /255 pixels, [0,1] against [-1,1], int16 PCM (x32768), raw 16-bit
     intensities against /65535 (read from the means and maxima of two unsigned sets, within 5% and 10%: the spreads
     of other content say little; the thirty-fourth part's microscopy tiles, 65,572x and 67,716x),
@@ -384,7 +387,7 @@ def _mismatches(ctx: Context) -> Iterator[Finding]:
     noise = {v.input for v in noise_inputs(ctx.calib_stats, ctx.eval_stats)}
     for name, evaluation in sorted((ctx.eval_stats or {}).get("inputs", {}).items()):
         if name in calib and name not in noise:
-            diagnosis = _compare(calib[name], evaluation, name)
+            diagnosis = _compare(calib[name], evaluation, name, calibration_samples(ctx.calib_stats))
             wide = None if diagnosis else _wide_first_range(ctx, name)
             if wide and _file_as_narrow(ctx, name, calib[name]):
                 yield _other_file(ctx, name, diverged, measured, wide, calib[name])
@@ -433,9 +436,11 @@ def _other_file(ctx: Context, name: str, diverged: bool, measured: bool, wide: t
                         "--calib naming the file the model was calibrated on, to see what that one holds"))
 
 
-def _compare(calib: dict[str, Any], evaluation: dict[str, Any], name: str) -> tuple | None:
-    """(label, transform, factor, confidence, evidence, advice) of the difference analysis/preprocessing.py names."""
-    found = preprocessing_difference(calib, evaluation, name)
+def _compare(calib: dict[str, Any], evaluation: dict[str, Any], name: str,
+             samples: int | None = None) -> tuple | None:
+    """(label, transform, factor, confidence, evidence, advice) of the difference analysis/preprocessing.py names
+    (*samples*: the calibration file's sample count)."""
+    found = preprocessing_difference(calib, evaluation, name, samples)
     if found is None:
         return None
     return (*_described(found, calib, evaluation), found.advice)

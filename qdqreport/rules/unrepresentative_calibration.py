@@ -18,7 +18,8 @@ from qdqreport.analysis.coverage import (OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, cov
                                          inside_share, uncovered)
 from qdqreport.analysis.input_range import input_entry
 from qdqreport.analysis.upstream import calibration_upstream
-from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, categorical, content_differs,
+from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, calibration_samples, categorical,
+                                             content_differs,
                                              mismatched_inputs, preprocessing_mismatch, same_centre, shares_level,
                                              spread_at_level, unseen_ids)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
@@ -715,8 +716,9 @@ def _other_content(ctx: Context) -> Iterator[Finding]:
     """Calibration inputs whose mean sits far from the evaluation's at the same black/white level: other content."""
     calib, evaluation = (ctx.calib_stats or {}).get("inputs", {}), (ctx.eval_stats or {}).get("inputs", {})
     diverging = diverging_outputs(ctx, "quantization")
+    samples = calibration_samples(ctx.calib_stats)
     for name in sorted(set(calib) & set(evaluation)):
-        shift = content_differs(calib[name], evaluation[name], name)
+        shift = content_differs(calib[name], evaluation[name], name, samples)
         c, e = calib[name]["overall"], evaluation[name]["overall"]
         if shift is None or uncovered(c, e) >= UNCOVERED_SPAN:
             continue  # a range the calibration misses is _range_not_covered's finding
@@ -757,8 +759,9 @@ def _other_structure(ctx: Context) -> Iterator[Finding]:
     diverging = diverging_outputs(ctx, "quantization")
     for name in sorted(set(calib) & set(evaluation)):
         smoothness = structure_differs(calib[name], evaluation[name])
-        if (smoothness is None or preprocessing_mismatch(calib[name], evaluation[name], name)
-                or content_differs(calib[name], evaluation[name], name) is not None):
+        samples = calibration_samples(ctx.calib_stats)
+        if (smoothness is None or preprocessing_mismatch(calib[name], evaluation[name], name, samples)
+                or content_differs(calib[name], evaluation[name], name, samples) is not None):
             continue  # QR003 names a step, or _other_content already says the content differs
         c_lag, e_lag = smoothness
         yield unrepresentative_calibration.finding(
