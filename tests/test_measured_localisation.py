@@ -22,7 +22,8 @@ def test_sensitive_heads_that_add_little_error_rank_under_the_birth():
     # reach local cosine 0.997 or more; p2o.Conv.5 in the fragile stem adds the error (local cosine 0.78).
     ctx, findings = ranked("lay_all_convs")
     qr002 = next(f for f in findings if f.rule_id == "QR002")
-    assert qr002.severity == "warning" and qr002.score <= REFUTED_SCORE
+    # Measured to pass on an error born before them: a lead, not a cause (info since session 44).
+    assert qr002.severity == "info" and qr002.score <= REFUTED_SCORE
     assert any("p2o.Conv.5" in str(e) and "inherited" in str(e) for e in qr002.evidence)
     assert findings[0].rule_id == "QR201" and "p2o.Conv.5" in findings[0].title
 

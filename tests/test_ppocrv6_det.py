@@ -49,3 +49,14 @@ def test_the_normalisation_fix_says_its_lists_are_rgb() -> None:
     first = run_rules(ctx, discover()).findings[0]
     assert first.rule_id == "QR003" and first.severity == "error"
     assert "(these lists are in RGB order: reversed for a BGR pipeline such as OpenCV's)" in first.fixes[0].action
+
+
+def test_an_error_birth_under_a_calibration_fault_says_fix_the_calibration_first() -> None:
+    """With --per-layer: QR201's fix said "unmeasured alone" of Conv.0 beside its own trials table's row "single |
+    Conv.0 | 0.9884", and did not say to fix the calibration first as QR002 and QR204 do (excluding Conv.0 hid the
+    mistake: 41 of 200 changed; the calibration fixed, 33)."""
+    ctx = Context(Bundle(BUNDLE.with_name("ppocrv6_det_calib_unnormalised_per_layer")))
+    born = next(f for f in run_rules(ctx, discover()).findings if f.rule_id == "QR201")
+    action = born.fixes[0].action
+    assert action.startswith("Fix the calibration first (input x is preprocessed differently) and collect again")
+    assert "measured alone by the what-if: output cosine 0.8961 → 0.9884 with Conv.0 excluded" in action

@@ -41,4 +41,5 @@ def test_the_measured_node_gets_its_command_and_the_guesses_elsewhere_rank_below
     assert measured.title.startswith(f"Measured: excluding {MUL} alone wins back")
     assert f"nodes_to_exclude=['{MUL}']" in measured.fixes[0].command
     sensitive = next(f for f in findings if f.rule_id == "QR002")  # two sensitive nodes, not the Mul
-    assert sensitive.severity == "warning" and findings.index(sensitive) > findings.index(measured)
+    # Measured to pass on the error born at the Mul: a lead, not a cause (info since session 44).
+    assert sensitive.severity == "info" and findings.index(sensitive) > findings.index(measured)

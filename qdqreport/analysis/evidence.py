@@ -180,6 +180,16 @@ def best_single_trial(ctx: Context, key: str, baseline: float) -> tuple[str, flo
     return max(singles, key=lambda item: item[2]) if singles else None
 
 
+def single_trial(ctx: Context, node: str) -> tuple[float, float] | None:
+    """(baseline cosine, cosine) of the what-if's trial excluding *node* alone, or None where none ran."""
+    comparison = ctx.comparison("quantization")
+    rows = ctx.layer_rows(comparison.id, "whatif") if comparison else []
+    base = next((_num(r.cosine) for r in rows if r.kind == "baseline"), None)
+    value = next((_num(r.cosine) for r in rows if r.kind == "single" and r.excluded_count == 1 and r.excluded == node),
+                 None)
+    return (base, value) if base is not None and value is not None else None
+
+
 def cosine_evidence(ctx: Context) -> bool:
     """Whether the quantization comparison's output cosines say anything: False when every judged output but recurrent
     state holds fewer than 8 values a sample (agreement.Judgement.cosine_meaningful), where a what-if's trials all read

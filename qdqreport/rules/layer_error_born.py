@@ -9,6 +9,7 @@ from qdqreport.analysis.layers import (LOCAL_BAD_COSINE, LOST_SQNR_DB, collapsed
                                       layer_tables)
 from qdqreport.findings import Finding, Fix, Metric, Table
 from qdqreport.analysis import evidence
+from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.fixes import exclusion, exclusion_fix
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import rounded
@@ -59,7 +60,11 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
     fit (analysis/evidence.whatif_cut_short: a new user's U2-Net-p ran only its 76 s baseline in 120 s, and the
     printed exclusion, run by hand, made the model worse). Where the what-if refuted a set holding every node here, the
     fix prints no command: it says the exclusion is not expected to help and points at QR203's advice on the recipe
-    (a new user's copy-detection model: its two refuted Convs, excluded as printed, made it worse).
+    (a new user's copy-detection model: its two refuted Convs, excluded as printed, made it worse). A node the what-if
+    also tried alone is quoted with that trial's output cosine. Where the calibration inputs differ from the evaluation
+    inputs (analysis/upstream.py), the fix says to fix the calibration first: every range is off, and excluding the
+    node hides that (a new user's text detector calibrated without its normalisation: Conv.0 excluded left 41 of 200
+    samples' boxes changed, the calibration fixed 33).
     """
     tables = layer_tables(ctx)
     if tables is None or not tables.has_local:
@@ -92,6 +97,16 @@ def layer_error_born(ctx: Context) -> Iterator[Finding]:
         fixes=(_fix(ctx, nodes[:5]),))
 
 
+def _alone(ctx: Context, nodes: list[str]) -> str:
+    """The what-if's single-node trial of the one node named, in words; "" where there is none (a new user's text
+    detector: "unmeasured alone" beside its own trials table's row "single | Conv.0 | 0.9884")."""
+    trial = evidence.single_trial(ctx, nodes[0]) if len(nodes) == 1 else None
+    if trial is None:
+        return ""
+    base, value = trial
+    return f"measured alone by the what-if: output cosine {base:.4f} → {value:.4f} with {nodes[0]} excluded"
+
+
 def _fix(ctx: Context, nodes: list[str]) -> Fix:
     """Exclude *nodes*, saying what the what-if measured of that: the same set, part of it, or another set."""
     subject = "this node" if len(nodes) == 1 else "these nodes"
@@ -110,6 +125,8 @@ def _fix(ctx: Context, nodes: list[str]) -> Fix:
         named = ", ".join(chosen[:5]) + (" …" if len(chosen) > 5 else "")
         if not measured:
             said = f"unmeasured: the what-if measured another set, {named} (QR203)"
+        elif not others and (alone := _alone(ctx, nodes)):
+            said = f"{alone}; the set of {len(chosen)}, {named}, won back {found.closed:.0%} of the loss; QR203"
         elif not others:  # every node here inside a larger measured set (a new user's: "the other 0 nodes")
             said = (f"unmeasured alone: the what-if measured {subject} within a set of {len(chosen)}, {named}, "
                     f"which won back {found.closed:.0%} of the loss; QR203")
@@ -122,4 +139,10 @@ def _fix(ctx: Context, nodes: list[str]) -> Fix:
         return Fix(f"Not expected to help: the what-if excluded {subject} within a set of {len(chosen)}, which won "
                    f"back {found.closed:.0%} of the loss; the finding on the recipe as a whole (QR203) says what to "
                    "change instead", "")
-    return exclusion_fix(ctx, f"Keep {subject} out of INT8 ({said})", exclusion(nodes))
+    upstream = calibration_upstream(ctx)
+    # Under calibration data unlike the evaluation's, every range is off and the birth may be that: excluding the
+    # node hides the calibration's mistake (a new user's text detector calibrated without its normalisation: Conv.0
+    # excluded left 41 of 200 samples' boxes changed, the calibration fixed 33).
+    first = (f"Fix the calibration first ({upstream}) and collect again; if the error is still born here, keep "
+             if upstream else "Keep ")
+    return exclusion_fix(ctx, f"{first}{subject} out of INT8 ({said})", exclusion(nodes))
