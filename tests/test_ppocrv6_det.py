@@ -60,3 +60,19 @@ def test_an_error_birth_under_a_calibration_fault_says_fix_the_calibration_first
     action = born.fixes[0].action
     assert action.startswith("Fix the calibration first (input x is preprocessed differently) and collect again")
     assert "measured alone by the what-if: output cosine 0.8961 → 0.9884 with Conv.0 excluded" in action
+
+
+def test_the_recipe_changes_come_with_commands() -> None:
+    """No exclusion restores the default recipe (--per-layer): QR203 listed four recipe changes in words, no command;
+    16-bit activations, named last, were the one that helped (25 of 200 changed against 32)."""
+    ctx = Context(Bundle(BUNDLE.with_name("ppocrv6_det_default_per_layer")))
+    spread = next(f for f in run_rules(ctx, discover()).findings if f.rule_id == "QR203")
+    assert spread.title == "No exclusion of the top suspects restores the outputs"
+    tries = {fix.action: fix.command for fix in spread.fixes[1:]}
+    assert list(tries) == ["Try fewer op types quantized, e.g. Conv/MatMul/Gemm only, not Add, Concat, "
+                           "GlobalAveragePool, MaxPool, Mul, Resize …", "Try per-channel weights",
+                           "Try the other calibration method (percentile)",
+                           "Try 16-bit activations where the runtime supports them"]
+    assert "activation_type=QuantType.QInt16" in tries["Try 16-bit activations where the runtime supports them"]
+    assert "per_channel=True" in tries["Try per-channel weights"]
+    assert "CalibrationMethod.Percentile" in tries["Try the other calibration method (percentile)"]

@@ -13,7 +13,8 @@ from qdqreport.analysis.evidence import (PARTIAL, REFUTED_BELOW, WhatIfEvidence,
                                          judged, judged_words, recovered, remedy_score, target_words, whatif,
                                          whatif_cosines_shown)
 from qdqreport.findings import Finding, Fix, Metric, Table, Text
-from qdqreport.fixes import exclusion, exclusion_fix, trials_note
+from qdqreport.fixes import (Change, can_requantize, exclusion, exclusion_fix, requantize_command, robust_method,
+                             trials_note)
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.rules._common import clamp01, rounded
 from qdqreport.rules._measured import under_calibration, under_kernels
@@ -95,7 +96,9 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
     cannot exclude by name (a Softmax under quantize_static or ModelOpt) the command excludes the node
     whose Q/DQ feeds it instead, and the fix and the trials table say so. When no exclusion of the suspects restores
     the outputs (info), the fix is the calibration where the bundle shows it unlike the evaluation data, else the
-    recipe as a whole (fewer op types, per-channel weights, the other calibration method, 16-bit activations).
+    recipe as a whole (fewer op types, per-channel weights, the other calibration method, 16-bit activations), each
+    change with its own command where the quantizer that made the model can make it (16-bit activations: quantize_static
+    only, which writes opset-21 QInt16 pairs).
     Where a set of several nodes restores the outputs and one of them, excluded alone, won back 80% of the loss or more,
     a second fix keeps only that node out of INT8, saying what it measured (a new user's text-encoding classifier: its
     final Gemm alone took top-1 from 88.8% to 99.0%, one sample short of the target its 4-node set met).
@@ -129,7 +132,7 @@ def whatif_proven_fix(ctx: Context) -> Iterator[Finding]:
         yield whatif_proven_fix.finding(
             title="No exclusion of the top suspects restores the outputs", severity="info",
             confidence=0.95, score=0.2, subject="whatif", tags=("measured", "root_cause"), evidence=tuple(evidence),
-            fixes=(_spread_fix(ctx),),
+            fixes=_spread_fixes(ctx),
             summary=(f"Excluding all {len(chosen['nodes'])} top suspects reaches only "
                      + (f"{judged_words(chosen)}, as the report judges the outputs ("
                         + (f"cosine {chosen['cosine']:.4f}; " if shown else "")
@@ -189,32 +192,41 @@ def _smaller_remedy(ctx: Context, base: dict[str, Any], chosen: dict[str, Any]) 
                               "target the set above meets", exclusion([node]))
 
 
-def _spread_fix(ctx: Context) -> Fix:
+def _spread_fixes(ctx: Context) -> tuple[Fix, ...]:
     """What to change when no exclusion of the suspects restores the outputs: the calibration where the bundle shows it
-    unlike the evaluation data, else the recipe as a whole. A new user's PP-OCRv4 DBNet, calibrated on 78 good pictures,
-    was sent to check its calibration first, with no calibration finding in the report."""
+    unlike the evaluation data, else the recipe as a whole, each change with its command where the quantizer that
+    made the model can make it (a new user's PP-OCRv6 detector got the four changes in words only; measured: 16-bit
+    activations 25 of 200 samples changed against 32, the others 34-39). A new user's PP-OCRv4 DBNet, calibrated on
+    78 good pictures, was sent to check its calibration first, with no calibration finding in the report."""
     upstream = calibration_upstream(ctx)
     if upstream:
-        return Fix(f"Fix the calibration data first ({upstream}: the calibration findings above); exclusions cannot "
-                   "recover damage spread over the whole graph")
-    return Fix("The damage is spread over the graph and the calibration data shows nothing unlike the evaluation data: "
-               f"change the recipe as a whole rather than excluding nodes ({'; '.join(_recipe_changes(ctx))}), and "
-               "measure each")
+        return (Fix(f"Fix the calibration data first ({upstream}: the calibration findings above); exclusions cannot "
+                    "recover damage spread over the whole graph"),)
+    changes = _recipe_changes(ctx)
+    words = [w for w, _ in changes]
+    listed = "; ".join(words[:-1]) + ("; or " if len(words) > 1 else "") + words[-1]
+    return (Fix("The damage is spread over the graph and the calibration data shows nothing unlike the evaluation "
+                f"data: change the recipe as a whole rather than excluding nodes ({listed}), and measure each (the "
+                "commands below, one change each)"),
+            *(Fix(f"Try {words}", requantize_command(ctx, change))
+              for words, change in changes if can_requantize(ctx, change)))
 
 
-def _recipe_changes(ctx: Context) -> list[str]:
-    """The changes of the recipe as a whole this graph has not made already (a new user's copy-detection model, its
-    weights per channel, was told to try per-channel weights)."""
+def _recipe_changes(ctx: Context) -> list[tuple[str, Change]]:
+    """The changes of the recipe as a whole this graph has not made already, in words and as a Change (a new user's
+    copy-detection model, its weights per channel, was told to try per-channel weights)."""
     shape = recipe_shape(ctx.precision, ctx.modelopt_log)
     changes = []
     if shape.other_op_types:
         listed = ", ".join(shape.other_op_types[:6]) + (" …" if len(shape.other_op_types) > 6 else "")
-        changes.append(f"fewer op types quantized, e.g. Conv/MatMul/Gemm only, not {listed}")
+        changes.append((f"fewer op types quantized, e.g. Conv/MatMul/Gemm only, not {listed}",
+                        Change(exclude_op_types=tuple(shape.other_op_types))))
     if shape.per_tensor_weights:
-        changes.append("per-channel weights")
-    changes.append("the other calibration method")
+        changes.append(("per-channel weights", Change(per_channel_weights=True)))
+    changes.append((f"the other calibration method ({robust_method(ctx)})",
+                    Change(calibration_method=robust_method(ctx))))
     if shape.activation_bits < 16:
-        changes.append("or 16-bit activations where the runtime supports them")
+        changes.append(("16-bit activations where the runtime supports them", Change(activation_bits=16)))
     return changes
 
 
