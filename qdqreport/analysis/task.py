@@ -85,8 +85,9 @@ class TaskRun:
 
 # --- running ----------------------------------------------------------------------------------
 def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppResults | None = None,
-             inputs: Outputs | None = None) -> TaskRun:
-    """Decode each ok stage, compare the planned pairs, and the app's results with its stage's decode.
+             inputs: Outputs | None = None, decoded: Mapping[str, list[TaskResult]] | None = None) -> TaskRun:
+    """Decode each ok stage (but those *decoded* holds already), compare the planned pairs, and the app's results with
+    its stage's decode.
 
     A decode that fails on ort_fp32 is an InputError: the script is wrong. One that fails on another
     stage (NaN outputs of a broken engine, a --reference without the output it reads) is recorded as
@@ -95,6 +96,9 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
     """
     results, failures = {}, {}
     for stage, outputs in stage_outputs.items():
+        if decoded and stage in decoded:  # decoded already, every sample (collect decides its checks on them)
+            results[stage] = decoded[stage]
+            continue
         try:
             results[stage] = decode_all(decoder, outputs, inputs)
         except DecodeFailed as exc:

@@ -197,7 +197,8 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
                          _class_outputs(loaded, fp32.outputs) if fp32.outputs else set())
     # Both controls run only where the QDQ model's outputs (or the user's decode of them) do not agree: decided once.
     calibration = options.calibration_check and ranges is not None
-    decoded = _decoded_pair(loaded, stages) if saturation or calibration else None
+    decoded_run = _decode_stages(loaded, stages) if saturation or calibration else None
+    decoded = _quantization_pair(decoded_run)
     why = _control_decision(writer, manifest, loaded, stages, decoded) if saturation or calibration else None
     chosen = _control_samples(loaded, run, decoded) if why is not None else ()
     controls = [_saturation_check(writer, manifest, options, loaded, saturation, stages, progress, why, chosen)
@@ -208,7 +209,7 @@ def _finish(writer: BundleWriter, options: CollectOptions, loaded: _Loaded, prec
     if loaded.decoder:
         from qdqreport.analysis.task import write_task
 
-        write_task(writer, manifest, _task(loaded, stages, trt_results, progress, controls))
+        write_task(writer, manifest, _task(loaded, stages, trt_results, progress, controls, decoded_run))
     if options.save_inputs:
         from qdqreport.collect.save_inputs import write_saved_inputs
 
@@ -682,17 +683,18 @@ def _confirm_whatif(options: CollectOptions, loaded: _Loaded, precision: dict[st
 
 
 def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtStageResult], progress: Progress,
-          controls: Sequence[OrtStage | None] = ()) -> TaskRun:
+          controls: Sequence[OrtStage | None] = (), decoded: "TaskRun | None" = None) -> TaskRun:
     """The user's decode of every stage that ran, and of the checks' controls that ran (*controls*: the saturation
     check's unfused run, the calibration check's evaluation ranges; their chosen samples): a control's task comparison
-    judges it as the QDQ model's judges that."""
+    judges it as the QDQ model's judges that. *decoded*: _decode_stages' run, whose decoded stages are not decoded
+    again."""
     from qdqreport.analysis.task import run_task
 
     progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
     outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
-    run = run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples)
+    run = run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples, decoded.results if decoded else None)
     fp32 = stages.get("ort_fp32")
     for control in (c for c in controls if c is not None and not c.error):
         # Decoded against ort_fp32 on the control's own samples (details.sample_indices, in its order).
@@ -719,19 +721,24 @@ def _control_samples(loaded: _Loaded, run: "_OrtRun", decoded: "TaskPair | None"
                           run.comparer.worst_samples() if not changed else ())
 
 
-def _decoded_pair(loaded: _Loaded, stages: dict[str, OrtStage]) -> "TaskPair | None":
-    """The user's decode (--postprocess) of every sample of ort_fp32 and ort_qdq, compared; None without a decode or
-    a stage. Every sample: the first 32 alone can hold none of the changed decisions (an evaluation file grouped by
-    class)."""
+def _decode_stages(loaded: _Loaded, stages: dict[str, OrtStage]) -> "TaskRun | None":
+    """The user's decode (--postprocess) of every sample of ort_fp32 and ort_qdq, compared (the task then reuses the
+    decoded results); None without a decode or a stage. Every sample: the first 32 alone can hold none of the changed
+    decisions (an evaluation file grouped by class)."""
     fp32, qdq = stages.get("ort_fp32"), stages.get("ort_qdq")
     if loaded.decoder is None or fp32 is None or qdq is None or fp32.error or qdq.error:
         return None
+    if not len(fp32.outputs) == len(qdq.outputs) == len(loaded.eval.samples):
+        return None
     from qdqreport.analysis.task import run_task
 
-    count = min(len(fp32.outputs), len(qdq.outputs), len(loaded.eval.samples))
-    task = run_task(loaded.decoder, {"ort_fp32": fp32.outputs[:count], "ort_qdq": qdq.outputs[:count]}, None,
-                    loaded.eval.samples[:count])
-    return next((p for p in task.pairs if p.reference == "ort_fp32" and p.candidate == "ort_qdq"), None)
+    return run_task(loaded.decoder, {"ort_fp32": fp32.outputs, "ort_qdq": qdq.outputs}, None, loaded.eval.samples)
+
+
+def _quantization_pair(early: "TaskRun | None") -> "TaskPair | None":
+    """The ort_fp32 -> ort_qdq pair of _decode_stages' run, or None."""
+    pairs = early.pairs if early is not None else []
+    return next((p for p in pairs if p.reference == "ort_fp32" and p.candidate == "ort_qdq"), None)
 
 
 def _fp16_check(options: CollectOptions, loaded: _Loaded, progress: Progress) -> Fp16Check | None:

@@ -142,7 +142,8 @@ def per_tensor_weights(ctx: Context) -> Iterator[Finding]:
 
 
 def _unit(crushed: list[CrushedWeight]) -> str:
-    """The crushed weights' counted unit where they share one (output channels, rows, values), else "channels"."""
+    """The crushed weights' counted unit where they share one (output channels, or a lookup table's rows), else
+    "channels"."""
     units = {w.unit for w in crushed}
     return units.pop() if len(units) == 1 else "channels"
 
