@@ -9,6 +9,7 @@ evaluation's own ranges change the same 22 labels; the per-tensor final Gemm was
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import onnxruntime as ort
 
 from qdqreport.analysis.calibration_check import EVAL_RANGES_STAGE, calibration_check
 from qdqreport.analysis.context import Context
+from qdqreport.analysis.task import FLIP_STEPS
 from qdqreport.bundle.reader import Bundle
 from qdqreport.cli import main
 from qdqreport.collect.control_stage import choose_samples
@@ -130,3 +132,25 @@ def test_a_single_node_that_wins_back_most_of_the_loss_is_offered_beside_the_set
     assert smaller.action.startswith("Or keep only node_linear out of INT8, the smaller remedy: measured alone it "
                                      "wins back 91% of the loss (top-1 agreement 0.8878 → 0.9898)")
     assert "nodes_to_exclude=['node_linear']" in smaller.command
+
+
+def test_collect_decodes_each_stage_once(tmp_path: Path) -> None:
+    """The decode of every sample that picks the controls' samples is the one the task tables keep: a decode the user
+    wrote (a detector's NMS, a CTC beam) runs once a sample and stage, whatever the checks need."""
+    calls = tmp_path / "calls.txt"
+    script = tmp_path / "decode.py"
+    script.write_text("import numpy as np\n"
+                      f"def decode(outputs):\n    open({str(calls)!r}, 'a').write('x')\n"
+                      "    return {'label': int(np.argmax(next(iter(outputs.values()))))}\n", encoding="utf-8")
+    bundle = tmp_path / "bundle"
+    assert main(["collect", "--fp32", str(DEMO / "cls_fp32.onnx"), "--qdq", str(DEMO / "cls_int8_x255.onnx"),
+                 "--inputs", str(DEMO / "eval.npz"), "--calib", str(DEMO / "calib_x255.npz"), "--max-samples", "16",
+                 "--postprocess", str(script), "-o", str(bundle), "--quiet"]) == 0
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    decoded = [s for s in manifest["task"]["stages"] if s["status"] == "ok"]
+    assert any(s["stage"] == EVAL_RANGES_STAGE for s in decoded)  # the calibration check ran and was decoded
+    differing = sum(float(row["agreement"]) < 1.0 for c in manifest["task"]["comparisons"]
+                    for row in csv.DictReader((bundle / c["table"]).open(encoding="utf-8")))
+    # Each stage's samples once; the first FP32 sample once more (the script's contract is checked as soon as its
+    # outputs exist); FLIP_STEPS decodes of interpolated outputs for each sample decoded otherwise (its margin).
+    assert len(calls.read_text()) == 1 + sum(s["samples"] for s in decoded) + FLIP_STEPS * differing

@@ -85,9 +85,10 @@ class TaskRun:
 
 # --- running ----------------------------------------------------------------------------------
 def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppResults | None = None,
-             inputs: Outputs | None = None, decoded: Mapping[str, list[TaskResult]] | None = None) -> TaskRun:
-    """Decode each ok stage (but those *decoded* holds already), compare the planned pairs, and the app's results with
-    its stage's decode.
+             inputs: Outputs | None = None, decoded: TaskRun | None = None) -> TaskRun:
+    """Decode each ok stage, compare the planned pairs, and the app's results with its stage's decode; a stage and a
+    pair an earlier run (*decoded*) holds are taken from it, not decoded again (a pair's rows decode perturbed outputs
+    too: flip_fraction).
 
     A decode that fails on ort_fp32 is an InputError: the script is wrong. One that fails on another
     stage (NaN outputs of a broken engine, a --reference without the output it reads) is recorded as
@@ -96,8 +97,8 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
     """
     results, failures = {}, {}
     for stage, outputs in stage_outputs.items():
-        if decoded and stage in decoded:  # decoded already, every sample (collect decides its checks on them)
-            results[stage] = decoded[stage]
+        if decoded is not None and stage in decoded.results:  # every sample (collect decides its checks on them)
+            results[stage] = decoded.results[stage]
             continue
         try:
             results[stage] = decode_all(decoder, outputs, inputs)
@@ -108,7 +109,11 @@ def run_task(decoder: Decoder, stage_outputs: Mapping[str, Outputs], app: AppRes
     agree = _agreement(decoder)
     run = TaskRun(decoder.manifest_entry(), results, failures, app)
     for reference, candidate, purpose in (*COMPARISON_PLAN, *CONTROL_PLAN):
-        if reference in results and candidate in results:
+        done = next((p for p in (decoded.pairs if decoded is not None else [])
+                     if (p.reference, p.candidate) == (reference, candidate)), None)
+        if done is not None and reference in results and candidate in results:
+            run.pairs.append(done)
+        elif reference in results and candidate in results:
             rows = _pair_rows(results[reference], results[candidate], agree, decoder,
                               stage_outputs[reference], stage_outputs[candidate], inputs)
             run.pairs.append(TaskPair(reference, candidate, purpose, rows))

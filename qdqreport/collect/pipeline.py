@@ -688,20 +688,23 @@ def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtSta
     check's unfused run, the calibration check's evaluation ranges; their chosen samples): a control's task comparison
     judges it as the QDQ model's judges that. *decoded*: _decode_stages' run, whose decoded stages are not decoded
     again."""
-    from qdqreport.analysis.task import run_task
+    from qdqreport.analysis.task import TaskRun, run_task
 
     progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
     outputs.update({sid: s.outputs for sid, s in stages.items() if not s.error})
     outputs.update({r.stage_id: r.outputs for r in trt_results if r.status == "ok" and r.outputs})
-    run = run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples, decoded.results if decoded else None)
+    run = run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples, decoded)
     fp32 = stages.get("ort_fp32")
     for control in (c for c in controls if c is not None and not c.error):
         # Decoded against ort_fp32 on the control's own samples (details.sample_indices, in its order).
         indices = control.details.get("sample_indices") or range(len(control.outputs))
+        fp32_decoded = run.results.get("ort_fp32")  # decoded above: taken at the control's samples, not decoded again
+        known = TaskRun(run.decoder, {"ort_fp32": [fp32_decoded[i] for i in indices]}, {}, None) if fp32_decoded \
+            else None
         same = run_task(loaded.decoder, {"ort_fp32": [fp32.outputs[i] for i in indices],
                                          control.stage_id: control.outputs},
-                        None, [loaded.eval.samples[i] for i in indices])
+                        None, [loaded.eval.samples[i] for i in indices], known)
         run.results.update({k: v for k, v in same.results.items() if k == control.stage_id})
         run.failures.update(same.failures)
         run.pairs.extend(p for p in same.pairs if p.candidate == control.stage_id)
