@@ -367,7 +367,7 @@ class Part:
 PARTS = (
     Part(FORTY_FIRST_PART, "forty-first", ", made 2026-11-28; scored while sealed before the next round of rule "
          "changes, at 698a5ae: first-ranked 4/6, within three 4/6, healthy controls with an error 0/2, harmless "
-         "faults with an error 0/2; still held out",
+         "faults with an error 0/2; after session 44's rule changes, at 726ecb4: the same; still held out",
          held_out=True),
     Part(FORTIETH_PART, "fortieth", ", made 2026-11-28; scored while sealed before the next round of rule changes, "
          "at 5c5bca9: first-ranked 2/5, within three 4/5, healthy controls with an error 0/2, harmless faults with an "
