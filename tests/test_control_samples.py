@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 import onnxruntime as ort
 
 from qdqreport.analysis.calibration_check import EVAL_RANGES_STAGE, calibration_check
@@ -154,3 +156,16 @@ def test_collect_decodes_each_stage_once(tmp_path: Path) -> None:
     # Each stage's samples once; the first FP32 sample once more (the script's contract is checked as soon as its
     # outputs exist); FLIP_STEPS decodes of interpolated outputs for each sample decoded otherwise (its margin).
     assert len(calls.read_text()) == 1 + sum(s["samples"] for s in decoded) + FLIP_STEPS * differing
+
+
+@pytest.mark.parametrize("hostile", [5, "abc", {"a": 1}, [1, -3], [99999], None, [True], list(range(31)) + [99999]])
+def test_hostile_sample_indices_are_read_as_none_recorded(tmp_path: Path, hostile, capsys) -> None:
+    """A bundle is untrusted input: details.sample_indices that are no list of in-range indices are ignored or cut,
+    never a crash ('int' object is not iterable, before the reading had one owner: Context.sample_indices)."""
+    bundle = tmp_path / "bundle"
+    shutil.copytree(WHATENC, bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    next(s for s in manifest["stages"] if s["id"] == EVAL_RANGES_STAGE)["details"]["sample_indices"] = hostile
+    (bundle / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    assert main(["report", str(bundle), "-o", str(tmp_path / "report")]) in (0, 1)
+    assert "internal error" not in capsys.readouterr().err

@@ -186,11 +186,21 @@ class Context:
         """The stored outputs of a comparison's reference and candidate, sample for sample: a check's control ran on
         chosen samples (its details' `sample_indices`, in its order), so the reference's are taken at those."""
         reference, candidate = self.stored_outputs(info.reference), self.stored_outputs(info.candidate)
-        stage = self.stage(info.candidate)
-        indices = (stage.details.get("sample_indices") if stage is not None else None) or []
-        if indices and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i for i in indices):
+        indices = self.sample_indices(info.candidate)
+        if indices is not None:
             reference = [reference[i] for i in indices[:len(candidate)] if i < len(reference)]
         return reference, candidate
+
+    def sample_indices(self, stage_id: str) -> tuple[int, ...] | None:
+        """The evaluation samples a check's control ran on, in its order (details `sample_indices`); None where the
+        stage records none, or anything but a list of non-negative integers (a bundle is untrusted input)."""
+        stage = self.stage(stage_id)
+        listed = stage.details.get("sample_indices") if stage is not None else None
+        if not isinstance(listed, list) or not listed:
+            return None
+        if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in listed):
+            return None
+        return tuple(listed)
 
     def stored_outputs(self, stage_id: str) -> list[dict[str, Any]]:
         """A stage's stored outputs (collect --store-outputs), read once; [] when none were stored."""

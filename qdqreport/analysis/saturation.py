@@ -234,11 +234,8 @@ def control_gains(ctx: "Context", control_stage: str) -> list[UnfusedGain]:
 def control_samples(ctx: "Context", control_stage: str, count: int) -> tuple[int, ...]:
     """The evaluation samples a control ran on, in its order: its details' `sample_indices` (collect/control_stage.py
     chooses them), else its first *count* (bundles collected before 2026-11-28)."""
-    stage = ctx.stage(control_stage)
-    listed = (stage.details.get("sample_indices") if stage is not None else None) or []
-    if len(listed) >= count and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in listed):
-        return tuple(listed[:count])
-    return tuple(range(count))
+    listed = ctx.sample_indices(control_stage)
+    return listed[:count] if listed is not None and len(listed) >= count else tuple(range(count))
 
 
 def _same_samples(ctx: "Context", qdq_id: str, q: "OutputSummary", c: "OutputSummary",
