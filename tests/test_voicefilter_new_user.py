@@ -48,4 +48,4 @@ def test_a_coverage_gap_at_an_input_no_quantizer_reads_claims_no_clipping_there(
 
     findings = run_rules(Context(Bundle(BUNDLE.with_name("voicefilter_embedder_noise_default"))), discover()).findings
     (gap,) = [f for f in findings if f.subject == "coverage mel_window"]
-    assert "no quantizer reads this input itself" in gap.summary and "missing part clip" not in gap.summary
+    assert "no quantizer reads this input as it comes" in gap.summary and "missing part clip" not in gap.summary
