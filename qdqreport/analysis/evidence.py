@@ -170,11 +170,9 @@ def best_single_trial(ctx: Context, key: str, baseline: float) -> tuple[str, flo
     """(node, value, share of the loss won back) of the single-node what-if trial that won back the most in *key*
     ("cosine" or "top1", the trials table's measures), or None. A single trial's excluded field is the one node's
     whole name (a node's name may hold the list's ';')."""
-    comparison = ctx.comparison("quantization")
-    rows = ctx.layer_rows(comparison.id, "whatif") if comparison else []
     lost = 1.0 - baseline
-    values = [(row, _num(row.top1_agree if key == "top1" else row.cosine)) for row in rows
-              if row.kind == "single" and row.excluded_count == 1]
+    values = [(row, _num(row.top1_agree if key == "top1" else row.cosine)) for row in _whatif_rows(ctx)
+              if _single(row)]
     singles = [(row.excluded, value, (value - baseline) / lost) for row, value in values
                if value is not None and lost > 1e-9]
     return max(singles, key=lambda item: item[2]) if singles else None
@@ -182,12 +180,21 @@ def best_single_trial(ctx: Context, key: str, baseline: float) -> tuple[str, flo
 
 def single_trial(ctx: Context, node: str) -> tuple[float, float] | None:
     """(baseline cosine, cosine) of the what-if's trial excluding *node* alone, or None where none ran."""
-    comparison = ctx.comparison("quantization")
-    rows = ctx.layer_rows(comparison.id, "whatif") if comparison else []
+    rows = _whatif_rows(ctx)
     base = next((_num(r.cosine) for r in rows if r.kind == "baseline"), None)
-    value = next((_num(r.cosine) for r in rows if r.kind == "single" and r.excluded_count == 1 and r.excluded == node),
-                 None)
+    value = next((_num(r.cosine) for r in rows if _single(r) and r.excluded == node), None)
     return (base, value) if base is not None and value is not None else None
+
+
+def _whatif_rows(ctx: Context) -> list:
+    """The what-if's trials table of the quantization comparison ([] without one)."""
+    comparison = ctx.comparison("quantization")
+    return ctx.layer_rows(comparison.id, "whatif") if comparison else []
+
+
+def _single(row) -> bool:
+    """A trial that excluded one node alone (its excluded field is that node's whole name)."""
+    return row.kind == "single" and row.excluded_count == 1
 
 
 def cosine_evidence(ctx: Context) -> bool:

@@ -160,7 +160,7 @@ def preprocessing_difference(calib: dict[str, Any], evaluation: dict[str, Any], 
         # mask frozen at one value (_categorical_difference): QR003's.
         return None
     two_level = two_level_share(c)
-    if two_level >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS and _values_a_sample(calib) >= TWO_LEVEL_MIN_VALUES:
+    if two_level >= TWO_LEVEL and two_level_share(e) < GREY_LEVELS and values_a_sample(calib) >= TWO_LEVEL_MIN_VALUES:
         return Difference("binarised", "calibration is binarised (every value at its minimum or maximum; evaluation "
                           "has the levels between)", "x", 1.0, 0.75, two_level,
                           advice="Remove the thresholding (binarisation) from the calibration reader, as the evaluation "
@@ -545,14 +545,14 @@ def _few_values(stats: dict[str, Any], samples: int | None) -> bool:
     samples read "a normalisation step differs (spread 0.344x)" of its length input, one value a sample, and the fix
     rescaled it; the true cause was a per-tensor Gemm (22 labels changed whatever the calibration). A factor beyond
     SPREAD_NOISE is no sampling accident (part 37's terrain generator: its difficulty input unscaled, 98.9x)."""
-    return isinstance(samples, int) and samples * _values_a_sample(stats) < SPREAD_MIN_VALUES
+    return isinstance(samples, int) and samples * values_a_sample(stats) < SPREAD_MIN_VALUES
 
 
 SPREAD_MIN_VALUES = 30
 SPREAD_NOISE = 4.0
 
 
-def _values_a_sample(stats: dict[str, Any]) -> float:
+def values_a_sample(stats: dict[str, Any]) -> float:
     """How many values one sample of the input holds (its recorded shape's product; unbounded when not recorded)."""
     shape = stats.get("shape")
     if not isinstance(shape, list) or not all(isinstance(d, int) and d > 0 for d in shape):
@@ -731,10 +731,9 @@ def unseen_ids(calib: dict[str, Any], evaluation: dict[str, Any]) -> float | Non
     never holds, when both `ids` summaries list every distinct id, the input is a sequence of ids and the evaluation
     holds enough of them; None otherwise (a vocabulary wider than IDS_KEPT cannot be checked)."""
     c, e = calib.get("ids"), evaluation.get("ids")
-    shape = evaluation.get("shape") or []
     if not c or not e or len(c["top"]) < c["distinct"] or len(e["top"]) < e["distinct"]:
         return None
-    if not shape or math.prod(int(d) for d in shape[1:] or shape) < UNSEEN_IDS_MIN_LENGTH:
+    if not _sequence(evaluation):
         return None
     seen = {row["id"] for row in c["top"]}
     rest = e["top"][1:]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from qdqreport.analysis.agreement import COLLAPSE, DECISION_LEVELS, LEVEL_RANK, Judgement, cosine_of, diverges
 from qdqreport.analysis.quantizer import made_by_onnxruntime
@@ -52,7 +52,7 @@ class UnfusedGain:
     @property
     def chosen(self) -> bool:
         """Whether the control ran on chosen samples (those the QDQ model decides otherwise first), not the first."""
-        return bool(self.indices) and list(self.indices) != list(range(len(self.indices)))
+        return bool(self.indices) and not first_samples(self.indices)
 
     @property
     def where(self) -> str:
@@ -229,6 +229,11 @@ def control_gains(ctx: "Context", control_stage: str) -> list[UnfusedGain]:
         gains.append(UnfusedGain(q.output, q.judgement, c.judgement, measure, qdq_value, control_value, c.samples,
                                  indices))
     return gains
+
+
+def first_samples(indices: Sequence[int]) -> bool:
+    """Whether *indices* are the evaluation's first samples in order (what every control ran on before 2026-11-28)."""
+    return list(indices) == list(range(len(indices)))
 
 
 def control_samples(ctx: "Context", control_stage: str, count: int) -> tuple[int, ...]:

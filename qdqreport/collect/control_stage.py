@@ -50,6 +50,11 @@ def run_chosen(control: OrtStage, samples: Sequence[Feed], indices: Sequence[int
     control.close()
 
 
+def ran_on(control: OrtStage, count: int) -> Sequence[int]:
+    """The evaluation samples *control* ran on, in its order (run_chosen records them), else its first *count*."""
+    return control.details.get("sample_indices") or range(count)
+
+
 def write_control(writer: BundleWriter, manifest: dict[str, Any], control: OrtStage, precision: str, kind: str,
                   samples: int, fp32_outputs: Sequence[Feed], class_outputs: set[str],
                   compare: Callable[..., dict]) -> None:
@@ -66,8 +71,7 @@ def write_control(writer: BundleWriter, manifest: dict[str, Any], control: OrtSt
     entry["details"]["outputs_stored"] = stored if status == "ok" else 0
     manifest["stages"].append(entry)
     if status == "ok" and fp32_outputs:
-        indices = control.details.get("sample_indices") or range(samples)
-        same = [fp32_outputs[i] for i in indices if i < len(fp32_outputs)]
+        same = [fp32_outputs[i] for i in ran_on(control, samples) if i < len(fp32_outputs)]
         comparison = compare(writer, "ort_fp32", control.stage_id, "other", same, control.outputs, class_outputs)
         comparison["control"] = kind
         manifest["comparisons"].append(comparison)

@@ -689,6 +689,7 @@ def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtSta
     judges it as the QDQ model's judges that. *decoded*: _decode_stages' run, whose decoded stages are not decoded
     again."""
     from qdqreport.analysis.task import TaskRun, run_task
+    from qdqreport.collect.control_stage import ran_on
 
     progress.say(f"decoding every stage's outputs with {loaded.decoder.where}")
     outputs = {"reference": loaded.reference} if loaded.reference is not None else {}
@@ -697,8 +698,7 @@ def _task(loaded: _Loaded, stages: dict[str, OrtStage], trt_results: list[TrtSta
     run = run_task(loaded.decoder, outputs, loaded.app, loaded.eval.samples, decoded)
     fp32 = stages.get("ort_fp32")
     for control in (c for c in controls if c is not None and not c.error):
-        # Decoded against ort_fp32 on the control's own samples (details.sample_indices, in its order).
-        indices = control.details.get("sample_indices") or range(len(control.outputs))
+        indices = ran_on(control, len(control.outputs))  # decoded against ort_fp32 on the control's own samples
         fp32_decoded = run.results.get("ort_fp32")  # decoded above: taken at the control's samples, not decoded again
         known = TaskRun(run.decoder, {"ort_fp32": [fp32_decoded[i] for i in indices]}, {}, None) if fp32_decoded \
             else None

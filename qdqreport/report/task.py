@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdqreport.analysis.context import Context
-from qdqreport.analysis.saturation import control_samples
+from qdqreport.analysis.saturation import control_samples, first_samples
 
 ROWS_LIMIT = 20  # disagreeing samples listed per pair; the bundle's task table has them all
 
@@ -85,7 +85,7 @@ def _same_samples(ctx: Context, comparisons: list[dict[str, Any]]) -> tuple[dict
 
 def _where(indices: tuple[int, ...]) -> str:
     """The controls' samples in words: "the first 32", or "32 chosen (those the QDQ model decides otherwise first)"."""
-    if list(indices) == list(range(len(indices))):
+    if first_samples(indices):
         return f"the first {len(indices):,}"
     return f"{len(indices):,} chosen (the samples whose decisions the QDQ model changes first, then a spread)"
 

@@ -19,9 +19,8 @@ from qdqreport.analysis.coverage import (OUT_OF_RANGE_SHARE, UNCOVERED_SPAN, cov
 from qdqreport.analysis.input_range import input_entry
 from qdqreport.analysis.upstream import calibration_upstream
 from qdqreport.analysis.preprocessing import (MEAN_SHIFT_STD, SCALE_BAND, UNSEEN_IDS, calibration_samples, categorical,
-                                             content_differs,
-                                             mismatched_inputs, preprocessing_mismatch, same_centre, shares_level,
-                                             spread_at_level, unseen_ids)
+                                             content_differs, mismatched_inputs, preprocessing_mismatch, same_centre,
+                                             shares_level, spread_at_level, unseen_ids, values_a_sample)
 from qdqreport.findings import Finding, Fix, Metric, Series, Table, Text
 from qdqreport.rules import Fires, Quiet, rule
 from qdqreport.wording import percent, plural, verb
@@ -646,9 +645,7 @@ def _range_not_covered(ctx: Context) -> Iterator[Finding]:
 def _examples(stats: dict) -> str:
     """Examples of a missed part, for an input of many values a sample (an image, a recording); none for a feature of
     a few values (a new user's text classifier read "only dark or only bright images" of its length input)."""
-    shape = stats.get("shape")
-    few = isinstance(shape, list) and all(isinstance(d, int) and d > 0 for d in shape) and math.prod(shape) <= 8
-    return "" if few else " (e.g. only dark or only bright images, only quiet recordings)"
+    return "" if values_a_sample(stats) <= 8 else " (e.g. only dark or only bright images, only quiet recordings)"
 
 
 # Under this share of the evaluation values clipped, the model's input quantizer covers the evaluation data.
